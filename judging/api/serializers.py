@@ -1,0 +1,132 @@
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from judging.assessments.models import QrelsVersion
+from judging.campaigns.models import Campaign, Document, Run, Topic, UnknownTopicPolicy
+
+
+class ScaleItemSerializer(serializers.Serializer[Any]):
+    grade = serializers.IntegerField()
+    label = serializers.CharField(max_length=100)
+
+
+class CampaignSerializer(serializers.ModelSerializer[Campaign]):
+    scale = ScaleItemSerializer(many=True, required=False)
+    num_topics = serializers.IntegerField(read_only=True)
+    num_documents = serializers.IntegerField(read_only=True)
+    num_runs = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Campaign
+        fields = ["id", "name", "description", "scale", "relevance_threshold",
+                  "unknown_topic_policy", "default_pooled", "created_at", "num_topics",
+                  "num_documents", "num_runs"]
+        read_only_fields = ["id", "created_at"]
+
+
+class CampaignCreateSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    scale = ScaleItemSerializer(many=True, required=False)
+    relevance_threshold = serializers.IntegerField(default=1)
+    unknown_topic_policy = serializers.ChoiceField(
+        choices=UnknownTopicPolicy.choices, default=UnknownTopicPolicy.REJECT
+    )
+    default_pooled = serializers.BooleanField(default=True)
+
+
+class TopicSerializer(serializers.ModelSerializer[Topic]):
+    class Meta:
+        model = Topic
+        fields = ["id", "qid", "title", "description", "narrative", "tags"]
+
+
+class DocumentSerializer(serializers.ModelSerializer[Document]):
+    class Meta:
+        model = Document
+        fields = ["id", "docid", "title", "text", "url", "metadata"]
+
+
+class FileUploadSerializer(serializers.Serializer[Any]):
+    file = serializers.FileField(help_text="The file (plain or gzip).")
+    format = serializers.CharField(required=False, allow_blank=True,
+                                   help_text="Format name; detected from the content if omitted.")
+
+
+class RunSerializer(serializers.ModelSerializer[Run]):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    campaign = serializers.PrimaryKeyRelatedField(read_only=True)
+    num_topics = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = ["id", "campaign", "tag", "owner", "group", "description", "pooled", "priority",
+                  "submitted_at", "checksum", "num_entries", "num_topics", "topic_counts",
+                  "dropped_lines"]
+        read_only_fields = fields
+
+    def get_num_topics(self, run: Run) -> int:
+        return len(run.topic_counts)
+
+
+class RunUpdateSerializer(serializers.ModelSerializer[Run]):
+    class Meta:
+        model = Run
+        fields = ["group", "description", "pooled", "priority"]
+
+
+class RunSubmitSerializer(serializers.Serializer[Any]):
+    file = serializers.FileField(required=False, help_text="TREC run file, plain or gzip.")
+    results = serializers.JSONField(required=False,
+                                    help_text='JSON run: {"qid": {"docid": score, ...}, ...}')
+    tag = serializers.CharField(required=False, max_length=100,
+                                help_text="Run tag; defaults to the file's tag column.")
+    group = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    pooled = serializers.BooleanField(required=False, allow_null=True, default=None,
+                                      help_text="Admins only; defaults to the campaign's setting.")
+    priority = serializers.IntegerField(required=False, default=1, min_value=1, max_value=1000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("file" in attrs) == ("results" in attrs):
+            raise serializers.ValidationError("send exactly one of 'file' or 'results'")
+        return attrs
+
+
+class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
+    class Meta:
+        model = QrelsVersion
+        fields = ["id", "campaign", "number", "source", "content_hash", "note", "num_judgments",
+                  "num_relevant", "created_at"]
+        read_only_fields = fields
+
+
+class ProblemSerializer(serializers.Serializer[Any]):
+    message = serializers.CharField()
+    line = serializers.IntegerField(required=False)
+    location = serializers.CharField(required=False)
+
+
+class ErrorSerializer(serializers.Serializer[Any]):
+    error = serializers.CharField()
+    detail = serializers.CharField()
+    problems = ProblemSerializer(many=True, required=False)
+    problem_count = serializers.IntegerField(required=False)
+    problems_shown = serializers.IntegerField(required=False)
+    source = serializers.CharField(required=False)
+
+
+class ImportSummarySerializer(serializers.Serializer[Any]):
+    created = serializers.IntegerField()
+    updated = serializers.IntegerField()
+    unchanged = serializers.IntegerField()
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class MeSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    username = serializers.CharField()
+    roles = serializers.ListField(child=serializers.CharField())

@@ -1,0 +1,279 @@
+"""REST API views: parse the request, call one service, render. Scoping lives in selectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Count, QuerySet
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from judging.api import serializers as s
+from judging.api.permissions import IsAdmin, IsMember, IsResearcher, ReadMemberWriteAdmin
+from judging.assessments import services as qrels_services
+from judging.assessments.models import QrelsVersion
+from judging.campaigns import services
+from judging.campaigns.models import Campaign, Run
+from judging.core.errors import NotAllowed, TooLarge
+from judging.core.roles import is_admin, roles_of
+
+ERRORS = {
+    400: OpenApiResponse(s.ErrorSerializer, description="invalid input, every problem listed"),
+    403: OpenApiResponse(s.ErrorSerializer, description="not allowed for your role"),
+    404: OpenApiResponse(description="no such object visible to you"),
+}
+
+
+def _check_length(request: Request, limit: int, what: str) -> None:
+    """Refuse an oversized body before reading it (413)."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    # Allow a little room for the multipart envelope and the other form fields.
+    if length > limit + 64 * 1024:
+        raise TooLarge(f"{what} is {length:,} bytes; the limit is {limit:,} bytes")
+
+
+def _read_upload(request: Request, limit: int, what: str) -> tuple[bytes, str]:
+    upload = request.data.get("file")
+    if upload is None or isinstance(upload, str):
+        from judging.core.errors import InputProblem, InvalidInput
+
+        raise InvalidInput(f"send {what} as multipart field 'file'",
+                           [InputProblem("missing file", location="file")])
+    if upload.size is not None and upload.size > limit:
+        raise TooLarge(f"{what} is {upload.size:,} bytes; the limit is {limit:,} bytes")
+    return upload.read(), upload.name or "upload"
+
+
+class MeView(APIView):
+    """Who is asking, and with which roles."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=s.MeSerializer)
+    def get(self, request: Request) -> Response:
+        user = request.user
+        return Response({"id": user.pk, "username": user.get_username(),
+                         "roles": roles_of(user)})
+
+
+class CampaignViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
+    viewsets.GenericViewSet[Campaign],
+):
+    serializer_class = s.CampaignSerializer
+    permission_classes = [ReadMemberWriteAdmin]
+    parser_classes = [JSONParser, MultiPartParser, FormParser]
+
+    def get_queryset(self) -> QuerySet[Campaign]:
+        return Campaign.objects.visible_to(self.request.user).annotate(
+            num_topics=Count("topics", distinct=True),
+            num_documents=Count("documents", distinct=True),
+            num_runs=Count("runs", distinct=True),
+        )
+
+    @extend_schema(request=s.CampaignCreateSerializer, responses={201: s.CampaignSerializer,
+                                                                 **ERRORS})
+    def create(self, request: Request) -> Response:
+        ser = s.CampaignCreateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        campaign = services.campaign_create(created_by=request.user, **ser.validated_data)
+        out = self.get_queryset().get(pk=campaign.pk)
+        return Response(s.CampaignSerializer(out).data, status=status.HTTP_201_CREATED)
+
+    # --- topics ---------------------------------------------------------------------------
+    @extend_schema(responses=s.TopicSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="topics",
+            permission_classes=[IsMember])
+    def topics(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self.get_object()
+        page = self.paginate_queryset(campaign.topics.all())
+        return self.get_paginated_response(s.TopicSerializer(page, many=True).data)
+
+    @extend_schema(request={"multipart/form-data": s.FileUploadSerializer},
+                   responses={201: s.ImportSummarySerializer, **ERRORS},
+                   description="Import topics (TREC <top>, JSONL or SMART .I/.W). Admins only.")
+    @topics.mapping.post
+    def import_topics(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self._admin_campaign(request)
+        limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
+        _check_length(request, limit, "the topics file")
+        data, name = _read_upload(request, limit, "the topics file")
+        data = services.read_limited(data, limit=limit, what="the topics file")
+        summary = services.topics_import(campaign=campaign, data=data,
+                                         fmt=request.data.get("format") or None, source=name)
+        return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
+
+    # --- documents ------------------------------------------------------------------------
+    @extend_schema(responses=s.DocumentSerializer(many=True),
+                   description="Documents of the campaign. Admins and researchers only.")
+    @action(detail=True, methods=["get"], url_path="documents",
+            permission_classes=[IsMember])
+    def documents(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self.get_object()
+        if not IsResearcher().has_permission(request, self):
+            raise NotAllowed("only researchers and admins may list documents")
+        page = self.paginate_queryset(campaign.documents.all())
+        return self.get_paginated_response(s.DocumentSerializer(page, many=True).data)
+
+    @extend_schema(request={"multipart/form-data": s.FileUploadSerializer},
+                   responses={201: s.ImportSummarySerializer, **ERRORS},
+                   description="Import documents (JSONL, TREC <DOC>, TSV, SMART). Admins only.")
+    @documents.mapping.post
+    def import_documents(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self._admin_campaign(request)
+        limit = settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES
+        _check_length(request, limit, "the documents file")
+        data, name = _read_upload(request, limit, "the documents file")
+        data = services.read_limited(data, limit=limit, what="the documents file")
+        summary = services.documents_import(campaign=campaign, data=data,
+                                            fmt=request.data.get("format") or None, source=name)
+        return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
+
+    # --- qrels ----------------------------------------------------------------------------
+    @extend_schema(responses=s.QrelsVersionSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="qrels",
+            permission_classes=[IsMember])
+    def qrels(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self.get_object()
+        versions = QrelsVersion.objects.visible_to(request.user).filter(campaign=campaign)
+        page = self.paginate_queryset(versions)
+        return self.get_paginated_response(s.QrelsVersionSerializer(page, many=True).data)
+
+    @extend_schema(request={"multipart/form-data": s.FileUploadSerializer},
+                   responses={201: s.QrelsVersionSerializer, **ERRORS},
+                   description="Import a TREC qrels file as the next qrels version. Admins only.")
+    @qrels.mapping.post
+    def import_qrels(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self._admin_campaign(request)
+        limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
+        _check_length(request, limit, "the qrels file")
+        data, name = _read_upload(request, limit, "the qrels file")
+        version = qrels_services.qrels_import(
+            campaign=campaign, data=data, source=name, note=str(request.data.get("note", "")),
+            created_by=request.user,
+        )
+        return Response(s.QrelsVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+    # --- runs -----------------------------------------------------------------------------
+    @extend_schema(responses=s.RunSerializer(many=True),
+                   description="Runs of the campaign you may see (admins: all; researchers: "
+                               "their own).")
+    @action(detail=True, methods=["get"], url_path="runs",
+            permission_classes=[IsMember])
+    def runs(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self.get_object()
+        if not IsResearcher().has_permission(request, self):
+            raise NotAllowed("only researchers and admins may list runs")
+        runs = Run.objects.visible_to(request.user).filter(campaign=campaign) \
+            .select_related("owner")
+        page = self.paginate_queryset(runs)
+        return self.get_paginated_response(s.RunSerializer(page, many=True).data)
+
+    @extend_schema(
+        request={"multipart/form-data": s.RunSubmitSerializer,
+                 "application/json": s.RunSubmitSerializer},
+        responses={201: s.RunSerializer, **ERRORS,
+                   409: OpenApiResponse(s.ErrorSerializer, description="tag already used"),
+                   413: OpenApiResponse(s.ErrorSerializer, description="file too large")},
+        description="Submit a run: a TREC run file (multipart field 'file', plain or gzip) or "
+                    "JSON {'tag': ..., 'results': {qid: {docid: score}}}. The whole run is "
+                    "validated first; on any problem nothing is stored.",
+    )
+    @runs.mapping.post
+    def submit_run(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self.get_object()
+        if not IsResearcher().has_permission(request, self):
+            raise NotAllowed("only researchers and admins may submit runs")
+        limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
+        _check_length(request, limit, "the run")
+        ser = s.RunSubmitSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        args: dict[str, Any] = dict(ser.validated_data)
+        if args.get("pooled") is not None and not is_admin(request.user):
+            raise NotAllowed("only admins decide whether a run is pooled")
+        upload = args.pop("file", None)
+        if upload is not None:
+            if upload.size is not None and upload.size > limit:
+                raise TooLarge(f"the run file is {upload.size:,} bytes; the limit is "
+                               f"{limit:,} bytes")
+            args["data"] = upload.read()
+            args["source"] = upload.name or "run"
+        else:
+            args["results"] = services.json_results_from_body(args.pop("results"))
+        run = services.run_submit(campaign=campaign, owner=request.user, **args)
+        return Response(s.RunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    def _admin_campaign(self, request: Request) -> Campaign:
+        campaign = self.get_object()
+        if not IsAdmin().has_permission(request, self):
+            raise NotAllowed("only admins may import into a campaign")
+        return campaign
+
+
+class RunViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin, viewsets.GenericViewSet[Run],
+):
+    """Runs you may see: admins all, researchers their own, annotators none."""
+
+    permission_classes = [IsResearcher]
+    http_method_names = ["get", "patch", "delete", "head", "options"]
+
+    def get_queryset(self) -> QuerySet[Run]:
+        return Run.objects.visible_to(self.request.user).select_related("owner")
+
+    def get_serializer_class(self) -> Any:
+        return s.RunUpdateSerializer if self.action == "partial_update" else s.RunSerializer
+
+    def perform_update(self, serializer: Any) -> None:
+        if "pooled" in serializer.validated_data and not is_admin(self.request.user):
+            raise NotAllowed("only admins decide whether a run is pooled")
+        serializer.save()
+
+    def perform_destroy(self, instance: Run) -> None:
+        services.run_delete(run=instance)
+
+    @extend_schema(responses={(200, "text/plain"): str},
+                   description="The stored run in TREC format, in trec_eval order.")
+    @action(detail=True, methods=["get"])
+    def download(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
+        run = self.get_object()
+        response = StreamingHttpResponse(services.run_as_trec(run), content_type="text/plain")
+        response["Content-Disposition"] = f'attachment; filename="{run.tag}.run"'
+        return response
+
+
+class QrelsVersionViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[QrelsVersion],
+):
+    """Qrels versions (read-only: a version never changes once stored)."""
+
+    serializer_class = s.QrelsVersionSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self) -> QuerySet[QrelsVersion]:
+        return QrelsVersion.objects.visible_to(self.request.user)
+
+    @extend_schema(responses={(200, "text/plain"): str},
+                   description="The version in TREC qrels format (qid 0 docid grade).")
+    @action(detail=True, methods=["get"])
+    def export(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
+        version = self.get_object()
+        response = StreamingHttpResponse(qrels_services.qrels_export_lines(version),
+                                         content_type="text/plain")
+        response["Content-Disposition"] = (
+            f'attachment; filename="{version.campaign.name}-qrels-v{version.number}.txt"'
+        )
+        response["X-Content-SHA256"] = version.content_hash
+        return response

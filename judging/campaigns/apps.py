@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class CampaignsConfig(AppConfig):
+    name = "judging.campaigns"
+    label = "campaigns"
+    verbose_name = "Campaigns, topics, documents and runs"

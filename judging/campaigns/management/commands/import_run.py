@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from judging.campaigns.management.commands._common import (
+    add_campaign_argument,
+    as_command_error,
+    get_campaign,
+    read_path,
+)
+from judging.campaigns.services import run_submit
+from judging.core.errors import DomainError
+
+
+class Command(BaseCommand):
+    help = "Import one or more TREC run files (plain or gzip) through the submission service."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_campaign_argument(parser)
+        parser.add_argument("paths", nargs="+")
+        parser.add_argument("--owner", required=True, help="Username of the run's owner.")
+        parser.add_argument("--tag", help="Run tag (one file only); default: the file's tag.")
+        parser.add_argument("--group", default="", help="Group/organisation of the run(s).")
+        parser.add_argument("--groups-tsv", help="TSV 'tag<TAB>group' giving each run's group.")
+        parser.add_argument("--not-pooled", action="store_true")
+        parser.add_argument("--priority", type=int, default=1)
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        campaign = get_campaign(opts["campaign"])
+        owner = get_user_model().objects.filter(username=opts["owner"]).first()
+        if owner is None:
+            raise CommandError(f"no user {opts['owner']!r}")
+        if opts["tag"] and len(opts["paths"]) > 1:
+            raise CommandError("--tag names one run; give one file with it")
+        groups: dict[str, str] = {}
+        if opts["groups_tsv"]:
+            for line in Path(opts["groups_tsv"]).read_text().splitlines():
+                parts = line.split("\t")
+                if len(parts) >= 2 and parts[0] != "run":
+                    groups[parts[0].strip()] = parts[1].strip()
+        for path in opts["paths"]:
+            tag = opts["tag"] or _tag_from_name(path)
+            try:
+                run = run_submit(
+                    campaign=campaign, owner=owner, data=read_path(path), tag=tag,
+                    group=groups.get(tag or "", opts["group"]),
+                    pooled=False if opts["not_pooled"] else None,
+                    priority=opts["priority"], source=path,
+                )
+            except DomainError as exc:
+                raise as_command_error(exc) from None
+            self.stdout.write(f"run {run.tag}: {run.num_entries} entries, "
+                              f"{len(run.topic_counts)} topics")
+
+
+def _tag_from_name(path: str) -> str | None:
+    """TREC archives name runs ``input.<tag>[.gz]``; otherwise the file's tag column is used."""
+    name = Path(path).name
+    if name.startswith("input."):
+        name = name[len("input."):]
+        return name[:-3] if name.endswith(".gz") else name
+    return None

@@ -1,0 +1,186 @@
+"""Campaigns and what they are made of: topics, documents, submitted runs and their entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+
+
+def default_scale() -> list[dict[str, Any]]:
+    return [
+        {"grade": 0, "label": "Not relevant"},
+        {"grade": 1, "label": "Partially relevant"},
+        {"grade": 2, "label": "Relevant"},
+        {"grade": 3, "label": "Highly relevant"},
+    ]
+
+
+class UnknownTopicPolicy(models.TextChoices):
+    REJECT = "reject", "Reject the run (every unknown topic is a problem)"
+    IGNORE = "ignore", "Drop lines for unknown topics and say how many"
+
+
+class CampaignQuerySet(models.QuerySet["Campaign"]):
+    def visible_to(self, user: Any) -> CampaignQuerySet:
+        from judging.core.roles import is_admin, is_annotator, is_researcher
+
+        if is_admin(user) or is_researcher(user) or is_annotator(user):
+            return self.all()
+        return self.none()
+
+
+class Campaign(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    scale = models.JSONField(
+        default=default_scale,
+        help_text='Grades with labels, e.g. [{"grade": 0, "label": "Not relevant"}, ...]',
+    )
+    relevance_threshold = models.IntegerField(
+        default=1, help_text="A document is relevant when its grade is at least this."
+    )
+    unknown_topic_policy = models.CharField(
+        max_length=10, choices=UnknownTopicPolicy.choices, default=UnknownTopicPolicy.REJECT
+    )
+    default_pooled = models.BooleanField(
+        default=True, help_text="Whether newly submitted runs contribute to the pool."
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = CampaignQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self) -> None:
+        grades = self.grade_values()
+        if not grades:
+            raise ValidationError({"scale": "the scale needs at least two grades with labels"})
+        if self.relevance_threshold not in grades:
+            raise ValidationError(
+                {"relevance_threshold": f"{self.relevance_threshold} is not a grade of the scale"}
+            )
+
+    def grade_values(self) -> list[int]:
+        try:
+            values = [int(item["grade"]) for item in self.scale]
+            labels = [str(item["label"]) for item in self.scale]
+        except (TypeError, KeyError, ValueError):
+            return []
+        if len(values) < 2 or len(set(values)) != len(values) or not all(labels):
+            return []
+        return sorted(values)
+
+    def grade_labels(self) -> dict[int, str]:
+        return {int(item["grade"]): str(item["label"]) for item in self.scale}
+
+
+class Topic(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topics")
+    qid = models.CharField(max_length=64)
+    title = models.CharField(max_length=1000)
+    description = models.TextField(blank=True)
+    narrative = models.TextField(blank=True)
+    tags = models.JSONField(default=list, blank=True, help_text="Labels for slicing results.")
+
+    class Meta:
+        ordering = ["campaign", "qid"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "qid"], name="topic_qid_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.qid}: {self.title}"
+
+
+class Document(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="documents")
+    docid = models.CharField(max_length=255)
+    title = models.TextField(blank=True)
+    text = models.TextField(blank=True)
+    url = models.URLField(max_length=2000, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "docid"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "docid"], name="document_docid_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.docid
+
+
+class RunQuerySet(models.QuerySet["Run"]):
+    def visible_to(self, user: Any) -> RunQuerySet:
+        """Admins see every run; researchers their own; everyone else (annotators) none."""
+        from judging.core.roles import is_admin, is_researcher
+
+        if is_admin(user):
+            return self.all()
+        if is_researcher(user):
+            return self.filter(owner=user)
+        return self.none()
+
+
+class Run(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="runs")
+    tag = models.CharField(max_length=100)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="runs"
+    )
+    group = models.CharField(
+        max_length=200, blank=True, help_text="Group or organisation (for leave-one-group-out)."
+    )
+    description = models.TextField(blank=True)
+    pooled = models.BooleanField(default=True, help_text="Contributes to the judging pool.")
+    priority = models.PositiveSmallIntegerField(
+        default=1, help_text="Judging priority within its group (1 = first to be pooled)."
+    )
+    submitted_at = models.DateTimeField(auto_now_add=True)
+    checksum = models.CharField(max_length=64, help_text="SHA-256 of the submitted run content.")
+    num_entries = models.PositiveIntegerField(default=0)
+    topic_counts = models.JSONField(default=dict, help_text="Entries per topic id.")
+    dropped_lines = models.PositiveIntegerField(
+        default=0, help_text="Lines dropped for unknown topics (policy 'ignore')."
+    )
+
+    objects = RunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["campaign", "tag"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "tag"], name="run_tag_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.tag
+
+
+class RunEntry(models.Model):
+    """One ranked line of a run. ``rank`` is the effective rank (1-based) in trec_eval order:
+    score descending, ties by docid descending; the submitted rank column is not trusted."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    docid = models.CharField(max_length=255)
+    rank = models.PositiveIntegerField()
+    score = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "topic", "rank"], name="runentry_rank_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id} {self.topic_id} {self.docid} {self.rank}"

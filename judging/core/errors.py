@@ -1,0 +1,76 @@
+"""Domain errors. Services raise these; ``judging.api.errors`` maps them to HTTP answers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class InputProblem:
+    """One thing wrong with submitted input, located by line (files) or path (JSON)."""
+
+    message: str
+    line: int | None = None
+    location: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"message": self.message}
+        if self.line is not None:
+            out["line"] = self.line
+        if self.location is not None:
+            out["location"] = self.location
+        return out
+
+
+class DomainError(Exception):
+    """Base of the errors a service raises on purpose."""
+
+    status = 400
+    code = "invalid"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"error": self.code, "detail": self.message}
+
+
+class InvalidInput(DomainError):
+    """Input that fails validation; lists every problem (capped) and the total count."""
+
+    code = "invalid_input"
+
+    def __init__(
+        self, message: str, problems: list[InputProblem], *, total: int | None = None,
+        source: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.problems = problems
+        self.total = len(problems) if total is None else total
+        self.source = source
+
+    def as_dict(self) -> dict[str, Any]:
+        out = super().as_dict()
+        out["problems"] = [p.as_dict() for p in self.problems]
+        out["problem_count"] = self.total
+        out["problems_shown"] = len(self.problems)
+        if self.source:
+            out["source"] = self.source
+        return out
+
+
+class TooLarge(DomainError):
+    status = 413
+    code = "too_large"
+
+
+class Conflict(DomainError):
+    status = 409
+    code = "conflict"
+
+
+class NotAllowed(DomainError):
+    status = 403
+    code = "permission_denied"

@@ -1,0 +1,57 @@
+"""Roles: admin (staff), researcher and annotator (Django groups).
+
+A user may hold several roles (an admin who also judges, a researcher who annotates).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+
+RESEARCHER = "researcher"
+ANNOTATOR = "annotator"
+ROLE_GROUPS = (RESEARCHER, ANNOTATOR)
+
+UserLike = AbstractBaseUser | AnonymousUser
+
+
+def _group_names(user: UserLike) -> set[str]:
+    if not user.is_authenticated:
+        return set()
+    cached: set[str] | None = getattr(user, "_pooljudge_groups", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True))  # type: ignore[union-attr]
+        user._pooljudge_groups = cached  # type: ignore[union-attr]
+    return cached
+
+
+def is_admin(user: UserLike) -> bool:
+    return bool(user.is_authenticated and getattr(user, "is_staff", False))
+
+
+def is_researcher(user: UserLike) -> bool:
+    return is_admin(user) or RESEARCHER in _group_names(user)
+
+
+def is_annotator(user: UserLike) -> bool:
+    """Admins judge only when they are also in the annotator group."""
+    return ANNOTATOR in _group_names(user)
+
+
+def roles_of(user: UserLike) -> list[str]:
+    roles = []
+    if is_admin(user):
+        roles.append("admin")
+    if RESEARCHER in _group_names(user):
+        roles.append(RESEARCHER)
+    if is_annotator(user):
+        roles.append(ANNOTATOR)
+    return roles
+
+
+def grant(user: AbstractBaseUser, role: str) -> None:
+    if role not in ROLE_GROUPS:
+        raise ValueError(f"unknown role {role!r}; expected one of {', '.join(ROLE_GROUPS)}")
+    group, _ = Group.objects.get_or_create(name=role)
+    user.groups.add(group)  # type: ignore[attr-defined]
+    if hasattr(user, "_pooljudge_groups"):
+        del user._pooljudge_groups

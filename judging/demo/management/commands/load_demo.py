@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from judging.demo.services import DEMO_USERS, demo_load
+
+
+class Command(BaseCommand):
+    help = "Create the demo users and, on an empty database, the demo campaign (local use only)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--force", action="store_true",
+                            help="Run even with DEBUG off (the demo passwords are public).")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        if not settings.DEBUG and not opts["force"]:
+            raise CommandError("load_demo creates users with public passwords; it refuses to run "
+                               "with DJANGO_DEBUG off (use --force if you really mean it)")
+        campaign = demo_load()
+        if campaign is None:
+            self.stdout.write("The database already has campaigns; demo campaign not loaded.")
+        else:
+            self.stdout.write(f"Loaded the demo campaign {campaign.name!r}.")
+        self.stdout.write("Demo users (local use only):")
+        for u in DEMO_USERS:
+            self.stdout.write(f"  {u.role:<11} username {u.username:<11} password {u.password}")

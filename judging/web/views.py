@@ -1,0 +1,26 @@
+"""Browser pages. Every view requires login and shows only what the user's roles allow."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from judging.campaigns.models import Campaign, Run
+from judging.core.roles import is_researcher
+
+
+@login_required
+def home(request: HttpRequest) -> HttpResponse:
+    campaigns = Campaign.objects.visible_to(request.user).annotate(
+        num_topics=Count("topics", distinct=True),
+        num_documents=Count("documents", distinct=True),
+        num_runs=Count("runs", distinct=True),
+    )
+    runs = (
+        Run.objects.visible_to(request.user).select_related("campaign", "owner")
+        .order_by("-submitted_at")[:50]
+        if is_researcher(request.user) else Run.objects.none()
+    )
+    return render(request, "web/home.html", {"campaigns": campaigns, "runs": runs})

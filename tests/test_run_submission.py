@@ -1,0 +1,224 @@
+"""POST /api/v1/campaigns/{id}/runs/: the whole run is validated first; on error nothing is stored."""
+
+from __future__ import annotations
+
+import gzip
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import override_settings
+
+from judging.campaigns.models import Run, RunEntry, UnknownTopicPolicy
+
+pytestmark = pytest.mark.django_db
+
+GOOD = b"""401 Q0 d1 1 2.5 bm25
+401 Q0 d2 2 2.5 bm25
+401 Q0 d3 3 1.0 bm25
+402 Q0 d9 1 7 bm25
+"""
+
+
+def submit(client: Any, campaign: Any, data: bytes, name: str = "run.txt", **fields: Any) -> Any:
+    body = {"file": SimpleUploadedFile(name, data), **fields}
+    return client.post(f"/api/v1/campaigns/{campaign.pk}/runs/", body, format="multipart")
+
+
+def assert_nothing_stored() -> None:
+    assert Run.objects.count() == 0
+    assert RunEntry.objects.count() == 0
+
+
+def test_a_valid_run_file_is_stored_with_per_topic_counts(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    response = submit(api_client_for(researcher), campaign, GOOD)
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["tag"] == "bm25"
+    assert body["topic_counts"] == {"401": 3, "402": 1}
+    assert body["num_entries"] == 4 and body["num_topics"] == 2
+    assert body["owner"] == "rita-researcher"
+    # trec_eval order: score descending, ties by docid descending (d2 before d1).
+    ranked = list(RunEntry.objects.filter(run_id=body["id"], topic__qid="401")
+                  .order_by("rank").values_list("docid", "rank"))
+    assert ranked == [("d2", 1), ("d1", 2), ("d3", 3)]
+
+
+def test_a_gzipped_run_file_is_accepted(api_client_for: Any, researcher: Any,
+                                        campaign: Any) -> None:
+    response = submit(api_client_for(researcher), campaign, gzip.compress(GOOD), "run.txt.gz")
+    assert response.status_code == 201
+    assert response.json()["topic_counts"] == {"401": 3, "402": 1}
+
+
+def test_a_json_run_is_accepted(api_client_for: Any, researcher: Any, campaign: Any) -> None:
+    response = api_client_for(researcher).post(
+        f"/api/v1/campaigns/{campaign.pk}/runs/",
+        {"tag": "dense", "results": {"401": {"a": 0.5, "b": 0.9}, "403": {"c": 1}}},
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    assert response.json()["topic_counts"] == {"401": 2, "403": 1}
+    assert list(RunEntry.objects.filter(topic__qid="401").order_by("rank")
+                .values_list("docid", flat=True)) == ["b", "a"]
+
+
+def test_every_problem_is_listed_with_its_line_and_nothing_is_stored(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    bad = (b"401 Q0 d1 1 2.5 bm25\n"
+           b"401 Q0 d2 2 abc bm25\n"        # score not a number
+           b"401 Q0 d1 3 1.0 bm25\n"        # duplicate docid in topic 401
+           b"402 Q0 d4 1 1.0\n"             # 5 fields
+           b"402 Q0 d5 1 1.0 bm25\n")
+    response = submit(api_client_for(researcher), campaign, bad)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["error"] == "invalid_input"
+    assert body["problem_count"] == 3
+    problems = {p["line"]: p["message"] for p in body["problems"]}
+    assert problems[2] == "score 'abc' is not a number"
+    assert "duplicate docid 'd1'" in problems[3] and "line 1" in problems[3]
+    assert "expected 6 fields" in problems[4] and "found 5" in problems[4]
+    assert_nothing_stored()
+
+
+def test_an_empty_file_is_refused(api_client_for: Any, researcher: Any, campaign: Any) -> None:
+    response = submit(api_client_for(researcher), campaign, b"# just a comment\n\n", tag="x")
+    assert response.status_code == 400
+    assert "empty" in response.json()["problems"][0]["message"]
+    assert_nothing_stored()
+
+
+def test_bad_encoding_is_refused_with_its_line(api_client_for: Any, researcher: Any,
+                                               campaign: Any) -> None:
+    response = submit(api_client_for(researcher), campaign,
+                      b"401 Q0 d1 1 1 t\n401 Q0 d\xff 2 0.5 t\n")
+    assert response.status_code == 400
+    (problem,) = response.json()["problems"]
+    assert problem["line"] == 2 and "UTF-8" in problem["message"]
+    assert_nothing_stored()
+
+
+def test_unknown_topics_are_refused_under_the_reject_policy(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    data = GOOD + b"999 Q0 d1 1 1.0 bm25\n999 Q0 d2 2 0.5 bm25\n"
+    response = submit(api_client_for(researcher), campaign, data)
+    assert response.status_code == 400
+    body = response.json()
+    (problem,) = body["problems"]
+    assert problem["line"] == 5
+    assert "topic '999' is not in campaign 'Test campaign'" in problem["message"]
+    assert "2 line(s)" in problem["message"]
+    assert_nothing_stored()
+
+
+def test_unknown_topics_are_dropped_and_counted_under_the_ignore_policy(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    campaign.unknown_topic_policy = UnknownTopicPolicy.IGNORE
+    campaign.save()
+    data = GOOD + b"999 Q0 d1 1 1.0 bm25\n"
+    response = submit(api_client_for(researcher), campaign, data)
+    assert response.status_code == 201
+    assert response.json()["dropped_lines"] == 1
+    assert response.json()["topic_counts"] == {"401": 3, "402": 1}
+
+
+def test_a_used_tag_is_a_conflict(api_client_for: Any, researcher: Any, campaign: Any) -> None:
+    client = api_client_for(researcher)
+    assert submit(client, campaign, GOOD).status_code == 201
+    again = submit(client, campaign, GOOD.replace(b"d9", b"d8"))
+    assert again.status_code == 409
+    assert again.json()["detail"] == "run tag 'bm25' is already used in campaign 'Test campaign'"
+    assert Run.objects.count() == 1 and RunEntry.objects.count() == 4
+
+
+def test_several_tags_in_one_file_need_an_explicit_tag(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    data = b"401 Q0 d1 1 1.0 a\n401 Q0 d2 2 0.5 b\n"
+    refused = submit(api_client_for(researcher), campaign, data)
+    assert refused.status_code == 400
+    assert "2 distinct tags (a, b)" in refused.json()["problems"][0]["message"]
+    assert_nothing_stored()
+    named = submit(api_client_for(researcher), campaign, data, tag="merged")
+    assert named.status_code == 201 and named.json()["tag"] == "merged"
+
+
+@override_settings(POOLJUDGE_MAX_UPLOAD_BYTES=1000)
+def test_a_file_over_the_size_limit_is_413(api_client_for: Any, researcher: Any,
+                                           campaign: Any) -> None:
+    big = b"".join(b"401 Q0 doc%05d %d %d.0 big\n" % (i, i, 1000 - i) for i in range(200))
+    response = submit(api_client_for(researcher), campaign, big)
+    assert response.status_code == 413
+    assert response.json()["error"] == "too_large"
+    assert "the limit is 1,000 bytes" in response.json()["detail"]
+    assert_nothing_stored()
+
+
+@override_settings(POOLJUDGE_MAX_UPLOAD_BYTES=4000)
+def test_a_gzip_that_decompresses_over_the_limit_is_413(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    big = b"".join(b"401 Q0 doc%05d 1 1.0 big\n" % (i % 7) for i in range(1000))
+    packed = gzip.compress(big)
+    assert len(packed) < 4000 < len(big)
+    response = submit(api_client_for(researcher), campaign, packed, "big.gz")
+    assert response.status_code == 413
+    assert "decompresses to more than 4,000 bytes" in response.json()["detail"]
+    assert_nothing_stored()
+
+
+def test_problems_are_capped_at_100_with_the_total(api_client_for: Any, researcher: Any,
+                                                   campaign: Any) -> None:
+    bad = b"".join(b"401 Q0 d%d 1 notanumber t\n" % i for i in range(250))
+    body = submit(api_client_for(researcher), campaign, bad).json()
+    assert body["problem_count"] == 250
+    assert body["problems_shown"] == 100 and len(body["problems"]) == 100
+    assert [p["line"] for p in body["problems"][:3]] == [1, 2, 3]
+    assert_nothing_stored()
+
+
+def test_json_runs_are_validated_whole(api_client_for: Any, researcher: Any,
+                                       campaign: Any) -> None:
+    response = api_client_for(researcher).post(
+        f"/api/v1/campaigns/{campaign.pk}/runs/",
+        {"tag": "j", "results": {"401": {"a": "high", "b": 1.0}, "402": [1, 2]}},
+        format="json",
+    )
+    assert response.status_code == 400
+    problems = {p["location"]: p["message"] for p in response.json()["problems"]}
+    assert problems == {"results.401.a": "score 'high' is not a finite number",
+                        "results.402": "must be an object {docid: score}"}
+    assert_nothing_stored()
+
+
+def test_sending_both_a_file_and_json_is_refused(api_client_for: Any, researcher: Any,
+                                                 campaign: Any) -> None:
+    response = submit(api_client_for(researcher), campaign, GOOD,
+                      results='{"401": {"a": 1}}')
+    assert response.status_code == 400
+    assert "exactly one of 'file' or 'results'" in str(response.json())
+    assert_nothing_stored()
+
+
+def test_a_researcher_cannot_choose_pooling(api_client_for: Any, researcher: Any,
+                                            campaign: Any) -> None:
+    response = submit(api_client_for(researcher), campaign, GOOD, pooled="false")
+    assert response.status_code == 403
+    assert_nothing_stored()
+
+
+def test_the_stored_run_downloads_in_trec_format(api_client_for: Any, researcher: Any,
+                                                 campaign: Any) -> None:
+    client = api_client_for(researcher)
+    run_id = submit(client, campaign, GOOD).json()["id"]
+    text = b"".join(client.get(f"/api/v1/runs/{run_id}/download/").streaming_content).decode()
+    assert text.splitlines() == [
+        "401 Q0 d2 1 2.5 bm25", "401 Q0 d1 2 2.5 bm25", "401 Q0 d3 3 1.0 bm25",
+        "402 Q0 d9 1 7.0 bm25",
+    ]
