@@ -47,8 +47,16 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
     return value
 
 
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "g": 1024**3,
-               "gb": 1024**3}
+_SIZE_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1024,
+    "kb": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "g": 1024**3,
+    "gb": 1024**3,
+}
 
 
 def env_bytes(name: str, default: int) -> int:
@@ -58,7 +66,7 @@ def env_bytes(name: str, default: int) -> int:
         return default
     text = raw.strip().lower().replace(" ", "")
     digits = text.rstrip("kmgb")
-    unit = text[len(digits):]
+    unit = text[len(digits) :]
     if not digits.isdigit() or unit not in _SIZE_UNITS:
         raise ImproperlyConfigured(f"{name}={raw!r} is not a size (examples: 1048576, 200MB, 1GB)")
     return int(digits) * _SIZE_UNITS[unit]
@@ -89,8 +97,11 @@ def database_config(url: str, *, base_dir: Path) -> dict[str, Any]:
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": str(path),
-            "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE",
-                        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+            "OPTIONS": {
+                "timeout": 30,
+                "transaction_mode": "IMMEDIATE",
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            },
         }
     if scheme in ("postgres", "postgresql", "pgsql"):
         name = unquote(parts.path.lstrip("/"))

@@ -139,9 +139,7 @@ LOGOUT_REDIRECT_URL = "login"
 # Largest run/qrels/topic file accepted (after gzip decompression); larger answers 413.
 POOLJUDGE_MAX_UPLOAD_BYTES = env_bytes("POOLJUDGE_MAX_UPLOAD_BYTES", 256 * 1024**2)
 # Largest document collection accepted through the API (management commands have no limit).
-POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES = env_bytes(
-    "POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES", 1024**3
-)
+POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES = env_bytes("POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES", 1024**3)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", 64 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_FILE_UPLOAD_MAX_MEMORY_SIZE", 8 * 1024**2)
 POOLJUDGE_MAX_PROBLEMS = env_int("POOLJUDGE_MAX_PROBLEMS", 100, minimum=1)

@@ -95,8 +95,11 @@ def campaign(db: Any, admin_user: Any) -> Any:
 
     c = campaign_create(
         name="Test campaign",
-        scale=[{"grade": 0, "label": "No"}, {"grade": 1, "label": "Some"},
-               {"grade": 2, "label": "Yes"}],
+        scale=[
+            {"grade": 0, "label": "No"},
+            {"grade": 1, "label": "Some"},
+            {"grade": 2, "label": "Yes"},
+        ],
         created_by=admin_user,
     )
     for qid in ("401", "402", "403"):

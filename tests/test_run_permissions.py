@@ -14,14 +14,16 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def ritas_run(campaign: Any, researcher: Any) -> Run:
-    return run_submit(campaign=campaign, owner=researcher, tag="rita-1",
-                      results={"401": {"d1": 2.0, "d2": 1.0}})
+    return run_submit(
+        campaign=campaign, owner=researcher, tag="rita-1", results={"401": {"d1": 2.0, "d2": 1.0}}
+    )
 
 
 @pytest.fixture
 def oscars_run(campaign: Any, other_researcher: Any) -> Run:
-    return run_submit(campaign=campaign, owner=other_researcher, tag="oscar-1",
-                      results={"401": {"d3": 2.0}})
+    return run_submit(
+        campaign=campaign, owner=other_researcher, tag="oscar-1", results={"401": {"d3": 2.0}}
+    )
 
 
 def test_a_researcher_cannot_read_another_researchers_run(
@@ -50,12 +52,12 @@ def test_a_researcher_lists_only_their_own_runs(
 def test_a_researcher_can_delete_their_own_run_and_its_entries(
     api_client_for: Any, researcher: Any, ritas_run: Run
 ) -> None:
-    from judging.campaigns.models import RunEntry
+    from judging.campaigns.models import RankedList
 
     response = api_client_for(researcher).delete(f"/api/v1/runs/{ritas_run.pk}/")
     assert response.status_code == 204
     assert not Run.objects.filter(pk=ritas_run.pk).exists()
-    assert not RunEntry.objects.filter(run_id=ritas_run.pk).exists()
+    assert not RankedList.objects.filter(run_id=ritas_run.pk).exists()
 
 
 def test_an_admin_sees_every_run(
@@ -72,17 +74,25 @@ def test_an_annotator_cannot_list_read_or_submit_runs(
     assert client.get("/api/v1/runs/").status_code == 403
     assert client.get(f"/api/v1/runs/{ritas_run.pk}/").status_code == 403
     assert client.get(f"/api/v1/campaigns/{campaign.pk}/runs/").status_code == 403
-    response = client.post(f"/api/v1/campaigns/{campaign.pk}/runs/",
-                           {"tag": "x", "results": {"401": {"d1": 1}}}, format="json")
+    response = client.post(
+        f"/api/v1/campaigns/{campaign.pk}/runs/",
+        {"tag": "x", "results": {"401": {"d1": 1}}},
+        format="json",
+    )
     assert response.status_code == 403
     assert Run.objects.count() == 1
 
 
-def test_anonymous_requests_are_refused(api_client_for: Any, campaign: Any,
-                                        ritas_run: Run) -> None:
+def test_anonymous_requests_are_refused(api_client_for: Any, campaign: Any, ritas_run: Run) -> None:
     client = api_client_for(None)
-    for url in ("/api/v1/runs/", f"/api/v1/runs/{ritas_run.pk}/", "/api/v1/campaigns/",
-                f"/api/v1/campaigns/{campaign.pk}/runs/", "/api/v1/qrels/", "/api/v1/me/"):
+    for url in (
+        "/api/v1/runs/",
+        f"/api/v1/runs/{ritas_run.pk}/",
+        "/api/v1/campaigns/",
+        f"/api/v1/campaigns/{campaign.pk}/runs/",
+        "/api/v1/qrels/",
+        "/api/v1/me/",
+    ):
         assert client.get(url).status_code == 401, url
 
 
@@ -109,7 +119,8 @@ def test_a_researcher_may_edit_the_description_of_their_run(
     api_client_for: Any, researcher: Any, ritas_run: Run
 ) -> None:
     response = api_client_for(researcher).patch(
-        f"/api/v1/runs/{ritas_run.pk}/", {"description": "BM25, k1=0.9"}, format="json")
+        f"/api/v1/runs/{ritas_run.pk}/", {"description": "BM25, k1=0.9"}, format="json"
+    )
     assert response.status_code == 200
     ritas_run.refresh_from_db()
     assert ritas_run.description == "BM25, k1=0.9"
@@ -122,22 +133,28 @@ def test_only_admins_import_topics_documents_and_qrels(
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     client = api_client_for(request.getfixturevalue(who))
-    for kind, body in (("topics", b'{"qid": "9", "title": "t"}\n'),
-                       ("documents", b'{"docid": "d9", "text": "t"}\n'),
-                       ("qrels", b"401 0 d1 1\n")):
+    for kind, body in (
+        ("topics", b'{"qid": "9", "title": "t"}\n'),
+        ("documents", b'{"docid": "d9", "text": "t"}\n'),
+        ("qrels", b"401 0 d1 1\n"),
+    ):
         upload = SimpleUploadedFile(f"{kind}.txt", body)
-        response = client.post(f"/api/v1/campaigns/{campaign.pk}/{kind}/", {"file": upload},
-                               format="multipart")
+        response = client.post(
+            f"/api/v1/campaigns/{campaign.pk}/{kind}/", {"file": upload}, format="multipart"
+        )
         assert response.status_code == 403, kind
     assert campaign.topics.count() == 3
     assert campaign.documents.count() == 0
 
 
-def test_only_admins_create_campaigns(api_client_for: Any, researcher: Any,
-                                      admin_user: Any) -> None:
+def test_only_admins_create_campaigns(
+    api_client_for: Any, researcher: Any, admin_user: Any
+) -> None:
     body = {"name": "New one", "relevance_threshold": 1}
-    assert api_client_for(researcher).post("/api/v1/campaigns/", body,
-                                           format="json").status_code == 403
+    assert (
+        api_client_for(researcher).post("/api/v1/campaigns/", body, format="json").status_code
+        == 403
+    )
     created = api_client_for(admin_user).post("/api/v1/campaigns/", body, format="json")
     assert created.status_code == 201
     assert created.json()["scale"][0] == {"grade": 0, "label": "Not relevant"}
@@ -158,8 +175,9 @@ def test_a_token_is_issued_for_a_username_and_password(researcher: Any) -> None:
     client = APIClient()
     bad = client.post("/api/v1/auth/token/", {"username": "rita-researcher", "password": "no"})
     assert bad.status_code == 400
-    good = client.post("/api/v1/auth/token/",
-                       {"username": "rita-researcher", "password": "pw-for-tests-only"})
+    good = client.post(
+        "/api/v1/auth/token/", {"username": "rita-researcher", "password": "pw-for-tests-only"}
+    )
     assert good.status_code == 200
     token = good.json()["token"]
     client.credentials(HTTP_AUTHORIZATION=f"Token {token}")

@@ -1,4 +1,4 @@
-"""POST /api/v1/campaigns/{id}/runs/: the whole run is validated first; on error nothing is stored."""
+"""POST /api/v1/campaigns/{id}/runs/: the whole run is validated first; nothing half-stored."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
-from judging.campaigns.models import Run, RunEntry, UnknownTopicPolicy
+from judging.campaigns.models import RankedList, Run, UnknownTopicPolicy
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +27,7 @@ def submit(client: Any, campaign: Any, data: bytes, name: str = "run.txt", **fie
 
 def assert_nothing_stored() -> None:
     assert Run.objects.count() == 0
-    assert RunEntry.objects.count() == 0
+    assert RankedList.objects.count() == 0
 
 
 def test_a_valid_run_file_is_stored_with_per_topic_counts(
@@ -41,13 +41,14 @@ def test_a_valid_run_file_is_stored_with_per_topic_counts(
     assert body["num_entries"] == 4 and body["num_topics"] == 2
     assert body["owner"] == "rita-researcher"
     # trec_eval order: score descending, ties by docid descending (d2 before d1).
-    ranked = list(RunEntry.objects.filter(run_id=body["id"], topic__qid="401")
-                  .order_by("rank").values_list("docid", "rank"))
-    assert ranked == [("d2", 1), ("d1", 2), ("d3", 3)]
+    ranked = RankedList.objects.get(run_id=body["id"], topic__qid="401")
+    assert ranked.docid_list() == ["d2", "d1", "d3"]
+    assert ranked.score_array().tolist() == [2.5, 2.5, 1.0]
 
 
-def test_a_gzipped_run_file_is_accepted(api_client_for: Any, researcher: Any,
-                                        campaign: Any) -> None:
+def test_a_gzipped_run_file_is_accepted(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
     response = submit(api_client_for(researcher), campaign, gzip.compress(GOOD), "run.txt.gz")
     assert response.status_code == 201
     assert response.json()["topic_counts"] == {"401": 3, "402": 1}
@@ -61,18 +62,19 @@ def test_a_json_run_is_accepted(api_client_for: Any, researcher: Any, campaign: 
     )
     assert response.status_code == 201, response.json()
     assert response.json()["topic_counts"] == {"401": 2, "403": 1}
-    assert list(RunEntry.objects.filter(topic__qid="401").order_by("rank")
-                .values_list("docid", flat=True)) == ["b", "a"]
+    assert RankedList.objects.get(topic__qid="401").docid_list() == ["b", "a"]
 
 
 def test_every_problem_is_listed_with_its_line_and_nothing_is_stored(
     api_client_for: Any, researcher: Any, campaign: Any
 ) -> None:
-    bad = (b"401 Q0 d1 1 2.5 bm25\n"
-           b"401 Q0 d2 2 abc bm25\n"        # score not a number
-           b"401 Q0 d1 3 1.0 bm25\n"        # duplicate docid in topic 401
-           b"402 Q0 d4 1 1.0\n"             # 5 fields
-           b"402 Q0 d5 1 1.0 bm25\n")
+    bad = (
+        b"401 Q0 d1 1 2.5 bm25\n"
+        b"401 Q0 d2 2 abc bm25\n"  # score not a number
+        b"401 Q0 d1 3 1.0 bm25\n"  # duplicate docid in topic 401
+        b"402 Q0 d4 1 1.0\n"  # 5 fields
+        b"402 Q0 d5 1 1.0 bm25\n"
+    )
     response = submit(api_client_for(researcher), campaign, bad)
     assert response.status_code == 400
     body = response.json()
@@ -92,10 +94,12 @@ def test_an_empty_file_is_refused(api_client_for: Any, researcher: Any, campaign
     assert_nothing_stored()
 
 
-def test_bad_encoding_is_refused_with_its_line(api_client_for: Any, researcher: Any,
-                                               campaign: Any) -> None:
-    response = submit(api_client_for(researcher), campaign,
-                      b"401 Q0 d1 1 1 t\n401 Q0 d\xff 2 0.5 t\n")
+def test_bad_encoding_is_refused_with_its_line(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    response = submit(
+        api_client_for(researcher), campaign, b"401 Q0 d1 1 1 t\n401 Q0 d\xff 2 0.5 t\n"
+    )
     assert response.status_code == 400
     (problem,) = response.json()["problems"]
     assert problem["line"] == 2 and "UTF-8" in problem["message"]
@@ -134,7 +138,7 @@ def test_a_used_tag_is_a_conflict(api_client_for: Any, researcher: Any, campaign
     again = submit(client, campaign, GOOD.replace(b"d9", b"d8"))
     assert again.status_code == 409
     assert again.json()["detail"] == "run tag 'bm25' is already used in campaign 'Test campaign'"
-    assert Run.objects.count() == 1 and RunEntry.objects.count() == 4
+    assert Run.objects.count() == 1 and RankedList.objects.count() == 2
 
 
 def test_several_tags_in_one_file_need_an_explicit_tag(
@@ -150,8 +154,9 @@ def test_several_tags_in_one_file_need_an_explicit_tag(
 
 
 @override_settings(POOLJUDGE_MAX_UPLOAD_BYTES=1000)
-def test_a_file_over_the_size_limit_is_413(api_client_for: Any, researcher: Any,
-                                           campaign: Any) -> None:
+def test_a_file_over_the_size_limit_is_413(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
     big = b"".join(b"401 Q0 doc%05d %d %d.0 big\n" % (i, i, 1000 - i) for i in range(200))
     response = submit(api_client_for(researcher), campaign, big)
     assert response.status_code == 413
@@ -173,8 +178,9 @@ def test_a_gzip_that_decompresses_over_the_limit_is_413(
     assert_nothing_stored()
 
 
-def test_problems_are_capped_at_100_with_the_total(api_client_for: Any, researcher: Any,
-                                                   campaign: Any) -> None:
+def test_problems_are_capped_at_100_with_the_total(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
     bad = b"".join(b"401 Q0 d%d 1 notanumber t\n" % i for i in range(250))
     body = submit(api_client_for(researcher), campaign, bad).json()
     assert body["problem_count"] == 250
@@ -183,8 +189,7 @@ def test_problems_are_capped_at_100_with_the_total(api_client_for: Any, research
     assert_nothing_stored()
 
 
-def test_json_runs_are_validated_whole(api_client_for: Any, researcher: Any,
-                                       campaign: Any) -> None:
+def test_json_runs_are_validated_whole(api_client_for: Any, researcher: Any, campaign: Any) -> None:
     response = api_client_for(researcher).post(
         f"/api/v1/campaigns/{campaign.pk}/runs/",
         {"tag": "j", "results": {"401": {"a": "high", "b": 1.0}, "402": [1, 2]}},
@@ -192,33 +197,39 @@ def test_json_runs_are_validated_whole(api_client_for: Any, researcher: Any,
     )
     assert response.status_code == 400
     problems = {p["location"]: p["message"] for p in response.json()["problems"]}
-    assert problems == {"results.401.a": "score 'high' is not a finite number",
-                        "results.402": "must be an object {docid: score}"}
+    assert problems == {
+        "results.401.a": "score 'high' is not a finite number",
+        "results.402": "must be an object {docid: score}",
+    }
     assert_nothing_stored()
 
 
-def test_sending_both_a_file_and_json_is_refused(api_client_for: Any, researcher: Any,
-                                                 campaign: Any) -> None:
-    response = submit(api_client_for(researcher), campaign, GOOD,
-                      results='{"401": {"a": 1}}')
+def test_sending_both_a_file_and_json_is_refused(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    response = submit(api_client_for(researcher), campaign, GOOD, results='{"401": {"a": 1}}')
     assert response.status_code == 400
     assert "exactly one of 'file' or 'results'" in str(response.json())
     assert_nothing_stored()
 
 
-def test_a_researcher_cannot_choose_pooling(api_client_for: Any, researcher: Any,
-                                            campaign: Any) -> None:
+def test_a_researcher_cannot_choose_pooling(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
     response = submit(api_client_for(researcher), campaign, GOOD, pooled="false")
     assert response.status_code == 403
     assert_nothing_stored()
 
 
-def test_the_stored_run_downloads_in_trec_format(api_client_for: Any, researcher: Any,
-                                                 campaign: Any) -> None:
+def test_the_stored_run_downloads_in_trec_format(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
     client = api_client_for(researcher)
     run_id = submit(client, campaign, GOOD).json()["id"]
     text = b"".join(client.get(f"/api/v1/runs/{run_id}/download/").streaming_content).decode()
     assert text.splitlines() == [
-        "401 Q0 d2 1 2.5 bm25", "401 Q0 d1 2 2.5 bm25", "401 Q0 d3 3 1.0 bm25",
+        "401 Q0 d2 1 2.5 bm25",
+        "401 Q0 d1 2 2.5 bm25",
+        "401 Q0 d3 3 1.0 bm25",
         "402 Q0 d9 1 7.0 bm25",
     ]

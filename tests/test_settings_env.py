@@ -24,11 +24,20 @@ PRODUCTION_ENV = {
 
 
 def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items()
-            if not k.startswith(("DJANGO_", "DATABASE_URL", "CELERY_", "POOLJUDGE_"))}
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DJANGO_", "DATABASE_URL", "CELERY_", "POOLJUDGE_"))
+    }
     base["POOLJUDGE_VAR_DIR"] = str(ROOT / "var")
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env},
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_malformed_boolean_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -57,7 +66,12 @@ def test_database_urls_translate_to_django_settings(tmp_path: Path) -> None:
     pg = database_config("postgres://u:p%40ss@db.local:6543/pj?sslmode=require", base_dir=tmp_path)
     assert pg["ENGINE"] == "django.db.backends.postgresql"
     assert (pg["NAME"], pg["USER"], pg["PASSWORD"], pg["HOST"], pg["PORT"]) == (
-        "pj", "u", "p@ss", "db.local", "6543")
+        "pj",
+        "u",
+        "p@ss",
+        "db.local",
+        "6543",
+    )
     assert pg["OPTIONS"] == {"sslmode": "require"}
     lite = database_config("sqlite:///var/x.sqlite3", base_dir=tmp_path)
     assert lite["NAME"] == str(tmp_path / "var" / "x.sqlite3")

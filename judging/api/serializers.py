@@ -21,9 +21,19 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
 
     class Meta:
         model = Campaign
-        fields = ["id", "name", "description", "scale", "relevance_threshold",
-                  "unknown_topic_policy", "default_pooled", "created_at", "num_topics",
-                  "num_documents", "num_runs"]
+        fields = [
+            "id",
+            "name",
+            "description",
+            "scale",
+            "relevance_threshold",
+            "unknown_topic_policy",
+            "default_pooled",
+            "created_at",
+            "num_topics",
+            "num_documents",
+            "num_runs",
+        ]
         read_only_fields = ["id", "created_at"]
 
 
@@ -52,8 +62,11 @@ class DocumentSerializer(serializers.ModelSerializer[Document]):
 
 class FileUploadSerializer(serializers.Serializer[Any]):
     file = serializers.FileField(help_text="The file (plain or gzip).")
-    format = serializers.CharField(required=False, allow_blank=True,
-                                   help_text="Format name; detected from the content if omitted.")
+    format = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        help_text="Format name; detected from the content if omitted.",
+    )
 
 
 class RunSerializer(serializers.ModelSerializer[Run]):
@@ -63,9 +76,22 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
     class Meta:
         model = Run
-        fields = ["id", "campaign", "tag", "owner", "group", "description", "pooled", "priority",
-                  "submitted_at", "checksum", "num_entries", "num_topics", "topic_counts",
-                  "dropped_lines"]
+        fields = [
+            "id",
+            "campaign",
+            "tag",
+            "owner",
+            "group",
+            "description",
+            "pooled",
+            "priority",
+            "submitted_at",
+            "checksum",
+            "num_entries",
+            "num_topics",
+            "topic_counts",
+            "dropped_lines",
+        ]
         read_only_fields = fields
 
     def get_num_topics(self, run: Run) -> int:
@@ -80,14 +106,20 @@ class RunUpdateSerializer(serializers.ModelSerializer[Run]):
 
 class RunSubmitSerializer(serializers.Serializer[Any]):
     file = serializers.FileField(required=False, help_text="TREC run file, plain or gzip.")
-    results = serializers.JSONField(required=False,
-                                    help_text='JSON run: {"qid": {"docid": score, ...}, ...}')
-    tag = serializers.CharField(required=False, max_length=100,
-                                help_text="Run tag; defaults to the file's tag column.")
+    results = serializers.JSONField(
+        required=False, help_text='JSON run: {"qid": {"docid": score, ...}, ...}'
+    )
+    tag = serializers.CharField(
+        required=False, max_length=100, help_text="Run tag; defaults to the file's tag column."
+    )
     group = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
-    pooled = serializers.BooleanField(required=False, allow_null=True, default=None,
-                                      help_text="Admins only; defaults to the campaign's setting.")
+    pooled = serializers.BooleanField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="Admins only; defaults to the campaign's setting.",
+    )
     priority = serializers.IntegerField(required=False, default=1, min_value=1, max_value=1000)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -99,8 +131,17 @@ class RunSubmitSerializer(serializers.Serializer[Any]):
 class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
     class Meta:
         model = QrelsVersion
-        fields = ["id", "campaign", "number", "source", "content_hash", "note", "num_judgments",
-                  "num_relevant", "created_at"]
+        fields = [
+            "id",
+            "campaign",
+            "number",
+            "source",
+            "content_hash",
+            "note",
+            "num_judgments",
+            "num_relevant",
+            "created_at",
+        ]
         read_only_fields = fields
 
 

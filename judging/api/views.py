@@ -48,8 +48,10 @@ def _read_upload(request: Request, limit: int, what: str) -> tuple[bytes, str]:
     if upload is None or isinstance(upload, str):
         from judging.core.errors import InputProblem, InvalidInput
 
-        raise InvalidInput(f"send {what} as multipart field 'file'",
-                           [InputProblem("missing file", location="file")])
+        raise InvalidInput(
+            f"send {what} as multipart field 'file'",
+            [InputProblem("missing file", location="file")],
+        )
     if upload.size is not None and upload.size > limit:
         raise TooLarge(f"{what} is {upload.size:,} bytes; the limit is {limit:,} bytes")
     return upload.read(), upload.name or "upload"
@@ -63,12 +65,13 @@ class MeView(APIView):
     @extend_schema(responses=s.MeSerializer)
     def get(self, request: Request) -> Response:
         user = request.user
-        return Response({"id": user.pk, "username": user.get_username(),
-                         "roles": roles_of(user)})
+        return Response({"id": user.pk, "username": user.get_username(), "roles": roles_of(user)})
 
 
 class CampaignViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
     viewsets.GenericViewSet[Campaign],
 ):
     serializer_class = s.CampaignSerializer
@@ -82,8 +85,9 @@ class CampaignViewSet(
             num_runs=Count("runs", distinct=True),
         )
 
-    @extend_schema(request=s.CampaignCreateSerializer, responses={201: s.CampaignSerializer,
-                                                                 **ERRORS})
+    @extend_schema(
+        request=s.CampaignCreateSerializer, responses={201: s.CampaignSerializer, **ERRORS}
+    )
     def create(self, request: Request) -> Response:
         ser = s.CampaignCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
@@ -93,16 +97,17 @@ class CampaignViewSet(
 
     # --- topics ---------------------------------------------------------------------------
     @extend_schema(responses=s.TopicSerializer(many=True))
-    @action(detail=True, methods=["get"], url_path="topics",
-            permission_classes=[IsMember])
+    @action(detail=True, methods=["get"], url_path="topics", permission_classes=[IsMember])
     def topics(self, request: Request, pk: str | None = None) -> Response:
         campaign = self.get_object()
         page = self.paginate_queryset(campaign.topics.all())
         return self.get_paginated_response(s.TopicSerializer(page, many=True).data)
 
-    @extend_schema(request={"multipart/form-data": s.FileUploadSerializer},
-                   responses={201: s.ImportSummarySerializer, **ERRORS},
-                   description="Import topics (TREC <top>, JSONL or SMART .I/.W). Admins only.")
+    @extend_schema(
+        request={"multipart/form-data": s.FileUploadSerializer},
+        responses={201: s.ImportSummarySerializer, **ERRORS},
+        description="Import topics (TREC <top>, JSONL or SMART .I/.W). Admins only.",
+    )
     @topics.mapping.post
     def import_topics(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
@@ -110,15 +115,17 @@ class CampaignViewSet(
         _check_length(request, limit, "the topics file")
         data, name = _read_upload(request, limit, "the topics file")
         data = services.read_limited(data, limit=limit, what="the topics file")
-        summary = services.topics_import(campaign=campaign, data=data,
-                                         fmt=request.data.get("format") or None, source=name)
+        summary = services.topics_import(
+            campaign=campaign, data=data, fmt=request.data.get("format") or None, source=name
+        )
         return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
 
     # --- documents ------------------------------------------------------------------------
-    @extend_schema(responses=s.DocumentSerializer(many=True),
-                   description="Documents of the campaign. Admins and researchers only.")
-    @action(detail=True, methods=["get"], url_path="documents",
-            permission_classes=[IsMember])
+    @extend_schema(
+        responses=s.DocumentSerializer(many=True),
+        description="Documents of the campaign. Admins and researchers only.",
+    )
+    @action(detail=True, methods=["get"], url_path="documents", permission_classes=[IsMember])
     def documents(self, request: Request, pk: str | None = None) -> Response:
         campaign = self.get_object()
         if not IsResearcher().has_permission(request, self):
@@ -126,9 +133,11 @@ class CampaignViewSet(
         page = self.paginate_queryset(campaign.documents.all())
         return self.get_paginated_response(s.DocumentSerializer(page, many=True).data)
 
-    @extend_schema(request={"multipart/form-data": s.FileUploadSerializer},
-                   responses={201: s.ImportSummarySerializer, **ERRORS},
-                   description="Import documents (JSONL, TREC <DOC>, TSV, SMART). Admins only.")
+    @extend_schema(
+        request={"multipart/form-data": s.FileUploadSerializer},
+        responses={201: s.ImportSummarySerializer, **ERRORS},
+        description="Import documents (JSONL, TREC <DOC>, TSV, SMART). Admins only.",
+    )
     @documents.mapping.post
     def import_documents(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
@@ -136,23 +145,25 @@ class CampaignViewSet(
         _check_length(request, limit, "the documents file")
         data, name = _read_upload(request, limit, "the documents file")
         data = services.read_limited(data, limit=limit, what="the documents file")
-        summary = services.documents_import(campaign=campaign, data=data,
-                                            fmt=request.data.get("format") or None, source=name)
+        summary = services.documents_import(
+            campaign=campaign, data=data, fmt=request.data.get("format") or None, source=name
+        )
         return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
 
     # --- qrels ----------------------------------------------------------------------------
     @extend_schema(responses=s.QrelsVersionSerializer(many=True))
-    @action(detail=True, methods=["get"], url_path="qrels",
-            permission_classes=[IsMember])
+    @action(detail=True, methods=["get"], url_path="qrels", permission_classes=[IsMember])
     def qrels(self, request: Request, pk: str | None = None) -> Response:
         campaign = self.get_object()
         versions = QrelsVersion.objects.visible_to(request.user).filter(campaign=campaign)
         page = self.paginate_queryset(versions)
         return self.get_paginated_response(s.QrelsVersionSerializer(page, many=True).data)
 
-    @extend_schema(request={"multipart/form-data": s.FileUploadSerializer},
-                   responses={201: s.QrelsVersionSerializer, **ERRORS},
-                   description="Import a TREC qrels file as the next qrels version. Admins only.")
+    @extend_schema(
+        request={"multipart/form-data": s.FileUploadSerializer},
+        responses={201: s.QrelsVersionSerializer, **ERRORS},
+        description="Import a TREC qrels file as the next qrels version. Admins only.",
+    )
     @qrels.mapping.post
     def import_qrels(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
@@ -160,35 +171,44 @@ class CampaignViewSet(
         _check_length(request, limit, "the qrels file")
         data, name = _read_upload(request, limit, "the qrels file")
         version = qrels_services.qrels_import(
-            campaign=campaign, data=data, source=name, note=str(request.data.get("note", "")),
+            campaign=campaign,
+            data=data,
+            source=name,
+            note=str(request.data.get("note", "")),
             created_by=request.user,
         )
         return Response(s.QrelsVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
     # --- runs -----------------------------------------------------------------------------
-    @extend_schema(responses=s.RunSerializer(many=True),
-                   description="Runs of the campaign you may see (admins: all; researchers: "
-                               "their own).")
-    @action(detail=True, methods=["get"], url_path="runs",
-            permission_classes=[IsMember])
+    @extend_schema(
+        responses=s.RunSerializer(many=True),
+        description="Runs of the campaign you may see (admins: all; researchers: their own).",
+    )
+    @action(detail=True, methods=["get"], url_path="runs", permission_classes=[IsMember])
     def runs(self, request: Request, pk: str | None = None) -> Response:
         campaign = self.get_object()
         if not IsResearcher().has_permission(request, self):
             raise NotAllowed("only researchers and admins may list runs")
-        runs = Run.objects.visible_to(request.user).filter(campaign=campaign) \
-            .select_related("owner")
+        runs = (
+            Run.objects.visible_to(request.user).filter(campaign=campaign).select_related("owner")
+        )
         page = self.paginate_queryset(runs)
         return self.get_paginated_response(s.RunSerializer(page, many=True).data)
 
     @extend_schema(
-        request={"multipart/form-data": s.RunSubmitSerializer,
-                 "application/json": s.RunSubmitSerializer},
-        responses={201: s.RunSerializer, **ERRORS,
-                   409: OpenApiResponse(s.ErrorSerializer, description="tag already used"),
-                   413: OpenApiResponse(s.ErrorSerializer, description="file too large")},
+        request={
+            "multipart/form-data": s.RunSubmitSerializer,
+            "application/json": s.RunSubmitSerializer,
+        },
+        responses={
+            201: s.RunSerializer,
+            **ERRORS,
+            409: OpenApiResponse(s.ErrorSerializer, description="tag already used"),
+            413: OpenApiResponse(s.ErrorSerializer, description="file too large"),
+        },
         description="Submit a run: a TREC run file (multipart field 'file', plain or gzip) or "
-                    "JSON {'tag': ..., 'results': {qid: {docid: score}}}. The whole run is "
-                    "validated first; on any problem nothing is stored.",
+        "JSON {'tag': ..., 'results': {qid: {docid: score}}}. The whole run is "
+        "validated first; on any problem nothing is stored.",
     )
     @runs.mapping.post
     def submit_run(self, request: Request, pk: str | None = None) -> Response:
@@ -205,8 +225,9 @@ class CampaignViewSet(
         upload = args.pop("file", None)
         if upload is not None:
             if upload.size is not None and upload.size > limit:
-                raise TooLarge(f"the run file is {upload.size:,} bytes; the limit is "
-                               f"{limit:,} bytes")
+                raise TooLarge(
+                    f"the run file is {upload.size:,} bytes; the limit is {limit:,} bytes"
+                )
             args["data"] = upload.read()
             args["source"] = upload.name or "run"
         else:
@@ -222,8 +243,11 @@ class CampaignViewSet(
 
 
 class RunViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.UpdateModelMixin,
-    mixins.DestroyModelMixin, viewsets.GenericViewSet[Run],
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet[Run],
 ):
     """Runs you may see: admins all, researchers their own, annotators none."""
 
@@ -244,8 +268,10 @@ class RunViewSet(
     def perform_destroy(self, instance: Run) -> None:
         services.run_delete(run=instance)
 
-    @extend_schema(responses={(200, "text/plain"): str},
-                   description="The stored run in TREC format, in trec_eval order.")
+    @extend_schema(
+        responses={(200, "text/plain"): str},
+        description="The stored run in TREC format, in trec_eval order.",
+    )
     @action(detail=True, methods=["get"])
     def download(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
         run = self.get_object()
@@ -255,7 +281,9 @@ class RunViewSet(
 
 
 class QrelsVersionViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[QrelsVersion],
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet[QrelsVersion],
 ):
     """Qrels versions (read-only: a version never changes once stored)."""
 
@@ -265,13 +293,16 @@ class QrelsVersionViewSet(
     def get_queryset(self) -> QuerySet[QrelsVersion]:
         return QrelsVersion.objects.visible_to(self.request.user)
 
-    @extend_schema(responses={(200, "text/plain"): str},
-                   description="The version in TREC qrels format (qid 0 docid grade).")
+    @extend_schema(
+        responses={(200, "text/plain"): str},
+        description="The version in TREC qrels format (qid 0 docid grade).",
+    )
     @action(detail=True, methods=["get"])
     def export(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
         version = self.get_object()
-        response = StreamingHttpResponse(qrels_services.qrels_export_lines(version),
-                                         content_type="text/plain")
+        response = StreamingHttpResponse(
+            qrels_services.qrels_export_lines(version), content_type="text/plain"
+        )
         response["Content-Disposition"] = (
             f'attachment; filename="{version.campaign.name}-qrels-v{version.number}.txt"'
         )

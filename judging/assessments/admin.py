@@ -7,11 +7,26 @@ from judging.assessments.models import QrelsVersion
 
 @admin.register(QrelsVersion)
 class QrelsVersionAdmin(admin.ModelAdmin[QrelsVersion]):
-    list_display = ("campaign", "number", "source", "num_judgments", "num_relevant",
-                    "content_hash", "created_at")
+    list_display = (
+        "campaign",
+        "number",
+        "source",
+        "num_judgments",
+        "num_relevant",
+        "content_hash",
+        "created_at",
+    )
     list_filter = ("campaign", "source")
-    readonly_fields = ("campaign", "number", "source", "content_hash", "num_judgments",
-                       "num_relevant", "created_by", "created_at")
+    readonly_fields = (
+        "campaign",
+        "number",
+        "source",
+        "content_hash",
+        "num_judgments",
+        "num_relevant",
+        "created_by",
+        "created_at",
+    )
 
     def has_add_permission(self, request):  # type: ignore[no-untyped-def]
         return False  # versions are imported or published, never typed in

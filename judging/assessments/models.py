@@ -38,7 +38,10 @@ class QrelsVersion(models.Model):
     num_judgments = models.PositiveIntegerField(default=0)
     num_relevant = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     created_at = models.DateTimeField(auto_now_add=True)

@@ -36,7 +36,11 @@ def _next_number(campaign: Campaign) -> int:
 
 
 def qrels_import(
-    *, campaign: Campaign, data: bytes, source: str = "qrels", note: str = "",
+    *,
+    campaign: Campaign,
+    data: bytes,
+    source: str = "qrels",
+    note: str = "",
     created_by: Any = None,
 ) -> QrelsVersion:
     """Store a TREC qrels file as the campaign's next qrels version.
@@ -51,7 +55,8 @@ def qrels_import(
         raise InvalidInput(
             f"the qrels file has {exc.total} problem(s); nothing was stored",
             [InputProblem(p.message, line=p.line) for p in exc.problems],
-            total=exc.total, source=source,
+            total=exc.total,
+            source=source,
         ) from None
     topic_ids = dict(campaign.topics.values_list("qid", "id"))
     rows = [(q, d, int(g)) for q, judged in table.to_dict().items() for d, g in judged.items()]
@@ -63,7 +68,9 @@ def qrels_import(
         ]
         raise InvalidInput(
             f"the qrels name {len(unknown)} unknown topic(s); nothing was stored",
-            problems[: settings.POOLJUDGE_MAX_PROBLEMS], total=len(problems), source=source,
+            problems[: settings.POOLJUDGE_MAX_PROBLEMS],
+            total=len(problems),
+            source=source,
         )
     lines = canonical_lines(rows)
     threshold = campaign.relevance_threshold
@@ -71,12 +78,18 @@ def qrels_import(
         # Lock the campaign row so that two imports cannot take the same number.
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
         version = QrelsVersion.objects.create(
-            campaign=campaign, number=_next_number(campaign), source=QrelsSource.IMPORTED,
-            content_hash=content_hash(lines), note=note, num_judgments=len(rows),
-            num_relevant=sum(1 for _, _, g in rows if g >= threshold), created_by=created_by,
+            campaign=campaign,
+            number=_next_number(campaign),
+            source=QrelsSource.IMPORTED,
+            content_hash=content_hash(lines),
+            note=note,
+            num_judgments=len(rows),
+            num_relevant=sum(1 for _, _, g in rows if g >= threshold),
+            created_by=created_by,
         )
         insert_rows(
-            QrelsEntry, ("version_id", "topic_id", "docid", "grade"),
+            QrelsEntry,
+            ("version_id", "topic_id", "docid", "grade"),
             ((version.pk, topic_ids[q], d, g) for q, d, g in rows),
         )
     return version

@@ -7,8 +7,13 @@ from judging.campaigns.models import Campaign, Document, Run, Topic
 
 @admin.register(Campaign)
 class CampaignAdmin(admin.ModelAdmin[Campaign]):
-    list_display = ("name", "relevance_threshold", "unknown_topic_policy", "default_pooled",
-                    "created_at")
+    list_display = (
+        "name",
+        "relevance_threshold",
+        "unknown_topic_policy",
+        "default_pooled",
+        "created_at",
+    )
     search_fields = ("name", "description")
     readonly_fields = ("created_by", "created_at")
 
@@ -35,13 +40,29 @@ class DocumentAdmin(admin.ModelAdmin[Document]):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin[Run]):
-    list_display = ("tag", "campaign", "owner", "group", "pooled", "priority", "num_entries",
-                    "submitted_at")
+    list_display = (
+        "tag",
+        "campaign",
+        "owner",
+        "group",
+        "pooled",
+        "priority",
+        "num_entries",
+        "submitted_at",
+    )
     list_filter = ("campaign", "pooled", "group")
     list_editable = ("pooled", "priority")
     search_fields = ("tag", "group", "description", "owner__username")
-    readonly_fields = ("campaign", "tag", "owner", "submitted_at", "checksum", "num_entries",
-                       "topic_counts", "dropped_lines")
+    readonly_fields = (
+        "campaign",
+        "tag",
+        "owner",
+        "submitted_at",
+        "checksum",
+        "num_entries",
+        "topic_counts",
+        "dropped_lines",
+    )
 
     def has_add_permission(self, request):  # type: ignore[no-untyped-def]
         return False  # runs arrive through the API or `manage.py import_run`

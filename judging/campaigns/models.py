@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -49,7 +50,10 @@ class Campaign(models.Model):
         default=True, help_text="Whether newly submitted runs contribute to the pool."
     )
     created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
         related_name="+",
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -167,20 +171,34 @@ class Run(models.Model):
         return self.tag
 
 
-class RunEntry(models.Model):
-    """One ranked line of a run. ``rank`` is the effective rank (1-based) in trec_eval order:
-    score descending, ties by docid descending; the submitted rank column is not trusted."""
+class RankedList(models.Model):
+    """One topic's ranking in a run, in trec_eval order (score descending, ties by docid
+    descending; the submitted rank column is not trusted), stored column-wise.
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="entries")
+    A run has up to a few thousand of these instead of a million entry rows: runs are always read
+    whole per topic (pooling takes the top k, evaluation the whole list), and ingesting a
+    1,000,000-line run becomes a few thousand writes. ``docids`` holds the docids joined by
+    newlines (docids never contain white space); ``scores`` the float64 scores, little-endian.
+    Rank r (1-based) is position r - 1 of both.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="rankings")
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
-    docid = models.CharField(max_length=255)
-    rank = models.PositiveIntegerField()
-    score = models.FloatField()
+    size = models.PositiveIntegerField()
+    docids = models.TextField()
+    scores = models.BinaryField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "topic", "rank"], name="runentry_rank_unique"),
+            models.UniqueConstraint(fields=["run", "topic"], name="rankedlist_unique"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.run_id} {self.topic_id} {self.docid} {self.rank}"
+        return f"{self.run_id}/{self.topic_id}: {self.size} documents"
+
+    def docid_list(self, depth: int | None = None) -> list[str]:
+        ids = self.docids.split("\n") if self.docids else []
+        return ids if depth is None else ids[:depth]
+
+    def score_array(self) -> np.ndarray:
+        return np.frombuffer(bytes(self.scores), dtype="<f8")

@@ -11,6 +11,19 @@ from typing import Any
 
 from django.db import connection, models
 
+_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+
+
+def _copy_text(value: Any) -> str:
+    """One value in PostgreSQL COPY text format."""
+    if value is None:
+        return "\\N"
+    if isinstance(value, str):
+        return value.translate(_ESCAPES)
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
 
 def insert_rows(
     model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]
@@ -21,8 +34,16 @@ def insert_rows(
         if connection.vendor == "postgresql":
             raw = cursor.cursor  # the psycopg 3 cursor under Django's wrapper
             with raw.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:
+                # Format the COPY text ourselves in large blocks: write_row per row costs
+                # several microseconds each, which dominates for million-row runs.
+                block: list[str] = []
                 for row in rows:
-                    copy.write_row(row)
+                    block.append("\t".join(map(_copy_text, row)))
+                    if len(block) >= 100_000:
+                        copy.write("\n".join(block) + "\n")
+                        block.clear()
+                if block:
+                    copy.write("\n".join(block) + "\n")
         else:
             marks = ", ".join(["%s"] * len(columns))
             batch: list[Sequence[Any]] = []

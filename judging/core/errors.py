@@ -43,7 +43,11 @@ class InvalidInput(DomainError):
     code = "invalid_input"
 
     def __init__(
-        self, message: str, problems: list[InputProblem], *, total: int | None = None,
+        self,
+        message: str,
+        problems: list[InputProblem],
+        *,
+        total: int | None = None,
         source: str | None = None,
     ) -> None:
         super().__init__(message)

@@ -24,61 +24,79 @@ class DemoTopic:
     description: str
     narrative: str
     tags: tuple[str, ...]
-    terms: tuple[str, ...]          # words that relevant documents use
-    synonyms: tuple[str, ...]       # words "hard" relevant documents use instead
-    setting: tuple[str, ...]        # actors of the surrounding story
+    terms: tuple[str, ...]  # words that relevant documents use
+    synonyms: tuple[str, ...]  # words "hard" relevant documents use instead
+    setting: tuple[str, ...]  # actors of the surrounding story
 
 
 TOPICS: tuple[DemoTopic, ...] = (
-    DemoTopic("1", "offshore wind turbine maintenance",
-              "How do operators maintain and repair offshore wind turbines?",
-              "Relevant documents describe inspection, repair or maintenance of turbines at sea: "
-              "vessels, drones, blade repair, downtime. Documents about onshore wind only or about "
-              "energy prices are not relevant.",
-              ("energy", "engineering"),
-              ("offshore", "wind", "turbine", "maintenance", "blade", "repair"),
-              ("sea-based", "rotor", "servicing", "nacelle", "upkeep", "farm"),
-              ("maintenance crew", "harbour authority", "operator", "coastguard", "manufacturer")),
-    DemoTopic("2", "grid battery storage for solar power",
-              "What battery systems store solar energy for the electricity grid?",
-              "Relevant: utility-scale batteries charged by solar farms, their capacity, costs or "
-              "failures. Home batteries are partially relevant. Solar panels alone are not.",
-              ("energy", "storage"),
-              ("battery", "storage", "solar", "grid", "lithium", "capacity"),
-              ("accumulator", "megawatt-hour", "photovoltaic", "network", "cells", "reserve"),
-              ("grid operator", "utility", "regulator", "installer", "energy ministry")),
-    DemoTopic("3", "coral reef bleaching",
-              "What causes coral reef bleaching and how are reefs recovering?",
-              "Relevant documents discuss bleaching events, ocean temperature, recovery or "
-              "restoration of reefs. Documents about fishing or tourism alone are not relevant.",
-              ("climate", "oceans"),
-              ("coral", "reef", "bleaching", "temperature", "ocean", "recovery"),
-              ("polyp", "atoll", "whitening", "heatwave", "marine", "regrowth"),
-              ("dive team", "marine institute", "park service", "fishing cooperative", "researchers")),
-    DemoTopic("4", "urban heat islands and street trees",
-              "Do street trees reduce urban heat island temperatures?",
-              "Relevant: measurements or programmes linking trees, shade or green space to city "
-              "temperatures. General city planning without heat is not relevant.",
-              ("climate", "cities"),
-              ("urban", "heat", "island", "trees", "shade", "city"),
-              ("metropolitan", "warming", "canopy", "greenery", "cooling", "downtown"),
-              ("city council", "planning office", "residents association", "climate lab", "mayor")),
-    DemoTopic("5", "antibiotic resistance in livestock farming",
-              "How does antibiotic use in livestock farming spread resistance?",
-              "Relevant documents connect antibiotics given to farm animals with resistant "
-              "bacteria in animals or people. Human prescribing alone is partially relevant.",
-              ("health", "agriculture"),
-              ("antibiotic", "resistance", "livestock", "farm", "bacteria", "animals"),
-              ("antimicrobial", "tolerance", "cattle", "poultry", "microbes", "herds"),
-              ("veterinary board", "food regulator", "farmers union", "hospital lab", "health agency")),
-    DemoTopic("6", "high-speed rail construction costs",
-              "Why do high-speed rail projects cost more than planned?",
-              "Relevant documents explain cost overruns, budgets or delays of high-speed rail "
-              "lines. Documents about ticket prices or ordinary trains are not relevant.",
-              ("transport", "economics"),
-              ("high-speed", "rail", "cost", "construction", "budget", "overrun"),
-              ("bullet-train", "railway", "expense", "building", "funding", "escalation"),
-              ("transport ministry", "main contractor", "audit office", "rail authority", "parliament")),
+    DemoTopic(
+        "1",
+        "offshore wind turbine maintenance",
+        "How do operators maintain and repair offshore wind turbines?",
+        "Relevant documents describe inspection, repair or maintenance of turbines at sea: "
+        "vessels, drones, blade repair, downtime. Documents about onshore wind only or about "
+        "energy prices are not relevant.",
+        ("energy", "engineering"),
+        ("offshore", "wind", "turbine", "maintenance", "blade", "repair"),
+        ("sea-based", "rotor", "servicing", "nacelle", "upkeep", "farm"),
+        ("maintenance crew", "harbour authority", "operator", "coastguard", "manufacturer"),
+    ),
+    DemoTopic(
+        "2",
+        "grid battery storage for solar power",
+        "What battery systems store solar energy for the electricity grid?",
+        "Relevant: utility-scale batteries charged by solar farms, their capacity, costs or "
+        "failures. Home batteries are partially relevant. Solar panels alone are not.",
+        ("energy", "storage"),
+        ("battery", "storage", "solar", "grid", "lithium", "capacity"),
+        ("accumulator", "megawatt-hour", "photovoltaic", "network", "cells", "reserve"),
+        ("grid operator", "utility", "regulator", "installer", "energy ministry"),
+    ),
+    DemoTopic(
+        "3",
+        "coral reef bleaching",
+        "What causes coral reef bleaching and how are reefs recovering?",
+        "Relevant documents discuss bleaching events, ocean temperature, recovery or "
+        "restoration of reefs. Documents about fishing or tourism alone are not relevant.",
+        ("climate", "oceans"),
+        ("coral", "reef", "bleaching", "temperature", "ocean", "recovery"),
+        ("polyp", "atoll", "whitening", "heatwave", "marine", "regrowth"),
+        ("dive team", "marine institute", "park service", "fishing cooperative", "researchers"),
+    ),
+    DemoTopic(
+        "4",
+        "urban heat islands and street trees",
+        "Do street trees reduce urban heat island temperatures?",
+        "Relevant: measurements or programmes linking trees, shade or green space to city "
+        "temperatures. General city planning without heat is not relevant.",
+        ("climate", "cities"),
+        ("urban", "heat", "island", "trees", "shade", "city"),
+        ("metropolitan", "warming", "canopy", "greenery", "cooling", "downtown"),
+        ("city council", "planning office", "residents association", "climate lab", "mayor"),
+    ),
+    DemoTopic(
+        "5",
+        "antibiotic resistance in livestock farming",
+        "How does antibiotic use in livestock farming spread resistance?",
+        "Relevant documents connect antibiotics given to farm animals with resistant "
+        "bacteria in animals or people. Human prescribing alone is partially relevant.",
+        ("health", "agriculture"),
+        ("antibiotic", "resistance", "livestock", "farm", "bacteria", "animals"),
+        ("antimicrobial", "tolerance", "cattle", "poultry", "microbes", "herds"),
+        ("veterinary board", "food regulator", "farmers union", "hospital lab", "health agency"),
+    ),
+    DemoTopic(
+        "6",
+        "high-speed rail construction costs",
+        "Why do high-speed rail projects cost more than planned?",
+        "Relevant documents explain cost overruns, budgets or delays of high-speed rail "
+        "lines. Documents about ticket prices or ordinary trains are not relevant.",
+        ("transport", "economics"),
+        ("high-speed", "rail", "cost", "construction", "budget", "overrun"),
+        ("bullet-train", "railway", "expense", "building", "funding", "escalation"),
+        ("transport ministry", "main contractor", "audit office", "rail authority", "parliament"),
+    ),
 )
 
 _OPENINGS = (
@@ -102,8 +120,16 @@ _CLOSINGS = (
     "Not everyone agrees, and the debate over {a} continues.",
     "The {s} declined to comment on the costs.",
 )
-_FILLER = ("local elections", "a football final", "the price of coffee", "a new museum",
-           "school holidays", "a jazz festival", "the housing market", "a cooking contest")
+_FILLER = (
+    "local elections",
+    "a football final",
+    "the price of coffee",
+    "a new museum",
+    "school holidays",
+    "a jazz festival",
+    "the housing market",
+    "a cooking contest",
+)
 
 
 @dataclass
@@ -111,8 +137,8 @@ class DemoDocument:
     docid: str
     title: str
     text: str
-    topic: str | None     # the topic it was written about (None: distractor)
-    hard: bool = False    # relevant, but written with synonyms (few systems find it)
+    topic: str | None  # the topic it was written about (None: distractor)
+    hard: bool = False  # relevant, but written with synonyms (few systems find it)
 
 
 @dataclass
@@ -128,12 +154,13 @@ class DemoRun:
 class DemoCollection:
     topics: tuple[DemoTopic, ...]
     documents: list[DemoDocument]
-    truth: dict[str, dict[str, int]]      # qid -> docid -> grade (hidden ground truth)
+    truth: dict[str, dict[str, int]]  # qid -> docid -> grade (hidden ground truth)
     runs: list[DemoRun]
 
 
-def _sentence(rng: random.Random, templates: tuple[str, ...], words: list[str],
-              setting: tuple[str, ...]) -> str:
+def _sentence(
+    rng: random.Random, templates: tuple[str, ...], words: list[str], setting: tuple[str, ...]
+) -> str:
     a, b = rng.sample(words, 2)
     return rng.choice(templates).format(a=a, b=b, s=rng.choice(setting))
 
@@ -174,9 +201,14 @@ def build() -> DemoCollection:
     for _ in range(DISTRACTORS):
         n += 1
         words = list(_FILLER)
-        documents.append(DemoDocument(
-            f"PJ{n:04d}", " ".join(rng.sample(words, 2)).capitalize(),
-            _write(rng, words, ("city council", "organisers", "club"), n_middle=2), None))
+        documents.append(
+            DemoDocument(
+                f"PJ{n:04d}",
+                " ".join(rng.sample(words, 2)).capitalize(),
+                _write(rng, words, ("city council", "organisers", "club"), n_middle=2),
+                None,
+            )
+        )
     return DemoCollection(TOPICS, documents, truth, _runs(documents, truth))
 
 
@@ -187,8 +219,16 @@ _SYSTEMS = (
     ("dense-v1", "vector-co", "Bi-encoder dense retrieval", True, 1.2, 0.9, 0.35),
     ("keyword-weak", "student-team", "Boolean keyword match, unranked ties", True, 0.5, 1.4, 0.0),
     ("random-walk", "student-team", "A near-random baseline", True, 0.1, 2.0, 0.0),
-    ("novel-neural", "newcomer-ai", "Cross-encoder reranker over a wide candidate set "
-     "(submitted after pool version 1; not pooled)", False, 1.3, 0.6, 1.0),
+    (
+        "novel-neural",
+        "newcomer-ai",
+        "Cross-encoder reranker over a wide candidate set "
+        "(submitted after pool version 1; not pooled)",
+        False,
+        1.3,
+        0.6,
+        1.0,
+    ),
 )
 
 

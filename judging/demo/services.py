@@ -67,12 +67,19 @@ def demo_load() -> Campaign | None:
     campaign = campaign_create(
         name=DEMO_CAMPAIGN,
         description="A small generated newsroom collection: six topics, a few hundred "
-                    "documents and six runs. One run (novel-neural) is not pooled.",
+        "documents and six runs. One run (novel-neural) is not pooled.",
         created_by=users["admin"],
     )
     topics = "\n".join(
-        json.dumps({"qid": t.qid, "title": t.title, "description": t.description,
-                    "narrative": t.narrative, "tags": list(t.tags)})
+        json.dumps(
+            {
+                "qid": t.qid,
+                "title": t.title,
+                "description": t.description,
+                "narrative": t.narrative,
+                "tags": list(t.tags),
+            }
+        )
         for t in demo.topics
     )
     topics_import(campaign=campaign, data=topics.encode(), fmt="jsonl", source="demo-topics")
@@ -81,6 +88,13 @@ def demo_load() -> Campaign | None:
     )
     documents_import(campaign=campaign, data=docs.encode(), fmt="jsonl", source="demo-documents")
     for run in demo.runs:
-        run_submit(campaign=campaign, owner=users[RESEARCHER], results=run.results, tag=run.tag,
-                   group=run.group, description=run.description, pooled=run.pooled)
+        run_submit(
+            campaign=campaign,
+            owner=users[RESEARCHER],
+            results=run.results,
+            tag=run.tag,
+            group=run.group,
+            description=run.description,
+            pooled=run.pooled,
+        )
     return campaign

@@ -19,8 +19,10 @@ def home(request: HttpRequest) -> HttpResponse:
         num_runs=Count("runs", distinct=True),
     )
     runs = (
-        Run.objects.visible_to(request.user).select_related("campaign", "owner")
+        Run.objects.visible_to(request.user)
+        .select_related("campaign", "owner")
         .order_by("-submitted_at")[:50]
-        if is_researcher(request.user) else Run.objects.none()
+        if is_researcher(request.user)
+        else Run.objects.none()
     )
     return render(request, "web/home.html", {"campaigns": campaigns, "runs": runs})

@@ -26,9 +26,13 @@ class Command(BaseCommand):
         except json.JSONDecodeError as exc:
             raise CommandError(f"--scale is not valid JSON: {exc}") from None
         try:
-            c = campaign_create(name=opts["name"], description=opts["description"], scale=scale,
-                                relevance_threshold=opts["threshold"],
-                                unknown_topic_policy=opts["unknown_topics"])
+            c = campaign_create(
+                name=opts["name"],
+                description=opts["description"],
+                scale=scale,
+                relevance_threshold=opts["threshold"],
+                unknown_topic_policy=opts["unknown_topics"],
+            )
         except DomainError as exc:
             raise as_command_error(exc) from None
         self.stdout.write(f"created campaign {c.name!r} (id {c.pk})")

@@ -26,8 +26,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         campaign = get_campaign(opts["campaign"])
         try:
-            summary = documents_import(campaign=campaign, data=read_path(opts["path"]),
-                                       fmt=opts["format"], source=opts["path"])
+            summary = documents_import(
+                campaign=campaign,
+                data=read_path(opts["path"]),
+                fmt=opts["format"],
+                source=opts["path"],
+            )
         except DomainError as exc:
             raise as_command_error(exc) from None
         self.stdout.write(f"documents: {summary.created} created, {summary.updated} updated")

@@ -25,9 +25,15 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         campaign = get_campaign(opts["campaign"])
         try:
-            v = qrels_import(campaign=campaign, data=read_path(opts["path"]),
-                             source=opts["path"], note=opts["note"])
+            v = qrels_import(
+                campaign=campaign,
+                data=read_path(opts["path"]),
+                source=opts["path"],
+                note=opts["note"],
+            )
         except DomainError as exc:
             raise as_command_error(exc) from None
-        self.stdout.write(f"qrels version {v.number}: {v.num_judgments} judgments, "
-                          f"{v.num_relevant} relevant, sha256 {v.content_hash[:12]}")
+        self.stdout.write(
+            f"qrels version {v.number}: {v.num_judgments} judgments, "
+            f"{v.num_relevant} relevant, sha256 {v.content_hash[:12]}"
+        )

@@ -46,21 +46,26 @@ class Command(BaseCommand):
             tag = opts["tag"] or _tag_from_name(path)
             try:
                 run = run_submit(
-                    campaign=campaign, owner=owner, data=read_path(path), tag=tag,
+                    campaign=campaign,
+                    owner=owner,
+                    data=read_path(path),
+                    tag=tag,
                     group=groups.get(tag or "", opts["group"]),
                     pooled=False if opts["not_pooled"] else None,
-                    priority=opts["priority"], source=path,
+                    priority=opts["priority"],
+                    source=path,
                 )
             except DomainError as exc:
                 raise as_command_error(exc) from None
-            self.stdout.write(f"run {run.tag}: {run.num_entries} entries, "
-                              f"{len(run.topic_counts)} topics")
+            self.stdout.write(
+                f"run {run.tag}: {run.num_entries} entries, {len(run.topic_counts)} topics"
+            )
 
 
 def _tag_from_name(path: str) -> str | None:
     """TREC archives name runs ``input.<tag>[.gz]``; otherwise the file's tag column is used."""
     name = Path(path).name
     if name.startswith("input."):
-        name = name[len("input."):]
+        name = name[len("input.") :]
         return name[:-3] if name.endswith(".gz") else name
     return None

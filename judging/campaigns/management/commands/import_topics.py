@@ -26,9 +26,15 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **opts: Any) -> None:
         campaign = get_campaign(opts["campaign"])
         try:
-            summary = topics_import(campaign=campaign, data=read_path(opts["path"]),
-                                    fmt=opts["format"], source=opts["path"])
+            summary = topics_import(
+                campaign=campaign,
+                data=read_path(opts["path"]),
+                fmt=opts["format"],
+                source=opts["path"],
+            )
         except DomainError as exc:
             raise as_command_error(exc) from None
-        self.stdout.write(f"topics: {summary.created} created, {summary.updated} updated, "
-                          f"{summary.unchanged} unchanged")
+        self.stdout.write(
+            f"topics: {summary.created} created, {summary.updated} updated, "
+            f"{summary.unchanged} unchanged"
+        )

@@ -12,13 +12,18 @@ class Command(BaseCommand):
     help = "Create the demo users and, on an empty database, the demo campaign (local use only)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--force", action="store_true",
-                            help="Run even with DEBUG off (the demo passwords are public).")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="Run even with DEBUG off (the demo passwords are public).",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if not settings.DEBUG and not opts["force"]:
-            raise CommandError("load_demo creates users with public passwords; it refuses to run "
-                               "with DJANGO_DEBUG off (use --force if you really mean it)")
+            raise CommandError(
+                "load_demo creates users with public passwords; it refuses to run "
+                "with DJANGO_DEBUG off (use --force if you really mean it)"
+            )
         campaign = demo_load()
         if campaign is None:
             self.stdout.write("The database already has campaigns; demo campaign not loaded.")

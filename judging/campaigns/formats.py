@@ -1,0 +1,1026 @@
+"""Parsers for importing topics and documents: TREC SGML, JSON lines, TSV and SMART.
+
+Pure Python (standard library only) so that commands, the API and tests share one implementation.
+
+Inputs are ``bytes`` (raw file content), ``str`` (the text itself, *not* a file name), an
+``os.PathLike`` (a file to open) or, for documents, a binary stream. Gzip is recognised by its magic
+bytes, text must be UTF-8 (a BOM is tolerated) and CRLF line endings are accepted everywhere.
+
+Every parser collects problems with their 1-based line numbers instead of stopping at the first one
+and raises :class:`ImportFormatError` listing them all (capped at ``max_problems``, with the total).
+
+Normalisation, the same for every format:
+
+* ids (qid, docid) are stripped and may not contain whitespace, because run and qrels files are
+  whitespace separated; numeric ids read from TREC ``<num>`` and SMART ``.I`` lose their leading
+  zeros (``051`` -> ``51``, as the qrels write them). JSON and TSV ids are kept as written.
+* topic fields and document titles have their whitespace collapsed to single spaces;
+* document text from TREC and SMART files is re-flowed into paragraphs, one per line: a paragraph
+  ends at a blank line, at ``<P>``-like block tags, or before a line indented by two or more columns
+  (how AP, WSJ and Cranfield mark paragraphs). Text from JSON lines and TSV is kept as given.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import json
+import os
+import re
+import zlib
+from bisect import bisect_right
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Literal, NoReturn
+
+__all__ = [
+    "DOCUMENT_FORMATS",
+    "TOPIC_FORMATS",
+    "DocumentRecord",
+    "FormatProblem",
+    "ImportFormatError",
+    "TopicRecord",
+    "detect_document_format",
+    "detect_topic_format",
+    "iter_documents",
+    "parse_documents",
+    "parse_topics",
+]
+
+TOPIC_FORMATS: tuple[str, ...] = ("trec", "jsonl", "smart")
+DOCUMENT_FORMATS: tuple[str, ...] = ("jsonl", "trec", "tsv", "smart")
+
+SmartNumbering = Literal["sequential", "id"]
+Input = bytes | str | os.PathLike[str] | BinaryIO
+
+_HEAD_BYTES = 8192
+_CHUNK_BYTES = 1 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+_BOM = "\ufeff"
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRecord:
+    qid: str
+    title: str
+    description: str = ""
+    narrative: str = ""
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    docid: str
+    title: str
+    text: str
+    url: str = ""
+    # Left out of the hash so that records stay hashable; still compared by ==.
+    metadata: dict[str, str] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
+class FormatProblem:
+    line: int  # 1-based; 0 means the whole file
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message}" if self.line else self.message
+
+
+class ImportFormatError(ValueError):
+    """The input could not be imported; ``problems`` lists why, ``total`` counts them all."""
+
+    def __init__(
+        self, source: str, problems: Sequence[FormatProblem], total: int | None = None
+    ) -> None:
+        problem_list = list(problems)
+        count = len(problem_list) if total is None else total
+        super().__init__(source, problem_list, count)  # args rebuild the error when unpickled
+        self.source = source
+        self.problems = problem_list
+        self.total = count
+
+    def __str__(self) -> str:
+        if not self.problems:
+            return f"{self.source}: invalid input"
+        first = self.problems[0]
+        where = f"{self.source} line {first.line}" if first.line else self.source
+        text = f"{where}: {first.message}"
+        more = self.total - 1
+        if more > 0:
+            text += f" (and {more} more problem{'s' if more > 1 else ''})"
+        return text
+
+
+class _Problems:
+    """Collects problems, keeping the first ``cap`` and counting all of them."""
+
+    def __init__(self, source: str, cap: int) -> None:
+        if cap < 1:
+            raise ValueError("max_problems must be at least 1")
+        self.source = source
+        self.cap = cap
+        self.kept: list[FormatProblem] = []
+        self.total = 0
+
+    def add(self, line: int, message: str) -> None:
+        self.total += 1
+        if len(self.kept) < self.cap:
+            self.kept.append(FormatProblem(line, message))
+
+    def error(self) -> ImportFormatError:
+        ordered = sorted(self.kept, key=lambda p: p.line)  # stable: same line keeps its order
+        return ImportFormatError(self.source, ordered, self.total)
+
+    def raise_if_any(self) -> None:
+        if self.total:
+            raise self.error()
+
+    def fatal(self, line: int, message: str) -> NoReturn:
+        self.add(line, message)
+        raise self.error()
+
+
+class _Ids:
+    """Rejects ids with whitespace and duplicates, naming the line of the first occurrence."""
+
+    def __init__(self, kind: str, problems: _Problems) -> None:
+        self.kind = kind
+        self.problems = problems
+        self.seen: dict[str, int] = {}
+
+    def accept(self, ident: str, line: int) -> bool:
+        if _WHITESPACE.search(ident):
+            self.problems.add(line, f"{self.kind} {ident!r} contains whitespace")
+            return False
+        first = self.seen.get(ident)
+        if first is not None:
+            self.problems.add(line, f"duplicate {self.kind} {ident} (first on line {first})")
+            return False
+        self.seen[ident] = line
+        return True
+
+
+# --------------------------------------------------------------------------- reading input
+
+_WHITESPACE = re.compile(r"\s")
+_NUMERIC = re.compile(r"[0-9]+")
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _strip_zeros(ident: str) -> str:
+    if _NUMERIC.fullmatch(ident):
+        return ident.lstrip("0") or "0"
+    return ident
+
+
+def _source_name(data: Input, source: str | None) -> str:
+    if source is not None:
+        return source
+    if isinstance(data, os.PathLike):
+        return os.path.basename(os.fspath(data))
+    if not isinstance(data, bytes | str):
+        name = getattr(data, "name", None)
+        if isinstance(name, str) and name:
+            return os.path.basename(name)
+    return "input"
+
+
+def _open_chunks(data: Input) -> tuple[Iterator[bytes], Callable[[], None]]:
+    """Raw byte chunks of the input and a function that releases it."""
+    if isinstance(data, bytes):
+        return iter([data]), lambda: None
+    if isinstance(data, str):
+        # surrogatepass: a lone surrogate becomes an encoding problem on its line, not a crash
+        return iter([data.encode("utf-8", "surrogatepass")]), lambda: None
+    if isinstance(data, os.PathLike):
+        # A generator owns the file: closing it, or dropping it unfinished, closes the file.
+        chunks = _read_path(data)
+        return chunks, chunks.close
+    return _read_chunks(data), lambda: None
+
+
+def _read_path(path: os.PathLike[str]) -> Generator[bytes, None, None]:
+    with open(path, "rb") as handle:
+        yield from _read_chunks(handle)
+
+
+def _read_chunks(stream: BinaryIO) -> Iterator[bytes]:
+    while chunk := stream.read(_CHUNK_BYTES):
+        yield chunk
+
+
+def _peek(chunks: Iterator[bytes], size: int = _HEAD_BYTES) -> tuple[bytes, Iterator[bytes]]:
+    """The first ``size`` or more bytes, and an iterator that still yields everything."""
+    taken: list[bytes] = []
+    length = 0
+    for chunk in chunks:
+        taken.append(chunk)
+        length += len(chunk)
+        if length >= size:
+            break
+    head = b"".join(taken)
+    return head, itertools.chain([head], chunks)
+
+
+def _gunzip(chunks: Iterable[bytes], problems: _Problems) -> Iterator[bytes]:
+    """Decompress gzip data, including files made of several concatenated members."""
+    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    started = False
+    try:
+        for chunk in chunks:
+            while chunk:
+                started = True
+                out = decoder.decompress(chunk)
+                if out:
+                    yield out
+                if decoder.eof:
+                    chunk = decoder.unused_data
+                    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                    started = False
+                else:
+                    chunk = b""
+        tail = decoder.flush()
+    except zlib.error as exc:
+        problems.fatal(0, f"corrupt gzip data ({exc})")
+    if tail:
+        yield tail
+    if started and not decoder.eof:
+        problems.fatal(0, "gzip data is truncated")
+
+
+def _decompressed(chunks: Iterator[bytes], problems: _Problems) -> tuple[bytes, Iterator[bytes]]:
+    """The decompressed head (for sniffing) and all decompressed chunks, head included."""
+    head, chunks = _peek(chunks)
+    if head.startswith(_GZIP_MAGIC):
+        head, chunks = _peek(_gunzip(chunks, problems))
+    return head, chunks
+
+
+def _split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    pending = b""
+    for chunk in chunks:
+        pieces = (pending + chunk).split(b"\n")
+        pending = pieces.pop()
+        yield from pieces
+    if pending:
+        yield pending
+
+
+def _decode_lines(chunks: Iterable[bytes], problems: _Problems) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` pairs without line endings; bad UTF-8 is a problem on its line."""
+    for number, raw in enumerate(_split_lines(chunks), start=1):
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.add(
+                number,
+                f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+            )
+            line = raw.decode("utf-8", "replace")
+        if number == 1 and line.startswith(_BOM):
+            line = line[1:]
+        yield number, line
+
+
+# --------------------------------------------------------------------------- sniffing
+
+_SMART_START = re.compile(rb"\.I(?:[ \t]|\r?$)")
+_TREC_TOPIC = re.compile(rb"<\s*top(?:ic)?\b", re.IGNORECASE)
+_TREC_DOC = re.compile(rb"<\s*doc(?:\s[^<>]*)?>", re.IGNORECASE)
+
+
+def _sniffable(head: bytes, source: str) -> bytes:
+    if head.startswith(_GZIP_MAGIC):
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head)
+        except zlib.error as exc:
+            raise ImportFormatError(
+                source, [FormatProblem(0, f"corrupt gzip data ({exc})")]
+            ) from None
+    if head.startswith(_BOM.encode()):
+        head = head[3:]
+    return head.lstrip()
+
+
+def _first_line(head: bytes) -> bytes:
+    return head.split(b"\n", 1)[0]
+
+
+def detect_topic_format(head: bytes, *, source: str = "input") -> str:
+    """Guess the topic format (one of ``TOPIC_FORMATS``) from the first few KB of a file."""
+    text = _sniffable(head, source)
+    if not text:
+        raise ImportFormatError(source, [FormatProblem(0, "no topics found")])
+    if text.startswith(b"{"):
+        return "jsonl"
+    if _SMART_START.match(_first_line(text)):
+        return "smart"
+    if _TREC_TOPIC.search(text):
+        return "trec"
+    raise ImportFormatError(
+        source,
+        [
+            FormatProblem(
+                0,
+                "unrecognised topic format: expected TREC <top> topics, JSON lines "
+                "or SMART .I/.W queries",
+            )
+        ],
+    )
+
+
+def detect_document_format(head: bytes, *, source: str = "input") -> str:
+    """Guess the document format (one of ``DOCUMENT_FORMATS``) from the first few KB of a file."""
+    text = _sniffable(head, source)
+    if not text:
+        raise ImportFormatError(source, [FormatProblem(0, "no documents found")])
+    first = _first_line(text)
+    if text.startswith(b"{"):
+        return "jsonl"
+    if _SMART_START.match(first):
+        return "smart"
+    if b"\t" in first and not first.startswith(b"<"):
+        return "tsv"  # before TREC, so that a "<doc>" inside some TSV text does not mislead
+    if _TREC_DOC.search(text):
+        return "trec"
+    raise ImportFormatError(
+        source,
+        [
+            FormatProblem(
+                0,
+                "unrecognised document format: expected JSON lines, TREC <DOC> documents, "
+                "TSV (docid<TAB>text) or SMART .I/.T/.W documents",
+            )
+        ],
+    )
+
+
+def _check_format(fmt: str, known: tuple[str, ...], source: str) -> None:
+    if fmt not in known:
+        expected = ", ".join(known)
+        raise ImportFormatError(
+            source, [FormatProblem(0, f"unknown format {fmt!r} (expected one of {expected})")]
+        )
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+_SMART_MARKER = re.compile(r"\.([ITABWXKCN])(?:\s+(.*))?$")
+_INDENTED = re.compile(r"(?:\t| {2})")
+
+
+def _paragraphs(lines: Iterable[str]) -> str:
+    """Join hard-wrapped lines into paragraphs, one per output line (see the module docstring)."""
+    paragraphs: list[str] = []
+    current: list[str] = []
+    for line in lines:
+        blank = not line.strip()
+        if current and (blank or _INDENTED.match(line)):
+            paragraphs.append(_collapse(" ".join(current)))
+            current = []
+        if not blank:
+            current.append(line)
+    if current:
+        paragraphs.append(_collapse(" ".join(current)))
+    return "\n".join(paragraphs)
+
+
+def _json_object(line: str, number: int, problems: _Problems) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        problems.add(number, f"malformed JSON: {exc.msg} (column {exc.colno})")
+        return None
+    if not isinstance(value, dict):
+        problems.add(number, f"expected a JSON object, found {type(value).__name__}")
+        return None
+    return value
+
+
+def _json_id(
+    obj: dict[str, Any], keys: tuple[str, ...], kind: str, number: int, problems: _Problems
+) -> str | None:
+    for key in keys:
+        if key not in obj:
+            continue
+        value = obj[key]
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            problems.add(number, f"{key} must be a string or an integer")
+            return None
+        ident = str(value).strip()
+        if ident:
+            return ident
+        break
+    problems.add(number, f"missing {kind} (expected one of {', '.join(keys)})")
+    return None
+
+
+def _json_str(
+    obj: dict[str, Any], keys: tuple[str, ...], number: int, problems: _Problems
+) -> tuple[str | None, str | None]:
+    """``(key, value)`` of the first key present; value None when it is not a string."""
+    for key in keys:
+        if key in obj:
+            value = obj[key]
+            if value is None:
+                return key, ""
+            if not isinstance(value, str):
+                problems.add(number, f"{key} must be a string")
+                return key, None
+            return key, value
+    return None, ""
+
+
+# --------------------------------------------------------------------------- topics
+
+
+def parse_topics(
+    data: Input,
+    *,
+    fmt: str | None = None,
+    source: str | None = None,
+    max_problems: int = 100,
+    smart_numbering: SmartNumbering = "sequential",
+) -> list[TopicRecord]:
+    """Parse a topic file in TREC ``<top>``/``<topic>``, JSON lines or SMART ``.I/.W`` format.
+
+    ``smart_numbering`` only matters for SMART files. ``"sequential"`` (the default) numbers the
+    queries 1..N in file order, which is how the Cranfield qrels (cranqrel) refer to them even
+    though the ``.I`` values skip numbers (cran.qry: 001, 002, 004, ...). ``"id"`` uses the
+    ``.I`` value without its leading zeros instead.
+    """
+    if smart_numbering not in ("sequential", "id"):
+        raise ValueError("smart_numbering must be 'sequential' or 'id'")
+    name = _source_name(data, source)
+    problems = _Problems(name, max_problems)
+    chunks, close = _open_chunks(data)
+    try:
+        head, chunks = _decompressed(chunks, problems)
+        if fmt is None:
+            fmt = detect_topic_format(head, source=name)
+        _check_format(fmt, TOPIC_FORMATS, name)
+        lines = _decode_lines(chunks, problems)
+        if fmt == "trec":
+            topics, attempts = _trec_topics(lines, problems)
+        elif fmt == "jsonl":
+            topics, attempts = _jsonl_topics(lines, problems)
+        else:
+            topics, attempts = _smart_topics(lines, problems, smart_numbering)
+    finally:
+        close()
+    if not attempts:
+        problems.add(0, "no topics found")
+    problems.raise_if_any()
+    return topics
+
+
+def _topic_record(
+    qid: str,
+    title: str,
+    line: int,
+    ids: _Ids,
+    problems: _Problems,
+    *,
+    description: str = "",
+    narrative: str = "",
+    tags: tuple[str, ...] = (),
+) -> TopicRecord | None:
+    valid = ids.accept(qid, line)
+    if not title:
+        problems.add(line, f"topic {qid} has no title")
+        valid = False
+    if not valid:
+        return None
+    return TopicRecord(qid, title, description=description, narrative=narrative, tags=tags)
+
+
+_SGML_TOKEN = re.compile(
+    r"<!--.*?-->|<[!?][^>]*>|<\s*(/?)\s*([A-Za-z][\w.:-]*)([^<>]*)>", re.DOTALL
+)
+_ATTRIBUTE = re.compile(r"""([\w.:-]+)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""")
+_TOPIC_FIELDS = {
+    "num": "qid",
+    "number": "qid",
+    "title": "title",
+    "query": "title",
+    "desc": "description",
+    "description": "description",
+    "question": "description",
+    "narr": "narrative",
+    "narrative": "narrative",
+}
+_TOPIC_LABELS = {
+    "qid": re.compile(r"\s*number\s*:", re.IGNORECASE),
+    "title": re.compile(r"\s*topic\s*:", re.IGNORECASE),
+    "description": re.compile(r"\s*description\s*:", re.IGNORECASE),
+    "narrative": re.compile(r"\s*narrative\s*:", re.IGNORECASE),
+}
+
+
+@dataclass
+class _OpenTopic:
+    tag: str
+    line: int
+    attr_qid: str | None
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    field_lines: dict[str, int] = field(default_factory=dict)
+
+
+def _trec_topics(
+    lines: Iterator[tuple[int, str]], problems: _Problems
+) -> tuple[list[TopicRecord], int]:
+    # Topic files are small, so read them whole and map offsets back to line numbers.
+    starts: list[int] = []
+    parts: list[str] = []
+    offset = 0
+    for _, line in lines:
+        starts.append(offset)
+        parts.append(line)
+        offset += len(line) + 1
+    text = "\n".join(parts)
+
+    def line_of(pos: int) -> int:
+        return bisect_right(starts, pos)
+
+    ids = _Ids("qid", problems)
+    topics: list[TopicRecord] = []
+    attempts = 0
+    topic: _OpenTopic | None = None
+    current: str | None = None  # field receiving text
+    previous_end = 0
+
+    def finish(item: _OpenTopic) -> None:
+        values: dict[str, str] = {}
+        for name, pieces in item.fields.items():
+            value = html.unescape("".join(pieces))
+            label = _TOPIC_LABELS[name].match(value)
+            if label:
+                value = value[label.end() :]
+            values[name] = _collapse(value)
+        qid = item.attr_qid if item.attr_qid is not None else values.get("qid")
+        if qid is None:
+            wanted = "a <num>" if item.tag == "top" else "a number attribute or <num>"
+            problems.add(item.line, f"<{item.tag}> without {wanted}")
+            return
+        qid_line = item.field_lines.get("qid", item.line)
+        if not qid:
+            problems.add(qid_line, "<num> without a number")
+            return
+        record = _topic_record(
+            _strip_zeros(qid),
+            values.get("title", ""),
+            qid_line,
+            ids,
+            problems,
+            description=values.get("description", ""),
+            narrative=values.get("narrative", ""),
+            tags=(),
+        )
+        if record is not None:
+            topics.append(record)
+
+    for match in _SGML_TOKEN.finditer(text):
+        if topic is not None and current is not None:
+            topic.fields[current].append(text[previous_end : match.start()])
+        previous_end = match.end()
+        name = match.group(2)
+        if name is None:  # comment or declaration
+            continue
+        closing = bool(match.group(1))
+        tag = name.lower()
+        if tag in ("top", "topic"):
+            if closing:
+                if topic is None:
+                    problems.add(line_of(match.start()), f"</{tag}> without an opening <{tag}>")
+                else:
+                    finish(topic)
+                topic, current = None, None
+                continue
+            if topic is not None:
+                problems.add(topic.line, f"<{topic.tag}> is not closed before the next one")
+                finish(topic)
+            attempts += 1
+            attributes = {
+                # only one of the three value groups takes part in a match; the others are ""
+                key.lower(): "".join(values)
+                for key, *values in _ATTRIBUTE.findall(match.group(3))
+            }
+            attr_qid = attributes.get("number", attributes.get("id"))
+            topic = _OpenTopic(
+                tag=tag,
+                line=line_of(match.start()),
+                attr_qid=attr_qid.strip() if attr_qid is not None else None,
+            )
+            current = None
+            continue
+        if topic is None:
+            continue
+        target = _TOPIC_FIELDS.get(tag)
+        if closing or target is None:
+            current = None  # closing tag, or a field we do not import (<dom>, <con>, <subtopic>)
+            continue
+        current = target
+        if target not in topic.fields:
+            topic.fields[target] = []
+            topic.field_lines[target] = line_of(match.start())
+    if topic is not None:
+        if current is not None:
+            topic.fields[current].append(text[previous_end:])
+        problems.add(topic.line, f"<{topic.tag}> is never closed")
+        finish(topic)
+    return topics, attempts
+
+
+def _jsonl_topics(
+    lines: Iterator[tuple[int, str]], problems: _Problems
+) -> tuple[list[TopicRecord], int]:
+    ids = _Ids("qid", problems)
+    topics: list[TopicRecord] = []
+    attempts = 0
+    for number, line in lines:
+        if not line.strip():
+            continue
+        attempts += 1
+        obj = _json_object(line, number, problems)
+        if obj is None:
+            continue
+        qid = _json_id(obj, ("qid", "id", "query_id"), "qid", number, problems)
+        _, title = _json_str(obj, ("title", "query", "text"), number, problems)
+        _, description = _json_str(obj, ("description",), number, problems)
+        _, narrative = _json_str(obj, ("narrative",), number, problems)
+        tags = _json_tags(obj.get("tags"), number, problems)
+        if qid is None or title is None or description is None or narrative is None:
+            continue
+        if tags is None:
+            continue
+        record = _topic_record(
+            qid,
+            _collapse(title),
+            number,
+            ids,
+            problems,
+            description=_collapse(description),
+            narrative=_collapse(narrative),
+            tags=tags,
+        )
+        if record is not None:
+            topics.append(record)
+    return topics, attempts
+
+
+def _json_tags(value: object, number: int, problems: _Problems) -> tuple[str, ...] | None:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        problems.add(number, "tags must be a list of strings or a comma-separated string")
+        return None
+    return tuple(tag for tag in (_collapse(item) for item in value) if tag)
+
+
+def _smart_sections(
+    lines: Iterator[tuple[int, str]], problems: _Problems
+) -> Iterator[tuple[int, str, dict[str, list[str]]]]:
+    """``(line of .I, .I value, {letter: lines})`` per record; repeated sections are appended."""
+    record: tuple[int, str, dict[str, list[str]]] | None = None
+    section: str | None = None
+    stray_reported = False
+    for number, line in lines:
+        marker = _SMART_MARKER.match(line)
+        if marker:
+            letter, rest = marker.group(1), (marker.group(2) or "").strip()
+            if letter == "I":
+                if record is not None:
+                    yield record
+                record, section = (number, rest, {}), None
+                continue
+            if record is not None:
+                section = letter
+                record[2].setdefault(letter, [])
+                if rest:
+                    record[2][letter].append(rest)
+                continue
+        if record is None:
+            if line.strip() and not stray_reported:
+                problems.add(number, "text before the first .I")
+                stray_reported = True
+        elif section is not None:
+            record[2][section].append(line)
+    if record is not None:
+        yield record
+
+
+def _smart_topics(
+    lines: Iterator[tuple[int, str]], problems: _Problems, numbering: SmartNumbering
+) -> tuple[list[TopicRecord], int]:
+    qids = _Ids("qid", problems)
+    seen_values = _Ids(".I", problems)  # a repeated .I means a damaged file in either numbering
+    topics: list[TopicRecord] = []
+    attempts = 0
+    for line, value, sections in _smart_sections(lines, problems):
+        attempts += 1
+        if not value:
+            problems.add(line, ".I without a number")
+            continue
+        value = _strip_zeros(value)
+        if numbering == "sequential" and not seen_values.accept(value, line):
+            continue
+        qid = str(attempts) if numbering == "sequential" else value
+        title = _collapse(" ".join(sections.get("W") or sections.get("T") or []))
+        record = _topic_record(qid, title, line, qids, problems)
+        if record is not None:
+            topics.append(record)
+    return topics, attempts
+
+
+# --------------------------------------------------------------------------- documents
+
+
+def iter_documents(
+    data: Input,
+    *,
+    fmt: str | None = None,
+    source: str | None = None,
+    max_problems: int = 100,
+) -> Iterator[DocumentRecord]:
+    """Stream documents from JSON lines, TREC ``<DOC>``, TSV or SMART ``.I/.T/.A/.B/.W`` input.
+
+    The format is detected (and an unknown one rejected) before this returns. Valid documents are
+    yielded as they are read; invalid ones are skipped and, after the last document, the iterator
+    raises :class:`ImportFormatError` listing every problem. Callers that import inside one
+    transaction can therefore simply let the error roll it back.
+    """
+    name = _source_name(data, source)
+    problems = _Problems(name, max_problems)
+    chunks, close = _open_chunks(data)
+    try:
+        head, chunks = _decompressed(chunks, problems)
+        if fmt is None:
+            fmt = detect_document_format(head, source=name)
+        _check_format(fmt, DOCUMENT_FORMATS, name)
+    except BaseException:
+        close()
+        raise
+    parser: _DocumentParser = {
+        "jsonl": _jsonl_documents,
+        "trec": _trec_documents,
+        "tsv": _tsv_documents,
+        "smart": _smart_documents,
+    }[fmt]
+    return _documents(parser, _decode_lines(chunks, problems), problems, close)
+
+
+class _Counter:
+    """How many records were started, valid or not (none means "no documents found")."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+
+
+_DocumentParser = Callable[
+    [Iterator[tuple[int, str]], _Problems, _Ids, _Counter], Iterator[DocumentRecord]
+]
+
+
+def _documents(
+    parser: _DocumentParser,
+    lines: Iterator[tuple[int, str]],
+    problems: _Problems,
+    close: Callable[[], None],
+) -> Iterator[DocumentRecord]:
+    counter = _Counter()
+    try:
+        yield from parser(lines, problems, _Ids("docid", problems), counter)
+    finally:
+        close()
+    if not counter.attempts:
+        problems.add(0, "no documents found")
+    problems.raise_if_any()
+
+
+def parse_documents(
+    data: Input,
+    *,
+    fmt: str | None = None,
+    source: str | None = None,
+    max_problems: int = 100,
+) -> list[DocumentRecord]:
+    """All documents of ``data`` as a list (see :func:`iter_documents`)."""
+    return list(iter_documents(data, fmt=fmt, source=source, max_problems=max_problems))
+
+
+_DOCUMENT_ID_KEYS = ("docid", "id", "doc_id", "_id")
+_DOCUMENT_TEXT_KEYS = ("text", "contents", "body")
+
+
+def _jsonl_documents(
+    lines: Iterator[tuple[int, str]], problems: _Problems, ids: _Ids, counter: _Counter
+) -> Iterator[DocumentRecord]:
+    for number, line in lines:
+        if not line.strip():
+            continue
+        counter.attempts += 1
+        obj = _json_object(line, number, problems)
+        if obj is None:
+            continue
+        docid = _json_id(obj, _DOCUMENT_ID_KEYS, "docid", number, problems)
+        title_key, title = _json_str(obj, ("title",), number, problems)
+        text_key, text = _json_str(obj, _DOCUMENT_TEXT_KEYS, number, problems)
+        url_key, url = _json_str(obj, ("url",), number, problems)
+        if text_key is None:
+            problems.add(number, f"missing text (expected one of {', '.join(_DOCUMENT_TEXT_KEYS)})")
+            continue
+        if docid is None or title is None or text is None or url is None:
+            continue
+        if not ids.accept(docid, number):
+            continue
+        used = {title_key, text_key, url_key, *_DOCUMENT_ID_KEYS}
+        metadata = {
+            key: value if isinstance(value, str) else json.dumps(value)
+            for key, value in obj.items()
+            if key not in used and isinstance(value, str | int | float | bool)
+        }
+        yield DocumentRecord(
+            docid=docid, title=_collapse(title), text=text, url=url.strip(), metadata=metadata
+        )
+
+
+_TSV_ID_NAMES = frozenset(_DOCUMENT_ID_KEYS) | {"docno"}
+
+
+def _tsv_documents(
+    lines: Iterator[tuple[int, str]], problems: _Problems, ids: _Ids, counter: _Counter
+) -> Iterator[DocumentRecord]:
+    columns: list[str] | None = None  # column names, from the header or the first row's width
+    for number, line in lines:
+        if not line.strip():
+            continue
+        fields = line.split("\t")
+        if columns is None:
+            names = [name.strip().lower() for name in fields]
+            if names[0] in _TSV_ID_NAMES and set(names) & set(_DOCUMENT_TEXT_KEYS):
+                columns = names
+                continue
+            if len(fields) == 2:
+                columns = ["docid", "text"]
+            elif len(fields) == 3:
+                columns = ["docid", "title", "text"]
+            else:
+                counter.attempts += 1
+                problems.add(
+                    number,
+                    f"expected 2 or 3 tab-separated fields (docid, [title,] text), "
+                    f"found {len(fields)}",
+                )
+                continue
+        counter.attempts += 1
+        if len(fields) != len(columns):
+            problems.add(
+                number, f"expected {len(columns)} tab-separated fields, found {len(fields)}"
+            )
+            continue
+        row = dict(zip(columns, fields, strict=True))
+        docid = fields[0].strip()
+        if not docid:
+            problems.add(number, "missing docid")
+            continue
+        if not ids.accept(docid, number):
+            continue
+        text_column = next(name for name in columns if name in _DOCUMENT_TEXT_KEYS)
+        known = {columns[0], "title", text_column, "url"}
+        yield DocumentRecord(
+            docid=docid,
+            title=_collapse(row.get("title", "")),
+            text=row[text_column],
+            url=row.get("url", "").strip(),
+            metadata={key: value for key, value in row.items() if key not in known},
+        )
+
+
+_DOC_TAG = re.compile(r"<\s*(/?)\s*DOC(?:\s[^<>]*)?>", re.IGNORECASE)
+_DOCNO = re.compile(r"<DOCNO\b[^>]*>(.*?)</DOCNO\s*>", re.IGNORECASE | re.DOTALL)
+_TITLE_ELEMENTS = [
+    re.compile(rf"<({tag})\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
+    for tag in ("HEADLINE", "TITLE", "TI", "HEAD", "HL")
+]
+_TEXT_ELEMENT = re.compile(r"<TEXT\b[^>]*>(.*?)(?:</TEXT\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_URL_ELEMENT = re.compile(r"<URL\b[^>]*>(.*?)</URL\s*>", re.IGNORECASE | re.DOTALL)
+_NOT_TEXT = re.compile(
+    r"<(DOCNO|DOCOLDNO|DOCHDR|URL|SCRIPT|STYLE)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL
+)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_BLOCK_TAG = re.compile(
+    r"</?(?:p|br|div|h[1-6]|li|ul|ol|tr|table|pre|blockquote)\b[^<>]*>", re.IGNORECASE
+)
+_ANY_TAG = re.compile(r"<[^<>]*>")
+
+
+def _sgml_text(fragment: str) -> str:
+    """Text of an SGML/HTML fragment: tags dropped, paragraphs kept one per line."""
+    fragment = _COMMENT.sub(" ", fragment)
+    fragment = _BLOCK_TAG.sub("\n\n", fragment)
+    fragment = _ANY_TAG.sub(" ", fragment)
+    return _paragraphs(html.unescape(fragment).split("\n"))
+
+
+def _trec_documents(
+    lines: Iterator[tuple[int, str]], problems: _Problems, ids: _Ids, counter: _Counter
+) -> Iterator[DocumentRecord]:
+    body: list[str] | None = None  # pieces of the open <DOC>, one per line
+    start = 0
+    for number, line in lines:
+        position = 0
+        for tag in _DOC_TAG.finditer(line):
+            before = line[position : tag.start()]
+            position = tag.end()
+            if body is not None:
+                body.append(before)
+            elif before.strip():
+                problems.add(number, "text outside <DOC> ... </DOC>")
+            if tag.group(1):  # </DOC>
+                if body is None:
+                    problems.add(number, "</DOC> without an opening <DOC>")
+                    continue
+                record = _trec_document("".join(body), start, problems, ids)
+                body = None
+                if record is not None:
+                    yield record
+            else:
+                counter.attempts += 1
+                if body is not None:
+                    problems.add(start, "<DOC> is not closed before the next <DOC>")
+                    record = _trec_document("".join(body), start, problems, ids)
+                    if record is not None:
+                        yield record
+                body, start = [], number
+        rest = line[position:]
+        if body is not None:
+            body.append(rest + "\n")
+        elif rest.strip():
+            problems.add(number, "text outside <DOC> ... </DOC>")
+    if body is not None:
+        problems.add(start, "<DOC> is never closed")
+        record = _trec_document("".join(body), start, problems, ids)
+        if record is not None:
+            yield record
+
+
+def _trec_document(body: str, start: int, problems: _Problems, ids: _Ids) -> DocumentRecord | None:
+    docno = _DOCNO.search(body)
+    if docno is None:
+        problems.add(start, "<DOC> without a <DOCNO>")
+        return None
+    docid_line = start + body.count("\n", 0, docno.start())
+    docid = html.unescape(docno.group(1)).strip()
+    if not docid:
+        problems.add(docid_line, "<DOCNO> without a document number")
+        return None
+    if not ids.accept(docid, docid_line):
+        return None
+    title_match = next((m for p in _TITLE_ELEMENTS if (m := p.search(body)) is not None), None)
+    title = _collapse(_sgml_text(title_match.group(2))) if title_match else ""
+    blocks = [_sgml_text(m.group(1)) for m in _TEXT_ELEMENT.finditer(body)]
+    if blocks:
+        text = "\n".join(block for block in blocks if block)
+    else:
+        rest = _NOT_TEXT.sub(" ", body)
+        if title_match is not None:
+            rest = rest.replace(title_match.group(0), " ", 1)
+        text = _sgml_text(rest)
+    url_match = _URL_ELEMENT.search(body)
+    url = _collapse(html.unescape(url_match.group(1))) if url_match else ""
+    return DocumentRecord(docid=docid, title=title, text=text, url=url)
+
+
+def _smart_documents(
+    lines: Iterator[tuple[int, str]], problems: _Problems, ids: _Ids, counter: _Counter
+) -> Iterator[DocumentRecord]:
+    for line, value, sections in _smart_sections(lines, problems):
+        counter.attempts += 1
+        if not value:
+            problems.add(line, ".I without a number")
+            continue
+        docid = _strip_zeros(value)
+        if not ids.accept(docid, line):
+            continue
+        metadata: dict[str, str] = {}
+        # CISI gives one author per .A section; repeated sections were appended in order.
+        authors = "; ".join(a for a in (_collapse(x) for x in sections.get("A", [])) if a)
+        if authors:
+            metadata["authors"] = authors
+        origin = _collapse(" ".join(sections.get("B", [])))
+        if origin:
+            metadata["source"] = origin
+        yield DocumentRecord(
+            docid=docid,
+            title=_collapse(" ".join(sections.get("T", []))),
+            text=_paragraphs(sections.get("W", [])),
+            metadata=metadata,
+        )

@@ -1,0 +1,64 @@
+"""`manage.py load_demo`: deterministic demo campaign and demo users, idempotent."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth import authenticate
+from django.core.management import call_command
+
+from judging.campaigns.models import Campaign, Run
+from judging.core.roles import is_admin, is_annotator, is_researcher
+from judging.demo.data import build
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_demo_is_the_same_on_every_call() -> None:
+    a, b = build(), build()
+    assert [d.text for d in a.documents] == [d.text for d in b.documents]
+    assert [r.results for r in a.runs] == [r.results for r in b.runs]
+
+
+def test_load_demo_creates_users_campaign_and_runs_once(capsys: pytest.CaptureFixture[str]) -> None:
+    call_command("load_demo", force=True)  # the test runner turns DEBUG off
+    out = capsys.readouterr().out
+    assert "username admin" in out and "password annotator-demo" in out
+    campaign = Campaign.objects.get()
+    assert campaign.topics.count() == 6
+    assert 250 <= campaign.documents.count() <= 500
+    runs = Run.objects.filter(campaign=campaign)
+    assert runs.count() >= 5
+    assert runs.filter(pooled=False).exists()
+    admin = authenticate(username="admin", password="admin-demo")
+    researcher = authenticate(username="researcher", password="researcher-demo")
+    annotator = authenticate(username="annotator", password="annotator-demo")
+    assert admin is not None and is_admin(admin)
+    assert researcher is not None and is_researcher(researcher) and not is_admin(researcher)
+    assert annotator is not None and is_annotator(annotator) and not is_researcher(annotator)
+
+    call_command("load_demo", force=True)
+    assert Campaign.objects.count() == 1 and Run.objects.count() == runs.count()
+    assert "already has campaigns" in capsys.readouterr().out
+
+
+def test_load_demo_refuses_to_create_public_passwords_outside_debug() -> None:
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="refuses to run with DJANGO_DEBUG off"):
+        call_command("load_demo")
+    assert Campaign.objects.count() == 0
+
+
+def test_the_demo_runs_differ_in_quality() -> None:
+    demo = build()
+
+    def relevant_retrieved(tag: str) -> int:
+        run = next(r for r in demo.runs if r.tag == tag)
+        return sum(demo.truth[q].get(d, 0) > 0 for q in run.results for d in run.results[q])
+
+    assert (
+        relevant_retrieved("random-walk")
+        < relevant_retrieved("keyword-weak")
+        < relevant_retrieved("bm25-baseline")
+        < relevant_retrieved("novel-neural")
+    )
