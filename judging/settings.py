@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "judging.core",
     "judging.campaigns",
     "judging.assessments",
+    "judging.pools",
     "judging.api",
     "judging.web",
     "judging.demo",
@@ -143,6 +144,9 @@ POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES = env_bytes("POOLJUDGE_MAX_DOCUMENT_UPLOAD_B
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", 64 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_FILE_UPLOAD_MAX_MEMORY_SIZE", 8 * 1024**2)
 POOLJUDGE_MAX_PROBLEMS = env_int("POOLJUDGE_MAX_PROBLEMS", 100, minimum=1)
+# A pool build with no progress for this long is taken to be abandoned (its worker died) and may be
+# run again by the next request or delivery.
+POOLJUDGE_POOL_STALE_SECONDS = env_int("POOLJUDGE_POOL_STALE_SECONDS", 120, minimum=1)
 
 # --- REST API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -105,3 +105,16 @@ def campaign(db: Any, admin_user: Any) -> Any:
     for qid in ("401", "402", "403"):
         Topic.objects.create(campaign=c, qid=qid, title=f"topic {qid}")
     return c
+
+
+@pytest.fixture
+def on_commit_now() -> Any:
+    """Run ``transaction.on_commit`` callbacks at once: a test's transaction never commits, and
+    the service enqueues its tasks on commit (eager Celery then runs them inline)."""
+    from unittest import mock
+
+    def run(func: Callable[[], Any], using: str | None = None, robust: bool = False) -> None:
+        func()
+
+    with mock.patch("django.db.transaction.on_commit", side_effect=run):
+        yield

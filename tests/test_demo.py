@@ -9,6 +9,7 @@ from django.core.management import call_command
 from judging.campaigns.models import Campaign, Run
 from judging.core.roles import is_admin, is_annotator, is_researcher
 from judging.demo.data import build
+from judging.pools.models import PoolVersion
 
 pytestmark = pytest.mark.django_db
 
@@ -19,6 +20,7 @@ def test_the_demo_is_the_same_on_every_call() -> None:
     assert [r.results for r in a.runs] == [r.results for r in b.runs]
 
 
+@pytest.mark.usefixtures("on_commit_now")
 def test_load_demo_creates_users_campaign_and_runs_once(capsys: pytest.CaptureFixture[str]) -> None:
     call_command("load_demo", force=True)  # the test runner turns DEBUG off
     out = capsys.readouterr().out
@@ -29,6 +31,10 @@ def test_load_demo_creates_users_campaign_and_runs_once(capsys: pytest.CaptureFi
     runs = Run.objects.filter(campaign=campaign)
     assert runs.count() >= 5
     assert runs.filter(pooled=False).exists()
+    pool = PoolVersion.objects.get(campaign=campaign)
+    assert pool.state == "built" and pool.number == 1 and pool.depth == 10
+    assert sorted(pool.run_tags) == sorted(runs.filter(pooled=True).values_list("tag", flat=True))
+    assert pool.num_missing_text == 0 and pool.num_to_judge == pool.num_documents > 0
     admin = authenticate(username="admin", password="admin-demo")
     researcher = authenticate(username="researcher", password="researcher-demo")
     annotator = authenticate(username="annotator", password="annotator-demo")

@@ -18,6 +18,7 @@ from django.db import connection
 from tests.conftest import need_service
 
 ROOT = Path(__file__).resolve().parents[1]
+TEST_QUEUE = f"pooljudge-test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
 def broker_available() -> tuple[bool, str]:
@@ -53,17 +54,19 @@ def test_database_url() -> str:
 
 @contextmanager
 def celery_worker(
-    *, queue: str | None = None, concurrency: int = 1
+    *, queue: str | None = None, concurrency: int = 1, env: dict[str, str] | None = None
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """Run ``celery worker`` on its own queue; yields (process, queue). Stops it afterwards."""
     require_broker()
-    queue = queue or f"pooljudge-test-{uuid.uuid4().hex[:8]}"
-    env = {k: v for k, v in os.environ.items() if k != "CELERY_TASK_ALWAYS_EAGER"}
-    env.update(
+    # One queue per test process: Celery caches its router, so the route must not change.
+    queue = queue or TEST_QUEUE
+    child_env = {k: v for k, v in os.environ.items() if k != "CELERY_TASK_ALWAYS_EAGER"}
+    child_env.update(
         DATABASE_URL=test_database_url(),
         CELERY_BROKER_URL=settings.CELERY_BROKER_URL,
         CELERY_TASK_DEFAULT_QUEUE=queue,
         DJANGO_SETTINGS_MODULE="judging.settings",
+        **(env or {}),
     )
     log = open(ROOT / "var" / f"worker-{queue}.log", "wb")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(
@@ -87,18 +90,22 @@ def celery_worker(
             "INFO",
         ],
         cwd=ROOT,
-        env=env,
+        env=child_env,
         stdout=log,
         stderr=subprocess.STDOUT,
     )
     previous_eager = settings.CELERY_TASK_ALWAYS_EAGER
     from judging.celery import app
 
+    previous_routes = app.conf.task_routes
     app.conf.task_always_eager = False
+    # Everything this test process sends goes to this worker's own queue.
+    app.conf.task_routes = {"*": {"queue": queue}}
     try:
         yield proc, queue
     finally:
         app.conf.task_always_eager = previous_eager
+        app.conf.task_routes = previous_routes
         if proc.poll() is None:
             proc.terminate()
             try:

@@ -10,7 +10,7 @@ from judging.campaigns.models import Campaign, Document, Run, Topic, UnknownTopi
 
 class ScaleItemSerializer(serializers.Serializer[Any]):
     grade = serializers.IntegerField()
-    label = serializers.CharField(max_length=100)
+    label = serializers.CharField(max_length=100)  # type: ignore[assignment]
 
 
 class CampaignSerializer(serializers.ModelSerializer[Campaign]):
@@ -71,7 +71,9 @@ class FileUploadSerializer(serializers.Serializer[Any]):
 
 class RunSerializer(serializers.ModelSerializer[Run]):
     owner = serializers.CharField(source="owner.username", read_only=True)
-    campaign = serializers.PrimaryKeyRelatedField(read_only=True)
+    campaign: serializers.PrimaryKeyRelatedField[Campaign] = serializers.PrimaryKeyRelatedField(
+        read_only=True
+    )
     num_topics = serializers.SerializerMethodField()
 
     class Meta:
@@ -157,7 +159,7 @@ class ErrorSerializer(serializers.Serializer[Any]):
     problems = ProblemSerializer(many=True, required=False)
     problem_count = serializers.IntegerField(required=False)
     problems_shown = serializers.IntegerField(required=False)
-    source = serializers.CharField(required=False)
+    source = serializers.CharField(required=False)  # type: ignore[assignment]
 
 
 class ImportSummarySerializer(serializers.Serializer[Any]):
@@ -171,3 +173,72 @@ class MeSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     username = serializers.CharField()
     roles = serializers.ListField(child=serializers.CharField())
+
+
+class PoolRequestSerializer(serializers.Serializer[Any]):
+    strategy = serializers.CharField(
+        required=False,
+        help_text="docid, depth, rank, rrf, borda, mtf, maxmean, thompson, hedge, "
+        "stratified; default: the campaign's",
+    )
+    depth = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
+    budget = serializers.IntegerField(required=False, min_value=1, allow_null=True)
+    runs = serializers.ListField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="Run tags (or ids) to pool; default: the campaign's pooled runs",
+    )
+    params = serializers.DictField(
+        required=False,
+        help_text='Strategy parameters, e.g. {"per_group": 1} for depth, {"beta": 0.1} for hedge',
+    )
+
+
+class PoolVersionSerializer(serializers.ModelSerializer[Any]):
+    percent = serializers.FloatField(read_only=True)
+    base = serializers.SerializerMethodField()
+
+    class Meta:
+        from judging.pools.models import PoolVersion
+
+        model = PoolVersion
+        fields = [
+            "id",
+            "campaign",
+            "number",
+            "state",
+            "strategy",
+            "params",
+            "depth",
+            "budget",
+            "adaptive",
+            "run_tags",
+            "base",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "attempts",
+            "error",
+            "total_topics",
+            "processed_topics",
+            "processed_documents",
+            "percent",
+            "num_documents",
+            "num_added",
+            "num_to_judge",
+            "num_missing_text",
+        ]
+        read_only_fields = fields
+
+    def get_base(self, version: Any) -> int | None:
+        return version.base.number if version.base_id else None
+
+
+class PoolDocumentSerializer(serializers.Serializer[Any]):
+    topic = serializers.CharField(source="topic__qid")
+    docid = serializers.CharField()
+    position = serializers.IntegerField()
+    added = serializers.BooleanField()
+    to_judge = serializers.BooleanField()
+    has_text = serializers.BooleanField()
+    inclusion = serializers.FloatField(allow_null=True)

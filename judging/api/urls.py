@@ -9,6 +9,7 @@ router = DefaultRouter()
 router.register("campaigns", views.CampaignViewSet, basename="campaign")
 router.register("runs", views.RunViewSet, basename="run")
 router.register("qrels", views.QrelsVersionViewSet, basename="qrels")
+router.register("pools", views.PoolVersionViewSet, basename="pool")
 
 urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),

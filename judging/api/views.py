@@ -7,7 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -22,8 +23,10 @@ from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
-from judging.core.errors import NotAllowed, TooLarge
+from judging.core.errors import Conflict, InputProblem, InvalidInput, NotAllowed, TooLarge
 from judging.core.roles import is_admin, roles_of
+from judging.pools import services as pool_services
+from judging.pools.models import PoolDocument, PoolState, PoolVersion
 
 ERRORS = {
     400: OpenApiResponse(s.ErrorSerializer, description="invalid input, every problem listed"),
@@ -100,7 +103,7 @@ class CampaignViewSet(
     @action(detail=True, methods=["get"], url_path="topics", permission_classes=[IsMember])
     def topics(self, request: Request, pk: str | None = None) -> Response:
         campaign = self.get_object()
-        page = self.paginate_queryset(campaign.topics.all())
+        page = self.paginate_queryset(campaign.topics.all())  # type: ignore[arg-type]
         return self.get_paginated_response(s.TopicSerializer(page, many=True).data)
 
     @extend_schema(
@@ -130,7 +133,7 @@ class CampaignViewSet(
         campaign = self.get_object()
         if not IsResearcher().has_permission(request, self):
             raise NotAllowed("only researchers and admins may list documents")
-        page = self.paginate_queryset(campaign.documents.all())
+        page = self.paginate_queryset(campaign.documents.all())  # type: ignore[arg-type]
         return self.get_paginated_response(s.DocumentSerializer(page, many=True).data)
 
     @extend_schema(
@@ -156,7 +159,7 @@ class CampaignViewSet(
     def qrels(self, request: Request, pk: str | None = None) -> Response:
         campaign = self.get_object()
         versions = QrelsVersion.objects.visible_to(request.user).filter(campaign=campaign)
-        page = self.paginate_queryset(versions)
+        page = self.paginate_queryset(versions)  # type: ignore[arg-type]
         return self.get_paginated_response(s.QrelsVersionSerializer(page, many=True).data)
 
     @extend_schema(
@@ -192,7 +195,7 @@ class CampaignViewSet(
         runs = (
             Run.objects.visible_to(request.user).filter(campaign=campaign).select_related("owner")
         )
-        page = self.paginate_queryset(runs)
+        page = self.paginate_queryset(runs)  # type: ignore[arg-type]
         return self.get_paginated_response(s.RunSerializer(page, many=True).data)
 
     @extend_schema(
@@ -234,6 +237,47 @@ class CampaignViewSet(
             args["results"] = services.json_results_from_body(args.pop("results"))
         run = services.run_submit(campaign=campaign, owner=request.user, **args)
         return Response(s.RunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    # --- pools ----------------------------------------------------------------------------
+    @extend_schema(
+        responses=s.PoolVersionSerializer(many=True),
+        description="Pool versions and pending builds of the campaign.",
+    )
+    @action(detail=True, methods=["get"], url_path="pools", permission_classes=[IsMember])
+    def pools(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self.get_object()
+        versions = PoolVersion.objects.visible_to(request.user).filter(campaign=campaign)
+        if not IsResearcher().has_permission(request, self):
+            raise NotAllowed("only researchers and admins may read pools")
+        page = self.paginate_queryset(versions)  # type: ignore[arg-type]
+        return self.get_paginated_response(s.PoolVersionSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=s.PoolRequestSerializer,
+        responses={202: s.PoolVersionSerializer, 200: s.PoolVersionSerializer, **ERRORS},
+        description="Build the next pool version (admins only). Returns 202 with the queued "
+        "build, or 200 with the build already queued or running (two triggers, one "
+        "build). Follow progress at GET /api/v1/pools/{id}/.",
+    )
+    @pools.mapping.post
+    def request_pool(self, request: Request, pk: str | None = None) -> Response:
+        campaign = self.get_object()
+        if not IsAdmin().has_permission(request, self):
+            raise NotAllowed("only admins may build pools")
+        ser = s.PoolRequestSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        args = dict(ser.validated_data)
+        runs = None
+        if "runs" in args:
+            runs = _runs_by_ref(campaign, args.pop("runs"))
+        version, created = pool_services.pool_request(
+            campaign=campaign, runs=runs, requested_by=request.user, **args
+        )
+        version.refresh_from_db()
+        return Response(
+            s.PoolVersionSerializer(version).data,
+            status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK,
+        )
 
     def _admin_campaign(self, request: Request) -> Campaign:
         campaign = self.get_object()
@@ -308,3 +352,94 @@ class QrelsVersionViewSet(
         )
         response["X-Content-SHA256"] = version.content_hash
         return response
+
+
+def _runs_by_ref(campaign: Campaign, refs: list[str]) -> list[Run]:
+    runs = {r.tag: r for r in campaign.runs.all()}
+    by_id = {str(r.pk): r for r in runs.values()}
+    chosen, problems = [], []
+    for ref in refs:
+        run = runs.get(ref) or by_id.get(ref)
+        if run is None:
+            problems.append(InputProblem(f"no run {ref!r} in this campaign", location="runs"))
+        else:
+            chosen.append(run)
+    if problems:
+        raise InvalidInput("the pool request names unknown runs", problems)
+    return chosen
+
+
+class PoolVersionViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[PoolVersion]
+):
+    """Pool versions and builds; progress while building. Admins and researchers."""
+
+    serializer_class = s.PoolVersionSerializer
+    permission_classes = [IsResearcher]
+
+    def get_queryset(self) -> QuerySet[PoolVersion]:
+        return PoolVersion.objects.visible_to(self.request.user).select_related("base")
+
+    @extend_schema(
+        responses=s.PoolDocumentSerializer(many=True),
+        parameters=[OpenApiParameter("topic", str, description="only this topic")],
+        description="The pooled documents in judging order (built versions only).",
+    )
+    @action(detail=True, methods=["get"])
+    def documents(self, request: Request, pk: str | None = None) -> Response:
+        version = self.get_object()
+        docs = PoolDocument.objects.filter(version=version).order_by("topic__qid", "position")
+        if request.query_params.get("topic"):
+            docs = docs.filter(topic__qid=request.query_params["topic"])
+        rows = docs.values(
+            "topic__qid", "docid", "position", "added", "to_judge", "has_text", "inclusion"
+        )
+        page = self.paginate_queryset(rows)  # type: ignore[arg-type]
+        return self.get_paginated_response(s.PoolDocumentSerializer(page, many=True).data)
+
+    @extend_schema(
+        responses=s.PoolDocumentSerializer(many=True),
+        description="Pooled documents whose text is not loaded (admins): they cannot "
+        "be judged until imported.",
+    )
+    @action(detail=True, methods=["get"], url_path="missing-text", permission_classes=[IsAdmin])
+    def missing_text(self, request: Request, pk: str | None = None) -> Response:
+        version = self.get_object()
+        rows = (
+            PoolDocument.objects.filter(version=version, has_text=False)
+            .order_by("topic__qid", "position")
+            .values("topic__qid", "docid", "position", "added", "to_judge", "has_text", "inclusion")
+        )
+        page = self.paginate_queryset(rows)  # type: ignore[arg-type]
+        return self.get_paginated_response(s.PoolDocumentSerializer(page, many=True).data)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "against", int, description="version number; default: this version's base"
+            )
+        ],
+        responses={200: dict},
+        description="Documents added and removed per topic against another version.",
+    )
+    @action(detail=True, methods=["get"])
+    def diff(self, request: Request, pk: str | None = None) -> Response:
+        version = self.get_object()
+        if version.state != PoolState.BUILT:
+            raise Conflict(f"pool build {version.pk} is {version.state}, not built")
+        against = version.base
+        if request.query_params.get("against"):
+            against = get_object_or_404(
+                PoolVersion.objects.built(),
+                campaign=version.campaign,
+                number=request.query_params["against"],
+            )
+        return Response(pool_services.pool_diff(version=version, against=against))
+
+    @extend_schema(request=None, responses={200: s.PoolVersionSerializer})
+    @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
+    def cancel(self, request: Request, pk: str | None = None) -> Response:
+        version = self.get_object()
+        pool_services.pool_cancel(version=version)
+        version.refresh_from_db()
+        return Response(s.PoolVersionSerializer(version).data)

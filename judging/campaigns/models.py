@@ -49,6 +49,13 @@ class Campaign(models.Model):
     default_pooled = models.BooleanField(
         default=True, help_text="Whether newly submitted runs contribute to the pool."
     )
+    pool_strategy = models.CharField(
+        max_length=20, default="depth", help_text="Strategy of the admin's one-click re-pool."
+    )
+    pool_depth = models.PositiveIntegerField(default=100, help_text="Pool depth k.")
+    pool_budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Documents (or judgments) per topic; empty: no limit."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -70,6 +77,12 @@ class Campaign(models.Model):
         grades = self.grade_values()
         if not grades:
             raise ValidationError({"scale": "the scale needs at least two grades with labels"})
+        from metrics.pooling import STRATEGIES
+
+        if self.pool_strategy not in STRATEGIES:
+            raise ValidationError(
+                {"pool_strategy": f"unknown strategy; known: {', '.join(STRATEGIES)}"}
+            )
         if self.relevance_threshold not in grades:
             raise ValidationError(
                 {"relevance_threshold": f"{self.relevance_threshold} is not a grade of the scale"}

@@ -69,6 +69,9 @@ def campaign_create(
     relevance_threshold: int = 1,
     unknown_topic_policy: str = UnknownTopicPolicy.REJECT,
     default_pooled: bool = True,
+    pool_strategy: str = "depth",
+    pool_depth: int = 100,
+    pool_budget: int | None = None,
     created_by: Any = None,
 ) -> Campaign:
     campaign = Campaign(
@@ -77,6 +80,9 @@ def campaign_create(
         relevance_threshold=relevance_threshold,
         unknown_topic_policy=unknown_topic_policy,
         default_pooled=default_pooled,
+        pool_strategy=pool_strategy,
+        pool_depth=pool_depth,
+        pool_budget=pool_budget,
         created_by=created_by,
     )
     if scale is not None:
@@ -172,7 +178,7 @@ def topics_import(
 def documents_import(
     *,
     campaign: Campaign,
-    data: bytes | io.BufferedIOBase,
+    data: bytes,
     fmt: str | None = None,
     source: str | None = None,
 ) -> ImportSummary:

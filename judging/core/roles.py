@@ -19,8 +19,8 @@ def _group_names(user: UserLike) -> set[str]:
         return set()
     cached: set[str] | None = getattr(user, "_pooljudge_groups", None)
     if cached is None:
-        cached = set(user.groups.values_list("name", flat=True))  # type: ignore[union-attr]
-        user._pooljudge_groups = cached  # type: ignore[union-attr]
+        cached = set(user.groups.values_list("name", flat=True))  # type: ignore[attr-defined]
+        user._pooljudge_groups = cached  # type: ignore[attr-defined]
     return cached
 
 

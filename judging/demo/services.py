@@ -18,8 +18,10 @@ from judging.campaigns.services import (
 )
 from judging.core.roles import ANNOTATOR, RESEARCHER, grant
 from judging.demo.data import build
+from judging.pools.services import pool_request
 
 DEMO_CAMPAIGN = "Demo: energy, climate and health news"
+DEMO_POOL_DEPTH = 10
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ def demo_load() -> Campaign | None:
     demo = build()
     campaign = campaign_create(
         name=DEMO_CAMPAIGN,
+        pool_depth=DEMO_POOL_DEPTH,
         description="A small generated newsroom collection: six topics, a few hundred "
         "documents and six runs. One run (novel-neural) is not pooled.",
         created_by=users["admin"],
@@ -97,4 +100,9 @@ def demo_load() -> Campaign | None:
             description=run.description,
             pooled=run.pooled,
         )
+    # Pool version 1: depth-10 union of the pooled runs, built when this transaction commits
+    # (inline with the embedded default, by a worker when a broker is configured).
+    pool_request(
+        campaign=campaign, strategy="depth", depth=DEMO_POOL_DEPTH, requested_by=users["admin"]
+    )
     return campaign

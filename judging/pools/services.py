@@ -1,0 +1,318 @@
+"""Pool workflows: request a build (once), build it in a worker, compare versions.
+
+``pool_request`` runs in the web request: it records a queued build and enqueues the task after
+commit; a second request while a build is pending gets the same build back. ``pool_build`` runs
+in a Celery worker: it computes the pool outside any transaction, reporting progress in short
+transactions, and commits the documents, the version number and the state in one final
+transaction, so nothing partial is ever visible. It is safe to run twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError, IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from judging.assessments.selectors import judged_documents
+from judging.campaigns.models import Campaign, Document, RankedList, Run
+from judging.core.bulk import insert_rows
+from judging.core.errors import Conflict, InputProblem, InvalidInput
+from judging.pools.models import PENDING, PoolDocument, PoolState, PoolVersion
+from metrics.pooling import STRATEGIES, Strategy, make_strategy, topic_sort_key
+
+log = logging.getLogger(__name__)
+
+
+class BuildBusy(Exception):
+    """Another worker is building this version and was alive recently."""
+
+
+def _stale(version: PoolVersion) -> bool:
+    """A pending build nobody has touched for a while: its worker is gone (or never came)."""
+    seen = version.heartbeat_at or version.created_at
+    limit = timedelta(seconds=settings.POOLJUDGE_POOL_STALE_SECONDS)
+    return timezone.now() - seen > limit
+
+
+def _strategy_for(
+    name: str, params: dict[str, Any], runs: Sequence[Run]
+) -> tuple[Strategy, dict[str, Any]]:
+    """Instantiate the strategy; per-group priority takes groups and priorities from the runs."""
+    args = dict(params)
+    if name == "depth" and args.get("per_group") is not None:
+        args["groups"] = {r.tag: r.group or r.tag for r in runs}
+        args["priority"] = {r.tag: r.priority for r in runs}
+    try:
+        return make_strategy(name, **args), args
+    except ValueError as exc:
+        raise InvalidInput(
+            "the pooling strategy is not valid", [InputProblem(str(exc), location="params")]
+        ) from None
+
+
+def pool_request(
+    *,
+    campaign: Campaign,
+    strategy: str | None = None,
+    depth: int | None = None,
+    budget: int | None = None,
+    runs: Iterable[Run] | None = None,
+    params: dict[str, Any] | None = None,
+    requested_by: Any = None,
+) -> tuple[PoolVersion, bool]:
+    """Ask for the next pool version of ``campaign``; returns ``(version, created)``.
+
+    Defaults come from the campaign (strategy, depth, budget) and its pooled runs. While a build
+    is queued or running, asking again returns that build (``created`` False) instead of starting
+    a second one; if that build looks abandoned (no progress for POOLJUDGE_POOL_STALE_SECONDS) it
+    is sent to a worker again.
+    """
+    strategy = strategy or campaign.pool_strategy
+    depth = depth or campaign.pool_depth
+    budget = budget if budget is not None else campaign.pool_budget
+    params = dict(params or {})
+    problems = []
+    if strategy not in STRATEGIES:
+        problems.append(
+            InputProblem(
+                f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}",
+                location="strategy",
+            )
+        )
+    if depth < 1:
+        problems.append(InputProblem("depth must be at least 1", location="depth"))
+    if budget is not None and budget < 1:
+        problems.append(InputProblem("budget must be at least 1", location="budget"))
+    chosen = list(runs) if runs is not None else list(campaign.runs.filter(pooled=True))
+    foreign = [r.tag for r in chosen if r.campaign_id != campaign.pk]
+    if foreign:
+        problems.append(
+            InputProblem(f"runs of another campaign: {', '.join(foreign)}", location="runs")
+        )
+    if not chosen:
+        problems.append(
+            InputProblem("no runs to pool (mark runs as pooled or list them)", location="runs")
+        )
+    if problems:
+        raise InvalidInput("the pool request is not valid", problems)
+    strat, _ = _strategy_for(strategy, params, chosen)
+    tags = strat.contributing(r.tag for r in chosen)
+
+    with transaction.atomic():
+        # Serialise requests per campaign: two triggers at once produce one build.
+        Campaign.objects.select_for_update().get(pk=campaign.pk)
+        pending = PoolVersion.objects.filter(campaign=campaign, state__in=PENDING).first()
+        if pending is not None:
+            if _stale(pending):
+                transaction.on_commit(lambda: _enqueue(pending.pk))
+            return pending, False
+        try:
+            with transaction.atomic():
+                version = PoolVersion.objects.create(
+                    campaign=campaign,
+                    strategy=strategy,
+                    params=params,
+                    depth=depth,
+                    budget=budget,
+                    adaptive=strat.adaptive,
+                    run_tags=tags,
+                    requested_by=requested_by,
+                )
+        except IntegrityError:  # a concurrent request won the race (backstop for SQLite)
+            pending = PoolVersion.objects.get(campaign=campaign, state__in=PENDING)
+            return pending, False
+        version.runs.set([r for r in chosen if r.tag in set(tags)])
+        pk = version.pk
+        transaction.on_commit(lambda: _enqueue(pk))
+    return version, True
+
+
+def _enqueue(pool_id: int) -> None:
+    from judging.pools.tasks import build_pool
+
+    build_pool.delay(pool_id)
+
+
+def pool_build(*, pool_id: int) -> PoolVersion | None:
+    """Build a requested pool version (the Celery task's body). Safe to run twice.
+
+    Returns the version when this call built it, None when there was nothing to do (already
+    built or failed, or another worker is building it and is alive).
+    """
+    with transaction.atomic():
+        version = PoolVersion.objects.select_for_update().filter(pk=pool_id).first()
+        if version is None or version.state not in PENDING:
+            return None
+        if version.state == PoolState.BUILDING and not _stale(version):
+            raise BuildBusy(pool_id)  # another worker is on it; look again later
+        version.state = PoolState.BUILDING
+        version.attempts += 1
+        version.started_at = version.heartbeat_at = timezone.now()
+        version.processed_topics = version.processed_documents = 0
+        version.error = ""
+        version.save()
+    attempt = version.attempts
+    try:
+        return _build(version, attempt)
+    except DatabaseError:
+        raise  # transient: the task retries; the version stays pending
+    except Exception as exc:
+        log.exception("pool build %s failed", pool_id)
+        PoolVersion.objects.filter(pk=pool_id, attempts=attempt).update(
+            state=PoolState.FAILED,
+            error=f"{type(exc).__name__}: {exc}",
+            finished_at=timezone.now(),
+        )
+        return None
+
+
+def _load_rankings(version: PoolVersion) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
+    """run tag -> qid -> top-``depth`` docids, and the topics to pool (campaign order)."""
+    depth = version.depth
+    runs: dict[str, dict[str, list[str]]] = {tag: {} for tag in version.run_tags}
+    rows = RankedList.objects.filter(
+        run__campaign=version.campaign_id, run__tag__in=version.run_tags
+    ).values_list("run__tag", "topic__qid", "docids")
+    qids: set[str] = set()
+    for tag, qid, docids in rows.iterator(chunk_size=200):
+        runs[tag][qid] = docids.split("\n", depth)[:depth]
+        qids.add(qid)
+    return runs, sorted(qids, key=topic_sort_key)
+
+
+def _progress(version: PoolVersion, attempt: int, **fields: Any) -> bool:
+    """Record progress in its own short transaction; False when another attempt took over."""
+    return bool(
+        PoolVersion.objects.filter(pk=version.pk, attempts=attempt).update(
+            heartbeat_at=timezone.now(), **fields
+        )
+    )
+
+
+def _build(version: PoolVersion, attempt: int) -> PoolVersion | None:
+    campaign = version.campaign
+    runs_models = list(version.runs.all())
+    strategy, _ = _strategy_for(version.strategy, version.params, runs_models)
+    runs, qids = _load_rankings(version)
+    if not _progress(version, attempt, total_topics=len(qids)):
+        return None
+    topic_ids = dict(campaign.topics.values_list("qid", "id"))
+    judged = judged_documents(campaign)
+    with_text = set(Document.objects.filter(campaign=campaign).values_list("docid", flat=True))
+    base = PoolVersion.objects.built().filter(campaign=campaign).order_by("-number").first()
+    before: dict[str, set[str]] = {}
+    if base is not None:
+        for qid, docid in (
+            PoolDocument.objects.filter(version=base)
+            .values_list("topic__qid", "docid")
+            .iterator(chunk_size=10_000)
+        ):
+            before.setdefault(qid, set()).add(docid)
+
+    rows: list[tuple[Any, ...]] = []
+    processed = 0
+    every = max(1, len(qids) // 50)
+    for i, qid in enumerate(qids, 1):
+        pool = strategy.pool(
+            runs,
+            depth=version.depth,
+            topics=[qid],
+            budget=version.budget,
+            relevance_level=campaign.relevance_threshold,
+        )
+        docs = pool.topics.get(qid, ())
+        probs = pool.inclusion.get(qid, {})
+        old = before.get(qid, set())
+        seen = judged.get(qid, set())
+        for position, docid in enumerate(docs, 1):
+            rows.append(
+                (
+                    topic_ids[qid],
+                    docid,
+                    position,
+                    docid not in old,
+                    docid not in seen,
+                    docid in with_text,
+                    probs.get(docid),
+                )
+            )
+        processed += len(docs)
+        if (i % every == 0 or i == len(qids)) and not _progress(
+            version, attempt, processed_topics=i, processed_documents=processed
+        ):
+            return None
+
+    with transaction.atomic():
+        current = PoolVersion.objects.select_for_update().get(pk=version.pk)
+        if current.state != PoolState.BUILDING or current.attempts != attempt:
+            return None  # another attempt finished or took over
+        top = PoolVersion.objects.filter(campaign=campaign).aggregate(n=Max("number"))["n"]
+        insert_rows(
+            PoolDocument,
+            (
+                "version_id",
+                "topic_id",
+                "docid",
+                "position",
+                "added",
+                "to_judge",
+                "has_text",
+                "inclusion",
+            ),
+            ((version.pk, *row) for row in rows),
+        )
+        current.number = (top or 0) + 1
+        current.base = base
+        current.state = PoolState.BUILT
+        current.finished_at = current.heartbeat_at = timezone.now()
+        current.processed_topics = len(qids)
+        current.processed_documents = len(rows)
+        current.num_documents = len(rows)
+        current.num_added = sum(1 for r in rows if r[3])
+        current.num_to_judge = sum(1 for r in rows if r[4])
+        current.num_missing_text = sum(1 for r in rows if not r[5])
+        current.save()
+    return current
+
+
+def pool_diff(*, version: PoolVersion, against: PoolVersion | None) -> dict[str, Any]:
+    """Per topic, the documents added and removed between ``against`` and ``version``."""
+
+    def docs(v: PoolVersion | None) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        if v is not None:
+            for qid, docid in PoolDocument.objects.filter(version=v).values_list(
+                "topic__qid", "docid"
+            ):
+                out.setdefault(qid, set()).add(docid)
+        return out
+
+    new, old = docs(version), docs(against)
+    topics = {}
+    for qid in sorted(set(new) | set(old), key=topic_sort_key):
+        added = sorted(new.get(qid, set()) - old.get(qid, set()))
+        removed = sorted(old.get(qid, set()) - new.get(qid, set()))
+        if added or removed:
+            topics[qid] = {"added": added, "removed": removed}
+    return {
+        "version": version.number,
+        "against": against.number if against else None,
+        "added": sum(len(t["added"]) for t in topics.values()),
+        "removed": sum(len(t["removed"]) for t in topics.values()),
+        "topics": topics,
+    }
+
+
+def pool_cancel(*, version: PoolVersion) -> None:
+    """Give up a pending build (e.g. one whose worker died), so a new one can be requested."""
+    if version.state not in PENDING:
+        raise Conflict(f"pool build {version.pk} is {version.state}; only pending builds cancel")
+    PoolVersion.objects.filter(pk=version.pk, state__in=PENDING).update(
+        state=PoolState.FAILED, error="cancelled", finished_at=timezone.now()
+    )

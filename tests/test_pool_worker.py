@@ -1,0 +1,126 @@
+"""Pool builds on a real Celery worker over Redis, including a worker killed mid-build."""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import override_settings
+
+from judging.campaigns.models import Campaign, Topic, UnknownTopicPolicy
+from judging.campaigns.services import campaign_create, run_submit
+from judging.pools.models import PoolDocument, PoolState, PoolVersion
+from tests.workers import celery_worker, require_broker, wait_for
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+TOPICS = [str(q) for q in range(601, 651)]
+STALE_ENV = {"POOLJUDGE_POOL_STALE_SECONDS": "2"}  # a dead build is taken over after 2 s
+
+
+def independent_pool_size(root: Path, depth: int) -> int:
+    """Depth-k union size over topics 601-650, straight from the gzipped files: each run ranked
+    as trec_eval ranks it (score descending, ties by docid descending)."""
+    union: dict[str, set[str]] = {}
+    for path in sorted((root / "runs").glob("input.*.gz")):
+        per_topic: dict[str, list[tuple[float, str]]] = {}
+        with gzip.open(path, "rt") as fh:
+            for line in fh:
+                qid, _, docid, _, score, _ = line.split()
+                if qid in TOPICS:
+                    per_topic.setdefault(qid, []).append((float(score), docid))
+        for qid, rows in per_topic.items():
+            rows.sort(reverse=True)
+            union.setdefault(qid, set()).update(d for _, d in rows[:depth])
+    return sum(len(s) for s in union.values())
+
+
+@pytest.fixture
+def robust_campaign(shared_data: Path, make_user: Any) -> Campaign:
+    require_broker()
+    owner = make_user("robust-owner", "researcher")
+    campaign = campaign_create(name="robust03-pool", unknown_topic_policy=UnknownTopicPolicy.IGNORE)
+    Topic.objects.bulk_create(Topic(campaign=campaign, qid=q, title=q) for q in TOPICS)
+    for path in sorted((shared_data / "robust03" / "runs").glob("input.*.gz")):
+        run_submit(campaign=campaign, owner=owner, data=path.read_bytes(), source=path.name)
+    return campaign
+
+
+def test_a_real_worker_builds_the_robust_pool_and_the_api_reports_it(
+    robust_campaign: Campaign, shared_data: Path, api_client_for: Any, make_user: Any
+) -> None:
+    admin = make_user("pool-admin", "admin")
+    client = api_client_for(admin)
+    with celery_worker() as (proc, _queue):
+        r = client.post(
+            f"/api/v1/campaigns/{robust_campaign.pk}/pools/",
+            {"strategy": "depth", "depth": 100},
+            format="json",
+        )
+        assert r.status_code == 202
+        url = f"/api/v1/pools/{r.json()['id']}/"
+        done = wait_for(lambda: client.get(url).json()["state"] == "built", timeout=120)
+        assert proc.poll() is None
+    body = client.get(url).json()
+    assert done, body
+    expected = independent_pool_size(shared_data / "robust03", 100)
+    assert body["num_documents"] == expected
+    assert body["number"] == 1 and body["percent"] == 100.0
+    assert body["processed_topics"] == body["total_topics"] == 50
+    assert len(body["run_tags"]) == 17
+
+
+def test_a_worker_killed_mid_build_leaves_no_pool_and_the_build_can_be_rerun(
+    robust_campaign: Campaign, api_client_for: Any, make_user: Any
+) -> None:
+    admin = make_user("pool-admin", "admin")
+    client = api_client_for(admin)
+    url = f"/api/v1/campaigns/{robust_campaign.pk}/pools/"
+    body = {"strategy": "hedge", "depth": 1000}  # slow enough to be caught mid-build
+    with override_settings(POOLJUDGE_POOL_STALE_SECONDS=2):
+        with celery_worker(env=STALE_ENV) as (proc, _queue):
+            version_id = client.post(url, body, format="json").json()["id"]
+            started = wait_for(
+                lambda: PoolVersion.objects.get(pk=version_id).processed_topics >= 3,
+                timeout=120,
+                interval=0.05,
+            )
+            assert started, "the build never started"
+            _kill_tree(proc.pid)
+            proc.wait(timeout=30)
+        version = PoolVersion.objects.get(pk=version_id)
+        assert version.state == PoolState.BUILDING and version.number is None
+        assert 0 < version.processed_topics < 50
+        assert not PoolDocument.objects.filter(version=version).exists()
+        listed = client.get(url).json()["results"]
+        assert [p["state"] for p in listed] == ["building"]  # nothing built is visible
+
+        # Asking again once the dead build is stale re-sends it; a new worker completes it.
+        wait_for(lambda: False, timeout=2.5)
+        with celery_worker(env=STALE_ENV) as (proc, _queue):
+            again = client.post(url, body, format="json")
+            assert again.status_code == 200 and again.json()["id"] == version_id
+            done = wait_for(
+                lambda: PoolVersion.objects.get(pk=version_id).state == "built", timeout=180
+            )
+            assert proc.poll() is None
+    version = PoolVersion.objects.get(pk=version_id)
+    assert done, version.error
+    assert version.number == 1 and version.attempts == 2
+    assert PoolDocument.objects.filter(version=version).count() == version.num_documents > 0
+    assert PoolVersion.objects.filter(campaign=robust_campaign).count() == 1
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL a worker and its pool children (no chance to clean up, like a crashed machine)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    kids = children.read_text().split() if children.exists() else []
+    for kid in kids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(kid), signal.SIGKILL)
+    os.kill(pid, signal.SIGKILL)
