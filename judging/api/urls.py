@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
+from judging.api import judging_views as jv
 from judging.api import views
 
 router = DefaultRouter()
@@ -10,11 +11,42 @@ router.register("campaigns", views.CampaignViewSet, basename="campaign")
 router.register("runs", views.RunViewSet, basename="run")
 router.register("qrels", views.QrelsVersionViewSet, basename="qrels")
 router.register("pools", views.PoolVersionViewSet, basename="pool")
+router.register("leases", jv.LeaseViewSet, basename="lease")
+router.register("judgments", jv.JudgmentViewSet, basename="judgment")
 
 urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
     path("me/", views.MeView.as_view(), name="api-me"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("campaigns/<int:campaign_id>/leases/", jv.CampaignLeaseView.as_view(), name="api-leases"),
+    path("campaigns/<int:campaign_id>/undo/", jv.UndoView.as_view(), name="api-undo"),
+    path(
+        "campaigns/<int:campaign_id>/judging-progress/",
+        jv.ProgressView.as_view(),
+        name="api-judging-progress",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/agreement/", jv.AgreementView.as_view(), name="api-agreement"
+    ),
+    path(
+        "campaigns/<int:campaign_id>/disagreements/",
+        jv.DisagreementView.as_view(),
+        name="api-disagreements",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/adjudications/",
+        jv.AdjudicationView.as_view(),
+        name="api-adjudications",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/qrels/publish/",
+        jv.PublishView.as_view(),
+        name="api-qrels-publish",
+    ),
+    path("qrels/<int:pk>/diff/", jv.QrelsDiffView.as_view(), name="api-qrels-diff"),
+    # the export without a trailing slash too, as scripts write it
+    path("qrels/<int:pk>/export", views.QrelsVersionViewSet.as_view({"get": "export"}),
+         name="api-qrels-export"),
     path("", include(router.urls)),
 ]

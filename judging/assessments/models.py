@@ -73,3 +73,171 @@ class QrelsEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic_id} {self.docid} {self.grade}"
+
+
+class TopicAssignment(models.Model):
+    """Topic-centric assignment: an annotator keeps judging the topics handed to them.
+
+    The primary assessor of a topic judges its first slot of every item; secondary assessors (for
+    overlap) take the second slots of the overlap items of topics they are not primary on.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="topic_assignments"
+    )
+    primary = models.BooleanField(default=True)
+    assigned_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "annotator"], name="assignment_unique"),
+            models.UniqueConstraint(
+                fields=["topic"], condition=models.Q(primary=True), name="assignment_one_primary"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic} -> {self.annotator} ({'primary' if self.primary else 'secondary'})"
+
+
+class JudgingSlot(models.Model):
+    """One judgment wanted for a (topic, document): slot 1 for every queued item, slot 2 for the
+    overlap items. A slot is leased to one annotator at a time and judged once."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    docid = models.CharField(max_length=255)
+    slot = models.PositiveSmallIntegerField(default=1)
+    position = models.PositiveIntegerField(help_text="Serving order within the topic.")
+    pool_version = models.ForeignKey(
+        "pools.PoolVersion",
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The version that queued it.",
+    )
+    has_text = models.BooleanField(default=True)
+    lease = models.ForeignKey(
+        "Lease",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The current (or last) lease.",
+    )
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    judged_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    judged_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "docid", "slot"], name="slot_unique"),
+        ]
+        indexes = [
+            models.Index(
+                fields=["campaign", "topic", "position"],
+                name="slot_serve_idx",
+                condition=models.Q(judged_at__isnull=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}/{self.docid}#{self.slot}"
+
+
+class LeaseState(models.TextChoices):
+    ACTIVE = "active", "Active"
+    RELEASED = "released", "Released (skipped)"
+    JUDGED = "judged", "Judged"
+    EXPIRED = "expired", "Expired"
+
+
+class Lease(models.Model):
+    slot = models.ForeignKey(JudgingSlot, on_delete=models.CASCADE, related_name="leases")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="leases"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    ended_at = models.DateTimeField(null=True, blank=True)
+    state = models.CharField(max_length=10, choices=LeaseState.choices, default=LeaseState.ACTIVE)
+
+    class Meta:
+        indexes = [models.Index(fields=["annotator", "state"])]
+
+    def __str__(self) -> str:
+        return f"lease {self.pk} of {self.slot} to {self.annotator_id} ({self.state})"
+
+
+class Judgment(models.Model):
+    """An annotator's current grade for a (topic, document); changes are kept in history."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judgments")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="judgments")
+    docid = models.CharField(max_length=255)
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgments"
+    )
+    grade = models.IntegerField()
+    slot = models.ForeignKey(
+        JudgingSlot, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgments"
+    )
+    active_seconds = models.FloatField(default=0.0, help_text="Time spent, idle time excluded.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "docid", "annotator"], name="judgment_unique"),
+        ]
+        indexes = [models.Index(fields=["annotator", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}/{self.docid} by {self.annotator_id}: {self.grade}"
+
+
+class JudgmentChange(models.Model):
+    """History: who changed which judgment, when, from what to what (old None = first grade)."""
+
+    judgment = models.ForeignKey(
+        Judgment, null=True, on_delete=models.SET_NULL, related_name="history"
+    )
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    docid = models.CharField(max_length=255)
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    old_grade = models.IntegerField(null=True, blank=True)
+    new_grade = models.IntegerField(null=True, blank=True, help_text="None: undone.")
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["changed_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}/{self.docid}: {self.old_grade} -> {self.new_grade}"
+
+
+class Adjudication(models.Model):
+    """An admin's final grade for an item its annotators disagreed on."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    docid = models.CharField(max_length=255)
+    grade = models.IntegerField()
+    note = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "docid"], name="adjudication_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}/{self.docid}: {self.grade}"

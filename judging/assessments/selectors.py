@@ -1,13 +1,29 @@
-"""Permission-free reads about judgments that several apps need."""
+"""Reads about judgments that several apps and views need."""
 
 from __future__ import annotations
 
-from judging.assessments.models import QrelsEntry
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import Count, Q, Sum
+from django.utils import timezone
+
+from judging.assessments.models import (
+    Adjudication,
+    JudgingSlot,
+    Judgment,
+    Lease,
+    LeaseState,
+    QrelsEntry,
+    TopicAssignment,
+)
 from judging.campaigns.models import Campaign
 
 
 def judged_documents(campaign: Campaign) -> dict[str, set[str]]:
-    """qid -> docids that have ever been judged in the campaign (any qrels version).
+    """qid -> docids that have ever been judged in the campaign (any qrels version, or an
+    annotator's judgment not yet published).
 
     A negative grade means "pooled but not judged" and does not count.
     """
@@ -19,4 +35,116 @@ def judged_documents(campaign: Campaign) -> dict[str, set[str]]:
     )
     for qid, docid in rows.iterator(chunk_size=10_000):
         out.setdefault(qid, set()).add(docid)
+    judged = Judgment.objects.filter(campaign=campaign).values_list("topic__qid", "docid")
+    for qid, docid in judged.iterator(chunk_size=10_000):
+        out.setdefault(qid, set()).add(docid)
     return out
+
+
+def annotator_progress(campaign: Campaign, annotator: Any) -> list[dict[str, Any]]:
+    """Per topic the annotator works on: items judged by them and items left for them.
+
+    Only counts: no run, rank or other annotator's grade appears here.
+    """
+    topics = (
+        TopicAssignment.objects.filter(campaign=campaign, annotator=annotator)
+        .select_related("topic")
+        .order_by("topic__qid")
+    )
+    out = []
+    for a in topics:
+        slot_n = 1 if a.primary else 2
+        slots = JudgingSlot.objects.filter(topic=a.topic, slot=slot_n)
+        total = slots.count()
+        mine = Judgment.objects.filter(topic=a.topic, annotator=annotator).count()
+        left = slots.filter(judged_at__isnull=True, has_text=True).count()
+        out.append(
+            {
+                "qid": a.topic.qid,
+                "title": a.topic.title,
+                "primary": a.primary,
+                "judged": mine,
+                "left": left,
+                "total": total,
+            }
+        )
+    return out
+
+
+def judging_progress(campaign: Campaign) -> dict[str, Any]:
+    """Admin view: per topic and per annotator counts, lease states and throughput."""
+    now = timezone.now()
+    slots = JudgingSlot.objects.filter(campaign=campaign)
+    per_topic = (
+        slots.values("topic__qid", "topic__title")
+        .annotate(
+            total=Count("pk"),
+            judged=Count("pk", filter=Q(judged_at__isnull=False)),
+            waiting_text=Count("pk", filter=Q(has_text=False, judged_at__isnull=True)),
+            leased=Count("pk", filter=Q(judged_at__isnull=True, lease_expires_at__gt=now)),
+        )
+        .order_by("topic__qid")
+    )
+    owners = {
+        a.topic.qid: a.annotator.get_username()
+        for a in TopicAssignment.objects.filter(campaign=campaign, primary=True).select_related(
+            "topic", "annotator"
+        )
+    }
+    topics = [{**row, "primary": owners.get(row["topic__qid"], "")} for row in per_topic]
+    judgments = Judgment.objects.filter(campaign=campaign)
+    hour_ago = now - timedelta(hours=1)
+    per_annotator = (
+        judgments.values("annotator__username")
+        .annotate(
+            judged=Count("pk"),
+            last_hour=Count("pk", filter=Q(created_at__gte=hour_ago)),
+            active_seconds=Sum("active_seconds"),
+        )
+        .order_by("annotator__username")
+    )
+    annotators = [
+        {
+            **row,
+            "seconds_per_judgment": (row["active_seconds"] or 0.0) / row["judged"]
+            if row["judged"]
+            else None,
+        }
+        for row in per_annotator
+    ]
+    lease_states = Counter(
+        dict(
+            Lease.objects.filter(slot__campaign=campaign)
+            .values_list("state")
+            .annotate(n=Count("pk"))
+            .values_list("state", "n")
+        )
+    )
+    expired_active = Lease.objects.filter(
+        slot__campaign=campaign, state=LeaseState.ACTIVE, expires_at__lte=now
+    ).count()
+    lease_states[LeaseState.ACTIVE] -= expired_active
+    lease_states[LeaseState.EXPIRED] += expired_active
+    total = slots.count()
+    judged = slots.filter(judged_at__isnull=False).count()
+    return {
+        "slots": total,
+        "judged": judged,
+        "left": total - judged,
+        "percent": round(100.0 * judged / total, 1) if total else 0.0,
+        "judgments_last_hour": judgments.filter(created_at__gte=hour_ago).count(),
+        "adjudications": Adjudication.objects.filter(campaign=campaign).count(),
+        "lease_states": {state: lease_states.get(state, 0) for state in LeaseState.values},
+        "topics": topics,
+        "annotators": annotators,
+    }
+
+
+def current_judgments(campaign: Campaign) -> list[tuple[tuple[str, str], str, int]]:
+    """((qid, docid), annotator, grade) of every current judgment: the agreement input."""
+    return [
+        ((qid, docid), user, grade)
+        for qid, docid, user, grade in Judgment.objects.filter(campaign=campaign)
+        .values_list("topic__qid", "docid", "annotator__username", "grade")
+        .iterator(chunk_size=10_000)
+    ]

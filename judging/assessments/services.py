@@ -10,7 +10,13 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
-from judging.assessments.models import QrelsEntry, QrelsSource, QrelsVersion
+from judging.assessments.models import (
+    Adjudication,
+    Judgment,
+    QrelsEntry,
+    QrelsSource,
+    QrelsVersion,
+)
 from judging.campaigns.models import Campaign
 from judging.campaigns.services import read_limited
 from judging.core.bulk import insert_rows
@@ -104,3 +110,124 @@ def qrels_rows(version: QrelsVersion) -> list[tuple[str, str, int]]:
 def qrels_export_lines(version: QrelsVersion) -> Iterator[str]:
     """The version in TREC qrels format (``qid 0 docid grade``), sorted by qid and docid."""
     yield from canonical_lines(qrels_rows(version))
+
+
+def consensus(campaign: Campaign) -> dict[tuple[str, str], int]:
+    """(qid, docid) -> consensus grade of the annotators' current judgments.
+
+    One annotator: their grade. Several: the adjudicated grade if an admin set one, else the
+    campaign's rule (median by default: the lower median on ties, so an even split between
+    relevant and not counts as the lower grade).
+    """
+    from metrics.agreement import consensus_grade
+
+    grades: dict[tuple[str, str], list[int]] = {}
+    for qid, docid, grade in (
+        Judgment.objects.filter(campaign=campaign)
+        .values_list("topic__qid", "docid", "grade")
+        .iterator(chunk_size=10_000)
+    ):
+        grades.setdefault((qid, docid), []).append(grade)
+    adjudicated = {
+        (qid, docid): grade
+        for qid, docid, grade in Adjudication.objects.filter(campaign=campaign).values_list(
+            "topic__qid", "docid", "grade"
+        )
+    }
+    rule = campaign.consensus_rule
+    out = {
+        key: consensus_grade(gs, rule=rule) if len(gs) > 1 else gs[0]  # type: ignore[arg-type]
+        for key, gs in grades.items()
+    }
+    out.update({k: g for k, g in adjudicated.items() if k in grades})
+    return out
+
+
+def qrels_publish(
+    *, campaign: Campaign, note: str = "", created_by: Any = None
+) -> tuple[QrelsVersion, bool]:
+    """Snapshot the judgments as the campaign's next qrels version; returns (version, created).
+
+    The new version is the latest version's judgments overlaid with the consensus of the
+    annotators' judgments (a judgment replaces an older grade of the same item). Publishing when
+    nothing changed returns the latest version instead of a duplicate.
+    """
+    with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        latest = QrelsVersion.objects.filter(campaign=campaign).order_by("-number").first()
+        merged: dict[tuple[str, str], int] = {}
+        if latest is not None:
+            merged = {(q, d): g for q, d, g in qrels_rows(latest)}
+        merged.update(consensus(campaign))
+        rows = [(q, d, g) for (q, d), g in merged.items()]
+        lines = canonical_lines(rows)
+        digest = content_hash(lines)
+        if latest is not None and latest.content_hash == digest:
+            return latest, False
+        topic_ids = dict(campaign.topics.values_list("qid", "id"))
+        version = QrelsVersion.objects.create(
+            campaign=campaign,
+            number=_next_number(campaign),
+            source=QrelsSource.PUBLISHED,
+            content_hash=digest,
+            note=note,
+            num_judgments=len(rows),
+            num_relevant=sum(1 for _, _, g in rows if g >= campaign.relevance_threshold),
+            created_by=created_by,
+        )
+        insert_rows(
+            QrelsEntry,
+            ("version_id", "topic_id", "docid", "grade"),
+            ((version.pk, topic_ids[q], d, g) for q, d, g in rows),
+        )
+    return version, True
+
+
+def qrels_diff(*, version: QrelsVersion, against: QrelsVersion) -> dict[str, Any]:
+    """Judgments added, removed and regraded going from ``against`` to ``version``."""
+    new = {(q, d): g for q, d, g in qrels_rows(version)}
+    old = {(q, d): g for q, d, g in qrels_rows(against)}
+    added = sorted((q, d, g) for (q, d), g in new.items() if (q, d) not in old)
+    removed = sorted((q, d, g) for (q, d), g in old.items() if (q, d) not in new)
+    changed = sorted(
+        (q, d, old[(q, d)], g) for (q, d), g in new.items() if (q, d) in old and old[(q, d)] != g
+    )
+    return {
+        "version": version.number,
+        "against": against.number,
+        "added": [{"topic": q, "docid": d, "grade": g} for q, d, g in added],
+        "removed": [{"topic": q, "docid": d, "grade": g} for q, d, g in removed],
+        "changed": [{"topic": q, "docid": d, "old": o, "new": g} for q, d, o, g in changed],
+        "summary": {"added": len(added), "removed": len(removed), "changed": len(changed)},
+    }
+
+
+def adjudicate(
+    *, campaign: Campaign, qid: str, docid: str, grade: int, decided_by: Any, note: str = ""
+) -> Adjudication:
+    """Set the final grade of an item (admins), replacing an earlier adjudication."""
+    if grade not in campaign.grade_values():
+        raise InvalidInput(
+            "the grade is not on the campaign's scale",
+            [
+                InputProblem(
+                    f"grade {grade!r} is not one of {campaign.grade_values()}", location="grade"
+                )
+            ],
+        )
+    topic = campaign.topics.filter(qid=qid).first()
+    if topic is None or not Judgment.objects.filter(topic=topic, docid=docid).exists():
+        raise InvalidInput(
+            "nothing to adjudicate",
+            [
+                InputProblem(
+                    f"no judgment of document {docid!r} for topic {qid!r}", location="docid"
+                )
+            ],
+        )
+    adjudication, _ = Adjudication.objects.update_or_create(
+        topic=topic,
+        docid=docid,
+        defaults={"campaign": campaign, "grade": grade, "note": note, "decided_by": decided_by},
+    )
+    return adjudication

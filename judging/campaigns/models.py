@@ -53,6 +53,21 @@ class Campaign(models.Model):
         max_length=20, default="depth", help_text="Strategy of the admin's one-click re-pool."
     )
     pool_depth = models.PositiveIntegerField(default=100, help_text="Pool depth k.")
+    overlap = models.FloatField(
+        default=0.0,
+        help_text="Fraction (0-1) of pooled items also judged by a second annotator for agreement.",
+    )
+    lease_seconds = models.PositiveIntegerField(
+        default=600,
+        help_text="How long an annotator holds an item before it returns to the "
+        "queue (renewed while the page is open).",
+    )
+    consensus_rule = models.CharField(
+        max_length=10,
+        default="median",
+        help_text="Grade of an item judged by several annotators and not adjudicated: median "
+        "(lower median on ties), majority, max or min.",
+    )
     pool_budget = models.PositiveIntegerField(
         null=True, blank=True, help_text="Documents (or judgments) per topic; empty: no limit."
     )
@@ -83,6 +98,10 @@ class Campaign(models.Model):
             raise ValidationError(
                 {"pool_strategy": f"unknown strategy; known: {', '.join(STRATEGIES)}"}
             )
+        if not 0.0 <= self.overlap <= 1.0:
+            raise ValidationError({"overlap": "a fraction between 0 and 1"})
+        if self.consensus_rule not in ("median", "majority", "max", "min"):
+            raise ValidationError({"consensus_rule": "one of median, majority, max, min"})
         if self.relevance_threshold not in grades:
             raise ValidationError(
                 {"relevance_threshold": f"{self.relevance_threshold} is not a grade of the scale"}

@@ -222,6 +222,21 @@ def documents_import(
             summary.updated += len(updates)
     except formats.ImportFormatError as exc:
         raise _format_error(exc, "documents") from None
+    from judging.assessments.judging import slots_text_loaded
+    from judging.pools.models import PoolDocument
+
+    # Pooled documents whose text just arrived can now be served to annotators.
+    loaded = list(
+        PoolDocument.objects.filter(version__campaign=campaign, has_text=False)
+        .filter(docid__in=Document.objects.filter(campaign=campaign).values("docid"))
+        .values_list("docid", flat=True)
+        .distinct()
+    )
+    if loaded:
+        PoolDocument.objects.filter(version__campaign=campaign, docid__in=loaded).update(
+            has_text=True
+        )
+        slots_text_loaded(campaign=campaign, docids=loaded)
     return summary
 
 

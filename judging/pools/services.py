@@ -19,6 +19,7 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from judging.assessments.judging import slots_enqueue
 from judging.assessments.selectors import judged_documents
 from judging.campaigns.models import Campaign, Document, RankedList, Run
 from judging.core.bulk import insert_rows
@@ -54,6 +55,12 @@ def _strategy_for(
         raise InvalidInput(
             "the pooling strategy is not valid", [InputProblem(str(exc), location="params")]
         ) from None
+
+
+def strategy_for_version(version: PoolVersion) -> Strategy:
+    """The strategy object a built version was made with (the judging queue asks it)."""
+    strategy, _ = _strategy_for(version.strategy, version.params, list(version.runs.all()))
+    return strategy
 
 
 def pool_request(
@@ -278,6 +285,7 @@ def _build(version: PoolVersion, attempt: int) -> PoolVersion | None:
         current.num_to_judge = sum(1 for r in rows if r[4])
         current.num_missing_text = sum(1 for r in rows if not r[5])
         current.save()
+        slots_enqueue(version=current)
     return current
 
 

@@ -1,0 +1,345 @@
+"""API for annotators (leases, judgments) and for admins (progress, agreement, adjudication,
+publishing qrels). Annotator answers carry no system information: no run, rank, score, system
+count or other annotator's grade."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from judging.api.permissions import IsAdmin, IsResearcher
+from judging.api.views import ERRORS
+from judging.assessments import judging, selectors
+from judging.assessments import services as qrels_services
+from judging.assessments.models import Adjudication, Judgment, Lease, QrelsVersion
+from judging.campaigns.models import Campaign
+from judging.core.roles import is_annotator
+from metrics.agreement import agreement, agreement_by_topic, disagreements
+
+
+class IsAnnotator(BasePermission):
+    message = "only annotators judge"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return is_annotator(request.user)
+
+
+class TopicTextSerializer(serializers.Serializer[Any]):
+    qid = serializers.CharField()
+    title = serializers.CharField()
+    description = serializers.CharField()
+    narrative = serializers.CharField()
+
+
+class DocumentTextSerializer(serializers.Serializer[Any]):
+    docid = serializers.CharField()
+    title = serializers.CharField()
+    text = serializers.CharField()
+
+
+class LeaseSerializer(serializers.Serializer[Any]):
+    """What an annotator sees of a leased item: topic and document, nothing about systems."""
+
+    id = serializers.IntegerField()
+    campaign = serializers.IntegerField(source="slot.campaign_id")
+    expires_at = serializers.DateTimeField()
+    state = serializers.CharField()
+    topic = serializers.SerializerMethodField()
+    document = serializers.SerializerMethodField()
+    scale = serializers.SerializerMethodField()
+
+    def get_topic(self, lease: Lease) -> dict[str, str]:
+        t = lease.slot.topic
+        return {
+            "qid": t.qid,
+            "title": t.title,
+            "description": t.description,
+            "narrative": t.narrative,
+        }
+
+    def get_document(self, lease: Lease) -> dict[str, str]:
+        doc = judging.document_for(lease.slot)
+        return {
+            "docid": lease.slot.docid,
+            "title": doc.title if doc else "",
+            "text": doc.text if doc else "",
+        }
+
+    def get_scale(self, lease: Lease) -> list[dict[str, Any]]:
+        return list(lease.slot.campaign.scale)
+
+
+class JudgmentInSerializer(serializers.Serializer[Any]):
+    grade = serializers.IntegerField()
+    active_seconds = serializers.FloatField(required=False, default=0.0, min_value=0.0)
+
+
+class JudgmentOutSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    topic = serializers.CharField(source="topic.qid")
+    docid = serializers.CharField()
+    grade = serializers.IntegerField()
+    active_seconds = serializers.FloatField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+def _lease_response(lease: Lease | None, created: int = status.HTTP_201_CREATED) -> Response:
+    if lease is None:
+        return Response(status=status.HTTP_204_NO_CONTENT)
+    lease = Lease.objects.select_related("slot__topic", "slot__campaign").get(pk=lease.pk)
+    return Response(LeaseSerializer(lease).data, status=created)
+
+
+class CampaignLeaseView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(
+        request=None,
+        responses={201: LeaseSerializer, 204: None, **ERRORS},
+        description="Lease the next item to judge (or your current one); 204 when "
+        "nothing is left for you.",
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
+        return _lease_response(judging.lease_next(campaign=campaign, annotator=request.user))
+
+
+class LeaseViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
+    """An annotator's own leases."""
+
+    serializer_class = LeaseSerializer
+    permission_classes = [IsAnnotator]
+
+    def get_queryset(self) -> QuerySet[Lease]:
+        return Lease.objects.filter(annotator=self.request.user).select_related(
+            "slot__topic", "slot__campaign"
+        )
+
+    @extend_schema(request=None, responses={200: LeaseSerializer, **ERRORS})
+    @action(detail=True, methods=["post"])
+    def renew(self, request: Request, pk: str | None = None) -> Response:
+        lease = judging.lease_renew(lease_id=int(pk or 0), annotator=request.user)
+        return _lease_response(lease, status.HTTP_200_OK)
+
+    @extend_schema(
+        request=None,
+        responses={204: None},
+        description="Release the item (skip): it returns to the queue.",
+    )
+    def destroy(self, request: Request, pk: str | None = None) -> Response:
+        judging.lease_release(lease_id=int(pk or 0), annotator=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        request=JudgmentInSerializer,
+        responses={201: JudgmentOutSerializer, 200: JudgmentOutSerializer, **ERRORS},
+        description="Record the grade. Idempotent: the same grade again stores "
+        "nothing new (200); a new grade is a change kept in history.",
+    )
+    @action(detail=True, methods=["post"])
+    def judgment(self, request: Request, pk: str | None = None) -> Response:
+        ser = JudgmentInSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        judgment, changed = judging.judgment_record(
+            lease_id=int(pk or 0), annotator=request.user, **ser.validated_data
+        )
+        return Response(
+            JudgmentOutSerializer(judgment).data,
+            status=status.HTTP_201_CREATED if changed else status.HTTP_200_OK,
+        )
+
+
+class JudgmentViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Judgment]
+):
+    """An annotator's own judgments (never anybody else's)."""
+
+    serializer_class = JudgmentOutSerializer
+    permission_classes = [IsAnnotator]
+
+    def get_queryset(self) -> QuerySet[Judgment]:
+        qs = Judgment.objects.filter(annotator=self.request.user).select_related("topic")
+        campaign = self.request.query_params.get("campaign")
+        return qs.filter(campaign_id=campaign) if campaign else qs.order_by("-updated_at")
+
+    @extend_schema(request=JudgmentInSerializer, responses={200: JudgmentOutSerializer})
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        ser = JudgmentInSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        judgment = judging.judgment_change(
+            judgment_id=int(pk or 0), annotator=request.user, grade=ser.validated_data["grade"]
+        )
+        return Response(JudgmentOutSerializer(judgment).data)
+
+
+class UndoView(APIView):
+    permission_classes = [IsAnnotator]
+
+    @extend_schema(
+        request=None,
+        responses={201: LeaseSerializer, 204: None},
+        description="Undo your latest judgment in the campaign; the item is leased back to you.",
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
+        return _lease_response(judging.judgment_undo(campaign=campaign, annotator=request.user))
+
+
+# --- admins ---------------------------------------------------------------------------------
+
+
+def _campaign(request: Request, campaign_id: int) -> Campaign:
+    return get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
+
+
+class ProgressView(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(
+        responses={200: dict},
+        description="Judging progress per topic and annotator, lease states, throughput (admins).",
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        return Response(selectors.judging_progress(_campaign(request, campaign_id)))
+
+
+class AgreementView(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(
+        responses={200: dict},
+        description="Agreement on items judged by several "
+        "annotators: Cohen's weighted kappa per pair, Fleiss' kappa, Krippendorff's "
+        "alpha (ordinal), overall and per topic (admins).",
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = _campaign(request, campaign_id)
+        rows = selectors.current_judgments(campaign)
+        scale = campaign.grade_values()
+        return Response(
+            {
+                "overall": agreement(rows, scale=scale).to_dict(),
+                "topics": {
+                    q: a.to_dict()
+                    for q, a in agreement_by_topic(
+                        rows, topic_of=lambda item: item[0], scale=scale
+                    ).items()
+                },
+            }
+        )
+
+
+class DisagreementView(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(
+        responses={200: dict},
+        parameters=[
+            OpenApiParameter("relevance", bool, description="only disagreements on relevant vs not")
+        ],
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = _campaign(request, campaign_id)
+        level = campaign.relevance_threshold if request.query_params.get("relevance") else None
+        adjudicated = {
+            (q, d): g
+            for q, d, g in Adjudication.objects.filter(campaign=campaign).values_list(
+                "topic__qid", "docid", "grade"
+            )
+        }
+        items = disagreements(selectors.current_judgments(campaign), relevance_level=level)
+        return Response(
+            {
+                "count": len(items),
+                "results": [
+                    {
+                        "topic": d.item[0],
+                        "docid": d.item[1],
+                        "grades": d.grades,  # type: ignore[index]
+                        "spread": d.spread,
+                        "adjudicated": adjudicated.get(d.item),
+                    }  # type: ignore[arg-type]
+                    for d in items
+                ],
+            }
+        )
+
+
+class AdjudicationSerializer(serializers.Serializer[Any]):
+    topic = serializers.CharField()
+    docid = serializers.CharField()
+    grade = serializers.IntegerField()
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class AdjudicationView(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(request=AdjudicationSerializer, responses={201: AdjudicationSerializer})
+    def post(self, request: Request, campaign_id: int) -> Response:
+        campaign = _campaign(request, campaign_id)
+        ser = AdjudicationSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        v = ser.validated_data
+        qrels_services.adjudicate(
+            campaign=campaign,
+            qid=v["topic"],
+            docid=v["docid"],
+            grade=v["grade"],
+            note=v["note"],
+            decided_by=request.user,
+        )
+        return Response(v, status=status.HTTP_201_CREATED)
+
+
+class PublishView(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(
+        request=inline_serializer("Publish", {"note": serializers.CharField(required=False)}),
+        responses={201: dict, 200: dict},
+        description="Publish the judgments as the next qrels version (200 with the latest "
+        "version when nothing changed).",
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        from judging.api.serializers import QrelsVersionSerializer
+
+        campaign = _campaign(request, campaign_id)
+        version, created = qrels_services.qrels_publish(
+            campaign=campaign, note=str(request.data.get("note", "")), created_by=request.user
+        )
+        return Response(
+            QrelsVersionSerializer(version).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+
+class QrelsDiffView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        responses={200: dict},
+        parameters=[
+            OpenApiParameter(
+                "against", int, required=True, description="the other version's number"
+            )
+        ],
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        version = get_object_or_404(QrelsVersion.objects.visible_to(request.user), pk=pk)
+        other = get_object_or_404(
+            QrelsVersion.objects.visible_to(request.user),
+            campaign=version.campaign,
+            number=request.query_params.get("against") or 0,
+        )
+        return Response(qrels_services.qrels_diff(version=version, against=other))

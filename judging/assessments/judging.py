@@ -1,0 +1,478 @@
+"""The judging queue: slots, leases and judgments.
+
+Every pooled (topic, document) never judged before gets slot 1; a configured fraction of them
+(the overlap) also gets slot 2, for a second annotator. An annotator asks for the next item and
+gets a *lease* on one slot; it expires unless renewed, and an expired slot returns to the queue.
+
+Picking a slot locks it with ``SELECT ... FOR UPDATE SKIP LOCKED`` on PostgreSQL, so concurrent
+annotators never wait for each other and never get the same slot; on SQLite the transaction
+takes the database write lock at BEGIN (``transaction_mode=IMMEDIATE``), which serialises
+pickers and is just as correct.
+
+Assignment is topic-centric (TREC practice): an annotator works through their own topics; when
+those have nothing left, they are handed a topic nobody owns yet; then second slots of other
+annotators' topics (agreement); last, to keep the queue moving, open first slots elsewhere.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from judging.assessments.models import (
+    JudgingSlot,
+    Judgment,
+    JudgmentChange,
+    Lease,
+    LeaseState,
+    TopicAssignment,
+)
+from judging.campaigns.models import Campaign, Document, RankedList, Topic
+from judging.core.errors import Conflict, InputProblem, InvalidInput
+
+MAX_ACTIVE_SECONDS = 3600.0
+
+
+def in_overlap(qid: str, docid: str, fraction: float) -> bool:
+    """Deterministic choice of the overlap items: a hash of (topic, document) below the fraction."""
+    if fraction <= 0:
+        return False
+    return zlib.crc32(f"{qid}\0{docid}".encode()) / 2**32 < fraction
+
+
+def slots_enqueue(*, version: Any) -> int:
+    """Queue the never-judged documents of a newly built pool version (inside its transaction).
+
+    Items already queued by an earlier version keep their slot. Returns the slots created.
+    """
+    from judging.pools.models import PoolDocument
+
+    campaign = version.campaign
+    existing = set(
+        JudgingSlot.objects.filter(campaign=campaign).values_list("topic_id", "docid", "slot")
+    )
+    new: list[JudgingSlot] = []
+    docs = PoolDocument.objects.filter(version=version, to_judge=True).values_list(
+        "topic_id", "topic__qid", "docid", "position", "has_text"
+    )
+    for topic_id, qid, docid, position, has_text in docs.iterator(chunk_size=10_000):
+        slots = (1, 2) if in_overlap(qid, docid, campaign.overlap) else (1,)
+        for n in slots:
+            if (topic_id, docid, n) not in existing:
+                new.append(
+                    JudgingSlot(
+                        campaign=campaign,
+                        topic_id=topic_id,
+                        docid=docid,
+                        slot=n,
+                        position=position,
+                        pool_version=version,
+                        has_text=has_text,
+                    )
+                )
+    JudgingSlot.objects.bulk_create(new, batch_size=5000)
+    return len(new)
+
+
+def slots_text_loaded(*, campaign: Campaign, docids: Iterable[str]) -> None:
+    """Documents were imported: their slots can now be served."""
+    ids = list(docids)
+    for i in range(0, len(ids), 5000):
+        JudgingSlot.objects.filter(
+            campaign=campaign, has_text=False, docid__in=ids[i : i + 5000]
+        ).update(has_text=True)
+
+
+# --- leasing ------------------------------------------------------------------------------
+
+
+def _open_slots(campaign: Campaign, annotator: Any, now: Any) -> QuerySet[JudgingSlot]:
+    """Slots this annotator may take now: unjudged, servable, not leased, not judged by them,
+    and not the other slot of an item they hold."""
+    judged_by_me = Judgment.objects.filter(
+        topic_id=OuterRef("topic_id"), docid=OuterRef("docid"), annotator=annotator
+    )
+    held_by_me = JudgingSlot.objects.filter(
+        topic_id=OuterRef("topic_id"),
+        docid=OuterRef("docid"),
+        lease__annotator=annotator,
+        lease_expires_at__gt=now,
+    )
+    return (
+        JudgingSlot.objects.filter(campaign=campaign, judged_at__isnull=True, has_text=True)
+        .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
+        .exclude(Exists(judged_by_me))
+        .exclude(Exists(held_by_me))
+    )
+
+
+def _lock_first(qs: QuerySet[JudgingSlot]) -> JudgingSlot | None:
+    return (
+        qs.order_by("topic_id", "position", "slot")
+        .select_for_update(skip_locked=True, of=("self",))[:1]
+        .first()
+    )
+
+
+def _adaptive_pick(
+    campaign: Campaign, topic: Topic, candidates: QuerySet[JudgingSlot], version: Any
+) -> JudgingSlot | None:
+    """Ask an adaptive strategy for the topic's next document, given its judgments so far."""
+    from judging.pools.services import strategy_for_version
+
+    judged = list(
+        Judgment.objects.filter(topic=topic)
+        .order_by("created_at", "pk")
+        .values_list("docid", "grade")
+    )
+    if version.budget is not None and len({d for d, _ in judged}) >= version.budget:
+        return None
+    strategy = strategy_for_version(version)
+    runs = {
+        tag: docids.split("\n", version.depth)[: version.depth]
+        for tag, docids in RankedList.objects.filter(
+            run__campaign=campaign, run__tag__in=version.run_tags, topic=topic
+        ).values_list("run__tag", "docids")
+    }
+    history: dict[str, int] = {}
+    for docid, grade in judged:
+        history.setdefault(docid, grade)
+    order = strategy.order(
+        runs,
+        judged=history,
+        budget=None,
+        topic=topic.qid,
+        relevance_level=campaign.relevance_threshold,
+    )
+    rank = {docid: i for i, docid in enumerate(order)}
+    open_docs = list(candidates.filter(topic=topic).values_list("docid", flat=True))
+    for docid in sorted(open_docs, key=lambda d: rank.get(d, len(rank))):
+        slot = (
+            candidates.filter(topic=topic, docid=docid)
+            .select_for_update(skip_locked=True, of=("self",))
+            .first()
+        )
+        if slot is not None:
+            return slot
+    return None
+
+
+def _pick_in_topics(
+    campaign: Campaign, candidates: QuerySet[JudgingSlot], topics: list[int]
+) -> JudgingSlot | None:
+    for topic_id in topics:
+        in_topic = candidates.filter(topic_id=topic_id)
+        first = in_topic.select_related("pool_version", "topic").order_by("position").first()
+        if first is None:
+            continue
+        if first.pool_version.adaptive:
+            slot = _adaptive_pick(campaign, first.topic, in_topic, first.pool_version)
+        else:
+            slot = _lock_first(in_topic)
+        if slot is not None:
+            return slot
+    return None
+
+
+def lease_next(*, campaign: Campaign, annotator: Any) -> Lease | None:
+    """The annotator's current lease in the campaign, or a new one on the next item; None when
+    nothing is left for them."""
+    now = timezone.now()
+    with transaction.atomic():
+        current = (
+            Lease.objects.select_related("slot")
+            .filter(
+                annotator=annotator,
+                slot__campaign=campaign,
+                state=LeaseState.ACTIVE,
+                expires_at__gt=now,
+                slot__judged_at__isnull=True,
+            )
+            .order_by("-created_at")
+            .first()
+        )
+        if current is not None:
+            return current
+        slot = _pick(campaign, annotator, now)
+        if slot is None:
+            return None
+        lease = Lease.objects.create(
+            slot=slot,
+            annotator=annotator,
+            expires_at=now + timedelta(seconds=campaign.lease_seconds),
+        )
+        slot.lease = lease
+        slot.lease_expires_at = lease.expires_at
+        slot.save(update_fields=["lease", "lease_expires_at"])
+        return lease
+
+
+def _pick(campaign: Campaign, annotator: Any, now: Any) -> JudgingSlot | None:
+    candidates = _open_slots(campaign, annotator, now)
+    firsts = candidates.filter(slot=1)
+    mine = list(
+        TopicAssignment.objects.filter(campaign=campaign, annotator=annotator, primary=True)
+        .order_by("assigned_at", "pk")
+        .values_list("topic_id", flat=True)
+    )
+    slot = _pick_in_topics(campaign, firsts, mine)
+    if slot is not None:
+        return slot
+    # Hand out a topic nobody owns yet (one with open first slots).
+    owned = TopicAssignment.objects.filter(topic_id=OuterRef("topic_id"), primary=True)
+    free_topics = list(
+        firsts.exclude(Exists(owned))
+        .order_by("topic_id")
+        .values_list("topic_id", flat=True)
+        .distinct()[:20]
+    )
+    for topic_id in free_topics:
+        try:
+            with transaction.atomic():
+                TopicAssignment.objects.create(
+                    campaign=campaign, topic_id=topic_id, annotator=annotator, primary=True
+                )
+        except IntegrityError:
+            continue  # someone else took it a moment ago
+        slot = _pick_in_topics(campaign, firsts, [topic_id])
+        if slot is not None:
+            return slot
+    # Second slots (agreement) of topics where this annotator is not the primary assessor.
+    primary_elsewhere = ~Exists(
+        TopicAssignment.objects.filter(
+            topic_id=OuterRef("topic_id"), annotator=annotator, primary=True
+        )
+    )
+    seconds = candidates.filter(slot=2).filter(primary_elsewhere)
+    slot = _lock_first(seconds)
+    if slot is not None:
+        TopicAssignment.objects.get_or_create(
+            campaign=campaign,
+            topic_id=slot.topic_id,
+            annotator=annotator,
+            defaults={"primary": False},
+        )
+        return slot
+    # Last: open first slots of other annotators' topics, so that no item waits forever.
+    return _lock_first(firsts)
+
+
+def _own_lease(lease_id: int, annotator: Any) -> Lease:
+    lease = (
+        Lease.objects.select_for_update()
+        .select_related("slot", "slot__campaign", "slot__topic")
+        .filter(pk=lease_id)
+        .first()
+    )
+    if lease is None or lease.annotator_id != annotator.pk:
+        raise NotFound(f"no lease {lease_id} of yours")
+    return lease
+
+
+class NotFound(Conflict):
+    status = 404
+    code = "not_found"
+
+
+def lease_renew(*, lease_id: int, annotator: Any) -> Lease:
+    """Extend a lease while the annotator's page is open (409 once the item was re-leased or
+    judged by someone else)."""
+    now = timezone.now()
+    with transaction.atomic():
+        lease = _own_lease(lease_id, annotator)
+        slot = JudgingSlot.objects.select_for_update().get(pk=lease.slot_id)
+        if lease.state != LeaseState.ACTIVE:
+            raise Conflict(f"lease {lease_id} is {lease.state}")
+        if slot.lease_id != lease.pk or slot.judged_at is not None:
+            raise Conflict(f"lease {lease_id} expired and the item went to someone else")
+        lease.expires_at = now + timedelta(seconds=slot.campaign.lease_seconds)
+        lease.save(update_fields=["expires_at"])
+        slot.lease_expires_at = lease.expires_at
+        slot.save(update_fields=["lease_expires_at"])
+        return lease
+
+
+def lease_release(*, lease_id: int, annotator: Any) -> None:
+    """Skip: give the item back to the queue now."""
+    with transaction.atomic():
+        lease = _own_lease(lease_id, annotator)
+        if lease.state != LeaseState.ACTIVE:
+            return
+        lease.state = LeaseState.RELEASED
+        lease.ended_at = timezone.now()
+        lease.save(update_fields=["state", "ended_at"])
+        JudgingSlot.objects.filter(pk=lease.slot_id, lease=lease).update(lease_expires_at=None)
+
+
+# --- judgments ----------------------------------------------------------------------------
+
+
+def _check_grade(campaign: Campaign, grade: Any) -> int:
+    grades = campaign.grade_values()
+    if isinstance(grade, bool) or not isinstance(grade, int) or grade not in grades:
+        raise InvalidInput(
+            "the grade is not on the campaign's scale",
+            [InputProblem(f"grade {grade!r} is not one of {grades}", location="grade")],
+        )
+    return grade
+
+
+def judgment_record(
+    *, lease_id: int, annotator: Any, grade: Any, active_seconds: float = 0.0
+) -> tuple[Judgment, bool]:
+    """Record the grade for a leased item; returns ``(judgment, changed)``.
+
+    Idempotent: submitting the same grade again (a retry, a double click) stores nothing new. A
+    different grade changes the judgment and keeps the old one in its history. A judgment on an
+    expired lease is accepted when nobody else has judged the slot since.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        lease = _own_lease(lease_id, annotator)
+        slot = (
+            JudgingSlot.objects.select_for_update()
+            .select_related("campaign", "topic")
+            .get(pk=lease.slot_id)
+        )
+        grade = _check_grade(slot.campaign, grade)
+        seconds = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
+        judgment = Judgment.objects.filter(
+            topic=slot.topic, docid=slot.docid, annotator=annotator
+        ).first()
+        if judgment is not None:
+            if judgment.grade == grade:
+                return judgment, False
+            _change(judgment, grade, annotator)
+            return judgment, True
+        if slot.judged_at is not None:
+            raise Conflict("someone else judged this item after your lease expired")
+        judgment = Judgment.objects.create(
+            campaign=slot.campaign,
+            topic=slot.topic,
+            docid=slot.docid,
+            annotator=annotator,
+            grade=grade,
+            slot=slot,
+            active_seconds=seconds,
+        )
+        JudgmentChange.objects.create(
+            judgment=judgment,
+            topic=slot.topic,
+            docid=slot.docid,
+            annotator=annotator,
+            old_grade=None,
+            new_grade=grade,
+        )
+        slot.judged_by = annotator
+        slot.judged_at = now
+        slot.save(update_fields=["judged_by", "judged_at"])
+        lease.state = LeaseState.JUDGED
+        lease.ended_at = now
+        lease.save(update_fields=["state", "ended_at"])
+        # Whoever holds the slot now (after this lease expired) has nothing left to judge.
+        Lease.objects.filter(slot=slot, state=LeaseState.ACTIVE).exclude(pk=lease.pk).update(
+            state=LeaseState.EXPIRED, ended_at=now
+        )
+        return judgment, True
+
+
+def _change(judgment: Judgment, grade: int, annotator: Any) -> None:
+    JudgmentChange.objects.create(
+        judgment=judgment,
+        topic_id=judgment.topic_id,
+        docid=judgment.docid,
+        annotator=annotator,
+        old_grade=judgment.grade,
+        new_grade=grade,
+    )
+    judgment.grade = grade
+    judgment.save(update_fields=["grade", "updated_at"])
+
+
+def judgment_change(*, judgment_id: int, annotator: Any, grade: Any) -> Judgment:
+    """Change one of the annotator's own judgments (going back to an earlier item)."""
+    with transaction.atomic():
+        judgment = (
+            Judgment.objects.select_for_update()
+            .select_related("campaign")
+            .filter(pk=judgment_id, annotator=annotator)
+            .first()
+        )
+        if judgment is None:
+            raise NotFound(f"no judgment {judgment_id} of yours")
+        grade = _check_grade(judgment.campaign, grade)
+        if judgment.grade != grade:
+            _change(judgment, grade, annotator)
+        return judgment
+
+
+def judgment_undo(*, campaign: Campaign, annotator: Any) -> Lease | None:
+    """Undo the annotator's latest judgment in the campaign and lease that item back to them, so
+    it is shown next. Returns the new lease (None if there was nothing to undo)."""
+    now = timezone.now()
+    with transaction.atomic():
+        judgment = (
+            Judgment.objects.select_for_update()
+            .filter(campaign=campaign, annotator=annotator)
+            .order_by("-updated_at", "-pk")
+            .first()
+        )
+        if judgment is None:
+            return None
+        last = (
+            JudgmentChange.objects.filter(judgment=judgment).order_by("-changed_at", "-pk").first()
+        )
+        if last is not None and last.old_grade is not None:
+            # the latest action was a change of grade: undo restores the previous grade
+            _change(judgment, last.old_grade, annotator)
+            return None
+        slot = judgment.slot
+        JudgmentChange.objects.create(
+            judgment=None,
+            topic_id=judgment.topic_id,
+            docid=judgment.docid,
+            annotator=annotator,
+            old_grade=judgment.grade,
+            new_grade=None,
+        )
+        judgment.delete()
+        # Release whatever this annotator holds, then lease the undone item back to them.
+        for held in Lease.objects.select_for_update().filter(
+            annotator=annotator, slot__campaign=campaign, state=LeaseState.ACTIVE
+        ):
+            held.state = LeaseState.RELEASED
+            held.ended_at = now
+            held.save(update_fields=["state", "ended_at"])
+            JudgingSlot.objects.filter(pk=held.slot_id, lease=held).update(lease_expires_at=None)
+        if slot is None:
+            return None
+        slot = JudgingSlot.objects.select_for_update().get(pk=slot.pk)
+        lease = Lease.objects.create(
+            slot=slot,
+            annotator=annotator,
+            expires_at=now + timedelta(seconds=campaign.lease_seconds),
+        )
+        slot.judged_by = None
+        slot.judged_at = None
+        slot.lease = lease
+        slot.lease_expires_at = lease.expires_at
+        slot.save(update_fields=["judged_by", "judged_at", "lease", "lease_expires_at"])
+        return lease
+
+
+def lease_expire_stale(*, campaign: Campaign | None = None) -> int:
+    """Mark leases past their expiry as expired (bookkeeping; serving already ignores them)."""
+    qs = Lease.objects.filter(state=LeaseState.ACTIVE, expires_at__lte=timezone.now())
+    if campaign is not None:
+        qs = qs.filter(slot__campaign=campaign)
+    return qs.update(state=LeaseState.EXPIRED, ended_at=timezone.now())
+
+
+def document_for(slot: JudgingSlot) -> Document | None:
+    return Document.objects.filter(campaign_id=slot.campaign_id, docid=slot.docid).first()
