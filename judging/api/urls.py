@@ -46,7 +46,10 @@ urlpatterns = [
     ),
     path("qrels/<int:pk>/diff/", jv.QrelsDiffView.as_view(), name="api-qrels-diff"),
     # the export without a trailing slash too, as scripts write it
-    path("qrels/<int:pk>/export", views.QrelsVersionViewSet.as_view({"get": "export"}),
-         name="api-qrels-export"),
+    path(
+        "qrels/<int:pk>/export",
+        views.QrelsVersionViewSet.as_view({"get": "export"}),
+        name="api-qrels-export",
+    ),
     path("", include(router.urls)),
 ]

@@ -16,8 +16,10 @@ annotators' topics (agreement); last, to keep the queue moving, open first slots
 
 from __future__ import annotations
 
+import operator
 import zlib
 from collections.abc import Iterable
+from functools import reduce
 from datetime import timedelta
 from typing import Any
 
@@ -37,6 +39,9 @@ from judging.campaigns.models import Campaign, Document, RankedList, Topic
 from judging.core.errors import Conflict, InputProblem, InvalidInput
 
 MAX_ACTIVE_SECONDS = 3600.0
+# A skipped (released) item is not served again to the same annotator within their next
+# SKIP_MEMORY leases, unless nothing else is open for them.
+SKIP_MEMORY = 10
 
 
 def in_overlap(qid: str, docid: str, fraction: float) -> bool:
@@ -185,6 +190,9 @@ def lease_next(*, campaign: Campaign, annotator: Any) -> Lease | None:
     nothing is left for them."""
     now = timezone.now()
     with transaction.atomic():
+        # One annotator's requests one at a time (a double-clicked "next" gets one lease);
+        # other annotators are not held up.
+        type(annotator).objects.select_for_update().filter(pk=annotator.pk).first()
         current = (
             Lease.objects.select_related("slot")
             .filter(
@@ -199,7 +207,10 @@ def lease_next(*, campaign: Campaign, annotator: Any) -> Lease | None:
         )
         if current is not None:
             return current
-        slot = _pick(campaign, annotator, now)
+        skipped = _recently_skipped(campaign, annotator)
+        slot = _pick(campaign, annotator, now, skipped)
+        if slot is None and skipped:
+            slot = _pick(campaign, annotator, now, [])
         if slot is None:
             return None
         lease = Lease.objects.create(
@@ -213,8 +224,26 @@ def lease_next(*, campaign: Campaign, annotator: Any) -> Lease | None:
         return lease
 
 
-def _pick(campaign: Campaign, annotator: Any, now: Any) -> JudgingSlot | None:
+def _recently_skipped(campaign: Campaign, annotator: Any) -> list[tuple[int, str]]:
+    """Items (topic, document) the annotator released (skipped) in their last SKIP_MEMORY
+    leases."""
+    recent = (
+        Lease.objects.filter(annotator=annotator, slot__campaign=campaign)
+        .order_by("-created_at", "-pk")
+        .values_list("slot__topic_id", "slot__docid", "state")[:SKIP_MEMORY]
+    )
+    return [(topic_id, docid) for topic_id, docid, state in recent if state == LeaseState.RELEASED]
+
+
+def _pick(
+    campaign: Campaign, annotator: Any, now: Any, skipped: list[tuple[int, str]]
+) -> JudgingSlot | None:
     candidates = _open_slots(campaign, annotator, now)
+    if skipped:
+        # both slots of a skipped item: it must not come straight back as the other slot
+        candidates = candidates.exclude(
+            reduce(operator.or_, (Q(topic_id=t, docid=d) for t, d in skipped))
+        )
     firsts = candidates.filter(slot=1)
     mine = list(
         TopicAssignment.objects.filter(campaign=campaign, annotator=annotator, primary=True)
@@ -259,20 +288,30 @@ def _pick(campaign: Campaign, annotator: Any, now: Any) -> JudgingSlot | None:
             defaults={"primary": False},
         )
         return slot
-    # Last: open first slots of other annotators' topics, so that no item waits forever.
-    return _lock_first(firsts)
+    # Last, so that no item waits forever: any open slot, including first slots of other
+    # annotators' topics and second slots of this annotator's own topics (whose first slot
+    # somebody else judged), or an overlap item could wait for a third annotator forever.
+    return _lock_first(candidates)
 
 
-def _own_lease(lease_id: int, annotator: Any) -> Lease:
-    lease = (
-        Lease.objects.select_for_update()
-        .select_related("slot", "slot__campaign", "slot__topic")
-        .filter(pk=lease_id)
+def _own_lease(lease_id: int, annotator: Any) -> tuple[Lease, JudgingSlot]:
+    """Lock the lease's slot, then the lease. Always slot before lease (as ``lease_next`` and
+    ``judgment_record`` do), so that two requests never wait for each other in a cycle; and
+    only those rows (``of``), not the campaign or topic they join."""
+    slot_id = (
+        Lease.objects.filter(pk=lease_id, annotator=annotator)
+        .values_list("slot_id", flat=True)
         .first()
     )
-    if lease is None or lease.annotator_id != annotator.pk:
+    if slot_id is None:
         raise NotFound(f"no lease {lease_id} of yours")
-    return lease
+    slot = (
+        JudgingSlot.objects.select_for_update(of=("self",))
+        .select_related("campaign", "topic")
+        .get(pk=slot_id)
+    )
+    lease = Lease.objects.select_for_update().get(pk=lease_id)
+    return lease, slot
 
 
 class NotFound(Conflict):
@@ -285,8 +324,7 @@ def lease_renew(*, lease_id: int, annotator: Any) -> Lease:
     judged by someone else)."""
     now = timezone.now()
     with transaction.atomic():
-        lease = _own_lease(lease_id, annotator)
-        slot = JudgingSlot.objects.select_for_update().get(pk=lease.slot_id)
+        lease, slot = _own_lease(lease_id, annotator)
         if lease.state != LeaseState.ACTIVE:
             raise Conflict(f"lease {lease_id} is {lease.state}")
         if slot.lease_id != lease.pk or slot.judged_at is not None:
@@ -301,7 +339,7 @@ def lease_renew(*, lease_id: int, annotator: Any) -> Lease:
 def lease_release(*, lease_id: int, annotator: Any) -> None:
     """Skip: give the item back to the queue now."""
     with transaction.atomic():
-        lease = _own_lease(lease_id, annotator)
+        lease, _ = _own_lease(lease_id, annotator)
         if lease.state != LeaseState.ACTIVE:
             return
         lease.state = LeaseState.RELEASED
@@ -334,12 +372,7 @@ def judgment_record(
     """
     now = timezone.now()
     with transaction.atomic():
-        lease = _own_lease(lease_id, annotator)
-        slot = (
-            JudgingSlot.objects.select_for_update()
-            .select_related("campaign", "topic")
-            .get(pk=lease.slot_id)
-        )
+        lease, slot = _own_lease(lease_id, annotator)
         grade = _check_grade(slot.campaign, grade)
         seconds = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
         judgment = Judgment.objects.filter(

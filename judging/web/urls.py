@@ -1,10 +1,25 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from judging.web import views
+from judging.web import annotate, manage, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("annotate/", annotate.my_work, name="annotate-home"),
+    path("annotate/<int:campaign_id>/", annotate.judge, name="annotate-judge"),
+    path("annotate/<int:campaign_id>/submit/", annotate.submit, name="annotate-submit"),
+    path("annotate/<int:campaign_id>/skip/", annotate.skip, name="annotate-skip"),
+    path("annotate/<int:campaign_id>/undo/", annotate.undo, name="annotate-undo"),
+    path("annotate/<int:campaign_id>/renew/", annotate.renew, name="annotate-renew"),
+    path(
+        "annotate/<int:campaign_id>/judged/<int:judgment_id>/",
+        annotate.judged,
+        name="annotate-judged",
+    ),
+    path("manage/<int:campaign_id>/", manage.progress, name="manage-progress"),
+    path("manage/<int:campaign_id>/agreement/", manage.agreement_page, name="manage-agreement"),
+    path("manage/<int:campaign_id>/adjudicate/", manage.adjudicate_item, name="manage-adjudicate"),
+    path("manage/<int:campaign_id>/publish/", manage.publish, name="manage-publish"),
 ]

@@ -1,0 +1,195 @@
+"""The annotator's screens: my work, the judging page, going back and undoing.
+
+Blind by construction: these views read only topics, documents and the annotator's own
+judgments; nothing here touches runs, pools' run lists, ranks, scores or other annotators.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from judging.assessments import judging
+from judging.assessments.models import Judgment, Lease
+from judging.assessments.selectors import annotator_progress
+from judging.campaigns.models import Campaign, Document, Topic
+from judging.core.errors import DomainError
+from judging.core.roles import is_annotator
+from judging.web.highlight import paragraphs, query_terms
+
+
+def _annotator_campaign(request: HttpRequest, campaign_id: int) -> Campaign:
+    if not is_annotator(request.user):
+        raise PermissionDenied("only annotators judge")
+    return get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
+
+
+def _grade_buttons(campaign: Campaign, current: int | None = None) -> list[dict[str, Any]]:
+    return [
+        {"grade": g, "label": label, "key": str(g) if 0 <= g <= 9 else "", "current": g == current}
+        for g, label in sorted(campaign.grade_labels().items())
+    ]
+
+
+def _item_context(campaign: Campaign, topic: Topic, docid: str) -> dict[str, Any]:
+    doc = Document.objects.filter(campaign=campaign, docid=docid).first()
+    terms = query_terms(topic.title)
+    return {
+        "topic": topic,
+        "docid": docid,
+        "doc_title": doc.title if doc else "",
+        "doc_paragraphs": paragraphs(doc.text if doc else "", terms),
+        "doc_title_marked": paragraphs(doc.title, terms)[0] if doc and doc.title else "",
+        "terms": terms,
+    }
+
+
+def _progress_for(campaign: Campaign, user: Any, qid: str) -> dict[str, Any] | None:
+    return next((p for p in annotator_progress(campaign, user) if p["qid"] == qid), None)
+
+
+@login_required
+def my_work(request: HttpRequest) -> HttpResponse:
+    if not is_annotator(request.user):
+        raise PermissionDenied("only annotators judge")
+    campaigns = [
+        {
+            "campaign": c,
+            "topics": annotator_progress(c, request.user),
+            "judged": Judgment.objects.filter(campaign=c, annotator=request.user).count(),
+        }
+        for c in Campaign.objects.visible_to(request.user)
+    ]
+    return render(request, "annotate/my_work.html", {"campaigns": campaigns})
+
+
+@login_required
+def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _annotator_campaign(request, campaign_id)
+    lease = judging.lease_next(campaign=campaign, annotator=request.user)
+    last = (
+        Judgment.objects.filter(campaign=campaign, annotator=request.user)
+        .order_by("-updated_at", "-pk")
+        .first()
+    )
+    if lease is None:
+        return render(
+            request,
+            "annotate/done.html",
+            {
+                "campaign": campaign,
+                "last": last,
+                "topics": annotator_progress(campaign, request.user),
+            },
+        )
+    lease = Lease.objects.select_related("slot__topic").get(pk=lease.pk)
+    topic = lease.slot.topic
+    context = {
+        "campaign": campaign,
+        "lease": lease,
+        "grades": _grade_buttons(campaign),
+        "progress": _progress_for(campaign, request.user, topic.qid),
+        "last": last,
+        "renew_every": max(10, campaign.lease_seconds // 3),
+        **_item_context(campaign, topic, lease.slot.docid),
+    }
+    return render(request, "annotate/judge.html", context)
+
+
+def _flash_error(request: HttpRequest, exc: DomainError) -> None:
+    from django.contrib import messages
+
+    messages.warning(request, exc.message)
+
+
+@login_required
+@require_POST
+def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _annotator_campaign(request, campaign_id)
+    try:
+        judging.judgment_record(
+            lease_id=int(request.POST.get("lease", 0)),
+            annotator=request.user,
+            grade=int(request.POST.get("grade", "-999")),
+            active_seconds=float(request.POST.get("active_seconds") or 0.0),
+        )
+    except (ValueError, DomainError) as exc:
+        if isinstance(exc, DomainError):
+            _flash_error(request, exc)
+    return redirect("annotate-judge", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def skip(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _annotator_campaign(request, campaign_id)
+    try:
+        judging.lease_release(lease_id=int(request.POST.get("lease", 0)), annotator=request.user)
+    except (ValueError, DomainError) as exc:
+        if isinstance(exc, DomainError):
+            _flash_error(request, exc)
+    return redirect("annotate-judge", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _annotator_campaign(request, campaign_id)
+    judging.judgment_undo(campaign=campaign, annotator=request.user)
+    return redirect("annotate-judge", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def renew(request: HttpRequest, campaign_id: int) -> JsonResponse:
+    _annotator_campaign(request, campaign_id)
+    try:
+        lease = judging.lease_renew(
+            lease_id=int(request.POST.get("lease", 0)), annotator=request.user
+        )
+    except (ValueError, DomainError) as exc:
+        status = exc.status if isinstance(exc, DomainError) else 400
+        return JsonResponse({"ok": False, "detail": str(exc)}, status=status)
+    return JsonResponse({"ok": True, "expires_at": lease.expires_at.isoformat()})
+
+
+@login_required
+def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResponse:
+    """Back: one of my earlier judgments, shown with its grade; a key changes it."""
+    campaign = _annotator_campaign(request, campaign_id)
+    judgment = get_object_or_404(
+        Judgment.objects.select_related("topic"),
+        pk=judgment_id,
+        campaign=campaign,
+        annotator=request.user,
+    )
+    if request.method == "POST":
+        try:
+            judging.judgment_change(
+                judgment_id=judgment.pk,
+                annotator=request.user,
+                grade=int(request.POST.get("grade", "-999")),
+            )
+        except (ValueError, DomainError) as exc:
+            if isinstance(exc, DomainError):
+                _flash_error(request, exc)
+            return redirect("annotate-judged", campaign_id=campaign.pk, judgment_id=judgment.pk)
+        return redirect("annotate-judge", campaign_id=campaign.pk)
+    mine = Judgment.objects.filter(campaign=campaign, annotator=request.user)
+    earlier = mine.filter(created_at__lt=judgment.created_at).order_by("-created_at").first()
+    later = mine.filter(created_at__gt=judgment.created_at).order_by("created_at").first()
+    context = {
+        "campaign": campaign,
+        "judgment": judgment,
+        "earlier": earlier,
+        "later": later,
+        "grades": _grade_buttons(campaign, judgment.grade),
+        "progress": _progress_for(campaign, request.user, judgment.topic.qid),
+        **_item_context(campaign, judgment.topic, judgment.docid),
+    }
+    return render(request, "annotate/judged.html", context)

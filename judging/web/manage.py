@@ -1,0 +1,106 @@
+"""Admin pages for a campaign's judging: progress, agreement, adjudication, publishing."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from judging.assessments import selectors
+from judging.assessments.models import Adjudication, QrelsVersion
+from judging.assessments.services import adjudicate, qrels_publish
+from judging.campaigns.models import Campaign
+from judging.core.errors import DomainError
+from metrics.agreement import agreement, agreement_by_topic, disagreements
+
+
+@staff_member_required
+def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return render(
+        request,
+        "manage/progress.html",
+        {
+            "campaign": campaign,
+            "p": selectors.judging_progress(campaign),
+            "qrels": QrelsVersion.objects.filter(campaign=campaign).order_by("-number")[:10],
+        },
+    )
+
+
+@staff_member_required
+def agreement_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    rows = selectors.current_judgments(campaign)
+    scale = campaign.grade_values()
+    only_relevance = request.GET.get("relevance") == "1"
+    adjudicated = {
+        (q, d): g
+        for q, d, g in Adjudication.objects.filter(campaign=campaign).values_list(
+            "topic__qid", "docid", "grade"
+        )
+    }
+    items = disagreements(
+        rows, relevance_level=campaign.relevance_threshold if only_relevance else None
+    )
+    return render(
+        request,
+        "manage/agreement.html",
+        {
+            "campaign": campaign,
+            "overall": agreement(rows, scale=scale),
+            "by_topic": sorted(
+                agreement_by_topic(rows, topic_of=lambda item: item[0], scale=scale).items()
+            ),
+            "disagreements": [
+                {
+                    "qid": d.item[0],
+                    "docid": d.item[1],  # type: ignore[index]
+                    "grades": sorted(d.grades.items()),
+                    "spread": d.spread,
+                    "adjudicated": adjudicated.get(d.item),
+                }  # type: ignore[arg-type]
+                for d in items
+            ],
+            "only_relevance": only_relevance,
+            "labels": sorted(campaign.grade_labels().items()),
+        },
+    )
+
+
+@staff_member_required
+@require_POST
+def adjudicate_item(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    try:
+        adjudicate(
+            campaign=campaign,
+            qid=request.POST.get("topic", ""),
+            docid=request.POST.get("docid", ""),
+            grade=int(request.POST.get("grade", -1)),
+            note=request.POST.get("note", ""),
+            decided_by=request.user,
+        )
+        messages.success(request, f"Final grade set for {request.POST.get('docid')}.")
+    except (ValueError, DomainError) as exc:
+        messages.error(request, getattr(exc, "message", str(exc)))
+    return redirect("manage-agreement", campaign_id=campaign.pk)
+
+
+@staff_member_required
+@require_POST
+def publish(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    version, created = qrels_publish(
+        campaign=campaign, note=request.POST.get("note", ""), created_by=request.user
+    )
+    if created:
+        messages.success(
+            request,
+            f"Published qrels version {version.number} ({version.num_judgments} judgments).",
+        )
+    else:
+        messages.info(request, f"Nothing changed since qrels version {version.number}.")
+    return redirect("manage-progress", campaign_id=campaign.pk)
