@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "judging.campaigns",
     "judging.assessments",
     "judging.pools",
+    "judging.evaluation",
     "judging.api",
     "judging.web",
     "judging.demo",
@@ -160,6 +161,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "judging.api.errors.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # ?format=csv is ours (downloads), not DRF's renderer override
+    "URL_FORMAT_OVERRIDE": None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Pooljudge API",

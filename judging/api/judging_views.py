@@ -170,7 +170,11 @@ class JudgmentViewSet(
     def get_queryset(self) -> QuerySet[Judgment]:
         qs = Judgment.objects.filter(annotator=self.request.user).select_related("topic")
         campaign = self.request.query_params.get("campaign")
-        return qs.filter(campaign_id=campaign) if campaign else qs.order_by("-updated_at")
+        if campaign:
+            if not campaign.isdigit():
+                raise serializers.ValidationError({"campaign": "a campaign id (a number)"})
+            qs = qs.filter(campaign_id=int(campaign))
+        return qs.order_by("-updated_at", "-pk")
 
     @extend_schema(request=JudgmentInSerializer, responses={200: JudgmentOutSerializer})
     def partial_update(self, request: Request, pk: str | None = None) -> Response:
@@ -337,9 +341,12 @@ class QrelsDiffView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         version = get_object_or_404(QrelsVersion.objects.visible_to(request.user), pk=pk)
+        against = request.query_params.get("against", "")
+        if not against.isdigit():
+            raise serializers.ValidationError({"against": "the other version's number"})
         other = get_object_or_404(
             QrelsVersion.objects.visible_to(request.user),
             campaign=version.campaign,
-            number=request.query_params.get("against") or 0,
+            number=int(against),
         )
         return Response(qrels_services.qrels_diff(version=version, against=other))

@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
+from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
 from judging.api import views
 
@@ -51,5 +52,11 @@ urlpatterns = [
         views.QrelsVersionViewSet.as_view({"get": "export"}),
         name="api-qrels-export",
     ),
+    path("runs/<int:pk>/evaluations/", ev.RunEvaluationsView.as_view(),
+         name="api-run-evaluations"),
+    path("campaigns/<int:pk>/leaderboard/", ev.LeaderboardView.as_view(),
+         name="api-leaderboard"),
+    path("campaigns/<int:pk>/significance/", ev.SignificanceView.as_view(),
+         name="api-significance"),
     path("", include(router.urls)),
 ]

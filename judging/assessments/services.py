@@ -21,6 +21,7 @@ from judging.campaigns.models import Campaign
 from judging.campaigns.services import read_limited
 from judging.core.bulk import insert_rows
 from judging.core.errors import InputProblem, InvalidInput
+from judging.evaluation.services import evaluations_after_qrels
 from metrics.io import TrecFormatError, parse_qrels
 
 
@@ -98,6 +99,7 @@ def qrels_import(
             ("version_id", "topic_id", "docid", "grade"),
             ((version.pk, topic_ids[q], d, g) for q, d, g in rows),
         )
+        evaluations_after_qrels(version)  # every run, against the new version, after commit
     return version
 
 
@@ -180,6 +182,7 @@ def qrels_publish(
             ("version_id", "topic_id", "docid", "grade"),
             ((version.pk, topic_ids[q], d, g) for q, d, g in rows),
         )
+        evaluations_after_qrels(version)
     return version, True
 
 

@@ -19,6 +19,10 @@ def default_scale() -> list[dict[str, Any]]:
     ]
 
 
+def default_measures() -> list[str]:
+    return ["R@50", "nDCG@5", "RR@10", "AP", "P@10", "Bpref", "Judged@10"]
+
+
 class UnknownTopicPolicy(models.TextChoices):
     REJECT = "reject", "Reject the run (every unknown topic is a problem)"
     IGNORE = "ignore", "Drop lines for unknown topics and say how many"
@@ -48,6 +52,11 @@ class Campaign(models.Model):
     )
     default_pooled = models.BooleanField(
         default=True, help_text="Whether newly submitted runs contribute to the pool."
+    )
+    measures = models.JSONField(
+        default=default_measures,
+        help_text="Measures computed for every run: R@50 with its ceiling (candidate "
+                  "generation), nDCG@5 and RR@10 (ranking), AP, P@10, bpref and Judged@10.",
     )
     pool_strategy = models.CharField(
         max_length=20, default="depth", help_text="Strategy of the admin's one-click re-pool."
@@ -98,6 +107,12 @@ class Campaign(models.Model):
             raise ValidationError(
                 {"pool_strategy": f"unknown strategy; known: {', '.join(STRATEGIES)}"}
             )
+        from metrics.names import parse_measures
+
+        try:
+            parse_measures(list(self.measures))
+        except (ValueError, TypeError) as exc:
+            raise ValidationError({"measures": str(exc)}) from None
         if not 0.0 <= self.overlap <= 1.0:
             raise ValidationError({"overlap": "a fraction between 0 and 1"})
         if self.consensus_rule not in ("median", "majority", "max", "min"):

@@ -30,6 +30,7 @@ from judging.campaigns.models import (
 )
 from judging.campaigns.models import Run as RunModel
 from judging.core.errors import Conflict, InputProblem, InvalidInput, TooLarge
+from judging.evaluation.services import evaluations_after_run
 from metrics.io import Run, TrecFormatError, read_run
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -411,6 +412,7 @@ def run_submit(
                 ),
                 batch_size=200,
             )
+            evaluations_after_run(stored)  # a task, enqueued when this transaction commits
     except IntegrityError:
         if RunModel.objects.filter(campaign=campaign, tag=tag).exists():
             raise Conflict(

@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from judging.web import annotate, manage, views
+from judging.web import annotate, bias_pages, manage, results, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -18,6 +18,14 @@ urlpatterns = [
         annotate.judged,
         name="annotate-judged",
     ),
+    path("campaigns/<int:campaign_id>/leaderboard/", results.leaderboard_page,
+         name="leaderboard"),
+    path("campaigns/<int:campaign_id>/compare/", results.compare_page, name="compare"),
+    path("campaigns/<int:campaign_id>/bias/", bias_pages.bias_page, name="bias"),
+    path("campaigns/<int:campaign_id>/bias/<str:chart>.svg", bias_pages.bias_chart,
+         name="bias-chart"),
+    path("runs/<int:run_id>/", results.run_page, name="run-page"),
+    path("runs/<int:run_id>/recall.svg", results.run_recall_svg, name="run-recall-svg"),
     path("manage/<int:campaign_id>/", manage.progress, name="manage-progress"),
     path("manage/<int:campaign_id>/agreement/", manage.agreement_page, name="manage-agreement"),
     path("manage/<int:campaign_id>/adjudicate/", manage.adjudicate_item, name="manage-adjudicate"),

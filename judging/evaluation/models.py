@@ -1,0 +1,79 @@
+"""Stored evaluations (per run and qrels version) and pool-bias reports.
+
+Every stored number carries the qrels version it was computed against. Results are computed by
+Celery tasks and never recomputed when a row for the same inputs exists.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from judging.assessments.models import QrelsVersion
+from judging.campaigns.models import Campaign, Run
+
+
+class EvalState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+
+
+class EvalMode(models.TextChoices):
+    HONEST = "honest", "Honest default"
+    TREC_EVAL = "trec_eval", "trec_eval-compatible"
+
+
+class Evaluation(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="evaluations")
+    qrels = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="evaluations")
+    mode = models.CharField(max_length=10, choices=EvalMode.choices, default=EvalMode.HONEST)
+    measures = models.JSONField(help_text="Measure names, in display order.")
+    measures_key = models.CharField(max_length=500, help_text="Sorted measure names.")
+    state = models.CharField(max_length=10, choices=EvalState.choices,
+                             default=EvalState.PENDING)
+    error = models.TextField(blank=True)
+    result = models.JSONField(default=dict, blank=True,
+                              help_text="Aggregates, CIs, treatments, per-query values.")
+    slices = models.JSONField(default=dict, blank=True, help_text="Aggregates per topic tag.")
+    curve = models.JSONField(default=dict, blank=True, help_text="Recall@k curve and ceiling.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "qrels", "mode", "measures_key"],
+                                    name="evaluation_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run} on qrels v{self.qrels.number} ({self.mode})"
+
+
+class BiasKind(models.TextChoices):
+    LOO_RUN = "loo_run", "Leave one run out"
+    LOO_GROUP = "loo_group", "Leave one group out"
+
+
+class BiasReport(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="bias_reports")
+    qrels = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=10, choices=BiasKind.choices, default=BiasKind.LOO_RUN)
+    measure = models.CharField(max_length=40)
+    depth = models.PositiveIntegerField()
+    state = models.CharField(max_length=10, choices=EvalState.choices,
+                             default=EvalState.PENDING)
+    error = models.TextField(blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "qrels", "kind", "measure", "depth"],
+                                    name="biasreport_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} {self.kind} {self.measure}@{self.depth} (qrels v{self.qrels.number})"

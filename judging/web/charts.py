@@ -1,0 +1,298 @@
+"""Charts as SVG rendered on the server: no JavaScript, no network, downloadable as files.
+
+Every function returns a complete ``<svg>`` document (a ``SafeString``: every label is escaped).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+PALETTE = ("#2456a6", "#c0392b", "#2e7d32", "#8e44ad", "#d35400", "#16a085", "#7f8c8d", "#b7950b")
+FONT = 'font-family="system-ui, sans-serif" font-size="12"'
+
+
+@dataclass
+class Series:
+    label: str
+    xs: Sequence[float]
+    ys: Sequence[float | None]
+    color: str = ""
+    dashed: bool = False
+    width: float = 2.0
+
+
+@dataclass
+class Point:
+    x: float
+    y: float
+    label: str
+    highlight: bool = False
+
+
+@dataclass
+class Frame:
+    """Plot area and data ranges; maps data coordinates to pixels."""
+
+    width: int = 640
+    height: int = 380
+    left: int = 60
+    right: int = 20
+    top: int = 30
+    bottom: int = 50
+    x0: float = 0.0
+    x1: float = 1.0
+    y0: float = 0.0
+    y1: float = 1.0
+    parts: list[str] = field(default_factory=list)
+
+    def px(self, x: float) -> float:
+        span = (self.x1 - self.x0) or 1.0
+        return self.left + (x - self.x0) / span * (self.width - self.left - self.right)
+
+    def py(self, y: float) -> float:
+        span = (self.y1 - self.y0) or 1.0
+        return (
+            self.height
+            - self.bottom
+            - (y - self.y0) / span * (self.height - self.top - self.bottom)
+        )
+
+
+def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
+    if hi <= lo:
+        return [lo]
+    raw = (hi - lo) / n
+    mag = 10 ** math.floor(math.log10(raw))
+    step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
+    first = math.ceil(lo / step) * step
+    out, v = [], first
+    while v <= hi + 1e-12:
+        out.append(round(v, 10))
+        v += step
+    return out
+
+
+def _fmt(v: float) -> str:
+    return f"{v:g}" if abs(v) >= 1 or v == 0 else f"{v:.3g}"
+
+
+def _axes(f: Frame, title: str, x_label: str, y_label: str) -> None:
+    f.parts.append(f'<rect x="0" y="0" width="{f.width}" height="{f.height}" fill="#fff"/>')
+    f.parts.append(f'<text x="{f.left}" y="18" {FONT} font-weight="600">{escape(title)}</text>')
+    for t in _ticks(f.y0, f.y1):
+        y = f.py(t)
+        f.parts.append(
+            f'<line x1="{f.left}" x2="{f.width - f.right}" y1="{y:.1f}" '
+            f'y2="{y:.1f}" stroke="#e5e8ee"/>'
+        )
+        f.parts.append(
+            f'<text x="{f.left - 6}" y="{y + 4:.1f}" text-anchor="end" {FONT} '
+            f'fill="#5b6472">{_fmt(t)}</text>'
+        )
+    for t in _ticks(f.x0, f.x1, 6):
+        x = f.px(t)
+        f.parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{f.height - f.bottom}" '
+            f'y2="{f.height - f.bottom + 4}" stroke="#5b6472"/>'
+        )
+        f.parts.append(
+            f'<text x="{x:.1f}" y="{f.height - f.bottom + 17}" text-anchor="middle" '
+            f'{FONT} fill="#5b6472">{_fmt(t)}</text>'
+        )
+    f.parts.append(
+        f'<line x1="{f.left}" x2="{f.width - f.right}" y1="{f.height - f.bottom}" '
+        f'y2="{f.height - f.bottom}" stroke="#5b6472"/>'
+    )
+    f.parts.append(
+        f'<line x1="{f.left}" x2="{f.left}" y1="{f.top}" '
+        f'y2="{f.height - f.bottom}" stroke="#5b6472"/>'
+    )
+    f.parts.append(
+        f'<text x="{(f.left + f.width - f.right) / 2:.0f}" y="{f.height - 12}" '
+        f'text-anchor="middle" {FONT}>{escape(x_label)}</text>'
+    )
+    f.parts.append(
+        f'<text transform="translate(14 {(f.top + f.height - f.bottom) / 2:.0f}) '
+        f'rotate(-90)" text-anchor="middle" {FONT}>{escape(y_label)}</text>'
+    )
+
+
+def _svg(f: Frame, desc: str) -> SafeString:
+    body = "".join(f.parts)
+    return mark_safe(
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {f.width} {f.height}" '
+        f'width="{f.width}" height="{f.height}" role="img" aria-label="{escape(desc)}">'
+        f"<title>{escape(desc)}</title>{body}</svg>"
+    )
+
+
+def _legend(f: Frame, items: Sequence[tuple[str, str, bool]]) -> None:
+    x = f.left + 10
+    y = f.top + 8
+    for label, color, dashed in items:
+        dash = ' stroke-dasharray="5 4"' if dashed else ""
+        f.parts.append(
+            f'<line x1="{x}" x2="{x + 22}" y1="{y}" y2="{y}" stroke="{color}" '
+            f'stroke-width="2.5"{dash}/>'
+        )
+        f.parts.append(f'<text x="{x + 28}" y="{y + 4}" {FONT}>{escape(label)}</text>')
+        y += 17
+
+
+def line_chart(
+    series: Sequence[Series],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    y_range: tuple[float, float] | None = None,
+    markers: Sequence[tuple[float, str]] = (),
+) -> SafeString:
+    """Lines over a shared x axis; ``markers`` draw labelled vertical lines (e.g. the elbow)."""
+    xs = [x for s in series for x in s.xs]
+    ys = [y for s in series for y in s.ys if y is not None]
+    f = Frame(x0=min(xs, default=0.0), x1=max(xs, default=1.0))
+    f.y0, f.y1 = y_range if y_range else (min(0.0, min(ys, default=0.0)), max(ys, default=1.0))
+    _axes(f, title, x_label, y_label)
+    legend = []
+    for i, s in enumerate(series):
+        color = s.color or PALETTE[i % len(PALETTE)]
+        pts = [
+            f"{f.px(x):.1f},{f.py(y):.1f}" for x, y in zip(s.xs, s.ys, strict=True) if y is not None
+        ]
+        dash = ' stroke-dasharray="5 4"' if s.dashed else ""
+        f.parts.append(
+            f'<polyline fill="none" stroke="{color}" stroke-width="{s.width}"'
+            f'{dash} points="{" ".join(pts)}"/>'
+        )
+        legend.append((s.label, color, s.dashed))
+    for x, label in markers:
+        px = f.px(x)
+        f.parts.append(
+            f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{f.top}" '
+            f'y2="{f.height - f.bottom}" stroke="#d35400" stroke-dasharray="3 3"/>'
+        )
+        f.parts.append(
+            f'<text x="{px + 4:.1f}" y="{f.height - f.bottom - 8}" {FONT} '
+            f'fill="#d35400">{escape(label)}</text>'
+        )
+    _legend(f, legend)
+    return _svg(f, title)
+
+
+def scatter(
+    points: Sequence[Point],
+    *,
+    title: str,
+    x_label: str,
+    y_label: str,
+    diagonal: bool = True,
+    highlight_label: str = "",
+) -> SafeString:
+    """Points with an optional y = x line; highlighted points drawn as open red diamonds."""
+    vals = [p.x for p in points] + [p.y for p in points]
+    lo, hi = min(vals, default=0.0), max(vals, default=1.0)
+    pad = (hi - lo) * 0.05 or 0.05
+    f = Frame(
+        x0=max(0.0, lo - pad),
+        x1=hi + pad,
+        y0=max(0.0, lo - pad),
+        y1=hi + pad,
+        width=560,
+        height=460,
+    )
+    _axes(f, title, x_label, y_label)
+    if diagonal:
+        f.parts.append(
+            f'<line x1="{f.px(f.x0):.1f}" y1="{f.py(f.x0):.1f}" x2="{f.px(f.x1):.1f}" '
+            f'y2="{f.py(f.x1):.1f}" stroke="#7f8c8d" stroke-dasharray="4 4"/>'
+        )
+        f.parts.append(
+            f'<text x="{f.px(f.x1) - 4:.1f}" y="{f.py(f.x1) + 14:.1f}" '
+            f'text-anchor="end" {FONT} fill="#7f8c8d">y = x</text>'
+        )
+    for p in points:
+        x, y = f.px(p.x), f.py(p.y)
+        tip = f"<title>{escape(p.label)}: {p.x:.4f} vs {p.y:.4f}</title>"
+        if p.highlight:
+            f.parts.append(
+                f'<path d="M{x:.1f} {y - 6:.1f} L{x + 6:.1f} {y:.1f} L{x:.1f} '
+                f'{y + 6:.1f} L{x - 6:.1f} {y:.1f} Z" fill="none" stroke="#c0392b" '
+                f'stroke-width="2">{tip}</path>'
+            )
+            f.parts.append(
+                f'<text x="{x + 8:.1f}" y="{y - 6:.1f}" {FONT} '
+                f'fill="#c0392b">{escape(p.label)}</text>'
+            )
+        else:
+            f.parts.append(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="#2456a6" '
+                f'fill-opacity=".75">{tip}</circle>'
+            )
+    if highlight_label:
+        _legend(f, [(highlight_label, "#c0392b", False)])
+    return _svg(f, title)
+
+
+def bars(items: Sequence[tuple[str, float, bool]], *, title: str, value_label: str) -> SafeString:
+    """Horizontal bars for signed values (e.g. leave-one-out deltas); flagged bars in red."""
+    height = 40 + 22 * max(1, len(items)) + 40
+    vals = [v for _, v, _ in items]
+    lo, hi = min(0.0, min(vals, default=0.0)), max(0.0, max(vals, default=1.0))
+    f = Frame(x0=lo, x1=hi if hi > lo else lo + 1.0, y0=0, y1=1, height=height, left=170)
+    f.parts.append(f'<rect x="0" y="0" width="{f.width}" height="{f.height}" fill="#fff"/>')
+    f.parts.append(f'<text x="10" y="18" {FONT} font-weight="600">{escape(title)}</text>')
+    zero = f.px(0.0)
+    for i, (label, v, flagged) in enumerate(items):
+        y = 34 + 22 * i
+        x0, x1 = sorted((zero, f.px(v)))
+        color = "#c0392b" if flagged else "#2456a6"
+        f.parts.append(
+            f'<text x="{f.left - 6}" y="{y + 13}" text-anchor="end" {FONT}>{escape(label)}</text>'
+        )
+        f.parts.append(
+            f'<rect x="{x0:.1f}" y="{y + 2}" width="{max(x1 - x0, 1):.1f}" '
+            f'height="16" fill="{color}" fill-opacity=".8"><title>{escape(label)}: '
+            f"{v:+.4f}</title></rect>"
+        )
+        f.parts.append(f'<text x="{x1 + 4:.1f}" y="{y + 14}" {FONT} fill="#5b6472">{v:+.4f}</text>')
+    f.parts.append(
+        f'<line x1="{zero:.1f}" x2="{zero:.1f}" y1="30" y2="{height - 36}" stroke="#5b6472"/>'
+    )
+    f.parts.append(
+        f'<text x="{(f.left + f.width - f.right) / 2:.0f}" y="{height - 12}" '
+        f'text-anchor="middle" {FONT}>{escape(value_label)}</text>'
+    )
+    return _svg(f, title)
+
+
+def ci_bar(
+    value: float | None,
+    low: float | None,
+    high: float | None,
+    *,
+    scale: float = 1.0,
+    width: int = 120,
+) -> SafeString:
+    """A small inline bar: the confidence interval as a line, the value as a dot."""
+    if value is None:
+        return mark_safe("")
+
+    def x(v: float) -> float:
+        return 4 + max(0.0, min(1.0, v / (scale or 1.0))) * (width - 8)
+
+    lo = x(low if low is not None else value)
+    hi = x(high if high is not None else value)
+    return mark_safe(
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="14" '
+        f'viewBox="0 0 {width} 14" class="ci"><line x1="4" x2="{width - 4}" y1="7" y2="7" '
+        f'stroke="#e5e8ee" stroke-width="6" stroke-linecap="round"/>'
+        f'<line x1="{lo:.1f}" x2="{hi:.1f}" y1="7" y2="7" stroke="#9db4dc" stroke-width="6" '
+        f'stroke-linecap="round"/><circle cx="{x(value):.1f}" cy="7" r="3.5" fill="#2456a6"/>'
+        f"<title>{value:.4f} [{(low or value):.4f}, {(high or value):.4f}]</title></svg>"
+    )
