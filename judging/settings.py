@@ -179,13 +179,18 @@ SPECTACULAR_SETTINGS = {
 
 # --- Celery --------------------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+CELERY_BROKER_CONFIGURED = bool(CELERY_BROKER_URL)
 if CELERY_BROKER_URL and not CELERY_BROKER_URL.startswith(("redis://", "rediss://", "memory://")):
     raise ImproperlyConfigured(
         f"CELERY_BROKER_URL={CELERY_BROKER_URL!r}: expected a redis:// or rediss:// URL"
     )
 # Without a broker, tasks run inline: the embedded default needs no Redis.
 # Tests run tasks inline too, except the ones that start a real worker (they switch it off).
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL or TESTING)
+CELERY_TASK_ALWAYS_EAGER = env_bool(
+    "CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_CONFIGURED or TESTING
+)
+if not CELERY_BROKER_CONFIGURED:
+    CELERY_BROKER_URL = "memory://"  # never used for sending: tasks run inline
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True  # state users see lives in our tables, not a result backend
 CELERY_TASK_ACKS_LATE = True

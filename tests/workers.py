@@ -23,7 +23,7 @@ TEST_QUEUE = f"pooljudge-test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 def broker_available() -> tuple[bool, str]:
     url = settings.CELERY_BROKER_URL
-    if not url:
+    if not settings.CELERY_BROKER_CONFIGURED:
         return False, "CELERY_BROKER_URL is not set (no Redis broker for a real worker)"
     try:
         import redis

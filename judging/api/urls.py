@@ -52,11 +52,11 @@ urlpatterns = [
         views.QrelsVersionViewSet.as_view({"get": "export"}),
         name="api-qrels-export",
     ),
-    path("runs/<int:pk>/evaluations/", ev.RunEvaluationsView.as_view(),
-         name="api-run-evaluations"),
-    path("campaigns/<int:pk>/leaderboard/", ev.LeaderboardView.as_view(),
-         name="api-leaderboard"),
-    path("campaigns/<int:pk>/significance/", ev.SignificanceView.as_view(),
-         name="api-significance"),
+    path("runs/<int:pk>/evaluations/", ev.RunEvaluationsView.as_view(), name="api-run-evaluations"),
+    path("campaigns/<int:pk>/leaderboard/", ev.LeaderboardView.as_view(), name="api-leaderboard"),
+    path(
+        "campaigns/<int:pk>/significance/", ev.SignificanceView.as_view(), name="api-significance"
+    ),
+    path("campaigns/<int:pk>/bias/", ev.BiasReportView.as_view(), name="api-bias"),
     path("", include(router.urls)),
 ]

@@ -56,7 +56,7 @@ class Campaign(models.Model):
     measures = models.JSONField(
         default=default_measures,
         help_text="Measures computed for every run: R@50 with its ceiling (candidate "
-                  "generation), nDCG@5 and RR@10 (ranking), AP, P@10, bpref and Judged@10.",
+        "generation), nDCG@5 and RR@10 (ranking), AP, P@10, bpref and Judged@10.",
     )
     pool_strategy = models.CharField(
         max_length=20, default="depth", help_text="Strategy of the admin's one-click re-pool."

@@ -73,6 +73,7 @@ def campaign_create(
     pool_strategy: str = "depth",
     pool_depth: int = 100,
     pool_budget: int | None = None,
+    overlap: float = 0.0,
     created_by: Any = None,
 ) -> Campaign:
     campaign = Campaign(
@@ -84,6 +85,7 @@ def campaign_create(
         pool_strategy=pool_strategy,
         pool_depth=pool_depth,
         pool_budget=pool_budget,
+        overlap=overlap,
         created_by=created_by,
     )
     if scale is not None:

@@ -175,13 +175,17 @@ def _write(rng: random.Random, words: list[str], setting: tuple[str, ...], n_mid
 def build() -> DemoCollection:
     """Generate the collection. Same output on every machine and every call."""
     rng = random.Random(SEED)
+    # Docids are shuffled so that their order says nothing about topic or relevance (the
+    # annotators see depth pools in docid order).
+    total = len(TOPICS) * DOCS_PER_TOPIC + DISTRACTORS
+    numbers = random.Random(SEED + 1).sample(range(1, 10 * total), total)
     documents: list[DemoDocument] = []
     truth: dict[str, dict[str, int]] = {t.qid: {} for t in TOPICS}
     n = 0
     for topic in TOPICS:
         for i in range(DOCS_PER_TOPIC):
+            docid = f"PJ{numbers[n]:04d}"
             n += 1
-            docid = f"PJ{n:04d}"
             # grade mix per topic: 3s, 2s, 1s and on-subject-but-not-relevant 0s
             grade = 3 if i < 5 else 2 if i < 11 else 1 if i < 18 else 0
             hard = grade > 0 and i % 4 == 3
@@ -199,16 +203,16 @@ def build() -> DemoCollection:
             documents.append(DemoDocument(docid, title, text, topic.qid, hard))
             truth[topic.qid][docid] = grade
     for _ in range(DISTRACTORS):
-        n += 1
         words = list(_FILLER)
         documents.append(
             DemoDocument(
-                f"PJ{n:04d}",
+                f"PJ{numbers[n]:04d}",
                 " ".join(rng.sample(words, 2)).capitalize(),
                 _write(rng, words, ("city council", "organisers", "club"), n_middle=2),
                 None,
             )
         )
+        n += 1
     return DemoCollection(TOPICS, documents, truth, _runs(documents, truth))
 
 

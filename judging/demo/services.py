@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zlib
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
@@ -22,6 +23,7 @@ from judging.pools.services import pool_request
 
 DEMO_CAMPAIGN = "Demo: energy, climate and health news"
 DEMO_POOL_DEPTH = 10
+DEMO_OVERLAP = 0.25  # a quarter of the items get a second judgment, for agreement
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,7 @@ def demo_load() -> Campaign | None:
     campaign = campaign_create(
         name=DEMO_CAMPAIGN,
         pool_depth=DEMO_POOL_DEPTH,
+        overlap=DEMO_OVERLAP,
         description="A small generated newsroom collection: six topics, a few hundred "
         "documents and six runs. One run (novel-neural) is not pooled.",
         created_by=users["admin"],
@@ -106,3 +109,76 @@ def demo_load() -> Campaign | None:
         campaign=campaign, strategy="depth", depth=DEMO_POOL_DEPTH, requested_by=users["admin"]
     )
     return campaign
+
+
+# Two simulated assessors judge pool version 1, except the last topic, which is left for the demo
+# annotator to judge in the browser. Their grades follow the generator's hidden truth; the second
+# assessor is off by one grade on about one item in six, so that agreement has something to show.
+SIMULATED_ASSESSORS = ("assessor-a", "assessor-b")
+LEFT_FOR_THE_ANNOTATOR = "6"
+
+
+def _simulated_grade(assessor: str, qid: str, docid: str, truth: int) -> int:
+    if assessor == SIMULATED_ASSESSORS[1] and zlib.crc32(f"{qid}/{docid}".encode()) % 6 == 0:
+        return max(0, truth - 1) if truth >= 2 else min(3, truth + 1)
+    return truth
+
+
+def demo_judge(campaign: Campaign) -> int:
+    """Judge pool version 1 with the simulated assessors, publish qrels version 1 and queue the
+    bias report. Returns the number of judgments made (0 when the pool is not built yet)."""
+    from judging.assessments.judging import judgment_record, lease_next, lease_release
+    from judging.assessments.models import TopicAssignment
+    from judging.assessments.services import qrels_publish
+    from judging.evaluation.bias import bias_report_request
+    from judging.pools.models import PoolState, PoolVersion
+
+    pool = PoolVersion.objects.filter(campaign=campaign, number=1).first()
+    if pool is None or pool.state != PoolState.BUILT:
+        return 0
+    truth = build().truth
+    users = demo_users_ensure()
+    User = get_user_model()
+    assessors = []
+    for name in SIMULATED_ASSESSORS:
+        user, _ = User.objects.get_or_create(username=name)
+        user.set_unusable_password()
+        user.save()
+        grant(user, ANNOTATOR)
+        assessors.append(user)
+    topics = {t.qid: t for t in campaign.topics.all()}
+    owners = {"1": 0, "2": 0, "3": 0, "4": 1, "5": 1}
+    for qid, who in owners.items():
+        TopicAssignment.objects.get_or_create(
+            campaign=campaign, topic=topics[qid], annotator=assessors[who]
+        )
+    TopicAssignment.objects.get_or_create(
+        campaign=campaign, topic=topics[LEFT_FOR_THE_ANNOTATOR], annotator=users[ANNOTATOR]
+    )
+    made = 0
+    active = list(assessors)
+    while active:
+        for assessor in list(active):
+            lease = lease_next(campaign=campaign, annotator=assessor)
+            if lease is None or lease.slot.topic.qid == LEFT_FOR_THE_ANNOTATOR:
+                if lease is not None:
+                    lease_release(lease_id=lease.pk, annotator=assessor)
+                active.remove(assessor)
+                continue
+            qid, docid = lease.slot.topic.qid, lease.slot.docid
+            grade = _simulated_grade(assessor.get_username(), qid, docid, truth[qid].get(docid, 0))
+            judgment_record(
+                lease_id=lease.pk,
+                annotator=assessor,
+                grade=grade,
+                active_seconds=8.0 + zlib.crc32(docid.encode()) % 20,
+            )
+            made += 1
+    qrels_publish(
+        campaign=campaign,
+        note="Pool v1 judged by the simulated assessors "
+        f"(topic {LEFT_FOR_THE_ANNOTATOR} left for you).",
+        created_by=users["admin"],
+    )
+    bias_report_request(campaign=campaign)
+    return made

@@ -29,11 +29,11 @@ class Evaluation(models.Model):
     mode = models.CharField(max_length=10, choices=EvalMode.choices, default=EvalMode.HONEST)
     measures = models.JSONField(help_text="Measure names, in display order.")
     measures_key = models.CharField(max_length=500, help_text="Sorted measure names.")
-    state = models.CharField(max_length=10, choices=EvalState.choices,
-                             default=EvalState.PENDING)
+    state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
     error = models.TextField(blank=True)
-    result = models.JSONField(default=dict, blank=True,
-                              help_text="Aggregates, CIs, treatments, per-query values.")
+    result = models.JSONField(
+        default=dict, blank=True, help_text="Aggregates, CIs, treatments, per-query values."
+    )
     slices = models.JSONField(default=dict, blank=True, help_text="Aggregates per topic tag.")
     curve = models.JSONField(default=dict, blank=True, help_text="Recall@k curve and ceiling.")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -42,8 +42,9 @@ class Evaluation(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "qrels", "mode", "measures_key"],
-                                    name="evaluation_unique"),
+            models.UniqueConstraint(
+                fields=["run", "qrels", "mode", "measures_key"], name="evaluation_unique"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -61,8 +62,7 @@ class BiasReport(models.Model):
     kind = models.CharField(max_length=10, choices=BiasKind.choices, default=BiasKind.LOO_RUN)
     measure = models.CharField(max_length=40)
     depth = models.PositiveIntegerField()
-    state = models.CharField(max_length=10, choices=EvalState.choices,
-                             default=EvalState.PENDING)
+    state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
     error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -71,9 +71,12 @@ class BiasReport(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "qrels", "kind", "measure", "depth"],
-                                    name="biasreport_unique"),
+            models.UniqueConstraint(
+                fields=["campaign", "qrels", "kind", "measure", "depth"], name="biasreport_unique"
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.campaign} {self.kind} {self.measure}@{self.depth} (qrels v{self.qrels.number})"
+        return (
+            f"{self.campaign} {self.kind} {self.measure}@{self.depth} (qrels v{self.qrels.number})"
+        )

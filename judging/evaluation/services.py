@@ -35,16 +35,20 @@ CURVE_DEPTH = 100
 
 def metrics_run(run: Run) -> MetricsRun:
     """A stored run as a ``metrics`` run (already in trec_eval order)."""
-    rows = list(RankedList.objects.filter(run=run).order_by("topic__qid")
-                .values_list("topic__qid", "size", "docids", "scores"))
+    rows = list(
+        RankedList.objects.filter(run=run)
+        .order_by("topic__qid")
+        .values_list("topic__qid", "size", "docids", "scores")
+    )
     qids = tuple(q for q, _, _, _ in rows)
     sizes = [n for _, n, _, _ in rows]
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(sizes, out=offsets[1:])
     joined = "\n".join(d for _, _, d, _ in rows)
     docids = np.array(joined.encode().split(b"\n") if joined else [], dtype=np.bytes_)
-    scores = (np.frombuffer(b"".join(bytes(s) for _, _, _, s in rows), dtype="<f8")
-              .astype(np.float64))
+    scores = np.frombuffer(b"".join(bytes(s) for _, _, _, s in rows), dtype="<f8").astype(
+        np.float64
+    )
     return MetricsRun(qids=qids, offsets=offsets, docids=docids, scores=scores, tag=run.tag)
 
 
@@ -57,8 +61,11 @@ def rankings(run: Run, depth: int | None = None) -> dict[str, list[str]]:
 
 def qrels_dict(version: QrelsVersion) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
-    for qid, docid, grade in QrelsEntry.objects.filter(version=version).values_list(
-            "topic__qid", "docid", "grade").iterator(chunk_size=20_000):
+    for qid, docid, grade in (
+        QrelsEntry.objects.filter(version=version)
+        .values_list("topic__qid", "docid", "grade")
+        .iterator(chunk_size=20_000)
+    ):
         out.setdefault(qid, {})[docid] = grade
     return out
 
@@ -75,13 +82,15 @@ def _measures(campaign: Campaign, measures: Sequence[str] | None) -> list[str]:
     try:
         parse_measures(names)
     except ValueError as exc:
-        raise InvalidInput("unknown measure", [InputProblem(str(exc), location="measures")]) \
-            from None
+        raise InvalidInput(
+            "unknown measure", [InputProblem(str(exc), location="measures")]
+        ) from None
     return names
 
 
-def _slices(campaign: Campaign, per_query: dict[str, dict[str, float]],
-            measures: list[str]) -> dict[str, Any]:
+def _slices(
+    campaign: Campaign, per_query: dict[str, dict[str, float]], measures: list[str]
+) -> dict[str, Any]:
     """Aggregates per topic tag: mean over the tagged queries with a bootstrap CI."""
     tags: dict[str, list[str]] = {}
     for qid, topic_tags in Topic.objects.filter(campaign=campaign).values_list("qid", "tags"):
@@ -91,21 +100,31 @@ def _slices(campaign: Campaign, per_query: dict[str, dict[str, float]],
     for tag, qids in sorted(tags.items()):
         entry: dict[str, Any] = {}
         for m in measures:
-            vals = np.array([v for q, v in per_query.get(m, {}).items()
-                             if q in set(qids) and v is not None], dtype=np.float64)
+            vals = np.array(
+                [v for q, v in per_query.get(m, {}).items() if q in set(qids) and v is not None],
+                dtype=np.float64,
+            )
             if vals.size == 0:
                 continue
             low, high = bootstrap_ci(vals)
-            entry[m] = {"value": float(vals.mean()), "ci_low": low, "ci_high": high,
-                        "n_queries": int(vals.size)}
+            entry[m] = {
+                "value": float(vals.mean()),
+                "ci_low": low,
+                "ci_high": high,
+                "n_queries": int(vals.size),
+            }
         if entry:
             out[tag] = entry
     return out
 
 
 def evaluate_runs(
-    *, version: QrelsVersion, runs: Iterable[Run], mode: str = EvalMode.HONEST,
-    measures: Sequence[str] | None = None, force: bool = False,
+    *,
+    version: QrelsVersion,
+    runs: Iterable[Run],
+    mode: str = EvalMode.HONEST,
+    measures: Sequence[str] | None = None,
+    force: bool = False,
 ) -> list[Evaluation]:
     """Evaluate runs against one qrels version (qrels prepared once), storing each result.
 
@@ -116,8 +135,11 @@ def evaluate_runs(
     key = ",".join(sorted(names))
     qrels = qrels_dict(version)
     evaluator = Evaluator(
-        Qrels.from_dict(qrels), names, compat="trec_eval" if mode == EvalMode.TREC_EVAL else None,
-        relevance_level=campaign.relevance_threshold, ci="bootstrap",
+        Qrels.from_dict(qrels),
+        names,
+        compat="trec_eval" if mode == EvalMode.TREC_EVAL else None,
+        relevance_level=campaign.relevance_threshold,
+        ci="bootstrap",
     )
     done = []
     for run in runs:
@@ -129,8 +151,12 @@ def evaluate_runs(
         try:
             result = evaluator.evaluate(metrics_run(run))
             data = result.to_dict(per_query=True)
-            curve = recall_curve(qrels, rankings(run, CURVE_DEPTH), max_k=CURVE_DEPTH,
-                                 relevance_level=campaign.relevance_threshold)
+            curve = recall_curve(
+                qrels,
+                rankings(run, CURVE_DEPTH),
+                max_k=CURVE_DEPTH,
+                relevance_level=campaign.relevance_threshold,
+            )
             evaluation.result = data
             evaluation.slices = _slices(campaign, data.get("per_query", {}), names)
             evaluation.curve = curve.to_dict(per_query=False)
@@ -146,12 +172,16 @@ def evaluate_runs(
     return done
 
 
-def _claim(run: Run, version: QrelsVersion, mode: str, names: list[str],
-           key: str) -> tuple[Evaluation, bool]:
+def _claim(
+    run: Run, version: QrelsVersion, mode: str, names: list[str], key: str
+) -> tuple[Evaluation, bool]:
     try:
         with transaction.atomic():
             return Evaluation.objects.get_or_create(
-                run=run, qrels=version, mode=mode, measures_key=key,
+                run=run,
+                qrels=version,
+                mode=mode,
+                measures_key=key,
                 defaults={"measures": names},
             )
     except IntegrityError:
@@ -195,21 +225,25 @@ def run_label(run: Run, user: Any) -> str:
     return f"anonymous run #{run.pk}"
 
 
-def leaderboard(*, campaign: Campaign, version: QrelsVersion, user: Any,
-                mode: str = EvalMode.HONEST) -> dict[str, Any]:
+def leaderboard(
+    *, campaign: Campaign, version: QrelsVersion, user: Any, mode: str = EvalMode.HONEST
+) -> dict[str, Any]:
     """Every run's aggregates under one qrels version (never mixed with another version)."""
     names = list(campaign.measures)
     key = ",".join(sorted(names))
     evaluations = {
-        e.run_id: e for e in Evaluation.objects.filter(
-            qrels=version, mode=mode, measures_key=key, run__campaign=campaign)
+        e.run_id: e
+        for e in Evaluation.objects.filter(
+            qrels=version, mode=mode, measures_key=key, run__campaign=campaign
+        )
     }
     rows = []
     for run in campaign.runs.select_related("owner").order_by("tag"):
         ev = evaluations.get(run.pk)
         row: dict[str, Any] = {
             "run_id": run.pk if run_label(run, user) == run.tag else None,
-            "run": run_label(run, user), "pooled": run.pooled,
+            "run": run_label(run, user),
+            "pooled": run.pooled,
             "group": run.group if run_label(run, user) == run.tag else "",
             "state": ev.state if ev else "missing",
         }
@@ -226,35 +260,64 @@ def leaderboard(*, campaign: Campaign, version: QrelsVersion, user: Any,
         return -(v if v is not None else -1.0)
 
     rows.sort(key=sort_key)
-    return {"campaign": campaign.pk, "qrels_version": version.number,
-            "qrels_hash": version.content_hash, "mode": mode, "measures": names,
-            "sorted_by": primary, "runs": rows}
+    return {
+        "campaign": campaign.pk,
+        "qrels_version": version.number,
+        "qrels_hash": version.content_hash,
+        "mode": mode,
+        "measures": names,
+        "sorted_by": primary,
+        "runs": rows,
+    }
 
 
-def significance(*, campaign: Campaign, version: QrelsVersion, measure: str, test: str,
-                 user: Any, runs: Sequence[Run] | None = None) -> dict[str, Any]:
+def significance(
+    *,
+    campaign: Campaign,
+    version: QrelsVersion,
+    measure: str,
+    test: str,
+    user: Any,
+    runs: Sequence[Run] | None = None,
+) -> dict[str, Any]:
     """Paired tests between runs on one measure (Holm-corrected), from stored per-query values."""
     if test not in ("t", "randomization", "bootstrap"):
-        raise InvalidInput("unknown test", [InputProblem(
-            f"test {test!r} is not one of t, randomization, bootstrap", location="test")])
+        raise InvalidInput(
+            "unknown test",
+            [
+                InputProblem(
+                    f"test {test!r} is not one of t, randomization, bootstrap", location="test"
+                )
+            ],
+        )
     names = list(campaign.measures)
     key = ",".join(sorted(names))
     chosen = list(runs) if runs is not None else list(campaign.runs.order_by("tag"))
-    evaluations = {e.run_id: e for e in Evaluation.objects.filter(
-        qrels=version, mode=EvalMode.HONEST, measures_key=key, state=EvalState.DONE,
-        run__in=chosen)}
+    evaluations = {
+        e.run_id: e
+        for e in Evaluation.objects.filter(
+            qrels=version,
+            mode=EvalMode.HONEST,
+            measures_key=key,
+            state=EvalState.DONE,
+            run__in=chosen,
+        )
+    }
     canonical = parse_measures([measure])[0].name if measure else names[0]
     per_query: dict[str, dict[str, float]] = {}
     for run in chosen:
         ev = evaluations.get(run.pk)
-        values = (ev.result.get("per_query", {}).get(canonical) if ev else None)
+        values = ev.result.get("per_query", {}).get(canonical) if ev else None
         if values is None:
             continue
-        per_query[run_label(run, user)] = {q: float(v) for q, v in values.items()
-                                           if v is not None}
-    queries = sorted(set.intersection(*(set(v) for v in per_query.values()))) \
-        if per_query else []
+        per_query[run_label(run, user)] = {q: float(v) for q, v in values.items() if v is not None}
+    queries = sorted(set.intersection(*(set(v) for v in per_query.values()))) if per_query else []
     rows = compare_runs(per_query, test=test, queries=queries) if len(per_query) > 1 else []
-    return {"qrels_version": version.number, "measure": canonical, "test": test,
-            "correction": "holm", "n_queries": len(queries),
-            "comparisons": [asdict(c) for c in rows]}
+    return {
+        "qrels_version": version.number,
+        "measure": canonical,
+        "test": test,
+        "correction": "holm",
+        "n_queries": len(queries),
+        "comparisons": [asdict(c) for c in rows],
+    }

@@ -4,8 +4,12 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 
-@shared_task(acks_late=True, autoretry_for=(OperationalError, InterfaceError),
-             retry_backoff=True, max_retries=5)
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=5,
+)
 def evaluate_run(run_id: int, qrels_id: int) -> None:
     """Evaluate one run against one qrels version (skipped when already stored)."""
     from judging.assessments.models import QrelsVersion
@@ -19,8 +23,12 @@ def evaluate_run(run_id: int, qrels_id: int) -> None:
     evaluate_runs(version=version, runs=[run])
 
 
-@shared_task(acks_late=True, autoretry_for=(OperationalError, InterfaceError),
-             retry_backoff=True, max_retries=5)
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=5,
+)
 def evaluate_qrels_version(qrels_id: int) -> None:
     """Evaluate every run of the campaign against a new qrels version (qrels prepared once)."""
     from judging.assessments.models import QrelsVersion
@@ -32,8 +40,12 @@ def evaluate_qrels_version(qrels_id: int) -> None:
     evaluate_runs(version=version, runs=version.campaign.runs.all())
 
 
-@shared_task(acks_late=True, autoretry_for=(OperationalError, InterfaceError),
-             retry_backoff=True, max_retries=5)
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=5,
+)
 def compute_bias_report(report_id: int) -> None:
     from judging.evaluation.bias import bias_report_compute
 

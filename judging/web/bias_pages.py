@@ -1,13 +1,188 @@
-"""The pooling-bias page (filled in with the bias analyses)."""
+"""The pooling-bias page: leave-one-out scatter and deltas, estimated penalty of non-pooled runs,
+judged@10 coverage, before/after re-pooling, and pooling efficiency. Charts are server SVG."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from judging.assessments.models import QrelsVersion
+from judging.campaigns.models import Campaign
+from judging.core.errors import DomainError
+from judging.core.roles import is_researcher
+from judging.evaluation.bias import bias_report_request
+from judging.evaluation.models import BiasKind, BiasReport, EvalState
+from judging.evaluation.services import latest_qrels, run_label
+from judging.web import charts
+
+MEASURES = ("AP", "P@10", "nDCG@10", "R@100", "Bpref")
+STRATEGY_LABELS = {
+    "docid": "docid order (unordered depth-k judging)",
+    "rank": "rank order",
+    "mtf": "Move-to-Front",
+    "hedge": "Hedge (beta 0.1)",
+}
 
 
+def _report(
+    request: HttpRequest, campaign_id: int
+) -> tuple[Campaign, BiasReport | None, dict[str, Any]]:
+    if not is_researcher(request.user):
+        raise PermissionDenied("results are for researchers and admins")
+    campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
+    number = request.GET.get("qrels")
+    version = (
+        get_object_or_404(QrelsVersion, campaign=campaign, number=number)
+        if number
+        else latest_qrels(campaign)
+    )
+    measure = request.GET.get("measure") or "AP"
+    kind = request.GET.get("kind") or BiasKind.LOO_RUN
+    try:
+        depth = int(request.GET.get("depth") or campaign.pool_depth)
+    except ValueError:
+        depth = campaign.pool_depth
+    params = {"version": version, "measure": measure, "kind": kind, "depth": depth}
+    if version is None:
+        return campaign, None, params
+    try:
+        report = bias_report_request(
+            campaign=campaign, qrels=version, measure=measure, depth=depth, kind=kind
+        )
+    except DomainError as exc:
+        raise Http404(exc.message) from None
+    if report is not None:
+        report.refresh_from_db()
+    return campaign, report, params
+
+
+def _labels(campaign: Campaign, user: Any) -> dict[str, str]:
+    return {r.tag: run_label(r, user) for r in campaign.runs.all()}
+
+
+def _scatter(report: BiasReport, labels: dict[str, str]) -> str:
+    loo = report.result.get("loo", {})
+    points = [
+        charts.Point(r["score"], r["score_without"], labels.get(t, t))
+        for t, r in loo.get("runs", {}).items()
+        if r["score"] is not None and r["score_without"] is not None
+    ]
+    for tag, p in (report.result.get("penalty") or {}).get("runs", {}).items():
+        if p.get("estimated_score") is not None and p.get("score") is not None:
+            points.append(
+                charts.Point(
+                    p["estimated_score"],
+                    p["score"],
+                    f"{labels.get(tag, tag)} (not pooled, estimated)",
+                    True,
+                )
+            )
+    return charts.scatter(
+        points,
+        title=f"Leave-one-out, {report.measure} at depth {report.depth} "
+        f"(qrels v{report.qrels.number})",
+        x_label=f"{report.measure} with the run in the pool",
+        y_label=f"{report.measure} with the run left out",
+        highlight_label="not pooled: estimated pooled score vs actual score",
+    )
+
+
+def _deltas(report: BiasReport, labels: dict[str, str]) -> str:
+    runs = report.result.get("loo", {}).get("runs", {})
+    items = sorted(
+        ((labels.get(t, t), r["delta"] or 0.0, False) for t, r in runs.items()),
+        key=lambda item: -item[1],
+    )
+    return charts.bars(
+        items,
+        title=f"What being in the pool is worth: {report.measure} delta "
+        f"per pooled run (qrels v{report.qrels.number})",
+        value_label=f"{report.measure} with minus without the run in the pool",
+    )
+
+
+def _efficiency(report: BiasReport) -> str:
+    eff = report.result.get("efficiency") or {}
+    budgets = eff.get("budgets", [])
+    series = [
+        charts.Series(STRATEGY_LABELS.get(name, name), budgets, values)
+        for name, values in (eff.get("curves") or {}).items()
+    ]
+    return charts.line_chart(
+        series,
+        title=f"Pooling efficiency: relevant documents found per topic "
+        f"(qrels v{report.qrels.number} as oracle, depth {eff.get('depth')})",
+        x_label="judgments made per topic",
+        y_label="relevant found (mean per topic)",
+    )
+
+
+CHARTS = {"scatter": _scatter, "deltas": _deltas}
+
+
+@login_required
 def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    raise NotImplementedError
+    campaign, report, params = _report(request, campaign_id)
+    context: dict[str, Any] = {
+        "campaign": campaign,
+        "report": report,
+        **params,
+        "versions": QrelsVersion.objects.filter(campaign=campaign).order_by("-number"),
+        "measures": MEASURES,
+        "kinds": BiasKind.choices,
+    }
+    if report is not None and report.state == EvalState.DONE:
+        labels = _labels(campaign, request.user)
+        result = report.result
+        if "loo" in result:
+            context["scatter_svg"] = _scatter(report, labels)
+            context["deltas_svg"] = _deltas(report, labels)
+            context["loo_rows"] = sorted(
+                ({"run": labels.get(t, t), **r} for t, r in result["loo"]["runs"].items()),
+                key=lambda r: r["rank"],
+            )
+        if result.get("efficiency"):
+            context["efficiency_svg"] = _efficiency(report)
+        penalty = result.get("penalty")
+        if penalty:
+            context["penalty_rows"] = [
+                {"run": labels.get(t, t), **p} for t, p in penalty["runs"].items()
+            ]
+        coverage = result.get("coverage", {})
+        context["coverage_rows"] = sorted(
+            (
+                {"run": labels.get(t, t), "mean": c["mean"], "pooled": c["pooled"]}
+                for t, c in coverage.get("runs", {}).items()
+            ),
+            key=lambda r: (r["mean"] is None, -(r["mean"] or 0)),
+        )
+        before = result.get("before_after")
+        if before:
+            context["before_rows"] = sorted(
+                ({"run": labels.get(t, t), **r} for t, r in before["runs"].items()),
+                key=lambda r: r["rank_b"],
+            )
+    return render(request, "results/bias.html", context)
 
 
+@login_required
 def bias_chart(request: HttpRequest, campaign_id: int, chart: str) -> HttpResponse:
-    raise NotImplementedError
+    campaign, report, _ = _report(request, campaign_id)
+    if report is None or report.state != EvalState.DONE:
+        raise Http404("the report is not ready")
+    if chart == "efficiency":
+        svg = _efficiency(report)
+    elif chart in CHARTS and "loo" in report.result:
+        svg = CHARTS[chart](report, _labels(campaign, request.user))
+    else:
+        raise Http404("no such chart")
+    response = HttpResponse(svg, content_type="image/svg+xml")
+    if request.GET.get("download") == "1":
+        response["Content-Disposition"] = (
+            f'attachment; filename="{chart}-{report.measure}-qrels-v{report.qrels.number}.svg"'
+        )
+    return response

@@ -225,8 +225,10 @@ def scatter(
                 f'{y + 6:.1f} L{x - 6:.1f} {y:.1f} Z" fill="none" stroke="#c0392b" '
                 f'stroke-width="2">{tip}</path>'
             )
+            near_right = x > f.left + 0.6 * (f.width - f.left - f.right)
+            tx, anchor = (x - 8, "end") if near_right else (x + 8, "start")
             f.parts.append(
-                f'<text x="{x + 8:.1f}" y="{y - 6:.1f}" {FONT} '
+                f'<text x="{tx:.1f}" y="{y - 8:.1f}" text-anchor="{anchor}" {FONT} '
                 f'fill="#c0392b">{escape(p.label)}</text>'
             )
         else:
@@ -244,7 +246,7 @@ def bars(items: Sequence[tuple[str, float, bool]], *, title: str, value_label: s
     height = 40 + 22 * max(1, len(items)) + 40
     vals = [v for _, v, _ in items]
     lo, hi = min(0.0, min(vals, default=0.0)), max(0.0, max(vals, default=1.0))
-    f = Frame(x0=lo, x1=hi if hi > lo else lo + 1.0, y0=0, y1=1, height=height, left=170)
+    f = Frame(x0=lo, x1=hi if hi > lo else lo + 1.0, y0=0, y1=1, height=height, left=170, right=80)
     f.parts.append(f'<rect x="0" y="0" width="{f.width}" height="{f.height}" fill="#fff"/>')
     f.parts.append(f'<text x="10" y="18" {FONT} font-weight="600">{escape(title)}</text>')
     zero = f.px(0.0)

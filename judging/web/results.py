@@ -48,13 +48,15 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     version = _version(campaign, request.GET.get("qrels"))
     versions = QrelsVersion.objects.filter(campaign=campaign).order_by("-number")
     if version is None:
-        return render(request, "results/leaderboard.html", {"campaign": campaign,
-                                                             "versions": versions})
+        return render(
+            request, "results/leaderboard.html", {"campaign": campaign, "versions": versions}
+        )
     board = leaderboard(campaign=campaign, version=version, user=request.user)
     if request.GET.get("format") == "csv":
         response = HttpResponse(leaderboard_csv(board), content_type="text/csv")
         response["Content-Disposition"] = (
-            f'attachment; filename="leaderboard-qrels-v{version.number}.csv"')
+            f'attachment; filename="leaderboard-qrels-v{version.number}.csv"'
+        )
         return response
     measures = board["measures"]
     for row in board["runs"]:
@@ -64,28 +66,40 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             if not e:
                 cells.append(None)
                 continue
-            cells.append({
-                "value": e["value"], "low": e.get("ci_low"), "high": e.get("ci_high"),
-                "bar": charts.ci_bar(e["value"], e.get("ci_low"), e.get("ci_high")),
-                "ceiling": (e.get("ceiling") or {}).get("value"),
-                "judged": (e.get("judged") or {}).get("value"),
-                "upper": ((e.get("treatments") or {}).get("upper") or {}).get("value"),
-                "condensed": ((e.get("treatments") or {}).get("condensed") or {}).get("value"),
-            })
+            cells.append(
+                {
+                    "value": e["value"],
+                    "low": e.get("ci_low"),
+                    "high": e.get("ci_high"),
+                    "bar": charts.ci_bar(e["value"], e.get("ci_low"), e.get("ci_high")),
+                    "ceiling": (e.get("ceiling") or {}).get("value"),
+                    "judged": (e.get("judged") or {}).get("value"),
+                    "upper": ((e.get("treatments") or {}).get("upper") or {}).get("value"),
+                    "condensed": ((e.get("treatments") or {}).get("condensed") or {}).get("value"),
+                }
+            )
         row["cells"] = cells
         row["judged10"] = ((row.get("measures") or {}).get("Judged@10") or {}).get("value")
-    excluded = next((r.get("excluded_summary") for r in board["runs"]
-                     if r.get("excluded_summary")), [])
-    return render(request, "results/leaderboard.html", {
-        "campaign": campaign, "version": version, "versions": versions, "board": board,
-        "measures": measures, "excluded": excluded,
-    })
+    excluded = next(
+        (r.get("excluded_summary") for r in board["runs"] if r.get("excluded_summary")), []
+    )
+    return render(
+        request,
+        "results/leaderboard.html",
+        {
+            "campaign": campaign,
+            "version": version,
+            "versions": versions,
+            "board": board,
+            "measures": measures,
+            "excluded": excluded,
+        },
+    )
 
 
 def _run_evaluation(request: HttpRequest, run_id: int) -> tuple[Run, Evaluation | None]:
     _researcher(request)
-    run = Run.objects.visible_to(request.user).filter(pk=run_id).select_related(
-        "campaign").first()
+    run = Run.objects.visible_to(request.user).filter(pk=run_id).select_related("campaign").first()
     if run is None:
         raise Http404("no such run visible to you")
     version = _version(run.campaign, request.GET.get("qrels"))
@@ -96,8 +110,11 @@ def _run_evaluation(request: HttpRequest, run_id: int) -> tuple[Run, Evaluation 
         mode = EvalMode.HONEST
     evaluate_runs(version=version, runs=[run], mode=mode)  # no-op when already stored
     key = ",".join(sorted(run.campaign.measures))
-    evaluation = Evaluation.objects.filter(run=run, qrels=version, mode=mode,
-                                           measures_key=key).select_related("qrels").first()
+    evaluation = (
+        Evaluation.objects.filter(run=run, qrels=version, mode=mode, measures_key=key)
+        .select_related("qrels")
+        .first()
+    )
     return run, evaluation
 
 
@@ -110,37 +127,52 @@ def _recall_svg(run: Run, evaluation: Evaluation) -> str:
     if curve.get("plateau") and curve.get("plateau") != curve.get("elbow"):
         markers.append((curve["plateau"], f"plateau k={curve['plateau']}"))
     return charts.line_chart(
-        [charts.Series("R@k", ks, curve.get("recall", [])),
-         charts.Series("achievable ceiling min(k,R)/R", ks, curve.get("ceiling", []),
-                       color="#7f8c8d", dashed=True)],
+        [
+            charts.Series("R@k", ks, curve.get("recall", [])),
+            charts.Series(
+                "achievable ceiling min(k,R)/R",
+                ks,
+                curve.get("ceiling", []),
+                color="#7f8c8d",
+                dashed=True,
+            ),
+        ],
         title=f"Recall@k of {run.tag} (qrels v{evaluation.qrels.number}, macro over "
-              f"{curve.get('num_queries', 0)} queries)",
-        x_label="k (depth)", y_label="recall", y_range=(0.0, 1.0), markers=markers,
+        f"{curve.get('num_queries', 0)} queries)",
+        x_label="k (depth)",
+        y_label="recall",
+        y_range=(0.0, 1.0),
+        markers=markers,
     )
 
 
 @login_required
 def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run, evaluation = _run_evaluation(request, run_id)
-    context: dict[str, Any] = {"run": run, "evaluation": evaluation,
-                               "versions": QrelsVersion.objects.filter(
-                                   campaign=run.campaign).order_by("-number")}
+    context: dict[str, Any] = {
+        "run": run,
+        "evaluation": evaluation,
+        "versions": QrelsVersion.objects.filter(campaign=run.campaign).order_by("-number"),
+    }
     if evaluation is not None and evaluation.state == EvalState.DONE:
         result = evaluation.result
         context["recall_svg"] = _recall_svg(run, evaluation)
         context["aggregates"] = [
-            {"name": m, **result["measures"][m]} for m in evaluation.measures
+            {"name": m, **result["measures"][m]}
+            for m in evaluation.measures
             if m in result.get("measures", {})
         ]
         per_query = result.get("per_query", {})
-        qids = sorted({q for vals in per_query.values() for q in vals},
-                      key=lambda q: (len(q), q))
+        qids = sorted({q for vals in per_query.values() for q in vals}, key=lambda q: (len(q), q))
         shown = [m for m in evaluation.measures if m in per_query]
         context["per_query_measures"] = shown
         never = evaluation.curve.get("never_retrieved", {})
         context["per_query_rows"] = [
-            {"qid": q, "values": [per_query[m].get(q) for m in shown],
-             "never": len(never.get(q, []))}
+            {
+                "qid": q,
+                "values": [per_query[m].get(q) for m in shown],
+                "never": len(never.get(q, [])),
+            }
             for q in qids
         ]
     return render(request, "results/run.html", context)
@@ -151,9 +183,11 @@ def run_recall_svg(request: HttpRequest, run_id: int) -> HttpResponse:
     run, evaluation = _run_evaluation(request, run_id)
     if evaluation is None or evaluation.state != EvalState.DONE:
         raise Http404("no evaluation yet")
-    return _svg_response(_recall_svg(run, evaluation),
-                         f"recall-{run.tag}-qrels-v{evaluation.qrels.number}.svg",
-                         request.GET.get("download") == "1")
+    return _svg_response(
+        _recall_svg(run, evaluation),
+        f"recall-{run.tag}-qrels-v{evaluation.qrels.number}.svg",
+        request.GET.get("download") == "1",
+    )
 
 
 @login_required
@@ -165,10 +199,19 @@ def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     measure = request.GET.get("measure") or (campaign.measures[0] if campaign.measures else "")
     table = None
     if version is not None and test in ("t", "randomization", "bootstrap"):
-        table = significance(campaign=campaign, version=version, measure=measure, test=test,
-                             user=request.user)
-    return render(request, "results/compare.html", {
-        "campaign": campaign, "version": version, "table": table, "test": test,
-        "measure": measure, "measures": campaign.measures,
-        "versions": QrelsVersion.objects.filter(campaign=campaign).order_by("-number"),
-    })
+        table = significance(
+            campaign=campaign, version=version, measure=measure, test=test, user=request.user
+        )
+    return render(
+        request,
+        "results/compare.html",
+        {
+            "campaign": campaign,
+            "version": version,
+            "table": table,
+            "test": test,
+            "measure": measure,
+            "measures": campaign.measures,
+            "versions": QrelsVersion.objects.filter(campaign=campaign).order_by("-number"),
+        },
+    )

@@ -18,12 +18,12 @@ urlpatterns = [
         annotate.judged,
         name="annotate-judged",
     ),
-    path("campaigns/<int:campaign_id>/leaderboard/", results.leaderboard_page,
-         name="leaderboard"),
+    path("campaigns/<int:campaign_id>/leaderboard/", results.leaderboard_page, name="leaderboard"),
     path("campaigns/<int:campaign_id>/compare/", results.compare_page, name="compare"),
     path("campaigns/<int:campaign_id>/bias/", bias_pages.bias_page, name="bias"),
-    path("campaigns/<int:campaign_id>/bias/<str:chart>.svg", bias_pages.bias_chart,
-         name="bias-chart"),
+    path(
+        "campaigns/<int:campaign_id>/bias/<str:chart>.svg", bias_pages.bias_chart, name="bias-chart"
+    ),
     path("runs/<int:run_id>/", results.run_page, name="run-page"),
     path("runs/<int:run_id>/recall.svg", results.run_recall_svg, name="run-recall-svg"),
     path("manage/<int:campaign_id>/", manage.progress, name="manage-progress"),

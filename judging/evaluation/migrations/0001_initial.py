@@ -5,55 +5,155 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('assessments', '0002_judgingslot_judgment_judgmentchange_lease_and_more'),
-        ('campaigns', '0004_campaign_measures'),
+        ("assessments", "0002_judgingslot_judgment_judgmentchange_lease_and_more"),
+        ("campaigns", "0004_campaign_measures"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='BiasReport',
+            name="BiasReport",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('loo_run', 'Leave one run out'), ('loo_group', 'Leave one group out')], default='loo_run', max_length=10)),
-                ('measure', models.CharField(max_length=40)),
-                ('depth', models.PositiveIntegerField()),
-                ('state', models.CharField(choices=[('pending', 'Pending'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=10)),
-                ('error', models.TextField(blank=True)),
-                ('result', models.JSONField(blank=True, default=dict)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('computed_at', models.DateTimeField(blank=True, null=True)),
-                ('seconds', models.FloatField(blank=True, null=True)),
-                ('campaign', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='bias_reports', to='campaigns.campaign')),
-                ('qrels', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='assessments.qrelsversion')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("loo_run", "Leave one run out"),
+                            ("loo_group", "Leave one group out"),
+                        ],
+                        default="loo_run",
+                        max_length=10,
+                    ),
+                ),
+                ("measure", models.CharField(max_length=40)),
+                ("depth", models.PositiveIntegerField()),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("done", "Done"), ("failed", "Failed")],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("result", models.JSONField(blank=True, default=dict)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("computed_at", models.DateTimeField(blank=True, null=True)),
+                ("seconds", models.FloatField(blank=True, null=True)),
+                (
+                    "campaign",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="bias_reports",
+                        to="campaigns.campaign",
+                    ),
+                ),
+                (
+                    "qrels",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="assessments.qrelsversion",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('campaign', 'qrels', 'kind', 'measure', 'depth'), name='biasreport_unique')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("campaign", "qrels", "kind", "measure", "depth"),
+                        name="biasreport_unique",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Evaluation',
+            name="Evaluation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('mode', models.CharField(choices=[('honest', 'Honest default'), ('trec_eval', 'trec_eval-compatible')], default='honest', max_length=10)),
-                ('measures', models.JSONField(help_text='Measure names, in display order.')),
-                ('measures_key', models.CharField(help_text='Sorted measure names.', max_length=500)),
-                ('state', models.CharField(choices=[('pending', 'Pending'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=10)),
-                ('error', models.TextField(blank=True)),
-                ('result', models.JSONField(blank=True, default=dict, help_text='Aggregates, CIs, treatments, per-query values.')),
-                ('slices', models.JSONField(blank=True, default=dict, help_text='Aggregates per topic tag.')),
-                ('curve', models.JSONField(blank=True, default=dict, help_text='Recall@k curve and ceiling.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('computed_at', models.DateTimeField(blank=True, null=True)),
-                ('seconds', models.FloatField(blank=True, null=True)),
-                ('qrels', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='evaluations', to='assessments.qrelsversion')),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='evaluations', to='campaigns.run')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "mode",
+                    models.CharField(
+                        choices=[
+                            ("honest", "Honest default"),
+                            ("trec_eval", "trec_eval-compatible"),
+                        ],
+                        default="honest",
+                        max_length=10,
+                    ),
+                ),
+                ("measures", models.JSONField(help_text="Measure names, in display order.")),
+                (
+                    "measures_key",
+                    models.CharField(help_text="Sorted measure names.", max_length=500),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("done", "Done"), ("failed", "Failed")],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                (
+                    "result",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Aggregates, CIs, treatments, per-query values.",
+                    ),
+                ),
+                (
+                    "slices",
+                    models.JSONField(
+                        blank=True, default=dict, help_text="Aggregates per topic tag."
+                    ),
+                ),
+                (
+                    "curve",
+                    models.JSONField(
+                        blank=True, default=dict, help_text="Recall@k curve and ceiling."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("computed_at", models.DateTimeField(blank=True, null=True)),
+                ("seconds", models.FloatField(blank=True, null=True)),
+                (
+                    "qrels",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="evaluations",
+                        to="assessments.qrelsversion",
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="evaluations",
+                        to="campaigns.run",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('run', 'qrels', 'mode', 'measures_key'), name='evaluation_unique')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("run", "qrels", "mode", "measures_key"), name="evaluation_unique"
+                    )
+                ],
             },
         ),
     ]

@@ -5,7 +5,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judging.demo.services import DEMO_USERS, demo_load
+from judging.demo.services import DEMO_USERS, demo_judge, demo_load
 
 
 class Command(BaseCommand):
@@ -29,6 +29,17 @@ class Command(BaseCommand):
             self.stdout.write("The database already has campaigns; demo campaign not loaded.")
         else:
             self.stdout.write(f"Loaded the demo campaign {campaign.name!r}.")
+            made = demo_judge(campaign)
+            if made:
+                self.stdout.write(
+                    f"Simulated assessors made {made} judgments of pool "
+                    "version 1 and published qrels version 1."
+                )
+            else:
+                self.stdout.write(
+                    "Pool version 1 is not built yet (a Celery worker builds it); "
+                    "judge it in the browser when it is."
+                )
         self.stdout.write("Demo users (local use only):")
         for u in DEMO_USERS:
             self.stdout.write(f"  {u.role:<11} username {u.username:<11} password {u.password}")

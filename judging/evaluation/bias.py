@@ -1,0 +1,191 @@
+"""Pool-bias reports: leave-one-out, coverage, estimated penalty, pooling efficiency and the
+before/after comparison of two qrels versions. Computed by a task, stored, shown on the bias page.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from judging.assessments.models import QrelsVersion
+from judging.campaigns.models import Campaign, Run
+from judging.core.errors import InputProblem, InvalidInput
+from judging.evaluation.models import BiasKind, BiasReport, EvalState
+from judging.evaluation.services import latest_qrels, metrics_run, qrels_dict, rankings
+from metrics.bias import LeaveOneOut, compare_qrels_versions, estimate_penalty, judged_at_k
+from metrics.io import Qrels
+from metrics.names import parse_measures
+from metrics.pooling import make_strategy, simulate
+
+EFFICIENCY_STRATEGIES = ("docid", "rank", "mtf", "hedge")
+
+
+def bias_report_request(
+    *,
+    campaign: Campaign,
+    qrels: QrelsVersion | None = None,
+    measure: str = "AP",
+    depth: int | None = None,
+    kind: str = BiasKind.LOO_RUN,
+) -> BiasReport | None:
+    """The stored report for these inputs, computing it (as a task, after commit) if needed."""
+    version = qrels or latest_qrels(campaign)
+    if version is None:
+        return None
+    try:
+        canonical = parse_measures([measure])[0].name
+    except ValueError as exc:
+        raise InvalidInput(
+            "unknown measure", [InputProblem(str(exc), location="measure")]
+        ) from None
+    if kind not in BiasKind.values:
+        raise InvalidInput(
+            "unknown analysis",
+            [
+                InputProblem(
+                    f"kind {kind!r} is not one of {', '.join(BiasKind.values)}", location="kind"
+                )
+            ],
+        )
+    depth = depth or campaign.pool_depth
+    try:
+        with transaction.atomic():
+            report, created = BiasReport.objects.get_or_create(
+                campaign=campaign, qrels=version, kind=kind, measure=canonical, depth=depth
+            )
+    except IntegrityError:
+        report, created = (
+            BiasReport.objects.get(
+                campaign=campaign, qrels=version, kind=kind, measure=canonical, depth=depth
+            ),
+            False,
+        )
+    if created or report.state == EvalState.FAILED:
+        report_id = report.pk
+
+        def send() -> None:
+            from judging.evaluation.tasks import compute_bias_report
+
+            compute_bias_report.delay(report_id)
+
+        transaction.on_commit(send)
+    return report
+
+
+def _novel_at(campaign: Campaign, version: QrelsVersion) -> set[str]:
+    """Runs that contributed to no pool version built before this qrels version was made."""
+    from judging.pools.models import PoolState, PoolVersion
+
+    contributed: set[str] = set()
+    for tags in PoolVersion.objects.filter(
+        campaign=campaign, state=PoolState.BUILT, finished_at__lte=version.created_at
+    ).values_list("run_tags", flat=True):
+        contributed.update(tags)
+    return {tag for tag in campaign.runs.values_list("tag", flat=True) if tag not in contributed}
+
+
+def bias_report_compute(*, report_id: int) -> BiasReport | None:
+    """Compute a stored report (the task body); safe to run twice."""
+    report = BiasReport.objects.select_related("campaign", "qrels").filter(pk=report_id).first()
+    if report is None or report.state == EvalState.DONE:
+        return report
+    start = time.perf_counter()
+    campaign = report.campaign
+    try:
+        report.result = _compute(campaign, report)
+        report.state = EvalState.DONE
+        report.error = ""
+    except Exception as exc:  # stored for the page to show
+        report.state = EvalState.FAILED
+        report.error = f"{type(exc).__name__}: {exc}"
+    report.computed_at = timezone.now()
+    report.seconds = time.perf_counter() - start
+    report.save()
+    return report
+
+
+def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
+    runs_models = list(campaign.runs.order_by("tag"))
+    runs = {r.tag: metrics_run(r) for r in runs_models}
+    pooled = [r.tag for r in runs_models if r.pooled]
+    groups = {r.tag: r.group or r.tag for r in runs_models}
+    qrels_map = qrels_dict(report.qrels)
+    qrels = Qrels.from_dict(qrels_map)
+    level = campaign.relevance_threshold
+    out: dict[str, Any] = {"qrels_version": report.qrels.number, "pooled": pooled}
+    if len(pooled) >= 2:
+        loo = LeaveOneOut(
+            qrels,
+            runs,
+            depth=report.depth,
+            leave_out="group" if report.kind == BiasKind.LOO_GROUP else "run",
+            groups=groups,
+            pooled=pooled,
+            relevance_level=level,
+        ).result(report.measure)
+        out["loo"] = loo.to_dict()
+        if loo.not_pooled:
+            out["penalty"] = estimate_penalty(loo).to_dict()
+    else:
+        out["loo_unavailable"] = "leave-one-out needs at least two pooled runs"
+    out["coverage"] = judged_at_k(qrels, runs, k=10, pooled=pooled).to_dict()
+    out["efficiency"] = _efficiency(campaign, runs_models, pooled, qrels_map, report.depth, level)
+    previous = (
+        QrelsVersion.objects.filter(campaign=campaign, number__lt=report.qrels.number)
+        .order_by("-number")
+        .first()
+    )
+    if previous is not None:
+        novel = sorted(_novel_at(campaign, previous))
+        comparison = compare_qrels_versions(
+            Qrels.from_dict(qrels_dict(previous)),
+            qrels,
+            runs,
+            report.measure,
+            novel=novel,
+            recall_k=report.depth * 5,
+            relevance_level=level,
+        )
+        out["before_after"] = {
+            "from": previous.number,
+            "to": report.qrels.number,
+            **comparison.to_dict(),
+        }
+    return out
+
+
+def _efficiency(
+    campaign: Campaign,
+    runs_models: list[Run],
+    pooled: list[str],
+    qrels: dict[str, dict[str, int]],
+    depth: int,
+    level: int,
+) -> dict[str, Any]:
+    """Relevant documents found against judgments made, per pooling strategy, with the
+    current qrels as the oracle over the depth-k pool of the pooled runs (mean per topic)."""
+    ranked = {r.tag: rankings(r, depth) for r in runs_models if r.tag in set(pooled)}
+    if not ranked:
+        return {}
+    pool_sizes = [
+        len({d for r in ranked.values() for d in r.get(q, [])})
+        for q in {q for r in ranked.values() for q in r}
+    ]
+    limit = max(pool_sizes, default=0)
+    step = max(1, limit // 40)
+    budgets = list(range(0, limit + step, step))
+    curves = {}
+    for name in EFFICIENCY_STRATEGIES:
+        result = simulate(
+            ranked, qrels, make_strategy(name), depth=depth, budgets=budgets, relevance_level=level
+        )
+        curves[name] = list(result.mean_found)
+    return {
+        "budgets": budgets,
+        "curves": curves,
+        "depth": depth,
+        "topics": len([q for q in qrels if any(q in r for r in ranked.values())]),
+    }

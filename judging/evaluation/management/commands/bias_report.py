@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from judging.assessments.models import QrelsVersion
+from judging.campaigns.management.commands._common import add_campaign_argument, get_campaign
+from judging.evaluation.bias import bias_report_compute, bias_report_request
+from judging.evaluation.models import BiasKind
+from judging.evaluation.services import latest_qrels
+
+
+class Command(BaseCommand):
+    help = "Compute (or show) the pool-bias report of a campaign: leave-one-out and friends."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_campaign_argument(parser)
+        parser.add_argument("--qrels", type=int, help="version number (default: latest)")
+        parser.add_argument("--measure", default="AP")
+        parser.add_argument("--depth", type=int, help="default: the campaign's pool depth")
+        parser.add_argument("--kind", choices=BiasKind.values, default=BiasKind.LOO_RUN)
+        parser.add_argument("--json", action="store_true", help="print the whole report")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        campaign = get_campaign(opts["campaign"])
+        version = (
+            QrelsVersion.objects.filter(campaign=campaign, number=opts["qrels"]).first()
+            if opts["qrels"]
+            else latest_qrels(campaign)
+        )
+        if version is None:
+            raise CommandError("no such qrels version (import or publish qrels first)")
+        report = bias_report_request(
+            campaign=campaign,
+            qrels=version,
+            measure=opts["measure"],
+            depth=opts["depth"],
+            kind=opts["kind"],
+        )
+        assert report is not None
+        report = bias_report_compute(report_id=report.pk) or report
+        if report.state != "done":
+            raise CommandError(f"the report is {report.state}: {report.error}")
+        if opts["json"]:
+            self.stdout.write(json.dumps(report.result, indent=2))
+            return
+        loo = report.result.get("loo")
+        self.stdout.write(f"qrels v{version.number}, {report.measure} at depth {report.depth}")
+        if loo:
+            self.stdout.write(
+                f"Kendall tau-b {loo['kendall_tau']:.3f}, tau_AP {loo['tau_ap']:.3f}"
+                f", max delta {loo['max_delta']:+.4f} ({loo['max_delta_run']})"
+            )
+            for tag, r in sorted(loo["runs"].items(), key=lambda kv: kv[1]["rank"]):
+                self.stdout.write(
+                    f"  {tag}\t{r['score']:.4f}\t{r['score_without']:.4f}\t{r['delta']:+.4f}"
+                )
+        for tag, p in (report.result.get("penalty") or {}).get("runs", {}).items():
+            self.stdout.write(
+                f"  {tag} (not pooled): estimated penalty "
+                f"+{p['estimated_penalty']:.4f} (an estimate)"
+            )
