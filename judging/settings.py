@@ -173,6 +173,7 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": "/api/v1",
     # Swagger UI served from our own static files: no CDN, works offline.
     "SWAGGER_UI_DIST": "SIDECAR",
+    "PREPROCESSING_HOOKS": ["judging.api.schema.drop_alias_paths"],
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
@@ -219,7 +220,12 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # With tasks inline, Celery still opens an in-memory connection, and kombu complains
+        # that it has no host name: noise, not a problem.
+        "kombu.connection": {"level": "WARNING" if CELERY_BROKER_CONFIGURED else "ERROR"},
+    },
 }
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)

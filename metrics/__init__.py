@@ -2,3 +2,42 @@
 
 No Django import here (checked by ruff's banned-api rule).
 """
+
+from metrics.evaluate import Aggregate, EvaluationResult, Evaluator, Excluded, evaluate
+from metrics.io import (
+    Problem,
+    Qrels,
+    Run,
+    RunTable,
+    TrecFormatError,
+    parse_qrels,
+    parse_run,
+    read_qrels,
+    read_run,
+    write_qrels,
+    write_run,
+)
+from metrics.names import Measure, UnknownMeasureError, parse_measure, parse_measures
+
+__all__ = [
+    "Aggregate",
+    "EvaluationResult",
+    "Evaluator",
+    "Excluded",
+    "Measure",
+    "Problem",
+    "Qrels",
+    "Run",
+    "RunTable",
+    "TrecFormatError",
+    "UnknownMeasureError",
+    "evaluate",
+    "parse_measure",
+    "parse_measures",
+    "parse_qrels",
+    "parse_run",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
+]

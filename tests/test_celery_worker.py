@@ -23,7 +23,7 @@ def test_a_real_worker_runs_a_task_sent_through_redis() -> None:
     require_broker()
     token = uuid.uuid4().hex
     with celery_worker() as (proc, queue):
-        heartbeat.apply_async(args=[token], queue=queue)
+        heartbeat.apply_async(args=(token,), queue=queue)
         seen = wait_for(lambda: WorkerHeartbeat.objects.filter(token=token).exists(), timeout=90)
         assert proc.poll() is None, "the worker died"
     assert seen, "the worker did not record the heartbeat within 90 s"

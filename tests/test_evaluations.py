@@ -17,10 +17,16 @@ from judging.evaluation.services import evaluate_runs
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
 
 RUNS = {
-    "alpha": {"401": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "402": {"d5": 2.0, "d4": 1.0},
-              "403": {"d9": 1.0}},
-    "beta": {"401": {"d3": 3.0, "d9": 2.0, "d1": 1.0}, "402": {"d4": 2.0, "d8": 1.0},
-             "403": {"d7": 2.0, "d9": 1.0}},
+    "alpha": {
+        "401": {"d1": 3.0, "d2": 2.0, "d3": 1.0},
+        "402": {"d5": 2.0, "d4": 1.0},
+        "403": {"d9": 1.0},
+    },
+    "beta": {
+        "401": {"d3": 3.0, "d9": 2.0, "d1": 1.0},
+        "402": {"d4": 2.0, "d8": 1.0},
+        "403": {"d7": 2.0, "d9": 1.0},
+    },
 }
 QRELS_V1 = "401 0 d1 1\n401 0 d2 0\n401 0 d3 2\n402 0 d4 1\n402 0 d5 0\n403 0 d9 0\n"
 QRELS_V2 = QRELS_V1 + "403 0 d7 1\n402 0 d8 1\n"
@@ -46,15 +52,16 @@ def scored(campaign: Any, researcher: Any, other_researcher: Any) -> Any:
 def test_importing_qrels_evaluates_every_run_against_that_version(scored: Any) -> None:
     rows = Evaluation.objects.filter(run__campaign=scored)
     assert sorted(rows.values_list("run__tag", "qrels__number", "state")) == [
-        ("alpha", 1, "done"), ("beta", 1, "done")]
+        ("alpha", 1, "done"),
+        ("beta", 1, "done"),
+    ]
 
 
 def test_honest_ap_excludes_zero_relevant_queries_and_says_so(scored: Any) -> None:
     ev = Evaluation.objects.get(run__tag="alpha")
     # 403 has judgments but no relevant document: excluded, not averaged as 0.
     assert ev.result["excluded_summary"] == ["1 of 3 queries excluded: no relevant documents"]
-    expected = pytrec_eval.RelevanceEvaluator(qrels_of(QRELS_V1), {"map"}).evaluate(
-        RUNS["alpha"])
+    expected = pytrec_eval.RelevanceEvaluator(qrels_of(QRELS_V1), {"map"}).evaluate(RUNS["alpha"])
     ap = (expected["401"]["map"] + expected["402"]["map"]) / 2
     assert ev.result["measures"]["AP"]["value"] == pytest.approx(ap, abs=1e-12)
     assert ev.result["measures"]["AP"]["ci_low"] <= ap <= ev.result["measures"]["AP"]["ci_high"]
@@ -65,21 +72,28 @@ def test_trec_eval_mode_matches_pytrec_eval_on_request(
     scored: Any, api_client_for: Any, researcher: Any
 ) -> None:
     run = scored.runs.get(tag="alpha")
-    body = api_client_for(researcher).get(
-        f"/api/v1/runs/{run.pk}/evaluations/?qrels=1&mode=trec_eval").json()
+    body = (
+        api_client_for(researcher)
+        .get(f"/api/v1/runs/{run.pk}/evaluations/?qrels=1&mode=trec_eval")
+        .json()
+    )
     (trec,) = [e for e in body["evaluations"] if e["mode"] == "trec_eval"]
     assert trec["qrels_version"] == 1
     expected = pytrec_eval.RelevanceEvaluator(qrels_of(QRELS_V1), {"map", "P.10"}).evaluate(
-        RUNS["alpha"])
+        RUNS["alpha"]
+    )
     for qid, values in expected.items():
         assert trec["result"]["per_query"]["AP"][qid] == pytest.approx(values["map"], abs=1e-12)
         assert trec["result"]["per_query"]["P@10"][qid] == pytest.approx(values["P_10"])
 
 
-def test_a_run_arriving_after_the_qrels_is_evaluated_at_once(scored: Any,
-                                                            researcher: Any) -> None:
-    run_submit(campaign=scored, owner=researcher, tag="gamma",
-               results={"401": {"d2": 1.0}, "402": {"d4": 1.0}})
+def test_a_run_arriving_after_the_qrels_is_evaluated_at_once(scored: Any, researcher: Any) -> None:
+    run_submit(
+        campaign=scored,
+        owner=researcher,
+        tag="gamma",
+        results={"401": {"d2": 1.0}, "402": {"d4": 1.0}},
+    )
     assert Evaluation.objects.get(run__tag="gamma").state == "done"
 
 
@@ -103,14 +117,16 @@ def test_a_new_qrels_version_adds_evaluations_and_keeps_the_old_ones(scored: Any
 def test_the_leaderboard_names_its_qrels_version_and_anonymises_others_runs(
     scored: Any, api_client_for: Any, researcher: Any, admin_user: Any
 ) -> None:
-    board = api_client_for(researcher).get(
-        f"/api/v1/campaigns/{scored.pk}/leaderboard/?qrels=1").json()
+    board = (
+        api_client_for(researcher).get(f"/api/v1/campaigns/{scored.pk}/leaderboard/?qrels=1").json()
+    )
     assert board["qrels_version"] == 1 and board["mode"] == "honest"
     labels = {r["run"] for r in board["runs"]}
     assert "alpha" in labels and "beta" not in labels
     assert any(label.startswith("anonymous run #") for label in labels)
-    admin_board = api_client_for(admin_user).get(
-        f"/api/v1/campaigns/{scored.pk}/leaderboard/").json()
+    admin_board = (
+        api_client_for(admin_user).get(f"/api/v1/campaigns/{scored.pk}/leaderboard/").json()
+    )
     assert {r["run"] for r in admin_board["runs"]} == {"alpha", "beta"}
     first = admin_board["runs"][0]["measures"]
     assert set(first) == set(scored.measures)
@@ -118,18 +134,21 @@ def test_the_leaderboard_names_its_qrels_version_and_anonymises_others_runs(
     assert admin_board["runs"][0]["slices"]["easy"]["AP"]["n_queries"] == 2
 
 
-def test_the_leaderboard_downloads_as_csv(scored: Any, api_client_for: Any,
-                                          admin_user: Any) -> None:
+def test_the_leaderboard_downloads_as_csv(
+    scored: Any, api_client_for: Any, admin_user: Any
+) -> None:
     r = api_client_for(admin_user).get(
-        f"/api/v1/campaigns/{scored.pk}/leaderboard/?qrels=1&format=csv")
+        f"/api/v1/campaigns/{scored.pk}/leaderboard/?qrels=1&format=csv"
+    )
     lines = r.content.decode().splitlines()
     assert r["Content-Type"].startswith("text/csv")
     assert lines[0].startswith("qrels_version,mode,run,pooled,n_queries,R@50,R@50 ci_low")
     assert len(lines) == 3 and all(line.startswith("1,honest,") for line in lines[1:])
 
 
-def test_the_significance_table_is_holm_corrected(scored: Any, api_client_for: Any,
-                                                  admin_user: Any) -> None:
+def test_the_significance_table_is_holm_corrected(
+    scored: Any, api_client_for: Any, admin_user: Any
+) -> None:
     client = api_client_for(admin_user)
     body = client.get(f"/api/v1/campaigns/{scored.pk}/significance/?measure=AP&test=t").json()
     assert body["correction"] == "holm" and body["measure"] == "AP"
@@ -140,8 +159,7 @@ def test_the_significance_table_is_holm_corrected(scored: Any, api_client_for: A
     assert bad.status_code == 400
 
 
-def test_annotators_cannot_read_results(scored: Any, api_client_for: Any,
-                                        annotator: Any) -> None:
+def test_annotators_cannot_read_results(scored: Any, api_client_for: Any, annotator: Any) -> None:
     client = api_client_for(annotator)
     assert client.get(f"/api/v1/campaigns/{scored.pk}/leaderboard/").status_code == 403
     run = scored.runs.get(tag="alpha")
@@ -152,8 +170,7 @@ def test_a_researcher_cannot_read_another_researchers_evaluations(
     scored: Any, api_client_for: Any, researcher: Any
 ) -> None:
     beta = scored.runs.get(tag="beta")
-    assert api_client_for(researcher).get(
-        f"/api/v1/runs/{beta.pk}/evaluations/").status_code == 404
+    assert api_client_for(researcher).get(f"/api/v1/runs/{beta.pk}/evaluations/").status_code == 404
 
 
 def test_the_result_pages_render_for_researchers(scored: Any, researcher: Any) -> None:

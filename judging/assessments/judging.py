@@ -19,10 +19,11 @@ from __future__ import annotations
 import operator
 import zlib
 from collections.abc import Iterable
-from functools import reduce
 from datetime import timedelta
+from functools import reduce
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -173,13 +174,10 @@ def _pick_in_topics(
 ) -> JudgingSlot | None:
     for topic_id in topics:
         in_topic = candidates.filter(topic_id=topic_id)
-        first = in_topic.select_related("pool_version", "topic").order_by("position").first()
-        if first is None:
-            continue
-        if first.pool_version.adaptive:
-            slot = _adaptive_pick(campaign, first.topic, in_topic, first.pool_version)
-        else:
-            slot = _lock_first(in_topic)
+        # One query in the common (non-adaptive) case: lock the first open slot straight away.
+        slot = _lock_first(in_topic.select_related("pool_version", "topic"))
+        if slot is not None and slot.pool_version.adaptive:
+            slot = _adaptive_pick(campaign, slot.topic, in_topic, slot.pool_version)
         if slot is not None:
             return slot
     return None
@@ -192,22 +190,20 @@ def lease_next(*, campaign: Campaign, annotator: Any) -> Lease | None:
     with transaction.atomic():
         # One annotator's requests one at a time (a double-clicked "next" gets one lease);
         # other annotators are not held up.
-        type(annotator).objects.select_for_update().filter(pk=annotator.pk).first()
-        current = (
-            Lease.objects.select_related("slot")
-            .filter(
-                annotator=annotator,
-                slot__campaign=campaign,
-                state=LeaseState.ACTIVE,
-                expires_at__gt=now,
-                slot__judged_at__isnull=True,
-            )
-            .order_by("-created_at")
-            .first()
+        get_user_model().objects.select_for_update().filter(pk=annotator.pk).first()
+        # The annotator's latest leases: the current one (an annotator holds at most one
+        # active lease, their latest) and the items they skipped recently, in one query.
+        recent = list(
+            Lease.objects.filter(annotator=annotator, slot__campaign=campaign)
+            .order_by("-created_at", "-pk")
+            .values_list(
+                "pk", "state", "expires_at", "slot__judged_at", "slot__topic_id", "slot__docid"
+            )[:SKIP_MEMORY]
         )
-        if current is not None:
-            return current
-        skipped = _recently_skipped(campaign, annotator)
+        for pk, state, expires_at, judged_at, _, _ in recent:
+            if state == LeaseState.ACTIVE and expires_at > now and judged_at is None:
+                return Lease.objects.select_related("slot__topic", "slot__campaign").get(pk=pk)
+        skipped = [(t, d) for _, state, _, _, t, d in recent if state == LeaseState.RELEASED]
         slot = _pick(campaign, annotator, now, skipped)
         if slot is None and skipped:
             slot = _pick(campaign, annotator, now, [])
@@ -221,18 +217,12 @@ def lease_next(*, campaign: Campaign, annotator: Any) -> Lease | None:
         slot.lease = lease
         slot.lease_expires_at = lease.expires_at
         slot.save(update_fields=["lease", "lease_expires_at"])
+        slot.campaign = campaign
         return lease
 
 
-def _recently_skipped(campaign: Campaign, annotator: Any) -> list[tuple[int, str]]:
-    """Items (topic, document) the annotator released (skipped) in their last SKIP_MEMORY
-    leases."""
-    recent = (
-        Lease.objects.filter(annotator=annotator, slot__campaign=campaign)
-        .order_by("-created_at", "-pk")
-        .values_list("slot__topic_id", "slot__docid", "state")[:SKIP_MEMORY]
-    )
-    return [(topic_id, docid) for topic_id, docid, state in recent if state == LeaseState.RELEASED]
+class _NothingOpen(Exception):
+    """Rolls back a topic assignment that brought the annotator nothing to judge."""
 
 
 def _pick(
@@ -245,33 +235,54 @@ def _pick(
             reduce(operator.or_, (Q(topic_id=t, docid=d) for t, d in skipped))
         )
     firsts = candidates.filter(slot=1)
+    # Own topics that still have unjudged first slots (one query on the serving index), in the
+    # order they were handed out; finished topics are not visited one query at a time.
+    unjudged_firsts = JudgingSlot.objects.filter(
+        topic_id=OuterRef("topic_id"), slot=1, judged_at__isnull=True
+    )
     mine = list(
         TopicAssignment.objects.filter(campaign=campaign, annotator=annotator, primary=True)
+        .filter(Exists(unjudged_firsts))
         .order_by("assigned_at", "pk")
         .values_list("topic_id", flat=True)
     )
     slot = _pick_in_topics(campaign, firsts, mine)
     if slot is not None:
         return slot
-    # Hand out a topic nobody owns yet (one with open first slots).
-    owned = TopicAssignment.objects.filter(topic_id=OuterRef("topic_id"), primary=True)
-    free_topics = list(
-        firsts.exclude(Exists(owned))
-        .order_by("topic_id")
-        .values_list("topic_id", flat=True)
-        .distinct()[:20]
+    # Hand out a topic nobody owns yet that has unjudged first slots. Its row is locked first,
+    # skipping topics being handed to somebody else right now (without this, annotators
+    # arriving together all queue on the same assignment insert); if nothing in it is open
+    # for this annotator after all, the assignment is rolled back and the next topic tried.
+    owned = TopicAssignment.objects.filter(topic_id=OuterRef("pk"), primary=True)
+    unjudged = JudgingSlot.objects.filter(
+        topic_id=OuterRef("pk"), slot=1, judged_at__isnull=True, has_text=True
     )
-    for topic_id in free_topics:
+    tried: list[int] = []
+    while len(tried) < 20:
+        topic_id = (
+            Topic.objects.filter(campaign=campaign)
+            .exclude(pk__in=tried)
+            .exclude(Exists(owned))
+            .filter(Exists(unjudged))
+            .order_by("pk")
+            .select_for_update(skip_locked=True, of=("self",))
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if topic_id is None:
+            break
+        tried.append(topic_id)
         try:
             with transaction.atomic():
                 TopicAssignment.objects.create(
                     campaign=campaign, topic_id=topic_id, annotator=annotator, primary=True
                 )
-        except IntegrityError:
-            continue  # someone else took it a moment ago
-        slot = _pick_in_topics(campaign, firsts, [topic_id])
-        if slot is not None:
-            return slot
+                slot = _pick_in_topics(campaign, firsts, [topic_id])
+                if slot is None:
+                    raise _NothingOpen
+        except (IntegrityError, _NothingOpen):
+            continue  # someone else took it a moment ago, or nothing in it is for us
+        return slot
     # Second slots (agreement) of topics where this annotator is not the primary assessor.
     primary_elsewhere = ~Exists(
         TopicAssignment.objects.filter(
@@ -298,19 +309,16 @@ def _own_lease(lease_id: int, annotator: Any) -> tuple[Lease, JudgingSlot]:
     """Lock the lease's slot, then the lease. Always slot before lease (as ``lease_next`` and
     ``judgment_record`` do), so that two requests never wait for each other in a cycle; and
     only those rows (``of``), not the campaign or topic they join."""
-    slot_id = (
-        Lease.objects.filter(pk=lease_id, annotator=annotator)
-        .values_list("slot_id", flat=True)
-        .first()
-    )
-    if slot_id is None:
-        raise NotFound(f"no lease {lease_id} of yours")
     slot = (
         JudgingSlot.objects.select_for_update(of=("self",))
         .select_related("campaign", "topic")
-        .get(pk=slot_id)
+        .filter(leases__pk=lease_id, leases__annotator=annotator)
+        .first()
     )
+    if slot is None:
+        raise NotFound(f"no lease {lease_id} of yours")
     lease = Lease.objects.select_for_update().get(pk=lease_id)
+    lease.slot = slot
     return lease, slot
 
 
@@ -358,7 +366,7 @@ def _check_grade(campaign: Campaign, grade: Any) -> int:
             "the grade is not on the campaign's scale",
             [InputProblem(f"grade {grade!r} is not one of {grades}", location="grade")],
         )
-    return grade
+    return int(grade)
 
 
 def judgment_record(
@@ -408,10 +416,11 @@ def judgment_record(
         lease.state = LeaseState.JUDGED
         lease.ended_at = now
         lease.save(update_fields=["state", "ended_at"])
-        # Whoever holds the slot now (after this lease expired) has nothing left to judge.
-        Lease.objects.filter(slot=slot, state=LeaseState.ACTIVE).exclude(pk=lease.pk).update(
-            state=LeaseState.EXPIRED, ended_at=now
-        )
+        if slot.lease_id != lease.pk:
+            # Whoever holds the slot now (after this lease expired) has nothing left to judge.
+            Lease.objects.filter(slot=slot, state=LeaseState.ACTIVE).exclude(pk=lease.pk).update(
+                state=LeaseState.EXPIRED, ended_at=now
+            )
         return judgment, True
 
 
@@ -432,7 +441,7 @@ def judgment_change(*, judgment_id: int, annotator: Any, grade: Any) -> Judgment
     """Change one of the annotator's own judgments (going back to an earlier item)."""
     with transaction.atomic():
         judgment = (
-            Judgment.objects.select_for_update()
+            Judgment.objects.select_for_update(of=("self",))
             .select_related("campaign")
             .filter(pk=judgment_id, annotator=annotator)
             .first()
@@ -450,14 +459,31 @@ def judgment_undo(*, campaign: Campaign, annotator: Any) -> Lease | None:
     it is shown next. Returns the new lease (None if there was nothing to undo)."""
     now = timezone.now()
     with transaction.atomic():
-        judgment = (
-            Judgment.objects.select_for_update()
-            .filter(campaign=campaign, annotator=annotator)
+        latest = (
+            Judgment.objects.filter(campaign=campaign, annotator=annotator)
             .order_by("-updated_at", "-pk")
+            .values_list("pk", "slot_id")
             .first()
         )
-        if judgment is None:
+        if latest is None:
             return None
+        judgment_id, slot_id = latest
+        held = list(
+            Lease.objects.filter(
+                annotator=annotator, slot__campaign=campaign, state=LeaseState.ACTIVE
+            ).values_list("pk", flat=True)
+        )
+        # Slots before leases and judgments, in one order, as everywhere else (no deadlocks).
+        slot_ids = set(Lease.objects.filter(pk__in=held).values_list("slot_id", flat=True))
+        if slot_id is not None:
+            slot_ids.add(slot_id)
+        slots = {
+            s.pk: s
+            for s in JudgingSlot.objects.select_for_update().filter(pk__in=slot_ids).order_by("pk")
+        }
+        judgment = Judgment.objects.select_for_update().filter(pk=judgment_id).first()
+        if judgment is None:
+            return None  # undone by a concurrent request
         last = (
             JudgmentChange.objects.filter(judgment=judgment).order_by("-changed_at", "-pk").first()
         )
@@ -465,7 +491,6 @@ def judgment_undo(*, campaign: Campaign, annotator: Any) -> Lease | None:
             # the latest action was a change of grade: undo restores the previous grade
             _change(judgment, last.old_grade, annotator)
             return None
-        slot = judgment.slot
         JudgmentChange.objects.create(
             judgment=None,
             topic_id=judgment.topic_id,
@@ -475,17 +500,16 @@ def judgment_undo(*, campaign: Campaign, annotator: Any) -> Lease | None:
             new_grade=None,
         )
         judgment.delete()
-        # Release whatever this annotator holds, then lease the undone item back to them.
-        for held in Lease.objects.select_for_update().filter(
-            annotator=annotator, slot__campaign=campaign, state=LeaseState.ACTIVE
-        ):
-            held.state = LeaseState.RELEASED
-            held.ended_at = now
-            held.save(update_fields=["state", "ended_at"])
-            JudgingSlot.objects.filter(pk=held.slot_id, lease=held).update(lease_expires_at=None)
-        if slot is None:
+        # Give back whatever this annotator holds (ended, not a skip: it may be served again
+        # right after), then lease the undone item back to them.
+        for lease_id, held_slot in Lease.objects.filter(pk__in=held).values_list("pk", "slot_id"):
+            Lease.objects.filter(pk=lease_id).update(state=LeaseState.EXPIRED, ended_at=now)
+            JudgingSlot.objects.filter(pk=held_slot, lease_id=lease_id).update(
+                lease_expires_at=None
+            )
+        if slot_id is None:
             return None
-        slot = JudgingSlot.objects.select_for_update().get(pk=slot.pk)
+        slot = slots[slot_id]
         lease = Lease.objects.create(
             slot=slot,
             annotator=annotator,

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from judging.assessments.models import QrelsVersion
+from judging.assessments.services import qrels_export_lines
+from judging.campaigns.management.commands._common import add_campaign_argument, get_campaign
+
+
+class Command(BaseCommand):
+    help = (
+        "Export a qrels version of a campaign in TREC format (qid 0 docid grade), sorted by "
+        "topic and document: the exact bytes its content hash is taken over."
+    )
+
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
+        # --version names the qrels version here: let it replace Django's built-in --version.
+        return super().create_parser(prog_name, subcommand, conflict_handler="resolve", **kwargs)
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_campaign_argument(parser)
+        parser.add_argument(
+            "--version", type=int, default=None, help="Version number (default: the latest)."
+        )
+        parser.add_argument("-o", "--output", default="-", help="File to write (default: stdout).")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        campaign = get_campaign(opts["campaign"])
+        versions = QrelsVersion.objects.filter(campaign=campaign)
+        if opts["version"] is None:
+            version = versions.order_by("-number").first()
+            if version is None:
+                raise CommandError(f"campaign {campaign.name!r} has no qrels version yet")
+        else:
+            version = versions.filter(number=opts["version"]).first()
+            if version is None:
+                raise CommandError(
+                    f"campaign {campaign.name!r} has no qrels version {opts['version']}"
+                )
+        lines = qrels_export_lines(version)
+        if opts["output"] == "-":
+            for line in lines:
+                self.stdout.write(line, ending="")
+            return
+        with Path(opts["output"]).open("w", encoding="utf-8", newline="\n") as out:
+            out.writelines(lines)
+        self.stderr.write(
+            f"qrels version {version.number}: {version.num_judgments} judgments written to "
+            f"{opts['output']} (sha256 {version.content_hash[:12]})"
+        )

@@ -1,0 +1,997 @@
+"""Pool-bias analyses: how much a run's score depends on having contributed to the pool.
+
+Four analyses (DESIGN section 8), pure functions over :class:`~metrics.io.Qrels` and
+:class:`~metrics.io.Run` objects:
+
+- :func:`judged_at_k`: Judged@k of every run per topic, with means for pooled and not-pooled runs.
+- :func:`leave_one_out` (and the prepared :class:`LeaveOneOut`): leave-one-run-out and
+  leave-one-group-out (Zobel 1998).
+- :func:`estimate_penalty`: the estimated pooling penalty of a run that did not contribute to the
+  pool (Webber & Park 2009).
+- :func:`compare_qrels_versions`: every run's score and rank under two qrels versions.
+
+Leave-one-out, exactly (a user must know this to reproduce a figure):
+
+1. The pool of a topic is the union of ranks 1..K of every *pooled* run (default: every run
+   given), each run ranked as trec_eval ranks it (score descending, ties by docid descending, the
+   rank column ignored). Only the topics of the qrels (after the ``topics`` filter) are pooled.
+2. The qrels are restricted to that pool: a judgment of a document outside the pool is dropped (the
+   document becomes unjudged). Every run is scored against the restricted qrels: ``score``.
+3. For each pooled run (``leave_out="run"``) or group (``"group"``), the pool is rebuilt without
+   it: the documents that no other run (group) put in its top K leave the pool, so the restricted
+   qrels lose exactly those judgments (its *unique* documents). The left-out run (every run of
+   the left-out group) is scored again: ``score_without``. Computed from per-document contributor
+   counts in one vectorised pass, identical to rebuilding each restricted qrels and evaluating.
+4. ``delta = score - score_without`` (what being in the pool is worth to the run), ``delta_pct =
+   100 * delta / score_without`` (None when ``score_without`` is 0). ``rank`` = 1 + the number of
+   pooled runs with a strictly higher ``score``; ``rank_without`` = 1 + the number of *other*
+   pooled runs whose ``score`` is strictly higher than this run's ``score_without`` (the run is
+   left out, everyone else keeps their full-pool score). ``kendall_tau`` (tau-b) and ``tau_ap``
+   (Yilmaz et al. 2008, the full-pool ranking as reference) compare the ranking by ``score`` with
+   the ranking by ``score_without`` (every run with its own leave-out score). ``unique_relevant``
+   counts the relevant documents (grade >= relevance level) that only this run (group) put in the
+   pool, summed over topics.
+
+Measures are evaluated with :mod:`metrics.measures`, by default in trec_eval-compatible mode
+(``compat="trec_eval"``): topics averaged = those in both the restricted qrels and the run. With
+``compat=None`` (the honest mode) topics with no relevant document in the restricted qrels are
+excluded and unanswered topics score 0.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from metrics.evaluate import Evaluator
+from metrics.io import Qrels, Run, docid_hashes
+from metrics.measures import TOP_K_FAMILIES, Ideal, Ranked, compute
+from metrics.names import Measure, parse_measure
+from metrics.pooling import topic_sort_key
+from metrics.stats import kendall_tau_b, tau_ap
+
+__all__ = [
+    "JudgedReport",
+    "LeaveOneOut",
+    "LooResult",
+    "LooRun",
+    "PenaltyEstimate",
+    "RunComparison",
+    "VersionComparison",
+    "compare_qrels_versions",
+    "estimate_penalty",
+    "judged_at_k",
+    "leave_one_out",
+    "parse_topics",
+    "restrict_qrels",
+    "subset_qrels",
+]
+
+I64 = npt.NDArray[np.int64]
+U64 = npt.NDArray[np.uint64]
+F64 = npt.NDArray[np.float64]
+Bool = npt.NDArray[np.bool_]
+Bytes = npt.NDArray[np.bytes_]
+
+Compat = Literal["trec_eval"] | None
+LeaveOut = Literal["run", "group"]
+
+# Families whose value at cutoff k ignores rows ranked below k: rows are cut there before scoring.
+_CUTTABLE = TOP_K_FAMILIES | {"Judged", "Unjudged"}
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+# --------------------------------------------------------------------------------------------
+# Topics and qrels subsets
+
+
+def parse_topics(spec: str) -> list[str]:
+    """Topic ids from a spec such as ``"601-650"`` or ``"301,303,310-320"``.
+
+    Ranges are inclusive and numeric; other comma-separated items are taken as written.
+    ``ValueError`` on an empty spec or a reversed range.
+    """
+    out: list[str] = []
+    for raw in spec.split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", item)
+        if m:
+            lo, hi = int(m.group(1)), int(m.group(2))
+            if lo > hi:
+                raise ValueError(f"topic range {item!r} is reversed")
+            out.extend(str(i) for i in range(lo, hi + 1))
+        else:
+            out.append(item)
+    if not out:
+        raise ValueError(f"no topics in {spec!r}")
+    return list(dict.fromkeys(out))
+
+
+def subset_qrels(qrels: Qrels, topics: Iterable[str] | None) -> Qrels:
+    """The qrels of the given topics only (all of them when ``topics`` is None)."""
+    if topics is None:
+        return qrels
+    wanted = set(topics)
+    keep = [i for i, q in enumerate(qrels.qids) if q in wanted]
+    sizes = np.diff(qrels.offsets)[keep]
+    offsets = np.zeros(len(keep) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    rows = (
+        np.concatenate([np.arange(qrels.offsets[i], qrels.offsets[i + 1]) for i in keep])
+        if keep
+        else np.zeros(0, dtype=np.int64)
+    )
+    return Qrels(
+        tuple(qrels.qids[i] for i in keep), offsets, qrels.docids[rows], qrels.grades[rows]
+    )
+
+
+def restrict_qrels(qrels: Qrels, pool: Mapping[str, Collection[str]]) -> Qrels:
+    """The judgments of pooled documents only: ``{(q, d) in qrels : d in pool[q]}``.
+
+    A topic left with no judgment disappears. This is the explicit (slow, obvious) form of what
+    :class:`LeaveOneOut` computes implicitly; tests and benchmarks use it as the reference.
+    """
+    out: dict[str, dict[str, int]] = {}
+    for qid in qrels.qids:
+        docs = pool.get(qid)
+        if not docs:
+            continue
+        kept = {d: g for d, g in qrels.judgments(qid).items() if d in docs}
+        if kept:
+            out[qid] = kept
+    return Qrels.from_dict(out)
+
+
+def _topics_of(qrels: Qrels, topics: Iterable[str] | None) -> tuple[str, ...]:
+    qids = qrels.qids if topics is None else [q for q in qrels.qids if q in set(topics)]
+    if not qids:
+        raise ValueError("no topic to analyse: the topics given have no judgments in the qrels")
+    return tuple(sorted(qids, key=topic_sort_key))
+
+
+# --------------------------------------------------------------------------------------------
+# Judged@k
+
+
+@dataclass(frozen=True)
+class JudgedReport:
+    """Judged@k per run and topic, with means.
+
+    ``per_query[run][qid]`` is Judged@k; ``means[run]`` its mean over the run's topics. When the
+    pooled runs were given, ``mean_pooled`` / ``mean_not_pooled`` are the means of ``means`` over
+    the pooled and the other runs (None when a side is empty).
+    """
+
+    k: int
+    per_query: dict[str, dict[str, float]]
+    means: dict[str, float]
+    pooled: tuple[str, ...] | None
+    mean_pooled: float | None
+    mean_not_pooled: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "measure": f"Judged@{self.k}",
+            "k": self.k,
+            "mean_pooled": _num(self.mean_pooled),
+            "mean_not_pooled": _num(self.mean_not_pooled),
+            "runs": {
+                tag: {
+                    "mean": _num(self.means[tag]),
+                    "pooled": None if self.pooled is None else tag in self.pooled,
+                    "per_query": self.per_query[tag],
+                }
+                for tag in self.means
+            },
+        }
+
+
+def judged_at_k(
+    qrels: Qrels,
+    runs: Mapping[str, Run],
+    *,
+    k: int = 10,
+    topics: Iterable[str] | None = None,
+    pooled: Iterable[str] | None = None,
+) -> JudgedReport:
+    """Judged@k of every run: the fraction of its top k that has a judgment in the qrels.
+
+    Judged@k = |{d in top k : d in qrels with grade >= 0}| / min(k, retrieved) (ir_measures;
+    a negative grade means pooled but not judged, so counts as unjudged). Per topic over the
+    topics in both the qrels (after the ``topics`` filter) and the run; ``means[run]`` averages
+    them. Given the tags of the pooled runs, the report also splits the mean of the run means
+    into pooled and not pooled.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    sub = subset_qrels(qrels, _topics_of(qrels, topics))
+    ev = Evaluator(sub, [f"Judged@{k}"], compat="trec_eval", ci=None)
+    name = f"Judged@{k}"
+    per_query: dict[str, dict[str, float]] = {}
+    means: dict[str, float] = {}
+    for tag, run in runs.items():
+        res = ev.evaluate(run)
+        per_query[tag] = res.per_query[name]
+        means[tag] = res.aggregates[name].value
+    pooled_set = None if pooled is None else tuple(t for t in runs if t in set(pooled))
+
+    def mean_of(tags: list[str]) -> float | None:
+        vals = [means[t] for t in tags if not math.isnan(means[t])]
+        return math.fsum(vals) / len(vals) if vals else None
+
+    mp = mnp = None
+    if pooled_set is not None:
+        mp = mean_of(list(pooled_set))
+        mnp = mean_of([t for t in runs if t not in pooled_set])
+    return JudgedReport(k, per_query, means, pooled_set, mp, mnp)
+
+
+# --------------------------------------------------------------------------------------------
+# Leave-one-out
+
+
+@dataclass(frozen=True)
+class LooRun:
+    """One run's leave-one-out figures (see the module docstring for the exact definitions)."""
+
+    score: float
+    score_without: float
+    delta: float
+    delta_pct: float | None
+    rank: int
+    rank_without: int
+    unique_relevant: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (NaN becomes None)."""
+        return {
+            "score": _num(self.score),
+            "score_without": _num(self.score_without),
+            "delta": _num(self.delta),
+            "delta_pct": _num(self.delta_pct),
+            "rank": self.rank,
+            "rank_without": self.rank_without,
+            "unique_relevant": self.unique_relevant,
+        }
+
+
+@dataclass(frozen=True)
+class LooResult:
+    """A leave-one-run-out or leave-one-group-out analysis of one measure.
+
+    ``runs`` holds the pooled runs; ``not_pooled`` the full-pool scores of runs given but not
+    pooled (they cannot be left out). ``groups`` (group mode) maps each group to its runs and
+    unique relevant documents.
+    """
+
+    measure: str
+    depth: int
+    leave_out: str
+    compat: str
+    topics: tuple[str, ...]
+    kendall_tau: float
+    tau_ap: float
+    runs: dict[str, LooRun]
+    mean_delta: float
+    max_delta: float
+    max_delta_run: str | None
+    not_pooled: dict[str, float] = field(default_factory=dict)
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"measure", "depth", "kendall_tau", "tau_ap", "runs": {TAG: {...}}, ...}``."""
+        out: dict[str, Any] = {
+            "measure": self.measure,
+            "depth": self.depth,
+            "kendall_tau": _num(self.kendall_tau),
+            "tau_ap": _num(self.tau_ap),
+            "runs": {tag: r.to_dict() for tag, r in self.runs.items()},
+            "mean_delta": _num(self.mean_delta),
+            "max_delta": _num(self.max_delta),
+            "max_delta_run": self.max_delta_run,
+            "leave_out": self.leave_out,
+            "mode": self.compat,
+            "topics": list(self.topics),
+        }
+        if self.not_pooled:
+            out["not_pooled"] = {t: _num(s) for t, s in self.not_pooled.items()}
+        if self.groups:
+            out["groups"] = self.groups
+        return out
+
+
+class _SparseRanked(Ranked):
+    """A :class:`Ranked` holding only the rows that are in the qrels, with their true ranks.
+
+    Every measure we score here reads unjudged rows only through their ranks (``pos``) and the
+    number retrieved (``num_ret``), so dropping them and supplying both keeps every value exact
+    (Unjudged@k is derived from Judged@k instead). This is what makes scoring 127 runs x 2 pools
+    cheap: the qrels rows are a few percent of the retrieved rows.
+    """
+
+    def __init__(self, *, true_pos: I64, true_num_ret: I64, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        object.__setattr__(self, "_true_pos", true_pos)
+        object.__setattr__(self, "_true_num_ret", true_num_ret)
+
+    @cached_property
+    def pos(self) -> I64:
+        """True 1-based rank of every kept row."""
+        out: I64 = self.__dict__["_true_pos"]
+        return out
+
+    @cached_property
+    def num_ret(self) -> I64:
+        """True number of retrieved rows per query."""
+        out: I64 = self.__dict__["_true_num_ret"]
+        return out
+
+
+class LeaveOneOut:
+    """Pool, restricted qrels and document lookups prepared once; :meth:`result` per measure.
+
+    ``runs`` maps tag -> run; ``pooled`` the tags that contribute to the pool (default all);
+    ``groups`` maps tag -> group (required for ``leave_out="group"``; every pooled run needs
+    one). See the module docstring for the definitions.
+
+    How it is fast: only the qrels documents matter (a pooled document without a judgment is
+    unjudged either way), so every retrieved row is looked up once in the qrels of the analysed
+    topics (a hash table over (topic, 64-bit docid hash), confirmed on the docid bytes). A
+    judgment is in the pool when a pooled run has it in its top K; it leaves the pool with a run
+    (group) exactly when that run (group) is its only contributor. Contributor counts per judgment
+    give every leave-out pool at once, and each run is scored on the full pool and on its own
+    leave-out pool in one vectorised pass over (run, topic) cells.
+    """
+
+    def __init__(
+        self,
+        qrels: Qrels,
+        runs: Mapping[str, Run],
+        *,
+        depth: int = 10,
+        leave_out: LeaveOut = "run",
+        groups: Mapping[str, str] | None = None,
+        pooled: Iterable[str] | None = None,
+        topics: Iterable[str] | None = None,
+        relevance_level: int = 1,
+        compat: Compat = "trec_eval",
+    ) -> None:
+        if depth < 1:
+            raise ValueError(f"depth must be >= 1, got {depth}")
+        if leave_out not in ("run", "group"):
+            raise ValueError(f"leave_out must be 'run' or 'group', got {leave_out!r}")
+        if compat not in (None, "trec_eval"):
+            raise ValueError(f"compat must be None or 'trec_eval', got {compat!r}")
+        if relevance_level < 1:
+            raise ValueError(f"relevance_level must be >= 1, got {relevance_level}")
+        if not runs:
+            raise ValueError("no runs given")
+        self.depth = depth
+        self.leave_out: LeaveOut = leave_out
+        self.compat = compat
+        self.level = relevance_level
+        self.tags = list(runs)
+        self.runs = [runs[t] for t in self.tags]
+        pooled_set = set(self.tags) if pooled is None else set(pooled)
+        unknown = sorted(pooled_set - set(self.tags))
+        if unknown:
+            raise ValueError(f"pooled runs not among the runs given: {', '.join(unknown[:5])}")
+        self.pooled = [t for t in self.tags if t in pooled_set]
+        if not self.pooled:
+            raise ValueError("no pooled run: the pool would be empty")
+        self.topics = _topics_of(qrels, topics)
+        self._units(groups)
+        self._judgments(qrels)
+        self._rows()
+        self._pool()
+
+    # -- preparation -------------------------------------------------------------------------
+    def _units(self, groups: Mapping[str, str] | None) -> None:
+        """Unit (left-out entity) of every run: its own index, its group's, or -1 if unpooled."""
+        unit = np.full(len(self.tags), -1, dtype=np.int64)
+        names: list[str] = []
+        pooled = set(self.pooled)
+        if self.leave_out == "group":
+            if groups is None:
+                raise ValueError("leave-one-group-out needs the run -> group mapping")
+            missing = [t for t in self.pooled if t not in groups]
+            if missing:
+                raise ValueError(f"no group for run(s): {', '.join(missing[:5])}")
+            index: dict[str, int] = {}
+            for i, tag in enumerate(self.tags):
+                if tag in pooled:
+                    unit[i] = index.setdefault(groups[tag], len(index))
+            names = list(index)
+        else:
+            for i, tag in enumerate(self.tags):
+                if tag in pooled:
+                    unit[i] = len(names)
+                    names.append(tag)
+        self.unit = unit
+        self.unit_names = names
+
+    def _judgments(self, qrels: Qrels) -> None:
+        """The qrels of the analysed topics as entries, and a hash table to find them."""
+        qindex = {q: i for i, q in enumerate(qrels.qids)}
+        spans = [
+            (int(qrels.offsets[qindex[q]]), int(qrels.offsets[qindex[q] + 1])) for q in self.topics
+        ]
+        rows = np.concatenate([np.arange(a, b, dtype=np.int64) for a, b in spans])
+        sizes = np.array([b - a for a, b in spans], dtype=np.int64)
+        self.e_row = rows  # entry -> qrels row
+        self.e_topic = np.repeat(np.arange(len(spans), dtype=np.int64), sizes)
+        self.e_grade = qrels.grades[rows]
+        self._t_span = np.zeros(len(spans) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=self._t_span[1:])
+        self.qrels = qrels
+        ehash = docid_hashes(qrels.docids[rows]) if rows.size else np.zeros(0, dtype=np.uint64)
+        self._e_hash = ehash
+        n = max(int(rows.size), 1)
+        self._bits = max(4, math.ceil(math.log2(4 * n)))
+        bucket = self._bucket(self.e_topic, ehash)
+        self._e_by_bucket = np.argsort(bucket, kind="stable")
+        self._b_start = np.zeros((1 << self._bits) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(bucket, minlength=1 << self._bits), out=self._b_start[1:])
+        # Two judgments of one topic with the same 64-bit hash: look documents up exactly instead.
+        key = np.lexsort((ehash, self.e_topic))
+        same = (ehash[key][1:] == ehash[key][:-1]) & (
+            self.e_topic[key][1:] == self.e_topic[key][:-1]
+        )
+        self._exact = bool(np.any(same))
+
+    def _bucket(self, topic: I64, h: U64) -> I64:
+        with np.errstate(over="ignore"):
+            mixed = (h ^ (topic.astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9))) * np.uint64(
+                0x9E3779B97F4A7C15
+            )
+        out: I64 = (mixed >> np.uint64(64 - self._bits)).astype(np.int64)
+        return out
+
+    def _lookup(self, run: Run, rows: I64, starts: I64, tq: I64) -> tuple[I64, I64]:
+        """Judged rows among ``rows`` (a run's rows, query after query from ``starts``, of topics
+        ``tq``): their indices into ``rows`` and their entries in the analysed qrels."""
+        none = np.zeros(0, dtype=np.int64)
+        if self.e_row.size == 0 or rows.size == 0:
+            return none, none
+        if self._exact:
+            idx_parts: list[I64] = []
+            ent_parts: list[I64] = []
+            ends = np.append(starts[1:], rows.size)
+            for a, b, t in zip(starts.tolist(), ends.tolist(), tq.tolist(), strict=True):
+                lo, hi = int(self._t_span[t]), int(self._t_span[t + 1])
+                qd = self.qrels.docids[self.e_row[lo:hi]]
+                if qd.size == 0 or a == b:
+                    continue
+                docs = run.docids[rows[a:b]]
+                j = np.minimum(np.searchsorted(qd, docs), qd.size - 1)
+                ok = np.flatnonzero(qd[j] == docs)
+                idx_parts.append(a + ok)
+                ent_parts.append(lo + j[ok])
+            if not idx_parts:
+                return none, none
+            return np.concatenate(idx_parts), np.concatenate(ent_parts)
+        h = run.hashes[rows]
+        sizes = np.diff(np.append(starts, rows.size))
+        b = self._bucket(np.repeat(tq, sizes), h)
+        start = self._b_start[b]
+        count = self._b_start[b + 1] - start
+        live = np.flatnonzero(count > 0)
+        topic = tq[np.searchsorted(starts, live, side="right") - 1]
+        found: list[I64] = [none]
+        entries: list[I64] = [none]
+        k = 0
+        while live.size:
+            e = self._e_by_bucket[start[live] + k]
+            hit = (self._e_hash[e] == h[live]) & (self.e_topic[e] == topic)
+            found.append(live[hit])
+            entries.append(e[hit])
+            k += 1
+            more = ~hit & (count[live] > k)
+            live, topic = live[more], topic[more]
+        idx = np.concatenate(found)
+        ent = np.concatenate(entries)
+        # confirm on the bytes: a different document with the same 64-bit hash is not judged
+        same = run.docids[rows[idx]] == self.qrels.docids[self.e_row[ent]]
+        order = np.argsort(idx[same], kind="stable")
+        return idx[same][order], ent[same][order]
+
+    def _rows(self) -> None:
+        """Rank, cell and entry of every retrieved row that is in the qrels; rows per cell."""
+        nt = len(self.topics)
+        tindex = {q: i for i, q in enumerate(self.topics)}
+        cells: list[I64] = []
+        poss: list[I64] = []
+        entries: list[I64] = []
+        num_ret = np.zeros((len(self.runs), nt), dtype=np.int64)
+        for ri, run in enumerate(self.runs):
+            sel = sorted((tindex[q], i) for i, q in enumerate(run.qids) if q in tindex)
+            if not sel:
+                continue
+            off = run.offsets
+            tq = np.array([t for t, _ in sel], dtype=np.int64)
+            qi = np.array([i for _, i in sel], dtype=np.int64)
+            sizes = off[qi + 1] - off[qi]
+            num_ret[ri, tq] = sizes
+            order = run.order
+            if qi.size == len(run.qids) and np.all(np.diff(qi) == 1):
+                rows = order  # the run's queries are exactly the analysed ones, in topic order
+            else:
+                rows = np.concatenate([order[off[i] : off[i + 1]] for i in qi.tolist()])
+            starts = np.zeros(sizes.size, dtype=np.int64)
+            np.cumsum(sizes[:-1], out=starts[1:])
+            idx, entry = self._lookup(run, rows, starts, tq)
+            q = np.searchsorted(starts, idx, side="right") - 1
+            cells.append(ri * nt + tq[q])
+            poss.append(idx - starts[q] + 1)
+            entries.append(entry)
+
+        def cat(xs: list[I64]) -> I64:
+            return np.concatenate(xs) if xs else np.zeros(0, dtype=np.int64)
+
+        self.cell = cat(cells)
+        self.pos = cat(poss)
+        self.entry = cat(entries)
+        self.num_ret = num_ret
+        self.answered = num_ret > 0
+
+    def _pool(self) -> None:
+        nt, nu, ne = len(self.topics), max(len(self.unit_names), 1), int(self.e_row.size)
+        run_of = self.cell // nt
+        unit_row = self.unit[run_of]
+        top = (self.pos <= self.depth) & (unit_row >= 0)
+        # contributors: distinct units per judgment; the owner is the only one, if any
+        pair = np.unique(self.entry[top] * nu + unit_row[top])
+        ncontrib = np.bincount(pair // nu, minlength=ne)
+        owner = np.full(ne, -1, dtype=np.int64)
+        single = pair[ncontrib[pair // nu] == 1]
+        owner[single // nu] = single % nu
+        pooled = ncontrib > 0
+        self.e_pooled = pooled
+        self.e_owner = owner
+        g = self.e_grade
+        rel = pooled & (g >= self.level)
+        nonrel = pooled & (g >= 0) & (g < self.level)
+        self.found_t = np.bincount(self.e_topic[pooled], minlength=nt)
+        self.rel_t = np.bincount(self.e_topic[rel], minlength=nt)
+        self.nonrel_t = np.bincount(self.e_topic[nonrel], minlength=nt)
+        own = owner >= 0
+        cell = owner[own] * nt + self.e_topic[own]
+
+        def by_unit(mask: Bool) -> I64:
+            return np.bincount(cell[mask[own]], minlength=nu * nt).reshape(nu, nt)
+
+        self.removed_found = by_unit(pooled)
+        self.removed_rel = by_unit(rel)
+        self.removed_nonrel = by_unit(nonrel)
+        # ideal documents (pooled, grade >= 1) in Ideal order (topic, grade descending)
+        gi = np.flatnonzero(pooled & (g >= 1))
+        gi = gi[np.lexsort((-g[gi], self.e_topic[gi]))]
+        self._ideal_docs = (self.e_topic[gi], g[gi].astype(np.float64), owner[gi])
+        # rows whose judgment is in the (full) pool; the others are unjudged in every scenario
+        keep = pooled[self.entry]
+        self.cell, self.pos, self.entry = self.cell[keep], self.pos[keep], self.entry[keep]
+        self.row_grade = g[self.entry]
+        row_owner = owner[self.entry]
+        self.row_removed = (row_owner >= 0) & (row_owner == self.unit[self.cell // nt])
+
+    # -- scoring ---------------------------------------------------------------------------
+    def _ranked(self, m: Measure, without: bool) -> Ranked:
+        nt, nr = len(self.topics), len(self.runs)
+        ncell = nr * nt
+        keep = np.ones(self.cell.size, dtype=bool) if not without else ~self.row_removed
+        if m.family in _CUTTABLE and m.cutoff is not None:
+            keep &= self.pos <= m.cutoff
+        cell = self.cell[keep]
+        offsets = np.zeros(ncell + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cell, minlength=ncell), out=offsets[1:])
+        grade = self.row_grade[keep]
+        num_rel, num_nonrel = self._counts(without)
+        inq = np.ones(grade.size, dtype=bool)
+        return _SparseRanked(
+            true_pos=self.pos[keep],
+            true_num_ret=self.num_ret.reshape(-1),
+            offsets=offsets,
+            grade=grade,
+            pooled=inq,
+            judged=grade >= 0,
+            num_rel=num_rel.reshape(-1),
+            num_nonrel=num_nonrel.reshape(-1),
+            ideal=self._ideal(without) if m.family == "nDCG" else self._no_ideal(ncell),
+            level=self.level,
+        )
+
+    def _counts(self, without: bool) -> tuple[I64, I64]:
+        """R and the judged non-relevant count per (run, topic) cell."""
+        nr = len(self.runs)
+        rel = np.tile(self.rel_t, (nr, 1))
+        nonrel = np.tile(self.nonrel_t, (nr, 1))
+        if without:
+            has = self.unit >= 0
+            rel[has] -= self.removed_rel[self.unit[has]]
+            nonrel[has] -= self.removed_nonrel[self.unit[has]]
+        return rel, nonrel
+
+    def _present(self, without: bool) -> Bool:
+        """Topic present in the (restricted) qrels, per cell."""
+        found = np.tile(self.found_t, (len(self.runs), 1))
+        if without:
+            has = self.unit >= 0
+            found[has] -= self.removed_found[self.unit[has]]
+        out: Bool = found > 0
+        return out
+
+    @staticmethod
+    def _no_ideal(ncell: int) -> Ideal:
+        return Ideal(np.zeros(0), np.zeros(ncell + 1, dtype=np.int64))
+
+    def _ideal(self, without: bool) -> Ideal:
+        nt, nr = len(self.topics), len(self.runs)
+        topic, gain, owner = self._ideal_docs
+        keep = np.ones((nr, topic.size), dtype=bool)
+        if without:
+            keep = ~((owner[None, :] >= 0) & (owner[None, :] == self.unit[:, None]))
+        cells = (np.arange(nr, dtype=np.int64)[:, None] * nt + topic[None, :])[keep]
+        gains = np.broadcast_to(gain, keep.shape)[keep]
+        off = np.zeros(nr * nt + 1, dtype=np.int64)
+        np.cumsum(np.bincount(cells, minlength=nr * nt), out=off[1:])
+        return Ideal(np.ascontiguousarray(gains, dtype=np.float64), off)
+
+    def _values(self, m: Measure, without: bool) -> F64:
+        """Per-cell values of ``m``, shape (runs, topics)."""
+        nr = len(self.runs)
+        if m.family == "Unjudged":  # the unjudged rows are not kept: 1 - Judged@k
+            judged = self._values(Measure("Judged", m.cutoff), without)
+            has = (self.num_ret > 0).reshape(nr, -1)
+            out: F64 = np.where(has, 1.0 - judged, 0.0)
+            return out
+        return compute(m, self._ranked(m, without))[0].reshape(nr, -1)
+
+    def scores(self, measure: str | Measure, *, without: bool = False) -> dict[str, float]:
+        """Every run's mean score on the full pool, or (``without``) with its run/group left out.
+
+        A run that is not pooled scores the same either way. NaN when no topic is averaged.
+        """
+        m = measure if isinstance(measure, Measure) else parse_measure(measure)
+        value = self._values(m, without)
+        num_rel = self._counts(without)[0]
+        if self.compat == "trec_eval":
+            counted = self.answered & self._present(without)
+        else:
+            counted = num_rel > 0
+        n = counted.sum(axis=1)
+        total = np.where(counted, value, 0.0).sum(axis=1)
+        mean = np.full(len(self.runs), math.nan)
+        np.divide(total, n, out=mean, where=n > 0)
+        return dict(zip(self.tags, mean.tolist(), strict=True))
+
+    def result(self, measure: str | Measure) -> LooResult:
+        """The leave-one-out analysis of ``measure`` (see the module docstring)."""
+        m = measure if isinstance(measure, Measure) else parse_measure(measure)
+        full = self.scores(m)
+        without = self.scores(m, without=True)
+        pooled = self.pooled
+        unique_rel = self.removed_rel.sum(axis=1)
+        unit_of = dict(zip(self.tags, self.unit.tolist(), strict=True))
+        s = np.array([full[t] for t in pooled])
+        runs: dict[str, LooRun] = {}
+        for tag in pooled:
+            sc, sw = full[tag], without[tag]
+            delta = sc - sw
+            others = np.array([full[t] for t in pooled if t != tag])
+            runs[tag] = LooRun(
+                score=sc,
+                score_without=sw,
+                delta=delta,
+                delta_pct=100.0 * delta / sw if sw != 0 and not math.isnan(sw) else None,
+                rank=1 + int(np.count_nonzero(s > sc)),
+                rank_without=1 + int(np.count_nonzero(others > sw)),
+                unique_relevant=int(unique_rel[unit_of[tag]]),
+            )
+        deltas = {t: r.delta for t, r in runs.items() if not math.isnan(r.delta)}
+        best = max(deltas, key=lambda t: deltas[t]) if deltas else None
+        x = {t: full[t] for t in pooled}
+        y = {t: without[t] for t in pooled}
+        complete = not any(math.isnan(v) for v in (*x.values(), *y.values()))
+        groups: dict[str, dict[str, Any]] = {}
+        if self.leave_out == "group":
+            for u, name in enumerate(self.unit_names):
+                members = [t for t in self.pooled if unit_of[t] == u]
+                groups[name] = {"runs": members, "unique_relevant": int(unique_rel[u])}
+        pooled_set = set(pooled)
+        return LooResult(
+            measure=m.name,
+            depth=self.depth,
+            leave_out=self.leave_out,
+            compat="trec_eval" if self.compat == "trec_eval" else "honest",
+            topics=self.topics,
+            kendall_tau=kendall_tau_b(x, y) if complete else math.nan,
+            tau_ap=tau_ap(x, y) if complete else math.nan,
+            runs=runs,
+            mean_delta=math.fsum(deltas.values()) / len(deltas) if deltas else math.nan,
+            max_delta=deltas[best] if best is not None else math.nan,
+            max_delta_run=best,
+            not_pooled={t: full[t] for t in self.tags if t not in pooled_set},
+            groups=groups,
+        )
+
+    def pools(self) -> dict[str, frozenset[str]]:
+        """The full pool per topic (docids of ranks 1..K of the pooled runs), computed plainly.
+
+        For inspection and explicit cross-checks (with :func:`restrict_qrels`).
+        """
+        out: dict[str, frozenset[str]] = {}
+        for qid in self.topics:
+            docs: set[str] = set()
+            for tag, run in zip(self.tags, self.runs, strict=True):
+                if tag in self.pooled:
+                    docs.update(run.ranking(qid)[: self.depth])
+            out[qid] = frozenset(docs)
+        return out
+
+
+def leave_one_out(
+    qrels: Qrels,
+    runs: Mapping[str, Run],
+    measure: str | Measure,
+    *,
+    depth: int = 10,
+    leave_out: LeaveOut = "run",
+    groups: Mapping[str, str] | None = None,
+    pooled: Iterable[str] | None = None,
+    topics: Iterable[str] | None = None,
+    relevance_level: int = 1,
+    compat: Compat = "trec_eval",
+) -> LooResult:
+    """Leave-one-run-out (or leave-one-group-out) analysis of pooling bias (Zobel 1998).
+
+    Pool = union of the top ``depth`` of the pooled runs; qrels restricted to it; each run scored;
+    then each run (group) left out of the pool and its run(s) scored again. delta = score -
+    score_without; tau-b and tau_AP between the two rankings. Exact definitions in the module
+    docstring. For several measures over the same runs, prepare a :class:`LeaveOneOut` once.
+    """
+    return LeaveOneOut(
+        qrels,
+        runs,
+        depth=depth,
+        leave_out=leave_out,
+        groups=groups,
+        pooled=pooled,
+        topics=topics,
+        relevance_level=relevance_level,
+        compat=compat,
+    ).result(measure)
+
+
+# --------------------------------------------------------------------------------------------
+# Estimated pooling penalty
+
+
+@dataclass(frozen=True)
+class PenaltyEstimate:
+    """Estimated pooling penalty of runs that were not pooled (an estimate, with its basis).
+
+    ``runs[tag]`` = {"score", "estimated_penalty", "estimated_score"}; ``basis`` names the
+    leave-one-out analysis it comes from (measure, depth, number of runs, method).
+    """
+
+    measure: str
+    method: str
+    penalty: float
+    basis: dict[str, Any]
+    runs: dict[str, dict[str, float | None]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form, labelled as an estimate."""
+        return {
+            "estimate": True,
+            "measure": self.measure,
+            "method": self.method,
+            "penalty": _num(self.penalty),
+            "basis": self.basis,
+            "runs": self.runs,
+        }
+
+
+def estimate_penalty(
+    loo: LooResult,
+    scores: Mapping[str, float] | None = None,
+    *,
+    relative: bool = False,
+) -> PenaltyEstimate:
+    """Estimated pooling penalty of non-pooled runs (Webber & Park 2009).
+
+    absolute (default): penalty = mean over the pooled runs of their leave-one-out delta, the same
+    for every run; estimated score = score + penalty. ``relative=True``: penalty_run = score *
+    mean(delta_pct) / 100 (the mean relative gain applied to the run's own score). ``scores``
+    default to ``loo.not_pooled`` (the runs' scores against the pool of the pooled runs). It is
+    an estimate: the basis (number of runs, measure, depth, leave-out unit) is returned with it.
+    """
+    deltas = [r.delta for r in loo.runs.values() if not math.isnan(r.delta)]
+    pcts = [r.delta_pct for r in loo.runs.values() if r.delta_pct is not None]
+    if not deltas:
+        raise ValueError("the leave-one-out analysis has no delta to average")
+    mean_delta = math.fsum(deltas) / len(deltas)
+    mean_pct = math.fsum(pcts) / len(pcts) if pcts else math.nan
+    base = dict(loo.not_pooled if scores is None else scores)
+    out: dict[str, dict[str, float | None]] = {}
+    for tag, s in base.items():
+        p = s * mean_pct / 100.0 if relative else mean_delta
+        out[tag] = {
+            "score": _num(s),
+            "estimated_penalty": _num(p),
+            "estimated_score": _num(s + p),
+        }
+    return PenaltyEstimate(
+        measure=loo.measure,
+        method="relative" if relative else "absolute",
+        penalty=mean_pct if relative else mean_delta,
+        basis={
+            "source": "leave-one-out over the pooled runs (Webber & Park 2009)",
+            "n_runs": len(deltas),
+            "measure": loo.measure,
+            "depth": loo.depth,
+            "leave_out": loo.leave_out,
+            "mode": loo.compat,
+            "n_topics": len(loo.topics),
+            "mean_delta": _num(mean_delta),
+            "mean_delta_pct": _num(mean_pct),
+        },
+        runs=out,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Before / after re-pooling
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """One run under qrels versions a and b."""
+
+    score_a: float
+    score_b: float
+    delta: float
+    rank_a: int
+    rank_b: int
+    recall_a: float
+    recall_b: float
+    recall_delta: float
+    novel: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "score_a": _num(self.score_a),
+            "score_b": _num(self.score_b),
+            "delta": _num(self.delta),
+            "rank_a": self.rank_a,
+            "rank_b": self.rank_b,
+            "rank_change": self.rank_a - self.rank_b,
+            "recall_a": _num(self.recall_a),
+            "recall_b": _num(self.recall_b),
+            "recall_delta": _num(self.recall_delta),
+            "novel": self.novel,
+        }
+
+
+@dataclass(frozen=True)
+class VersionComparison:
+    """Every run's score and rank under qrels a and b; see :func:`compare_qrels_versions`."""
+
+    measure: str
+    recall_measure: str
+    compat: str
+    runs: dict[str, RunComparison]
+    kendall_tau: float
+    tau_ap: float
+    novel_gain: dict[str, float]
+    others_recall_change: dict[str, dict[str, float]]
+    mean_others_recall_change: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {
+            "measure": self.measure,
+            "recall_measure": self.recall_measure,
+            "mode": self.compat,
+            "kendall_tau": _num(self.kendall_tau),
+            "tau_ap": _num(self.tau_ap),
+            "novel_gain": {t: _num(v) for t, v in self.novel_gain.items()},
+            "others_recall_change": self.others_recall_change,
+            "mean_others_recall_change": _num(self.mean_others_recall_change),
+            "runs": {t: r.to_dict() for t, r in self.runs.items()},
+        }
+
+
+def _ranks(scores: Mapping[str, float]) -> dict[str, int]:
+    """1 + the number of runs with a strictly higher score (ties share the better rank)."""
+    vals = np.array(list(scores.values()))
+    return {t: 1 + int(np.count_nonzero(vals > s)) for t, s in scores.items()}
+
+
+def compare_qrels_versions(
+    qrels_a: Qrels,
+    qrels_b: Qrels,
+    runs: Mapping[str, Run],
+    measure: str | Measure,
+    *,
+    novel: Sequence[str] = (),
+    recall_k: int = 1000,
+    topics: Iterable[str] | None = None,
+    relevance_level: int = 1,
+    compat: Compat = "trec_eval",
+) -> VersionComparison:
+    """Scores and ranks of every run under qrels versions a (before) and b (after re-pooling).
+
+    Per run: score and rank (1 + runs strictly better) under both, delta = score_b - score_a, and
+    R@``recall_k`` under both with its change. ``novel_gain[tag]`` = delta of each novel run (the
+    runs whose documents were added to the pool); ``others_recall_change[tag]`` = {"a", "b",
+    "delta"} of R@k for the other runs (recall drops as the known relevant set grows). Kendall
+    tau-b and tau_AP (version a as reference) between the two rankings. Both versions are
+    evaluated with the same mode (trec_eval-compatible by default) over the same ``topics``.
+    """
+    m = measure if isinstance(measure, Measure) else parse_measure(measure)
+    rk = Measure("R", recall_k)
+    unknown = sorted(set(novel) - set(runs))
+    if unknown:
+        raise ValueError(f"novel runs not among the runs given: {', '.join(unknown[:5])}")
+    evs = [
+        Evaluator(
+            subset_qrels(q, topics),
+            [m, rk],
+            compat=compat,
+            relevance_level=relevance_level,
+            ci=None,
+        )
+        for q in (qrels_a, qrels_b)
+    ]
+    res = {tag: [ev.evaluate(run) for ev in evs] for tag, run in runs.items()}
+    sa = {t: r[0].aggregates[m.name].value for t, r in res.items()}
+    sb = {t: r[1].aggregates[m.name].value for t, r in res.items()}
+    ra, rb = _ranks(sa), _ranks(sb)
+    out: dict[str, RunComparison] = {}
+    for tag, (a, b) in res.items():
+        rec_a, rec_b = a.aggregates[rk.name].value, b.aggregates[rk.name].value
+        out[tag] = RunComparison(
+            score_a=sa[tag],
+            score_b=sb[tag],
+            delta=sb[tag] - sa[tag],
+            rank_a=ra[tag],
+            rank_b=rb[tag],
+            recall_a=rec_a,
+            recall_b=rec_b,
+            recall_delta=rec_b - rec_a,
+            novel=tag in novel,
+        )
+    others = {
+        t: {"a": r.recall_a, "b": r.recall_b, "delta": r.recall_delta}
+        for t, r in out.items()
+        if not r.novel
+    }
+    changes = [v["delta"] for v in others.values() if not math.isnan(v["delta"])]
+    ok = len(runs) >= 2 and not any(math.isnan(v) for v in (*sa.values(), *sb.values()))
+    return VersionComparison(
+        measure=m.name,
+        recall_measure=rk.name,
+        compat="trec_eval" if compat == "trec_eval" else "honest",
+        runs=out,
+        kendall_tau=kendall_tau_b(sa, sb) if ok else math.nan,
+        tau_ap=tau_ap(sa, sb) if ok else math.nan,
+        novel_gain={t: out[t].delta for t in novel},
+        others_recall_change=others,
+        mean_others_recall_change=math.fsum(changes) / len(changes) if changes else None,
+    )

@@ -1,0 +1,406 @@
+"""Command line: ``python -m metrics evaluate|compare ...``.
+
+    python -m metrics evaluate QRELS RUN [RUN ...] [-m MEASURE ...] [-q] [--compat trec_eval]
+                                [-c] [-l LEVEL] [--format trec|json|csv]
+    python -m metrics compare QRELS RUN RUN [...] -m MEASURE [--test t|randomization|bootstrap]
+
+Exit codes: 0 ok, 2 usage, 3 bad input file (file, line and problem on stderr), 4 unknown measure.
+
+``--format trec`` prints ``measure<TAB>query<TAB>value`` lines like trec_eval (measure names
+padded to 22 characters; ``all`` for the aggregate; floats with 4 decimals, counts as integers;
+per-query lines, with ``-q``, first, queries in byte order). A measure asked for in trec_eval
+spelling is printed in that spelling (``P_10``, ``map``), one asked for as ``nDCG@10`` is printed
+so. With several runs each run's block starts with trec_eval's ``runid  all  TAG`` line. In the
+honest mode the companions (``Judged@k``, ``ceiling@k``) and the treatments
+(``P@10:condensed``, ``P@10:upper``) follow as extra lines, and a summary of the mode, averaging
+and excluded queries goes to stderr, so stdout stays parseable. json and csv carry everything:
+run tag, mode, averaging, confidence intervals, excluded queries.
+
+Subcommands are registered by the callables in :data:`SUBCOMMANDS`: each gets the argparse
+subparsers object, adds its parser and sets ``func(args, out) -> int`` as its default.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
+
+from metrics import bias_cli, pool_cli
+from metrics.evaluate import EvaluationResult, Evaluator
+from metrics.io import Run, TrecFormatError, read_qrels, read_run
+from metrics.names import Measure, UnknownMeasureError, parse_measures
+
+__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_INPUT = 3
+EXIT_MEASURE = 4
+
+DEFAULT_MEASURES = ["P@10", "R@100", "nDCG@10", "AP", "RR", "Rprec", "Bpref", "NumRel", "NumRet"]
+
+Register = Callable[[Any], None]
+
+
+# --------------------------------------------------------------------------------------------
+# evaluate
+
+
+def _add_eval_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("qrels", help="qrels file (qid iter docid grade; plain or gzip)")
+    p.add_argument(
+        "-m",
+        "--measure",
+        action="append",
+        dest="measures",
+        metavar="MEASURE",
+        help="measure, ir_measures or trec_eval style (nDCG@10, ndcg_cut_10, P.5,10); repeatable",
+    )
+    p.add_argument(
+        "--compat",
+        choices=("trec_eval",),
+        default=None,
+        help="reproduce trec_eval 10.0 exactly (default: the honest mode)",
+    )
+    p.add_argument(
+        "-c",
+        "--complete",
+        action="store_true",
+        help="trec_eval mode: average over all qrels queries, missing ones scoring 0",
+    )
+    p.add_argument(
+        "-l", "--level", type=int, default=1, help="relevance level: relevant = grade >= LEVEL"
+    )
+    p.add_argument("--average", choices=("macro", "micro"), default="macro")
+    p.add_argument(
+        "--ci",
+        choices=("bootstrap", "t", "none"),
+        default="bootstrap",
+        help="confidence interval method (default: bootstrap over queries)",
+    )
+    p.add_argument("--ci-level", type=float, default=0.95)
+    p.add_argument("--seed", type=int, default=0, help="bootstrap / randomization seed")
+
+
+def register_evaluate(subparsers: Any) -> None:
+    """Add ``evaluate``."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "evaluate", help="evaluate runs against qrels (trec_eval-compatible output available)"
+    )
+    _add_eval_options(p)
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run file(s) (plain or gzip)")
+    p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
+    p.add_argument("--format", choices=("trec", "json", "csv"), default="trec")
+    p.set_defaults(func=_cmd_evaluate)
+
+
+def _evaluator(args: argparse.Namespace, measures: list[str]) -> tuple[Evaluator, list[Measure]]:
+    parsed = parse_measures(measures)
+    qrels = read_qrels(args.qrels)
+    ev = Evaluator(
+        qrels,
+        parsed,
+        compat=args.compat,
+        relevance_level=args.level,
+        complete=args.complete,
+        average=args.average,
+        ci=None if args.ci == "none" else args.ci,
+        ci_level=args.ci_level,
+        seed=args.seed,
+    )
+    return ev, parsed
+
+
+def _display_names(texts: list[str]) -> dict[str, str]:
+    """Canonical measure name -> the spelling to print (trec_eval's when asked that way)."""
+    out: dict[str, str] = {}
+    for text in texts:
+        for m in parse_measures([text]):
+            trec_style = "@" not in text and text.strip() != m.name and m.trec_name is not None
+            out.setdefault(m.name, m.trec_name if trec_style and m.trec_name else m.name)
+    return out
+
+
+def _read_runs(paths: Sequence[str]) -> list[tuple[str, Run]]:
+    runs: list[tuple[str, Run]] = []
+    seen: dict[str, int] = {}
+    for path in paths:
+        run = read_run(path)
+        tag = run.tag or path
+        seen[tag] = seen.get(tag, 0) + 1
+        if seen[tag] > 1:  # the same tag twice: keep labels unambiguous
+            tag = f"{tag}#{seen[tag]}"
+        runs.append((tag, run))
+    return runs
+
+
+def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
+    texts = args.measures or DEFAULT_MEASURES
+    ev, _ = _evaluator(args, texts)
+    results = []
+    for tag, run in _read_runs(args.runs):
+        res = ev.evaluate(run)
+        results.append((tag, res))
+    if args.format == "json":
+        doc = {"runs": [{**r.to_dict(per_query=args.per_query), "run": t} for t, r in results]}
+        json.dump(doc, out, indent=2)
+        out.write("\n")
+    elif args.format == "csv":
+        _write_csv(results, out, per_query=args.per_query)
+    else:
+        names = _display_names(texts)
+        for tag, res in results:
+            if res.mode == "honest" or res.excluded:
+                _summary(tag, res)
+            _write_trec(tag, res, names, out, per_query=args.per_query, runid=len(results) > 1)
+    return EXIT_OK
+
+
+def _summary(tag: str, res: EvaluationResult) -> None:
+    ci = f"{res.ci_level:.0%} {res.ci_method} CI" if res.ci_method else "no CI"
+    lines = [f"# {tag}: {res.mode} mode, {res.average} average, {ci}, {len(res.queries)} queries"]
+    lines += [f"# {tag}: {s}" for s in res.excluded_summary]
+    print("\n".join(lines), file=sys.stderr)
+
+
+def _fmt(value: float, count: bool) -> str:
+    if value != value:  # NaN: no query evaluated
+        return "nan"
+    return str(round(value)) if count else f"{value:.4f}"
+
+
+def _write_trec(
+    tag: str,
+    res: EvaluationResult,
+    names: dict[str, str],
+    out: TextIO,
+    *,
+    per_query: bool,
+    runid: bool,
+) -> None:
+    rows: list[tuple[str, str, str]] = []
+    measures = [Measure(*_split(n)) for n in res.measures]
+    extra: list[tuple[str, Measure]] = []
+    for m in measures:
+        for comp in res.companions.get(m.name, {}).values():
+            if comp not in res.measures and comp not in [e for e, _ in extra]:
+                extra.append((comp, Measure(*_split(comp))))
+    shown = [(names.get(m.name, m.name), m) for m in measures] + extra
+    if per_query:
+        for qid in sorted(res.queries, key=lambda q: q.encode()):
+            for label, m in shown:
+                rows.append((label, qid, _fmt(res.per_query[m.name][qid], m.is_count)))
+    if runid:
+        rows.append(("runid", "all", tag))
+    for label, m in shown:
+        rows.append((label, "all", _fmt(res.aggregates[m.name].value, m.is_count)))
+    for m in measures:
+        for treatment in ("condensed", "upper"):
+            t = res.treatments.get(m.name, {}).get(treatment)
+            if t is not None:
+                label = f"{names.get(m.name, m.name)}:{treatment}"
+                rows.append((label, "all", _fmt(t.value, False)))
+    out.writelines(f"{a:<22}\t{b}\t{c}\n" for a, b, c in rows)
+
+
+def _split(name: str) -> tuple[str, int | None]:
+    fam, _, cut = name.partition("@")
+    return fam, int(cut) if cut else None
+
+
+CSV_FIELDS = [
+    "run",
+    "mode",
+    "average",
+    "measure",
+    "treatment",
+    "query",
+    "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "n_queries",
+    "note",
+]
+
+
+def _write_csv(
+    results: list[tuple[str, EvaluationResult]], out: TextIO, *, per_query: bool
+) -> None:
+    w = csv.DictWriter(out, fieldnames=CSV_FIELDS, lineterminator="\n")
+    w.writeheader()
+    for tag, res in results:
+        base = {"run": tag, "mode": res.mode, "average": res.average}
+        owners: dict[str, list[str]] = {}
+        for owner, comps in res.companions.items():
+            for role, name in comps.items():
+                owners.setdefault(name, []).append(f"{role} of {owner}")
+        for name, agg in res.aggregates.items():
+            note = "; ".join(owners.get(name, []))
+            w.writerow({**base, **agg.to_dict(), "measure": name, "query": "all", "note": note})
+            for treatment, t in res.treatments.get(name, {}).items():
+                w.writerow(
+                    {**base, **t.to_dict(), "measure": name, "treatment": treatment, "query": "all"}
+                )
+        if per_query:
+            for name, values in res.per_query.items():
+                for qid, v in values.items():
+                    w.writerow({**base, "measure": name, "query": qid, "value": v})
+        for e in res.excluded:
+            w.writerow({**base, "measure": "excluded", "query": e.qid, "note": e.reason})
+
+
+# --------------------------------------------------------------------------------------------
+# compare
+
+
+def register_compare(subparsers: Any) -> None:
+    """Add ``compare``."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "compare", help="paired significance tests between runs (Holm-corrected)"
+    )
+    _add_eval_options(p)
+    p.add_argument("runs", nargs="+", metavar="RUN", help="two or more run files")
+    p.add_argument("--test", choices=("t", "randomization", "bootstrap"), default="randomization")
+    p.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    p.set_defaults(func=_cmd_compare)
+
+
+def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
+    if len(args.runs) < 2:
+        print("compare: error: give at least two runs", file=sys.stderr)
+        return EXIT_USAGE
+    if not args.measures:
+        print("compare: error: give at least one measure with -m", file=sys.stderr)
+        return EXIT_USAGE
+    from metrics.stats import compare_runs
+
+    args.ci = "none"
+    ev, measures = _evaluator(args, args.measures)
+    results = [(tag, ev.evaluate(run)) for tag, run in _read_runs(args.runs)]
+    queries = sorted({q for _, r in results for q in r.queries}, key=lambda q: q.encode())
+    tables: list[dict[str, Any]] = []
+    for m in measures:
+        per_query = {tag: r.per_query[m.name] for tag, r in results}
+        rows = compare_runs(per_query, test=args.test, seed=args.seed, queries=queries)
+        tables.append({"measure": m.name, "rows": [_row(c) for c in rows]})
+    if args.format == "json":
+        mode = results[0][1].mode
+        json.dump(
+            {"test": args.test, "mode": mode, "n_queries": len(queries), "tables": tables},
+            out,
+            indent=2,
+        )
+        out.write("\n")
+    elif args.format == "csv":
+        fields = [
+            "measure",
+            "run_a",
+            "run_b",
+            "mean_a",
+            "mean_b",
+            "diff",
+            "p_value",
+            "p_holm",
+            "significant",
+        ]
+        w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+        w.writeheader()
+        for t in tables:
+            for row in t["rows"]:
+                w.writerow({"measure": t["measure"], **row})
+    else:
+        for t in tables:
+            out.write(f"{t['measure']} ({args.test} test, {len(queries)} queries, Holm)\n")
+            out.write(
+                f"{'run_a':<20} {'run_b':<20} {'mean_a':>8} {'mean_b':>8} {'diff':>8} "
+                f"{'p':>8} {'p_holm':>8}\n"
+            )
+            for row in t["rows"]:
+                star = " *" if row["significant"] else ""
+                out.write(
+                    f"{row['run_a']:<20} {row['run_b']:<20} {row['mean_a']:>8.4f} "
+                    f"{row['mean_b']:>8.4f} {row['diff']:>+8.4f} {row['p_value']:>8.4f} "
+                    f"{row['p_holm']:>8.4f}{star}\n"
+                )
+    return EXIT_OK
+
+
+def _row(c: Any) -> dict[str, Any]:
+    return {
+        "run_a": c.run_a,
+        "run_b": c.run_b,
+        "mean_a": c.mean_a,
+        "mean_b": c.mean_b,
+        "diff": c.diff,
+        "p_value": c.p_value,
+        "p_holm": c.p_holm,
+        "significant": bool(c.significant),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# entry point
+
+SUBCOMMANDS: list[Register] = [
+    register_evaluate,
+    register_compare,
+    # Other subcommands register here: one callable per command, taking the argparse
+    # subparsers object and setting ``func(args, out) -> int`` as its default.
+    pool_cli.register,  # pool build / simulate (metrics/pool_cli.py)
+    bias_cli.register,  # bias: leave-one-run/group-out (metrics/bias_cli.py)
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m metrics`` parser with every registered subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="python -m metrics",
+        description="Pooljudge metrics: evaluate TREC runs honestly, or exactly like trec_eval.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for register in SUBCOMMANDS:
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Run the CLI; returns the exit code (0 ok, 2 usage, 3 bad input, 4 unknown measure)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: usage error (2) or --help (0)
+        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    stream = out if out is not None else sys.stdout
+    prog = f"{parser.prog} {args.command}"
+    try:
+        code: int = args.func(args, stream)
+        return code
+    except TrecFormatError as exc:
+        lines = [
+            f"{prog}: error: {exc.source} line {p.line}: {p.message}"
+            if p.line
+            else f"{prog}: error: {exc.source}: {p.message}"
+            for p in exc.problems
+        ]
+        if exc.total > len(exc.problems):
+            lines.append(f"{prog}: error: ... and {exc.total - len(exc.problems)} more problems")
+        print("\n".join(lines), file=sys.stderr)
+        return EXIT_INPUT
+    except UnknownMeasureError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_MEASURE
+    except BrokenPipeError:  # stdout closed early (``| head``): not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as exc:
+        print(f"{prog}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE

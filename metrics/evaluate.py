@@ -1,0 +1,480 @@
+"""Evaluate runs against qrels: per-query values, aggregates with confidence intervals.
+
+Two modes (DESIGN section 5), named in every result:
+
+``compat="trec_eval"`` reproduces trec_eval 10.0: the queries averaged are those in both the qrels
+and the run (``complete=True``: every qrels query, an unanswered one scoring 0, like ``-c``); a
+query whose judgments hold no relevant document is averaged in with its zeros; NumRel, NumRet and
+NumRelRet are summed. Rank column ignored, order = score descending, ties by docid descending.
+
+``compat=None`` (honest, the default) uses the same per-query definitions, and:
+
+- queries with no relevant document are excluded from every average, and reported;
+- every qrels query counts: a query the run did not answer scores 0;
+- run queries without judgments are excluded, and reported;
+- R@k is reported with ceiling@k (mean over queries of min(k, R)/R);
+- each top-k measure (P, R, RR, AP, nDCG, Success at k) carries Judged@k and three treatments of
+  unjudged documents (absent from the qrels, or a negative grade):
+
+  - ``lower``: unjudged = non-relevant (the measure itself);
+  - ``condensed``: unjudged documents removed before cutting at k (Sakai 2007);
+  - ``upper``: the u_k unjudged documents in the top k count as relevant with grade =
+    ``relevance_level``; being relevant documents, they also join R (R + u_k) and the ideal
+    ranking (u_k more gains of ``relevance_level``). For P@k, R@k, RR@k and Success@k that can
+    only raise the score; for AP@k and nDCG@k the larger normaliser can lower it, so ``upper``
+    is the larger of that value and ``lower``, per query, and upper >= lower always holds.
+
+Averaging: ``macro`` (mean over queries) by default. ``micro`` = sum of per-query numerators /
+sum of denominators, defined for ratio-of-counts measures: R@k = sum |rel in top k| / sum R,
+P@k = sum |rel in top k| / sum k, ceiling@k, Rprec, Judged@k, Unjudged@k, Success@k (micro =
+macro for P and Success); for AP, RR, nDCG, bpref and infAP it is refused with an error.
+
+Confidence intervals come from :mod:`metrics.stats` (percentile bootstrap over queries, or
+Student t). For micro averages the interval is that of the mean of the linearised values
+z_i = m + (num_i - m den_i) / mean(den) (the delta method for a ratio estimator), whose mean is m.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from metrics.io import Qrels, Run, docid_hashes
+from metrics.measures import TOP_K_FAMILIES, Ideal, Ranked, compute, condensed, optimistic
+from metrics.names import Measure, parse_measures
+
+__all__ = ["Aggregate", "EvaluationResult", "Evaluator", "Excluded", "evaluate"]
+
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+
+Compat = Literal["trec_eval"] | None
+Average = Literal["macro", "micro"]
+CiMethod = Literal["bootstrap", "t"] | None
+
+NO_RELEVANT = "no relevant documents"
+NOT_IN_QRELS = "no judgments (not in qrels)"
+NOT_IN_RUN = "not in run"
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """One measure's aggregate over the evaluated queries.
+
+    ``average`` is "macro", "micro" or "sum" (counts); ``ci_method`` is None when no interval
+    was computed (counts, or ``ci=None``).
+    """
+
+    value: float
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str | None
+    n_queries: int
+    average: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (NaN becomes None)."""
+        return {
+            "value": _num(self.value),
+            "ci_low": _num(self.ci_low),
+            "ci_high": _num(self.ci_high),
+            "ci_method": self.ci_method,
+            "n_queries": self.n_queries,
+            "average": self.average,
+        }
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A query left out of the averages, and why."""
+
+    qid: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """Per-query values and aggregates of one run; see the module docstring for semantics.
+
+    ``per_query[name][qid]`` and ``aggregates[name]`` are keyed by canonical measure names
+    (``nDCG@10``); they include the companions the honest mode adds (``Judged@k``,
+    ``ceiling@k``), listed in ``companions[name]``. ``treatments[name]`` maps "lower",
+    "condensed", "upper" to aggregates (honest mode, top-k measures), with per-query values in
+    ``per_query_treatments``.
+    """
+
+    run: str
+    mode: str
+    average: str
+    relevance_level: int
+    complete: bool
+    ci_method: str | None
+    ci_level: float
+    measures: list[str]
+    queries: list[str]
+    per_query: dict[str, dict[str, float]]
+    aggregates: dict[str, Aggregate]
+    excluded: list[Excluded]
+    companions: dict[str, dict[str, str]] = field(default_factory=dict)
+    treatments: dict[str, dict[str, Aggregate]] = field(default_factory=dict)
+    per_query_treatments: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+
+    @property
+    def excluded_summary(self) -> list[str]:
+        """Human-readable lines such as "3 of 50 queries excluded: no relevant documents"."""
+        total = len(self.queries) + len(self.excluded)
+        counts: dict[str, int] = {}
+        for e in self.excluded:
+            counts[e.reason] = counts.get(e.reason, 0) + 1
+        return [f"{n} of {total} queries excluded: {why}" for why, n in counts.items()]
+
+    def value(self, measure: str) -> float:
+        """Aggregate value of a measure (canonical or any accepted spelling)."""
+        return self.aggregates[_canonical(measure)].value
+
+    def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
+        """JSON-able dict: run, mode, averaging, CI settings, measures with aggregates (and
+        their companions and treatments), excluded queries, and per-query values."""
+        measures: dict[str, Any] = {}
+        for name in self.measures:
+            entry = self.aggregates[name].to_dict()
+            for role, comp in self.companions.get(name, {}).items():
+                entry[role] = {"measure": comp, **self.aggregates[comp].to_dict()}
+            if name in self.treatments:
+                entry["treatments"] = {t: a.to_dict() for t, a in self.treatments[name].items()}
+            measures[name] = entry
+        out: dict[str, Any] = {
+            "run": self.run,
+            "mode": self.mode,
+            "average": self.average,
+            "relevance_level": self.relevance_level,
+            "complete": self.complete,
+            "ci": {"method": self.ci_method, "level": self.ci_level},
+            "n_queries": len(self.queries),
+            "excluded": [{"qid": e.qid, "reason": e.reason} for e in self.excluded],
+            "excluded_summary": self.excluded_summary,
+            "measures": measures,
+        }
+        if per_query:
+            out["per_query"] = {
+                m: {q: _num(v) for q, v in vals.items()} for m, vals in self.per_query.items()
+            }
+            if self.per_query_treatments:
+                out["per_query_treatments"] = {
+                    m: {t: {q: _num(v) for q, v in vals.items()} for t, vals in ts.items()}
+                    for m, ts in self.per_query_treatments.items()
+                }
+        return out
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+def _canonical(name: str) -> str:
+    return parse_measures([name])[0].name
+
+
+class Evaluator:
+    """Qrels prepared once for evaluating many runs with the same settings.
+
+    ``Evaluator(qrels, ["nDCG@10", "R@100"]).evaluate(run)`` is :func:`evaluate` without
+    redoing the qrels work (grouping, hashing, R, ideal gains) for every run.
+    """
+
+    def __init__(
+        self,
+        qrels: Qrels | Mapping[str, Mapping[str, int]],
+        measures: Sequence[str | Measure],
+        *,
+        compat: Compat = None,
+        relevance_level: int = 1,
+        complete: bool = False,
+        average: Average = "macro",
+        ci: CiMethod = "bootstrap",
+        ci_level: float = 0.95,
+        seed: int = 0,
+        n_resamples: int = 2000,
+    ) -> None:
+        if compat not in (None, "trec_eval"):
+            raise ValueError(f"compat must be None or 'trec_eval', got {compat!r}")
+        if average not in ("macro", "micro"):
+            raise ValueError(f"average must be 'macro' or 'micro', got {average!r}")
+        if ci not in (None, "bootstrap", "t"):
+            raise ValueError(f"ci must be None, 'bootstrap' or 't', got {ci!r}")
+        if not 0.0 < ci_level < 1.0:
+            raise ValueError(f"ci_level must be strictly between 0 and 1, got {ci_level}")
+        if relevance_level < 1:
+            raise ValueError(f"relevance_level must be >= 1, got {relevance_level}")
+        wanted: list[Measure] = []
+        for m in measures:
+            wanted.extend([m] if isinstance(m, Measure) else parse_measures([m]))
+        self.measures: list[Measure] = list(dict.fromkeys(wanted))
+        if not self.measures:
+            raise ValueError("no measures requested")
+        if average == "micro":
+            bad = [m.name for m in self.measures if not m.micro_defined]
+            if bad:
+                raise ValueError(
+                    f"micro-averaging is not defined for {', '.join(bad)}: it applies to "
+                    "ratios of counts (P@k, R@k, ceiling@k, Rprec, Judged@k, Unjudged@k, "
+                    "Success@k, NumRel, NumRet, NumRelRet); these are means of per-query "
+                    "ratios, so use average='macro'"
+                )
+        self.compat = compat
+        self.relevance_level = relevance_level
+        self.complete = complete
+        self.average = average
+        self.ci = ci
+        self.ci_level = ci_level
+        self.seed = seed
+        self.n_resamples = n_resamples
+        self.honest = compat is None
+        self.qrels = qrels if isinstance(qrels, Qrels) else Qrels.from_dict(qrels)
+        self._companions, self._computed = self._plan()
+        self._prepare()
+
+    # -- setup ---------------------------------------------------------------------------
+    def _plan(self) -> tuple[dict[Measure, dict[str, Measure]], list[Measure]]:
+        companions: dict[Measure, dict[str, Measure]] = {}
+        if self.honest:
+            for m in self.measures:
+                comp: dict[str, Measure] = {}
+                if m.family in TOP_K_FAMILIES and m.cutoff is not None:
+                    comp["judged"] = Measure("Judged", m.cutoff)
+                if m.family == "R" and m.cutoff is not None:
+                    comp["ceiling"] = Measure("ceiling", m.cutoff)
+                if comp:
+                    companions[m] = comp
+        extra = [c for comp in companions.values() for c in comp.values()]
+        computed = list(dict.fromkeys(self.measures + extra))
+        return companions, computed
+
+    def _prepare(self) -> None:
+        q = self.qrels
+        level = self.relevance_level
+        nq = len(q.qids)
+        seg = np.repeat(np.arange(nq, dtype=np.int64), np.diff(q.offsets))
+        self._qindex = {qid: i for i, qid in enumerate(q.qids)}
+        self._num_rel = np.bincount(seg[q.grades >= level], minlength=nq).astype(np.int64)
+        judged_nonrel = (q.grades >= 0) & (q.grades < level)
+        self._num_nonrel = np.bincount(seg[judged_nonrel], minlength=nq).astype(np.int64)
+        self._ideal = Ideal.from_grades(q.grades, q.offsets)
+        # Lookup keys: (query index, 44 bits of docid hash), sorted; confirmed by docid bytes.
+        self._exact = nq >= 1 << 20
+        if not self._exact and q.docids.size:
+            key = (docid_hashes(q.docids) >> np.uint64(20)) | (
+                seg.astype(np.uint64) << np.uint64(44)
+            )
+            self._key_order = np.argsort(key, kind="stable")
+            self._keys = key[self._key_order]
+            self._exact = bool(np.any(self._keys[1:] == self._keys[:-1]))
+        elif not q.docids.size:
+            self._key_order = np.zeros(0, dtype=np.int64)
+            self._keys = np.zeros(0, dtype=np.uint64)
+
+    # -- evaluation ------------------------------------------------------------------------
+    def evaluate(self, run: Run | Mapping[str, Mapping[str, float]]) -> EvaluationResult:
+        """Evaluate one run (a :class:`Run` or ``{qid: {docid: score}}``)."""
+        if not isinstance(run, Run):
+            run = Run.from_dict(run)
+        qids = self.qrels.qids
+        run_index = {qid: i for i, qid in enumerate(run.qids)}
+        excluded: list[Excluded] = []
+        chosen: list[int] = []
+        for i, qid in enumerate(qids):
+            answered = qid in run_index
+            if self.honest:
+                if self._num_rel[i] == 0:
+                    excluded.append(Excluded(qid, NO_RELEVANT))
+                    continue
+            elif not answered and not self.complete:
+                excluded.append(Excluded(qid, NOT_IN_RUN))
+                continue
+            chosen.append(i)
+        excluded.extend(Excluded(qid, NOT_IN_QRELS) for qid in run.qids if qid not in self._qindex)
+        sel_q = np.array(chosen, dtype=np.int64)
+        ranked = self._ranked(run, sel_q, [run_index.get(qids[i], -1) for i in chosen])
+        names = [qids[i] for i in chosen]
+
+        per_query: dict[str, dict[str, float]] = {}
+        aggregates: dict[str, Aggregate] = {}
+        for m in self._computed:
+            value, num, den = compute(m, ranked)
+            per_query[m.name] = dict(zip(names, value.tolist(), strict=True))
+            aggregates[m.name] = self._aggregate(m, value, num, den)
+
+        treatments: dict[str, dict[str, Aggregate]] = {}
+        per_query_treatments: dict[str, dict[str, dict[str, float]]] = {}
+        if self.honest:
+            cond = condensed(ranked)
+            for m in self.measures:
+                if m.family not in TOP_K_FAMILIES or m.cutoff is None:
+                    continue
+                lower = compute(m, ranked)
+                mid = compute(m, cond)
+                opt = compute(m, optimistic(ranked, m.cutoff))
+                up_value = np.maximum(opt[0], lower[0])
+                up = (
+                    (up_value, *opt[1:])
+                    if m.family not in ("AP", "nDCG")
+                    else (
+                        up_value,
+                        up_value,
+                        np.ones(up_value.size),
+                    )
+                )
+                treatments[m.name] = {}
+                per_query_treatments[m.name] = {}
+                for tname, res in (("lower", lower), ("condensed", mid), ("upper", up)):
+                    treatments[m.name][tname] = self._aggregate(m, *res)
+                    per_query_treatments[m.name][tname] = dict(
+                        zip(names, res[0].tolist(), strict=True)
+                    )
+
+        return EvaluationResult(
+            run=run.tag,
+            mode="trec_eval" if self.compat == "trec_eval" else "honest",
+            average=self.average,
+            relevance_level=self.relevance_level,
+            complete=self.complete or self.honest,
+            ci_method=self.ci,
+            ci_level=self.ci_level,
+            measures=[m.name for m in self.measures],
+            queries=names,
+            per_query=per_query,
+            aggregates=aggregates,
+            excluded=excluded,
+            companions={
+                m.name: {role: c.name for role, c in comp.items()}
+                for m, comp in self._companions.items()
+            },
+            treatments=treatments,
+            per_query_treatments=per_query_treatments,
+        )
+
+    def _ranked(self, run: Run, sel_q: I64, run_rows: list[int]) -> Ranked:
+        """Rows of the chosen queries (qrels indices ``sel_q``) in trec_eval order, judged."""
+        order = run.order
+        off = run.offsets
+        pieces = [order[off[i] : off[i + 1]] for i in run_rows if i >= 0]
+        sizes = np.array([off[i + 1] - off[i] if i >= 0 else 0 for i in run_rows], dtype=np.int64)
+        rows = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        offsets = np.zeros(sel_q.size + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        seg_q = np.repeat(sel_q, sizes)
+        pos, found = self._lookup(run, rows, seg_q)
+        grade = np.zeros(rows.size, dtype=np.int64)
+        grade[found] = self.qrels.grades[pos[found]]
+        judged = found & (grade >= 0)
+        ideal = self._ideal
+        counts = np.diff(ideal.offsets)[sel_q]
+        ioff = np.zeros(sel_q.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=ioff[1:])
+        gather = np.repeat(ideal.offsets[:-1][sel_q] - ioff[:-1], counts) + np.arange(
+            int(ioff[-1]), dtype=np.int64
+        )
+        return Ranked(
+            offsets=offsets,
+            grade=grade,
+            pooled=found,
+            judged=judged,
+            num_rel=self._num_rel[sel_q],
+            num_nonrel=self._num_nonrel[sel_q],
+            ideal=Ideal(ideal.gains[gather], ioff),
+            level=self.relevance_level,
+        )
+
+    def _lookup(self, run: Run, rows: I64, seg_q: I64) -> tuple[I64, npt.NDArray[np.bool_]]:
+        """Qrels row of each run row (by query and docid), and whether it was found."""
+        q = self.qrels
+        docs = run.docids[rows]
+        if q.docids.size == 0 or rows.size == 0:
+            return np.zeros(rows.size, dtype=np.int64), np.zeros(rows.size, dtype=bool)
+        if not self._exact:
+            key = (run.hashes[rows] >> np.uint64(20)) | (seg_q.astype(np.uint64) << np.uint64(44))
+            at = np.minimum(np.searchsorted(self._keys, key), self._keys.size - 1)
+            pos = self._key_order[at].astype(np.int64)
+            found = (self._keys[at] == key) & (q.docids[pos] == docs)
+            return pos, found
+        # exact path (hash collision inside the qrels, or a huge number of queries)
+        pos = np.zeros(rows.size, dtype=np.int64)
+        found = np.zeros(rows.size, dtype=bool)
+        bounds = np.flatnonzero(np.diff(seg_q)) + 1
+        starts = np.concatenate(([0], bounds)) if rows.size else np.zeros(0, dtype=np.int64)
+        ends = np.append(bounds, rows.size)
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+            qi = int(seg_q[a])
+            lo, hi = int(q.offsets[qi]), int(q.offsets[qi + 1])
+            seg_docs = q.docids[lo:hi]
+            if hi == lo:
+                continue
+            at = np.minimum(np.searchsorted(seg_docs, docs[a:b]), hi - lo - 1)
+            pos[a:b] = lo + at
+            found[a:b] = seg_docs[at] == docs[a:b]
+        return pos, found
+
+    def _aggregate(self, m: Measure, value: F64, num: F64, den: F64) -> Aggregate:
+        n = int(value.size)
+        if m.is_count:
+            return Aggregate(math.fsum(value.tolist()), None, None, None, n, "sum")
+        if n == 0:
+            return Aggregate(math.nan, math.nan, math.nan, self.ci, 0, self.average)
+        if self.average == "micro":
+            total = math.fsum(den.tolist())
+            agg = math.fsum(num.tolist()) / total if total > 0 else 0.0
+            mean_den = total / n
+            sample = agg + (num - agg * den) / mean_den if mean_den > 0 else np.zeros(n)
+        else:
+            agg = math.fsum(value.tolist()) / n  # correctly rounded sum: no drift with n
+            sample = value
+        lo: float | None = None
+        hi: float | None = None
+        if self.ci is not None:
+            # imported here, not at the top: reading files through the package stays scipy-free
+            from metrics.stats import bootstrap_ci, t_ci
+        if self.ci == "bootstrap":
+            lo, hi = bootstrap_ci(
+                sample, level=self.ci_level, n_resamples=self.n_resamples, seed=self.seed
+            )
+        elif self.ci == "t":
+            lo, hi = t_ci(sample, level=self.ci_level)
+        return Aggregate(agg, lo, hi, self.ci, n, self.average)
+
+
+def evaluate(
+    qrels: Qrels | Mapping[str, Mapping[str, int]],
+    run: Run | Mapping[str, Mapping[str, float]],
+    measures: Sequence[str | Measure],
+    *,
+    compat: Compat = None,
+    relevance_level: int = 1,
+    complete: bool = False,
+    average: Average = "macro",
+    ci: CiMethod = "bootstrap",
+    ci_level: float = 0.95,
+    seed: int = 0,
+) -> EvaluationResult:
+    """Evaluate ``run`` against ``qrels`` on ``measures``; see the module docstring.
+
+    ``compat="trec_eval"`` reproduces trec_eval 10.0 (``complete`` = its ``-c``); the default
+    honest mode excludes zero-relevant queries, scores unanswered queries 0, and adds ceilings,
+    Judged@k and unjudged treatments. Every aggregate carries a ``ci_level`` interval by
+    ``ci`` ("bootstrap" over queries, "t", or None).
+    """
+    return Evaluator(
+        qrels,
+        measures,
+        compat=compat,
+        relevance_level=relevance_level,
+        complete=complete,
+        average=average,
+        ci=ci,
+        ci_level=ci_level,
+        seed=seed,
+    ).evaluate(run)

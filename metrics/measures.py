@@ -1,0 +1,355 @@
+"""Retrieval measures, vectorised over all queries of a run at once.
+
+A :class:`Ranked` holds the retrieved documents of every evaluated query, flattened in trec_eval
+order (score descending, ties by docid descending), each row carrying its qrels grade, plus the
+per-query facts from the qrels (R, judged non-relevant count, ideal gains). Every measure is a
+function of a ``Ranked`` that returns per-query ``(value, numerator, denominator)`` arrays; the
+numerator and denominator are what micro-averaging sums (see :func:`compute`).
+
+Conventions (trec_eval 10.0; ``level`` = relevance level, default 1):
+
+- a row is *relevant* when judged with grade >= level; *judged* when present in the qrels with a
+  grade >= 0; a negative grade means "pooled but not judged" and counts as unjudged;
+- R = number of qrels documents with grade >= level (retrieved or not);
+- nDCG gain is the raw grade of a judged row with grade > 0, whatever the level (trec_eval's
+  ``ndcg``/``ndcg_cut``); the discount at rank r is log2(r + 1); the ideal ranking uses every
+  qrels grade >= 1;
+- a query with R = 0 scores 0 on every measure that divides by R.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from metrics.names import Measure
+
+__all__ = [
+    "INFAP_EPSILON",
+    "TOP_K_FAMILIES",
+    "Ideal",
+    "Ranked",
+    "compute",
+    "condensed",
+    "optimistic",
+]
+
+I64 = npt.NDArray[np.int64]
+F64 = npt.NDArray[np.float64]
+Bool = npt.NDArray[np.bool_]
+
+INFAP_EPSILON = 0.00001  # trec_eval m_infAP.c
+TOP_K_FAMILIES = frozenset({"P", "R", "RR", "AP", "nDCG", "Success"})
+"""Families whose value at a cutoff depends on unjudged documents in the top k (treatments)."""
+
+
+def _seg_of(offsets: I64) -> I64:
+    return np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
+
+
+@dataclass(frozen=True)
+class Ideal:
+    """Per-query ideal gains (qrels grades >= 1, descending), flattened with ``offsets``."""
+
+    gains: F64
+    offsets: I64
+
+    @classmethod
+    def from_grades(cls, grades: I64, offsets: I64) -> Ideal:
+        """Ideal gains from per-query qrels grades (any order)."""
+        seg = _seg_of(offsets)
+        keep = grades >= 1
+        g = grades[keep].astype(np.float64)
+        s = seg[keep]
+        order = np.lexsort((-g, s))
+        counts = np.bincount(s, minlength=offsets.size - 1)
+        off = np.zeros(offsets.size, dtype=np.int64)
+        np.cumsum(counts, out=off[1:])
+        return cls(g[order], off)
+
+    @cached_property
+    def _cum(self) -> F64:
+        """Per-query cumulative ideal DCG, flattened like ``gains``."""
+        n = self.gains.size
+        if n == 0:
+            return np.zeros(0)
+        seg = _seg_of(self.offsets)
+        pos = np.arange(n, dtype=np.int64) - self.offsets[seg] + 1
+        return _seg_cumsum(self.gains / np.log2(pos + 1.0), self.offsets, seg)
+
+    def idcg(self, k: int | None) -> F64:
+        """Ideal DCG at cutoff k (None: all ideal documents), per query."""
+        counts = np.diff(self.offsets)
+        take = counts if k is None else np.minimum(counts, k)
+        out = np.zeros(counts.size)
+        has = take > 0
+        out[has] = self._cum[self.offsets[:-1][has] + take[has] - 1]
+        return out
+
+
+def _seg_cumsum(x: npt.NDArray[Any], offsets: I64, seg: I64) -> F64:
+    """Cumulative sum restarting at every segment (inclusive)."""
+    c = np.cumsum(x, dtype=np.float64)
+    base = np.concatenate(([0.0], c))[offsets[:-1]]
+    out: F64 = c - base[seg]
+    return out
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Retrieved rows of ``nq`` queries in trec_eval order, with their judgments.
+
+    ``offsets[i]:offsets[i+1]`` are the rows of query i, best first. ``grade`` is the qrels grade
+    of each row (anything for rows not in the qrels), ``pooled`` marks rows present in the qrels
+    and ``judged`` rows present with grade >= 0. ``num_rel`` (R) and ``num_nonrel`` (judged with
+    0 <= grade < level) come from the qrels, as does ``ideal``.
+    """
+
+    offsets: I64
+    grade: I64
+    pooled: Bool
+    judged: Bool
+    num_rel: I64
+    num_nonrel: I64
+    ideal: Ideal
+    level: int
+
+    @property
+    def nq(self) -> int:
+        """Number of queries."""
+        return int(self.offsets.size - 1)
+
+    @cached_property
+    def seg(self) -> I64:
+        """Query index of every row."""
+        return _seg_of(self.offsets)
+
+    @cached_property
+    def pos(self) -> I64:
+        """1-based rank of every row within its query."""
+        return np.arange(self.grade.size, dtype=np.int64) - self.offsets[self.seg] + 1
+
+    @cached_property
+    def rel(self) -> Bool:
+        """Row is judged relevant (grade >= level)."""
+        return self.judged & (self.grade >= self.level)
+
+    @cached_property
+    def num_ret(self) -> I64:
+        """Retrieved documents per query."""
+        out: I64 = np.diff(self.offsets)
+        return out
+
+    @cached_property
+    def crel(self) -> F64:
+        """Relevant rows at or above each row, within its query."""
+        return _seg_cumsum(self.rel, self.offsets, self.seg)
+
+    def per_query(self, mask: Bool, weights: F64 | None = None) -> F64:
+        """Sum over rows selected by ``mask`` (of ``weights``, default 1) per query."""
+        sel = np.flatnonzero(mask)  # usually few rows (top k, relevant): sum only those
+        w = None if weights is None else weights[sel]
+        out: F64 = np.bincount(self.seg[sel], weights=w, minlength=self.nq).astype(np.float64)
+        return out
+
+    def top(self, k: int | None) -> Bool:
+        """Rows ranked within the first k (all rows when k is None)."""
+        if k is None:
+            return np.ones(self.grade.size, dtype=bool)
+        return self.pos <= k
+
+
+def _ratio(num: F64, den: F64) -> F64:
+    out = np.zeros(num.size)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+Result = tuple[F64, F64, F64]
+
+
+def _frac(num: F64, den: F64) -> Result:
+    return _ratio(num, den), num, den
+
+
+def _value(v: F64) -> Result:
+    return v, v, np.ones(v.size)
+
+
+def _precision(r: Ranked, k: int) -> Result:
+    """P@k = |rel in top k| / k (trec_eval ``P_k``: the divisor is k even if fewer retrieved)."""
+    return _frac(r.per_query(r.rel & r.top(k)), np.full(r.nq, float(k)))
+
+
+def _recall(r: Ranked, k: int) -> Result:
+    """R@k = |rel in top k| / R (trec_eval ``recall_k``)."""
+    return _frac(r.per_query(r.rel & r.top(k)), r.num_rel.astype(np.float64))
+
+
+def _ceiling(r: Ranked, k: int) -> Result:
+    """ceiling@k = min(k, R) / R: the best R@k any ranking can reach."""
+    rr = r.num_rel.astype(np.float64)
+    return _frac(np.minimum(rr, float(k)), rr)
+
+
+def _success(r: Ranked, k: int) -> Result:
+    """Success@k = 1 if any relevant document is in the top k, else 0."""
+    return _value((r.per_query(r.rel & r.top(k)) > 0).astype(np.float64))
+
+
+def _rr(r: Ranked, k: int | None) -> Result:
+    """RR = 1 / rank of the first relevant document (0 if none; RR@k: none in the top k)."""
+    first = r.rel & (r.crel == 1) & r.top(k)
+    return _value(r.per_query(first, 1.0 / r.pos))
+
+
+def _ap(r: Ranked, k: int | None) -> Result:
+    """AP = sum over relevant rows in the top k of P@rank, / R (trec_eval ``map``/``map_cut``)."""
+    s = r.per_query(r.rel & r.top(k), r.crel / r.pos)
+    return _value(_ratio(s, r.num_rel.astype(np.float64)))
+
+
+def _rprec(r: Ranked) -> Result:
+    """R-prec = |rel in top R| / R."""
+    return _frac(r.per_query(r.rel & (r.pos <= r.num_rel[r.seg])), r.num_rel.astype(np.float64))
+
+
+def _ndcg(r: Ranked, k: int | None) -> Result:
+    """nDCG@k = DCG@k / IDCG@k, DCG = sum gain / log2(rank + 1), gain = grade (> 0, judged)."""
+    gain = np.where(r.judged & (r.grade > 0), r.grade, 0).astype(np.float64)
+    dcg = r.per_query(r.top(k) & (gain > 0), gain / np.log2(r.pos + 1.0))
+    return _value(_ratio(dcg, r.ideal.idcg(k)))
+
+
+def _bpref(r: Ranked) -> Result:
+    """bpref (Buckley & Voorhees 2004, trec_eval 8+).
+
+    (1/R) * sum over retrieved relevant d of (1 - min(n_d, R) / min(N, R)), n_d = judged
+    non-relevant documents ranked above d, N = judged non-relevant in the qrels; the term is 1
+    when n_d = 0. Unjudged documents are ignored.
+    """
+    nonrel = r.judged & (r.grade < r.level)
+    nb = _seg_cumsum(nonrel, r.offsets, r.seg)
+    big_r = r.num_rel[r.seg].astype(np.float64)
+    den = np.minimum(r.num_nonrel[r.seg], r.num_rel[r.seg]).astype(np.float64)
+    term = np.ones(nb.size)
+    some = r.rel & (nb > 0)  # then a judged non-relevant and a relevant exist: den >= 1
+    term[some] = 1.0 - np.minimum(nb[some], big_r[some]) / den[some]
+    return _value(_ratio(r.per_query(r.rel, term), r.num_rel.astype(np.float64)))
+
+
+def _infap(r: Ranked) -> Result:
+    """infAP (Yilmaz & Aslam 2006) exactly as trec_eval's ``m_infAP.c``.
+
+    For the relevant row at 0-based index j > 0, with r, n, u the judged relevant, judged
+    non-relevant and pooled-but-unjudged (negative grade) rows above it:
+    1/(j+1) + j/(j+1) * ((r + n + u)/j) * ((r + eps)/(r + n + 2 eps)); 1 at j = 0; documents
+    absent from the qrels only advance j. Summed and divided by R.
+    """
+    nonrel = r.judged & (r.grade < r.level)
+    unj = r.pooled & ~r.judged
+    rb = r.crel - 1.0
+    nb = _seg_cumsum(nonrel, r.offsets, r.seg)
+    ub = _seg_cumsum(unj, r.offsets, r.seg)
+    j = (r.pos - 1).astype(np.float64)
+    js = np.maximum(j, 1.0)
+    eps = INFAP_EPSILON
+    term = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((rb + nb + ub) / js) * (
+        (rb + eps) / (rb + nb + 2.0 * eps)
+    )
+    term = np.where(j == 0, 1.0, term)
+    return _value(_ratio(r.per_query(r.rel, term), r.num_rel.astype(np.float64)))
+
+
+def _judged(r: Ranked, k: int | None, judged: bool) -> Result:
+    """Judged@k = judged rows in the top k / min(k, retrieved) (0 for an empty ranking)."""
+    mask = r.judged if judged else ~r.judged
+    den = r.num_ret if k is None else np.minimum(r.num_ret, k)
+    return _frac(r.per_query(mask & r.top(k)), den.astype(np.float64))
+
+
+def compute(measure: Measure, r: Ranked) -> Result:
+    """Per-query ``(value, numerator, denominator)`` of ``measure`` over ``r``.
+
+    For ratio-of-counts measures (P, R, ceiling, Rprec, Judged, Unjudged, Success, Num*) the
+    value is numerator / denominator (0 when the denominator is 0) and micro-averaging is
+    sum(numerator) / sum(denominator). For the others numerator = value, denominator = 1.
+    """
+    f, k = measure.family, measure.cutoff
+    if f == "P":
+        assert k is not None
+        return _precision(r, k)
+    if f == "R":
+        assert k is not None
+        return _recall(r, k)
+    if f == "ceiling":
+        assert k is not None
+        return _ceiling(r, k)
+    if f == "Success":
+        assert k is not None
+        return _success(r, k)
+    if f == "RR":
+        return _rr(r, k)
+    if f == "AP":
+        return _ap(r, k)
+    if f == "Rprec":
+        return _rprec(r)
+    if f == "nDCG":
+        return _ndcg(r, k)
+    if f == "Bpref":
+        return _bpref(r)
+    if f == "infAP":
+        return _infap(r)
+    if f in ("Judged", "Unjudged"):
+        return _judged(r, k, f == "Judged")
+    if f == "NumRel":
+        return _value(r.num_rel.astype(np.float64))
+    if f == "NumRet":
+        return _value(r.num_ret.astype(np.float64))
+    if f == "NumRelRet":
+        return _value(r.per_query(r.rel))
+    raise ValueError(f"no implementation for measure {measure.name}")  # pragma: no cover
+
+
+def condensed(r: Ranked) -> Ranked:
+    """The condensed ranking (Sakai 2007): unjudged rows removed, judged rows moved up.
+
+    R, the judged non-relevant count and the ideal gains are unchanged.
+    """
+    keep = r.judged
+    counts = np.bincount(r.seg[keep], minlength=r.nq)
+    off = np.zeros(r.nq + 1, dtype=np.int64)
+    np.cumsum(counts, out=off[1:])
+    return replace(
+        r, offsets=off, grade=r.grade[keep], pooled=r.pooled[keep], judged=r.judged[keep]
+    )
+
+
+def optimistic(r: Ranked, k: int) -> Ranked:
+    """Unjudged rows in the top k treated as relevant with grade = level (the upper treatment).
+
+    Those u_k documents become relevant documents of the query, so R grows by u_k and the ideal
+    ranking gains u_k documents of gain ``level`` (so nDCG@k and AP@k stay within [0, 1]).
+    """
+    flip = ~r.judged & r.top(k)
+    u = np.bincount(r.seg[flip], minlength=r.nq)
+    if not u.any():
+        return r
+    grade = np.where(flip, r.level, r.grade)
+    gains = np.concatenate((r.ideal.gains, np.full(int(u.sum()), float(r.level))))
+    seg = np.concatenate((_seg_of(r.ideal.offsets), np.repeat(np.arange(r.nq), u)))
+    order = np.lexsort((-gains, seg))
+    off = np.zeros(r.nq + 1, dtype=np.int64)
+    np.cumsum(np.bincount(seg, minlength=r.nq), out=off[1:])
+    return replace(
+        r,
+        grade=grade,
+        pooled=r.pooled | flip,
+        judged=r.judged | flip,
+        num_rel=r.num_rel + u,
+        ideal=Ideal(gains[order], off),
+    )

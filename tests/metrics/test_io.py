@@ -1,0 +1,349 @@
+"""Reading and writing TREC runs and qrels: formats, sources, exact numbers, and every problem."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import math
+import random
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from metrics.io import (
+    Problem,
+    Qrels,
+    Run,
+    TrecFormatError,
+    parse_qrels,
+    parse_run,
+    read_qrels,
+    read_run,
+    write_qrels,
+    write_run,
+)
+
+RUN = b"""\
+q1 Q0 d1 1 3.5 tagA
+q1 Q0 d2 2 2.25 tagA
+q2 Q0 d9 1 -1 tagB
+q2 Q0 d1 2 -7.125e-1 tagA
+"""
+
+QRELS = b"""\
+q1 0 d1 2
+q1 0 d3 0
+q2 0 d9 -1
+q2 0 d1 1
+"""
+
+
+def _errors(data: bytes, *, qrels: bool = False, **kw: object) -> TrecFormatError:
+    reader = parse_qrels if qrels else parse_run
+    with pytest.raises(TrecFormatError) as info:
+        reader(data, source="f.txt", **kw)  # type: ignore[arg-type]
+    return info.value
+
+
+# -- sources -------------------------------------------------------------------------------
+
+
+def test_run_table_keeps_file_order_and_values() -> None:
+    table = parse_run(RUN)
+    assert table.qids == ["q1", "q1", "q2", "q2"]
+    assert table.docids == ["d1", "d2", "d9", "d1"]
+    assert table.ranks.tolist() == [1, 2, 1, 2]
+    assert table.scores.tolist() == [3.5, 2.25, -1.0, -0.7125]
+    assert table.tags == ["tagA", "tagB"]
+    assert table.lines == 4
+
+
+def test_path_string_pathlike_file_object_and_bytes_read_the_same(tmp_path: Path) -> None:
+    p = tmp_path / "run.txt"
+    p.write_bytes(RUN)
+    expected = parse_run(RUN)
+    for src in (str(p), p, io.BytesIO(RUN)):
+        got = parse_run(src)
+        assert got.docids == expected.docids
+        assert got.scores.tolist() == expected.scores.tolist()
+
+
+def test_gzip_is_detected_by_magic_bytes_not_by_name(tmp_path: Path) -> None:
+    disguised = tmp_path / "run.txt"
+    disguised.write_bytes(gzip.compress(RUN))
+    plain_named_gz = tmp_path / "run.gz"
+    plain_named_gz.write_bytes(RUN)
+    assert parse_run(disguised).docids == ["d1", "d2", "d9", "d1"]
+    assert parse_run(plain_named_gz).docids == ["d1", "d2", "d9", "d1"]
+    assert parse_run(gzip.compress(RUN)).lines == 4
+
+
+def test_comments_blank_lines_tabs_and_crlf_are_tolerated() -> None:
+    data = (
+        b"# a comment\r\n\r\nq1\tQ0\td1\t1\t3.5\tt\r\n   \r\n  # indented comment\nq1 Q0  d2 2 1 t"
+    )
+    table = parse_run(data)
+    assert table.docids == ["d1", "d2"]
+    assert table.scores.tolist() == [3.5, 1.0]
+
+
+def test_text_mode_file_object_is_refused_with_a_clear_message() -> None:
+    with pytest.raises(TypeError, match="binary"):
+        parse_run(io.StringIO(RUN.decode()))  # type: ignore[arg-type]
+
+
+def test_utf8_docids_round_trip() -> None:
+    table = parse_run("q1 Q0 caf\u00e9 1 1 t\n".encode())
+    assert table.docids == ["caf\u00e9"]
+
+
+# -- exact numbers -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0",
+        "-0",
+        "+1",
+        "1.",
+        ".5",
+        "-.5",
+        "49.19109429178723",
+        "0.12345678901234567",
+        "123456789012345678901234",
+        "3.60098e-10",
+        "1E+5",
+        "0.000000000000000000000000001",
+        "9007199254740993",
+        "2.00000",
+    ],
+)
+def test_scores_equal_python_float_exactly(text: str) -> None:
+    table = parse_run(f"q Q0 d 1 {text} t\n".encode())
+    assert table.scores[0] == float(text)
+    assert math.copysign(1.0, table.scores[0]) == math.copysign(1.0, float(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=False, allow_infinity=False, width=64), min_size=1, max_size=40),
+    st.sampled_from(["{!r}", "{:.6f}", "{:.17g}", "{:.3e}", "{:.12f}"]),
+)
+def test_any_finite_score_in_any_spelling_reads_as_python_float(
+    scores: list[float], spelling: str
+) -> None:
+    texts = [spelling.format(s) for s in scores]
+    assume(all(math.isfinite(float(t)) for t in texts))  # '{:.3e}' can round up past DBL_MAX
+    data = "".join(f"q Q0 d{i} {i} {t} tag\n" for i, t in enumerate(texts)).encode()
+    table = parse_run(data)
+    assert table.scores.tolist() == [float(t) for t in texts]
+
+
+def test_large_file_parses_across_chunks_with_exact_values() -> None:
+    rng = np.random.default_rng(1)
+    n = 120_000
+    scores = (rng.random(n) * 100).tolist()
+    lines = [f"{i // 1000} Q0 doc{i} {i % 1000 + 1} {scores[i]!r} big\n" for i in range(n)]
+    table = parse_run("".join(lines).encode())
+    assert table.lines == n
+    assert table.scores.tolist() == scores
+    assert table.docids[-1] == f"doc{n - 1}"
+
+
+# -- problems ------------------------------------------------------------------------------
+
+
+def test_wrong_field_count_names_the_line_and_the_count() -> None:
+    err = _errors(b"q1 Q0 d1 1 2.0 t\nq1 Q0 d2 2 1.0\n")
+    assert err.problems == [Problem(2, "expected 6 fields (qid Q0 docid rank score tag), found 5")]
+    assert str(err) == "f.txt line 2: expected 6 fields (qid Q0 docid rank score tag), found 5"
+
+
+def test_qrels_wrong_field_count_is_reported() -> None:
+    err = _errors(b"q1 0 d1 1\nq1 0 d2\n", qrels=True)
+    assert err.problems == [Problem(2, "expected 4 fields (qid iteration docid grade), found 3")]
+
+
+def test_score_that_is_not_a_number_is_reported_with_its_text() -> None:
+    err = _errors(b"q1 Q0 d1 1 abc t\n")
+    assert err.problems == [Problem(1, "score 'abc' is not a number")]
+
+
+@pytest.mark.parametrize("bad", [b"nan", b"NaN", b"inf", b"-Infinity"])
+def test_non_finite_scores_are_rejected(bad: bytes) -> None:
+    err = _errors(b"q1 Q0 d1 1 " + bad + b" t\n")
+    assert err.problems[0].line == 1
+    assert "not a finite number" in err.problems[0].message
+
+
+def test_score_overflowing_a_double_is_rejected() -> None:
+    err = _errors(b"q1 Q0 d1 1 1e999 t\n")
+    assert err.problems == [Problem(1, "score '1e999' is out of range")]
+
+
+def test_score_with_underscores_is_not_a_number() -> None:
+    err = _errors(b"q1 Q0 d1 1 1_000 t\n")
+    assert err.problems == [Problem(1, "score '1_000' is not a number")]
+
+
+def test_rank_that_is_not_an_integer_is_reported() -> None:
+    err = _errors(b"q1 Q0 d1 1.5 2 t\nq1 Q0 d2 x 1 t\n")
+    assert err.problems == [
+        Problem(1, "rank '1.5' is not an integer"),
+        Problem(2, "rank 'x' is not an integer"),
+    ]
+
+
+def test_grade_that_is_not_an_integer_is_reported() -> None:
+    err = _errors(b"q1 0 d1 1\nq1 0 d2 high\n", qrels=True)
+    assert err.problems == [Problem(2, "grade 'high' is not an integer")]
+
+
+def test_negative_grades_are_allowed_in_qrels() -> None:
+    qrels = read_qrels(b"q1 0 d1 -1\nq1 0 d2 3\n")
+    assert qrels.judgments("q1") == {"d1": -1, "d2": 3}
+
+
+def test_duplicate_docid_in_a_run_names_both_lines() -> None:
+    err = _errors(b"q1 Q0 d1 1 2 t\nq2 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq1 Q0 d1 3 0 t\n")
+    assert err.problems == [Problem(4, "duplicate docid 'd1' for query 'q1' (first on line 1)")]
+
+
+def test_duplicate_docid_in_qrels_names_both_lines() -> None:
+    err = _errors(b"q1 0 d1 1\nq1 0 d1 0\n", qrels=True)
+    assert err.problems == [Problem(2, "duplicate docid 'd1' for query 'q1' (first on line 1)")]
+
+
+@pytest.mark.parametrize("data", [b"", b"\n\n  \n", b"# only a comment\n"])
+def test_file_without_data_lines_is_an_error(data: bytes) -> None:
+    err = _errors(data)
+    assert err.problems == [Problem(0, "no data lines (empty file)")]
+    assert str(err) == "f.txt: no data lines (empty file)"
+
+
+def test_bad_utf8_is_a_problem_on_its_line() -> None:
+    err = _errors(b"q1 Q0 d1 1 2 t\nq1 Q0 d\xff2 2 1 t\n")
+    assert err.problems == [Problem(2, "not valid UTF-8 (byte 0xff at column 8)")]
+
+
+def test_corrupt_gzip_is_a_whole_file_problem() -> None:
+    err = _errors(gzip.compress(RUN)[:20])
+    assert err.problems[0].line == 0
+    assert "gzip" in err.problems[0].message
+
+
+def test_every_problem_is_collected_and_the_list_is_capped_with_the_total() -> None:
+    lines = [f"q1 Q0 d{i} {i} x{i} t\n" for i in range(1, 251)]
+    err = _errors("".join(lines).encode(), max_problems=5)
+    assert err.total == 250
+    assert [p.line for p in err.problems] == [1, 2, 3, 4, 5]
+    assert str(err) == "f.txt line 1: score 'x1' is not a number (and 249 more problems)"
+
+
+def test_problem_deep_in_a_large_file_has_its_exact_line_number() -> None:
+    lines = [f"q{i // 1000} Q0 d{i} {i} 1.0 t\n" for i in range(150_000)]
+    lines[123_456] = "q123 Q0 dX 1 oops t\n"
+    lines[140_000] = "# comment\n"
+    lines[140_001] = "q140 Q0 d140001 1 1.0\n"
+    err = _errors("".join(lines).encode())
+    assert err.problems == [
+        Problem(123_457, "score 'oops' is not a number"),
+        Problem(140_002, "expected 6 fields (qid Q0 docid rank score tag), found 5"),
+    ]
+
+
+def test_problems_of_different_kinds_are_reported_together_in_line_order() -> None:
+    data = b"q1 Q0 d1 1 2 t\nq1 Q0 d1 2 1 t\nq1 Q0 d3 3\nq1 Q0 d4 r 1 t\n"
+    err = _errors(data)
+    assert [p.line for p in err.problems] == [2, 3, 4]
+    assert err.total == 3
+
+
+# -- grouped types -------------------------------------------------------------------------
+
+
+def test_read_run_groups_interleaved_queries_in_first_seen_order() -> None:
+    run = read_run(b"q2 Q0 a 1 1 t\nq1 Q0 b 1 5 t\nq2 Q0 c 2 3 t\n")
+    assert run.qids == ("q2", "q1")
+    assert run.scores_of("q2") == {"a": 1.0, "c": 3.0}
+    assert run.tag == "t"
+    assert len(run) == 3
+
+
+def test_ranking_is_score_descending_with_ties_by_docid_descending() -> None:
+    run = Run.from_dict({"q": {"A": 1.0, "Z": 1.0, "10": 2.0, "9": 2.0, "m": 0.5}})
+    assert run.ranking("q") == ["9", "10", "Z", "A", "m"]
+    assert run.ranking("absent") == []
+
+
+def test_ranking_ignores_the_rank_column() -> None:
+    run = read_run(b"q Q0 low 1 0.1 t\nq Q0 high 2 0.9 t\n")
+    assert run.ranking("q") == ["high", "low"]
+
+
+def test_run_from_dict_and_to_dict_round_trip() -> None:
+    data = {"q1": {"a": 2.0, "b": 1.5}, "q2": {"c": -1.0}}
+    assert Run.from_dict(data).to_dict() == data
+
+
+def test_qrels_from_dict_gives_judgments_per_query() -> None:
+    qrels = Qrels.from_dict({"q1": {"b": 0, "a": 2}, "q2": {"x": -1}})
+    assert qrels.judgments("q1") == {"a": 2, "b": 0}
+    assert qrels.judgments("nope") == {}
+    assert qrels.num_rel("q1") == 1
+    assert "q2" in qrels and "q3" not in qrels
+
+
+def test_written_run_reads_back_to_the_same_scores_and_order(tmp_path: Path) -> None:
+    run = Run.from_dict({"q1": {"a": 0.1 + 0.2, "b": 1e-300, "c": 0.1 + 0.2}, "q2": {"x": 7.0}})
+    for name in ("out.txt", "out.txt.gz"):
+        write_run(run, tmp_path / name, tag="mine")
+        back = read_run(tmp_path / name)
+        assert back.to_dict() == run.to_dict()
+        assert back.ranking("q1") == run.ranking("q1") == ["c", "a", "b"]
+        assert back.tag == "mine"
+    table = parse_run(tmp_path / "out.txt")
+    assert table.ranks.tolist() == [1, 2, 3, 1]
+
+
+def test_written_qrels_read_back_equal(tmp_path: Path) -> None:
+    qrels = read_qrels(QRELS)
+    buf = io.BytesIO()
+    write_qrels(qrels, buf)
+    assert read_qrels(buf.getvalue()).to_dict() == qrels.to_dict()
+    assert parse_qrels(QRELS).to_dict() == {
+        "q1": {"d1": 2, "d3": 0},
+        "q2": {"d9": -1, "d1": 1},
+    }
+
+
+def test_write_run_refuses_a_tag_with_spaces(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="tag"):
+        write_run(Run.from_dict({"q": {"d": 1.0}}), tmp_path / "r.txt", tag="two words")
+
+
+def test_adversarial_scores_read_exactly_like_python_float() -> None:
+    # long mantissas, exponents, and decimal strings at or next to halfway points between two
+    # doubles (where a naive or double-rounded conversion goes wrong)
+    rnd = random.Random(5)
+    spellings = ["{!r}", "{:.17g}", "{:.18e}", "{:.19g}", "{:.16f}", "{:.3e}", "{:.20f}", "{:.1E}"]
+    texts = []
+    for _ in range(20_000):
+        x = struct.unpack("d", struct.pack("Q", rnd.getrandbits(64)))[0]
+        if rnd.random() < 0.5:
+            x = rnd.uniform(0, 1) * 10 ** rnd.randint(-25, 25)
+        t = rnd.choice(spellings).format(x)
+        if math.isfinite(x) and math.isfinite(float(t)) and len(t) < 60:
+            texts.append(t)
+    for k in range(1, 60):
+        for m in range(1, 30):
+            texts.append("%.25g" % ((2**53 + m) * 2.0**k + 2.0 ** (k - 1)))
+            texts.append(repr((2**53 + 2 * m + 1) / 2 ** (53 - k)))
+    data = "".join(f"q Q0 d{i} {i} {t} x\n" for i, t in enumerate(texts)).encode()
+    table = parse_run(data)
+    assert [repr(v) for v in table.scores.tolist()] == [repr(float(t)) for t in texts]
