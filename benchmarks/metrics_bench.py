@@ -137,8 +137,8 @@ def _child(tool: str, qrels: str, runs: list[str], measures: list[tuple[str, str
         for path in runs:
             with open(path) as f:
                 r = pytrec_eval.parse_run(f)
-            res = ev.evaluate(r)
-            values += sum(len(v) for v in res.values())
+            per_query = ev.evaluate(r)
+            values += sum(len(v) for v in per_query.values())
     elif tool == "ranx":
         from ranx import Qrels, Run, evaluate
 
@@ -157,11 +157,10 @@ def _child(tool: str, qrels: str, runs: list[str], measures: list[tuple[str, str
 
         parsed = [ir_measures.parse_measure(m) for m in ours]
         t0 = time.perf_counter()
-        q = list(ir_measures.read_trec_qrels(qrels))
+        judged = list(ir_measures.read_trec_qrels(qrels))  # type: ignore[no-untyped-call]
         for path in runs:
-            values += sum(
-                1 for _ in ir_measures.iter_calc(parsed, q, ir_measures.read_trec_run(path))
-            )
+            run_rows = ir_measures.read_trec_run(path)  # type: ignore[no-untyped-call]
+            values += sum(1 for _ in ir_measures.iter_calc(parsed, judged, run_rows))
     else:
         raise SystemExit(f"unknown tool {tool}")
     seconds = time.perf_counter() - t0

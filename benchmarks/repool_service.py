@@ -51,20 +51,22 @@ def main() -> None:
     campaign = Campaign.objects.filter(name="medical-bench").first()
     if campaign is None:
         t0 = time.perf_counter()
-        campaign = campaign_create(name="medical-bench",
-                                   unknown_topic_policy=UnknownTopicPolicy.IGNORE)
+        campaign = campaign_create(
+            name="medical-bench", unknown_topic_policy=UnknownTopicPolicy.IGNORE
+        )
         qids = sorted({line.split()[0] for line in (medical / "qrels.txt").open()})
         Topic.objects.bulk_create(Topic(campaign=campaign, qid=q, title=q) for q in qids)
         owner, _ = get_user_model().objects.get_or_create(username="bench-owner")
         skipped = []
         for path in sorted((medical / "runs").glob("input.*.gz")):
             try:
-                run_submit(campaign=campaign, owner=owner, data=path.read_bytes(),
-                           source=path.name)
+                run_submit(campaign=campaign, owner=owner, data=path.read_bytes(), source=path.name)
             except DomainError as exc:
                 skipped.append(f"{path.name}: {exc.message}")
-        print(f"set-up: {campaign.runs.count()} runs in {time.perf_counter() - t0:.1f} s; "
-              f"skipped {skipped}")
+        print(
+            f"set-up: {campaign.runs.count()} runs in {time.perf_counter() - t0:.1f} s; "
+            f"skipped {skipped}"
+        )
     from judging.assessments.models import JudgingSlot
 
     JudgingSlot.objects.filter(campaign=campaign).delete()  # the previous timing's queue
@@ -73,14 +75,29 @@ def main() -> None:
     worker = None
     if settings.CELERY_BROKER_CONFIGURED:
         worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "judging", "worker", "--concurrency", "1",
-             "--without-gossip", "--without-mingle", "--loglevel", "WARNING"],
-            cwd=ROOT, env=os.environ.copy())
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "judging",
+                "worker",
+                "--concurrency",
+                "1",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel",
+                "WARNING",
+            ],
+            cwd=ROOT,
+            env=os.environ.copy(),
+        )
         time.sleep(4)  # let the worker connect before timing
     try:
         start = time.perf_counter()
-        version, _ = pool_request(campaign=campaign, strategy="depth", depth=100,
-                                  runs=list(campaign.runs.all()))
+        version, _ = pool_request(
+            campaign=campaign, strategy="depth", depth=100, runs=list(campaign.runs.all())
+        )
         while True:
             version.refresh_from_db()
             if version.state in ("built", "failed"):
@@ -92,9 +109,11 @@ def main() -> None:
             worker.terminate()
             worker.wait(timeout=30)
     where = "a Celery worker over Redis" if worker is not None else "inline (no broker)"
-    print(f"re-pool depth 100, {len(version.run_tags)} runs, {version.total_topics} topics, "
-          f"{version.num_documents} documents, state {version.state}: {elapsed:.2f} s "
-          f"({where}); target < 30 s -> {'met' if elapsed < 30 else 'NOT met'}")
+    print(
+        f"re-pool depth 100, {len(version.run_tags)} runs, {version.total_topics} topics, "
+        f"{version.num_documents} documents, state {version.state}: {elapsed:.2f} s "
+        f"({where}); target < 30 s -> {'met' if elapsed < 30 else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

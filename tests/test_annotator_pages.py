@@ -21,12 +21,17 @@ EVIL = '<script>alert("pwned")</script> solar <b>sails</b> & "quotes"'
 @pytest.fixture
 def judging_campaign(campaign: Any, researcher: Any) -> Any:
     campaign.topics.filter(qid="401").update(
-        title="solar sails", description="How do solar <sails> work?",
-        narrative="Relevant: physics of light pressure.")
-    run_submit(campaign=campaign, owner=researcher, tag="secret-run-tag",
-               results={"401": {"D1": 3.0, "D2": 2.0, "D3": 1.0}})
-    Document.objects.create(campaign=campaign, docid="D1", title="Solar sails explained",
-                            text=EVIL)
+        title="solar sails",
+        description="How do solar <sails> work?",
+        narrative="Relevant: physics of light pressure.",
+    )
+    run_submit(
+        campaign=campaign,
+        owner=researcher,
+        tag="secret-run-tag",
+        results={"401": {"D1": 3.0, "D2": 2.0, "D3": 1.0}},
+    )
+    Document.objects.create(campaign=campaign, docid="D1", title="Solar sails explained", text=EVIL)
     Document.objects.create(campaign=campaign, docid="D2", title="Sails", text="A second text.")
     Document.objects.create(campaign=campaign, docid="D3", title="", text="A third text.")
     pool_request(campaign=campaign, strategy="depth", depth=10)
@@ -91,8 +96,9 @@ def test_going_back_changes_an_earlier_judgment_and_keeps_history(
     browser: Client, judging_campaign: Any, annotator: Any
 ) -> None:
     url = f"/annotate/{judging_campaign.pk}/"
-    browser.post(f"{url}submit/", {"lease": _lease(browser.get(url).content.decode()),
-                                   "grade": "0"})
+    browser.post(
+        f"{url}submit/", {"lease": _lease(browser.get(url).content.decode()), "grade": "0"}
+    )
     page = browser.get(url).content.decode()
     back = re.search(r'id="back-link" href="([^"]+)"', page)
     assert back
@@ -102,7 +108,9 @@ def test_going_back_changes_an_earlier_judgment_and_keeps_history(
     j = Judgment.objects.get(annotator=annotator, docid="D1")
     assert j.grade == 2
     assert [(c.old_grade, c.new_grade) for c in JudgmentChange.objects.order_by("pk")] == [
-        (None, 0), (0, 2)]
+        (None, 0),
+        (0, 2),
+    ]
 
 
 def test_skipping_moves_to_another_document(browser: Client, judging_campaign: Any) -> None:
@@ -112,12 +120,12 @@ def test_skipping_moves_to_another_document(browser: Client, judging_campaign: A
     assert 'id="docid">D1<' not in browser.get(url).content.decode()
 
 
-def test_when_everything_is_judged_the_page_says_so(browser: Client,
-                                                    judging_campaign: Any) -> None:
+def test_when_everything_is_judged_the_page_says_so(browser: Client, judging_campaign: Any) -> None:
     url = f"/annotate/{judging_campaign.pk}/"
     for _ in range(3):
-        browser.post(f"{url}submit/", {"lease": _lease(browser.get(url).content.decode()),
-                                       "grade": "1"})
+        browser.post(
+            f"{url}submit/", {"lease": _lease(browser.get(url).content.decode()), "grade": "1"}
+        )
     assert "Nothing left to judge" in browser.get(url).content.decode()
     work = browser.get("/annotate/").content.decode()
     assert "401" in work and "secret-run-tag" not in work
@@ -148,8 +156,9 @@ def test_admins_see_progress_agreement_and_publish_qrels(
     browser: Client, judging_campaign: Any, admin_user: Any
 ) -> None:
     url = f"/annotate/{judging_campaign.pk}/"
-    browser.post(f"{url}submit/", {"lease": _lease(browser.get(url).content.decode()),
-                                   "grade": "2"})
+    browser.post(
+        f"{url}submit/", {"lease": _lease(browser.get(url).content.decode()), "grade": "2"}
+    )
     admin = Client()
     admin.force_login(admin_user)
     page = admin.get(f"/manage/{judging_campaign.pk}/").content.decode()

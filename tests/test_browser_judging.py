@@ -20,15 +20,24 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Chromium must not try to reach the network (this machine has none): no background services.
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 
 @pytest.fixture
 def page() -> Iterator[Any]:
-    need_service(os.path.exists(CHROMIUM),
-                 f"no Chromium at {CHROMIUM} (apt-get install chromium) for the browser tests")
+    need_service(
+        os.path.exists(CHROMIUM),
+        f"no Chromium at {CHROMIUM} (apt-get install chromium) for the browser tests",
+    )
     from playwright.sync_api import sync_playwright
 
     # Playwright's sync API runs an event loop in this thread; the ORM calls of the test itself
@@ -45,11 +54,19 @@ def page() -> Iterator[Any]:
 
 @pytest.fixture
 def judging_setup(campaign: Any, researcher: Any, make_user: Any) -> tuple[Any, Any]:
-    run_submit(campaign=campaign, owner=researcher, tag="hidden-system-tag",
-               results={"401": {f"DOC{i}": float(10 - i) for i in range(1, 6)}})
+    run_submit(
+        campaign=campaign,
+        owner=researcher,
+        tag="hidden-system-tag",
+        results={"401": {f"DOC{i}": float(10 - i) for i in range(1, 6)}},
+    )
     for i in range(1, 6):
-        Document.objects.create(campaign=campaign, docid=f"DOC{i}", title=f"Document {i}",
-                                text=f"Text number {i} about topic 401.")
+        Document.objects.create(
+            campaign=campaign,
+            docid=f"DOC{i}",
+            title=f"Document {i}",
+            text=f"Text number {i} about topic 401.",
+        )
     pool_request(campaign=campaign, strategy="depth", depth=5)
     annotator = make_user("browser-annotator", "annotator", password="judge-me-please")
     return campaign, annotator
@@ -71,8 +88,11 @@ def test_an_annotator_judges_with_the_keyboard_undoes_and_the_state_survives_a_r
             page.keyboard.press(key)
         page.wait_for_selector("#docid")
         seen.append(page.inner_text("#docid"))
-    judged = list(Judgment.objects.filter(annotator=annotator).order_by("created_at")
-                  .values_list("docid", "grade"))
+    judged = list(
+        Judgment.objects.filter(annotator=annotator)
+        .order_by("created_at")
+        .values_list("docid", "grade")
+    )
     assert judged == [(seen[0], 2), (seen[1], 0), (seen[2], 1)]
     assert len(set(seen)) == 4
 
@@ -84,8 +104,11 @@ def test_an_annotator_judges_with_the_keyboard_undoes_and_the_state_survives_a_r
     page.reload()
     page.wait_for_selector("#docid")
     assert page.inner_text("#docid") == seen[2]
-    assert list(Judgment.objects.filter(annotator=annotator).order_by("created_at")
-                .values_list("docid", "grade")) == [(seen[0], 2), (seen[1], 0)]
+    assert list(
+        Judgment.objects.filter(annotator=annotator)
+        .order_by("created_at")
+        .values_list("docid", "grade")
+    ) == [(seen[0], 2), (seen[1], 0)]
 
     page.keyboard.press("?")
     assert page.is_visible("#help")

@@ -117,7 +117,8 @@ def pool_request(
         pending = PoolVersion.objects.filter(campaign=campaign, state__in=PENDING).first()
         if pending is not None:
             if _stale(pending):
-                transaction.on_commit(lambda: _enqueue(pending.pk))
+                pending_id = pending.pk
+                transaction.on_commit(lambda: _enqueue(pending_id))
             return pending, False
         try:
             with transaction.atomic():

@@ -61,7 +61,7 @@ def my_work(request: HttpRequest) -> HttpResponse:
         {
             "campaign": c,
             "topics": annotator_progress(c, request.user),
-            "judged": Judgment.objects.filter(campaign=c, annotator=request.user).count(),
+            "judged": Judgment.objects.filter(campaign=c, annotator_id=request.user.pk).count(),
         }
         for c in Campaign.objects.visible_to(request.user)
     ]
@@ -73,7 +73,7 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _annotator_campaign(request, campaign_id)
     lease = judging.lease_next(campaign=campaign, annotator=request.user)
     last = (
-        Judgment.objects.filter(campaign=campaign, annotator=request.user)
+        Judgment.objects.filter(campaign=campaign, annotator_id=request.user.pk)
         .order_by("-updated_at", "-pk")
         .first()
     )
@@ -180,7 +180,7 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
                 _flash_error(request, exc)
             return redirect("annotate-judged", campaign_id=campaign.pk, judgment_id=judgment.pk)
         return redirect("annotate-judge", campaign_id=campaign.pk)
-    mine = Judgment.objects.filter(campaign=campaign, annotator=request.user)
+    mine = Judgment.objects.filter(campaign=campaign, annotator_id=request.user.pk)
     earlier = mine.filter(created_at__lt=judgment.created_at).order_by("-created_at").first()
     later = mine.filter(created_at__gt=judgment.created_at).order_by("created_at").first()
     context = {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
@@ -52,17 +54,20 @@ def agreement_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "campaign": campaign,
             "overall": agreement(rows, scale=scale),
             "by_topic": sorted(
-                agreement_by_topic(rows, topic_of=lambda item: item[0], scale=scale).items()
+                agreement_by_topic(
+                    rows, topic_of=lambda item: cast(tuple[str, str], item)[0], scale=scale
+                ).items()
             ),
             "disagreements": [
                 {
-                    "qid": d.item[0],
-                    "docid": d.item[1],  # type: ignore[index]
+                    "qid": item[0],
+                    "docid": item[1],
                     "grades": sorted(d.grades.items()),
                     "spread": d.spread,
-                    "adjudicated": adjudicated.get(d.item),
-                }  # type: ignore[arg-type]
+                    "adjudicated": adjudicated.get(item),
+                }
                 for d in items
+                for item in [cast(tuple[str, str], d.item)]
             ],
             "only_relevance": only_relevance,
             "labels": sorted(campaign.grade_labels().items()),

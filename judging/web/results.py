@@ -60,7 +60,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         return response
     measures = board["measures"]
     for row in board["runs"]:
-        cells = []
+        cells: list[dict[str, Any] | None] = []
         for m in measures:
             e = (row.get("measures") or {}).get(m)
             if not e:
@@ -80,7 +80,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             )
         row["cells"] = cells
         row["judged10"] = ((row.get("measures") or {}).get("Judged@10") or {}).get("value")
-    excluded = next(
+    excluded: list[str] = next(
         (r.get("excluded_summary") for r in board["runs"] if r.get("excluded_summary")), []
     )
     return render(

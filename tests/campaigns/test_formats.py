@@ -767,7 +767,7 @@ def test_a_document_file_is_closed_after_iteration(tmp_path: Path) -> None:
     def tracking_open(*args: object, **kwargs: object) -> io.BufferedReader:
         handle = original_open(*args, **kwargs)  # type: ignore[call-overload]
         opened.append(handle)
-        return handle  # type: ignore[no-any-return]
+        return handle
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("builtins.open", tracking_open)

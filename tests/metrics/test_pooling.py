@@ -33,7 +33,8 @@ ADAPTIVE = ("mtf", "maxmean", "thompson", "hedge")
 def judge_all(strategy, topic_runs, qrels, topic="1"):
     """Drive next_document with the oracle until the pool is exhausted (the queue's loop)."""
     state = strategy.start(topic_runs, topic=topic)
-    order, feedback = [], {}
+    order: list[str] = []
+    feedback: dict[str, int] = {}
     while (doc := strategy.next_document(state, feedback)) is not None:
         order.append(doc)
         feedback = {doc: qrels.get(doc, 0)}
@@ -202,6 +203,7 @@ def test_asking_twice_without_a_judgment_gives_the_same_document():
     state = strategy.start(runs, topic="7")
     first = strategy.next_document(state, {})
     assert strategy.next_document(state, {}) == first
+    assert first is not None
     assert strategy.next_document(state, {first: 0}) != first
 
 

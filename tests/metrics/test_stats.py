@@ -255,7 +255,7 @@ def test_one_pair_is_never_significant_and_undefined_for_t_and_bootstrap() -> No
     assert paired_test([0.9], [0.1], test="randomization").p_value == 1.0
     for test in ("t", "bootstrap"):
         with pytest.raises(ValueError, match="at least two pairs"):
-            paired_test([0.9], [0.1], test=test)  # type: ignore[arg-type]
+            paired_test([0.9], [0.1], test=test)
 
 
 def test_paired_test_rejects_unequal_lengths_and_unknown_tests() -> None:
