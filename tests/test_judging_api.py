@@ -374,6 +374,30 @@ def test_undo_removes_the_latest_judgment_and_leases_the_item_back(
     assert Judgment.objects.get(topic__qid=qid, docid=docid).grade == 1
 
 
+def test_successive_undos_walk_back_through_the_actions(
+    three_topics: Campaign, annotator: Any, api_client_for: Any
+) -> None:
+    client = api_client_for(annotator)
+    first = lease(client, three_topics).json()
+    judge(client, first["id"], 0)
+    second = lease(client, three_topics).json()
+    judge(client, second["id"], 1)
+    judge(client, second["id"], 2)  # a change of mind on the same item: 1 -> 2
+    qid, docid = item(second)
+    undo = f"/api/v1/campaigns/{three_topics.pk}/undo/"
+    assert client.post(undo).status_code == 204  # undoes the change: back to 1
+    assert Judgment.objects.get(topic__qid=qid, docid=docid).grade == 1
+    r = client.post(undo)  # undoes the judgment of the second item: it comes back
+    assert r.status_code == 201 and item(r.json()) == item(second)
+    assert not Judgment.objects.filter(topic__qid=qid, docid=docid).exists()
+    r = client.post(undo)  # then the first item's judgment
+    assert r.status_code == 201 and item(r.json()) == item(first)
+    assert not Judgment.objects.exists()
+    assert client.post(undo).status_code == 204  # nothing left to undo
+    history = [(c.old_grade, c.new_grade) for c in JudgmentChange.objects.order_by("pk")]
+    assert history == [(None, 0), (None, 1), (1, 2), (2, 1), (1, None), (0, None)]
+
+
 def test_undo_with_nothing_judged_gives_204(
     three_topics: Campaign, annotator: Any, api_client_for: Any
 ) -> None:

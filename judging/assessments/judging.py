@@ -424,7 +424,9 @@ def judgment_record(
         return judgment, True
 
 
-def _change(judgment: Judgment, grade: int, annotator: Any) -> None:
+def _change(
+    judgment: Judgment, grade: int, annotator: Any, undoes: JudgmentChange | None = None
+) -> None:
     JudgmentChange.objects.create(
         judgment=judgment,
         topic_id=judgment.topic_id,
@@ -432,6 +434,7 @@ def _change(judgment: Judgment, grade: int, annotator: Any) -> None:
         annotator=annotator,
         old_grade=judgment.grade,
         new_grade=grade,
+        undoes=undoes,
     )
     judgment.grade = grade
     judgment.save(update_fields=["grade", "updated_at"])
@@ -455,19 +458,30 @@ def judgment_change(*, judgment_id: int, annotator: Any, grade: Any) -> Judgment
 
 
 def judgment_undo(*, campaign: Campaign, annotator: Any) -> Lease | None:
-    """Undo the annotator's latest judgment in the campaign and lease that item back to them, so
-    it is shown next. Returns the new lease (None if there was nothing to undo)."""
+    """Undo the annotator's latest action in the campaign that is not undone yet.
+
+    Actions form a stack: a grade change is reverted to the previous grade; a first judgment is
+    removed and its item leased back to the annotator, so that it is shown next (the new lease
+    is returned). Every undo is kept in the history and points at the change it reverts, so a
+    second undo goes one action further back instead of redoing the first.
+    """
     now = timezone.now()
     with transaction.atomic():
-        latest = (
-            Judgment.objects.filter(campaign=campaign, annotator=annotator)
-            .order_by("-updated_at", "-pk")
-            .values_list("pk", "slot_id")
+        action = (
+            JudgmentChange.objects.filter(
+                topic__campaign=campaign,
+                annotator=annotator,
+                undoes__isnull=True,
+                undone_by__isnull=True,
+            )
+            .exclude(judgment__isnull=True)
+            .order_by("-changed_at", "-pk")
+            .select_related("judgment")
             .first()
         )
-        if latest is None:
+        if action is None or action.judgment is None:
             return None
-        judgment_id, slot_id = latest
+        judgment_id, slot_id = action.judgment.pk, action.judgment.slot_id
         held = list(
             Lease.objects.filter(
                 annotator=annotator, slot__campaign=campaign, state=LeaseState.ACTIVE
@@ -484,12 +498,9 @@ def judgment_undo(*, campaign: Campaign, annotator: Any) -> Lease | None:
         judgment = Judgment.objects.select_for_update().filter(pk=judgment_id).first()
         if judgment is None:
             return None  # undone by a concurrent request
-        last = (
-            JudgmentChange.objects.filter(judgment=judgment).order_by("-changed_at", "-pk").first()
-        )
-        if last is not None and last.old_grade is not None:
-            # the latest action was a change of grade: undo restores the previous grade
-            _change(judgment, last.old_grade, annotator)
+        if action.old_grade is not None:
+            # the action was a change of grade: restore the previous grade
+            _change(judgment, action.old_grade, annotator, undoes=action)
             return None
         JudgmentChange.objects.create(
             judgment=None,
@@ -498,6 +509,7 @@ def judgment_undo(*, campaign: Campaign, annotator: Any) -> Lease | None:
             annotator=annotator,
             old_grade=judgment.grade,
             new_grade=None,
+            undoes=action,
         )
         judgment.delete()
         # Give back whatever this annotator holds (ended, not a skip: it may be served again

@@ -212,6 +212,14 @@ class JudgmentChange(models.Model):
     )
     old_grade = models.IntegerField(null=True, blank=True)
     new_grade = models.IntegerField(null=True, blank=True, help_text="None: undone.")
+    undoes = models.OneToOneField(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="undone_by",
+        help_text="The change this one reverts (an annotator's undo).",
+    )
     changed_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
