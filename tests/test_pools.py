@@ -278,3 +278,44 @@ def test_the_admin_action_queues_the_next_pool(pooled_campaign: Any, admin_user:
     )
     assert r.status_code == 302
     assert PoolVersion.objects.get().state == PoolState.BUILT
+
+
+@pytest.mark.parametrize("strategy", ["mtf", "hedge", "maxmean"])
+def test_the_judging_queue_asks_an_adaptive_strategy_for_the_next_document(
+    campaign: Any, researcher: Any, annotator: Any, strategy: str
+) -> None:
+    from judging.assessments.judging import judgment_record, lease_next
+    from metrics.pooling import make_strategy
+
+    runs = {
+        "A": ["a1", "a2", "a3", "a4"],
+        "B": ["b1", "b2", "b3", "b4"],
+        "C": ["a1", "c2", "b2", "c4"],
+    }
+    oracle = {"a1": 0, "a2": 0, "b1": 2, "b2": 1, "b3": 2, "c2": 1}
+    for tag, ranked in runs.items():
+        run_submit(
+            campaign=campaign, owner=researcher, tag=tag, results=as_results({"401": ranked})
+        )
+    Document.objects.bulk_create(
+        Document(campaign=campaign, docid=d, text=d)
+        for d in sorted({d for r in runs.values() for d in r})
+    )
+    pool_request(campaign=campaign, strategy=strategy, depth=4)
+
+    served = []
+    while (lease := lease_next(campaign=campaign, annotator=annotator)) is not None:
+        served.append(lease.slot.docid)
+        judgment_record(
+            lease_id=lease.pk, annotator=annotator, grade=oracle.get(lease.slot.docid, 0)
+        )
+
+    # The same strategy driven directly with the same judgments, one document at a time.
+    direct = make_strategy(strategy)
+    state = direct.start(runs, topic="401", relevance_level=1)
+    expected, feedback = [], {}
+    while (doc := direct.next_document(state, feedback)) is not None:
+        expected.append(doc)
+        feedback = {doc: oracle.get(doc, 0)}
+    assert served == expected
+    assert len(served) == len({d for r in runs.values() for d in r})
