@@ -313,7 +313,8 @@ def test_the_judging_queue_asks_an_adaptive_strategy_for_the_next_document(
     # The same strategy driven directly with the same judgments, one document at a time.
     direct = make_strategy(strategy)
     state = direct.start(runs, topic="401", relevance_level=1)
-    expected, feedback = [], {}
+    expected: list[str] = []
+    feedback: dict[str, int] = {}
     while (doc := direct.next_document(state, feedback)) is not None:
         expected.append(doc)
         feedback = {doc: oracle.get(doc, 0)}
