@@ -41,7 +41,6 @@ excluded and unanswered topics score 0.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -54,7 +53,7 @@ from metrics.evaluate import Evaluator
 from metrics.io import Qrels, Run, docid_hashes
 from metrics.measures import TOP_K_FAMILIES, Ideal, Ranked, compute
 from metrics.names import Measure, parse_measure
-from metrics.pooling import topic_sort_key
+from metrics.pooling import parse_topics, topic_sort_key
 from metrics.stats import kendall_tau_b, tau_ap
 
 __all__ = [
@@ -93,30 +92,6 @@ def _num(x: float | None) -> float | None:
 
 # --------------------------------------------------------------------------------------------
 # Topics and qrels subsets
-
-
-def parse_topics(spec: str) -> list[str]:
-    """Topic ids from a spec such as ``"601-650"`` or ``"301,303,310-320"``.
-
-    Ranges are inclusive and numeric; other comma-separated items are taken as written.
-    ``ValueError`` on an empty spec or a reversed range.
-    """
-    out: list[str] = []
-    for raw in spec.split(","):
-        item = raw.strip()
-        if not item:
-            continue
-        m = re.fullmatch(r"(\d+)\s*-\s*(\d+)", item)
-        if m:
-            lo, hi = int(m.group(1)), int(m.group(2))
-            if lo > hi:
-                raise ValueError(f"topic range {item!r} is reversed")
-            out.extend(str(i) for i in range(lo, hi + 1))
-        else:
-            out.append(item)
-    if not out:
-        raise ValueError(f"no topics in {spec!r}")
-    return list(dict.fromkeys(out))
 
 
 def subset_qrels(qrels: Qrels, topics: Iterable[str] | None) -> Qrels:

@@ -31,34 +31,11 @@ from metrics.pooling import (
     SimulationResult,
     Strategy,
     make_strategy,
+    parse_topics,
     simulate,
 )
 
 __all__ = ["add_parser", "load_rankings", "main", "parse_strata", "parse_topics", "register"]
-
-
-def parse_topics(spec: str) -> list[str]:
-    """Topic ids from ``"601-650"`` or ``"601,605,610-620"`` (ranges inclusive, numeric).
-
-    Non-numeric ids may be listed but not used in ranges. Order is kept, duplicates dropped.
-    """
-    out: dict[str, None] = {}
-    for part in (p.strip() for p in spec.split(",")):
-        if not part:
-            continue
-        low, dash, high = part.partition("-")
-        if dash and low.strip().isdigit() and high.strip().isdigit():
-            a, b = int(low), int(high)
-            if a > b:
-                raise ValueError(f"empty topic range {part!r}")
-            out.update(dict.fromkeys(str(q) for q in range(a, b + 1)))
-        elif dash and low:
-            raise ValueError(f"topic range {part!r} must be two integers, as in 601-650")
-        else:
-            out[part] = None
-    if not out:
-        raise ValueError(f"no topics in {spec!r}")
-    return list(out)
 
 
 def parse_strata(spec: str) -> tuple[tuple[int, float], ...]:

@@ -54,6 +54,7 @@ __all__ = [
     "ThompsonStrategy",
     "cut_runs",
     "make_strategy",
+    "parse_topics",
     "priority_runs",
     "simulate",
     "topic_sort_key",
@@ -72,6 +73,30 @@ FloatArray: TypeAlias = npt.NDArray[np.float64]
 def topic_sort_key(qid: str) -> tuple[int, int, str]:
     """Sort key for topic ids: numeric ids by value (``"9" < "10"``), then others by string."""
     return (0, int(qid), qid) if qid.isdigit() else (1, 0, qid)
+
+
+def parse_topics(spec: str) -> list[str]:
+    """Topic ids from ``"601-650"`` or ``"601,605,610-620"`` (ranges inclusive, numeric).
+
+    Non-numeric ids may be listed but not used in ranges. Order is kept, duplicates dropped.
+    """
+    out: dict[str, None] = {}
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        low, dash, high = part.partition("-")
+        if dash and low.strip().isdigit() and high.strip().isdigit():
+            a, b = int(low), int(high)
+            if a > b:
+                raise ValueError(f"empty topic range {part!r}")
+            out.update(dict.fromkeys(str(q) for q in range(a, b + 1)))
+        elif dash and low:
+            raise ValueError(f"topic range {part!r} must be two integers, as in 601-650")
+        else:
+            out[part] = None
+    if not out:
+        raise ValueError(f"no topics in {spec!r}")
+    return list(out)
 
 
 def _topic_seed(seed: int, topic: str) -> np.random.Generator:
