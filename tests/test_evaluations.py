@@ -186,3 +186,17 @@ def test_the_result_pages_render_for_researchers(scored: Any, researcher: Any) -
     assert client.get(f"/campaigns/{scored.pk}/compare/?measure=AP").status_code == 200
     beta = scored.runs.get(tag="beta")
     assert client.get(f"/runs/{beta.pk}/").status_code == 404
+
+
+def test_an_unknown_or_malformed_qrels_version_is_404_not_an_error(
+    scored: Any, api_client_for: Any, researcher: Any
+) -> None:
+    api = api_client_for(researcher)
+    client = Client()
+    client.force_login(researcher)
+    for number in ("7", "abc"):
+        assert (
+            api.get(f"/api/v1/campaigns/{scored.pk}/leaderboard/?qrels={number}").status_code == 404
+        )
+        assert client.get(f"/campaigns/{scored.pk}/leaderboard/?qrels={number}").status_code == 404
+        assert client.get(f"/campaigns/{scored.pk}/bias/?qrels={number}").status_code == 404

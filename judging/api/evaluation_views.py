@@ -6,7 +6,7 @@ import csv
 import io
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
@@ -20,19 +20,19 @@ from judging.core.errors import InputProblem, InvalidInput
 from judging.evaluation.models import EvalMode, Evaluation
 from judging.evaluation.services import (
     evaluate_runs,
-    latest_qrels,
     leaderboard,
     run_label,
     significance,
 )
+from judging.evaluation.services import qrels_version as find_qrels_version
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
 
 
 def qrels_version(campaign: Campaign, number: str | None) -> QrelsVersion:
-    if number:
-        return get_object_or_404(QrelsVersion, campaign=campaign, number=number)
-    version = latest_qrels(campaign)
+    version = find_qrels_version(campaign, number)
+    if version is None and number:
+        raise Http404(f"campaign {campaign.pk} has no qrels version {number!r}")
     if version is None:
         raise InvalidInput(
             "the campaign has no qrels version yet",

@@ -74,6 +74,18 @@ def latest_qrels(campaign: Campaign) -> QrelsVersion | None:
     return QrelsVersion.objects.filter(campaign=campaign).order_by("-number").first()
 
 
+def qrels_version(campaign: Campaign, number: str | int | None) -> QrelsVersion | None:
+    """Qrels version ``number`` of the campaign, or its latest when no number is given.
+
+    None when the campaign has no such version (a number that is not a number included).
+    """
+    if number is None or number == "":
+        return latest_qrels(campaign)
+    if not str(number).isdigit():
+        return None
+    return QrelsVersion.objects.filter(campaign=campaign, number=int(number)).first()
+
+
 # --- computing ----------------------------------------------------------------------------
 
 

@@ -16,8 +16,9 @@ from judging.core.errors import DomainError
 from judging.core.roles import is_researcher
 from judging.evaluation.bias import bias_report_request
 from judging.evaluation.models import BiasKind, BiasReport, EvalState
-from judging.evaluation.services import latest_qrels, run_label
+from judging.evaluation.services import run_label
 from judging.web import charts
+from judging.web.results import qrels_version_or_404
 
 MEASURES = ("AP", "P@10", "nDCG@10", "R@100", "Bpref")
 STRATEGY_LABELS = {
@@ -34,12 +35,7 @@ def _report(
     if not is_researcher(request.user):
         raise PermissionDenied("results are for researchers and admins")
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
-    number = request.GET.get("qrels")
-    version = (
-        get_object_or_404(QrelsVersion, campaign=campaign, number=number)
-        if number
-        else latest_qrels(campaign)
-    )
+    version = qrels_version_or_404(campaign, request.GET.get("qrels"))
     measure = request.GET.get("measure") or "AP"
     kind = request.GET.get("kind") or BiasKind.LOO_RUN
     try:

@@ -16,8 +16,8 @@ from judging.core.roles import is_researcher
 from judging.evaluation.models import EvalMode, EvalState, Evaluation
 from judging.evaluation.services import (
     evaluate_runs,
-    latest_qrels,
     leaderboard,
+    qrels_version,
     significance,
 )
 from judging.web import charts
@@ -28,10 +28,12 @@ def _researcher(request: HttpRequest) -> None:
         raise PermissionDenied("results are for researchers and admins")
 
 
-def _version(campaign: Campaign, number: str | None) -> QrelsVersion | None:
-    if number:
-        return get_object_or_404(QrelsVersion, campaign=campaign, number=number)
-    return latest_qrels(campaign)
+def qrels_version_or_404(campaign: Campaign, number: str | None) -> QrelsVersion | None:
+    """The asked-for (or latest) qrels version; 404 for a version the campaign does not have."""
+    version = qrels_version(campaign, number)
+    if version is None and number:
+        raise Http404(f"no qrels version {number!r}")
+    return version
 
 
 def _svg_response(svg: str, filename: str, download: bool) -> HttpResponse:
@@ -45,7 +47,7 @@ def _svg_response(svg: str, filename: str, download: bool) -> HttpResponse:
 def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     _researcher(request)
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
-    version = _version(campaign, request.GET.get("qrels"))
+    version = qrels_version_or_404(campaign, request.GET.get("qrels"))
     versions = QrelsVersion.objects.filter(campaign=campaign).order_by("-number")
     if version is None:
         return render(
@@ -102,7 +104,7 @@ def _run_evaluation(request: HttpRequest, run_id: int) -> tuple[Run, Evaluation 
     run = Run.objects.visible_to(request.user).filter(pk=run_id).select_related("campaign").first()
     if run is None:
         raise Http404("no such run visible to you")
-    version = _version(run.campaign, request.GET.get("qrels"))
+    version = qrels_version_or_404(run.campaign, request.GET.get("qrels"))
     if version is None:
         return run, None
     mode = request.GET.get("mode", EvalMode.HONEST)
@@ -194,7 +196,7 @@ def run_recall_svg(request: HttpRequest, run_id: int) -> HttpResponse:
 def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     _researcher(request)
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
-    version = _version(campaign, request.GET.get("qrels"))
+    version = qrels_version_or_404(campaign, request.GET.get("qrels"))
     test = request.GET.get("test", "t")
     measure = request.GET.get("measure") or (campaign.measures[0] if campaign.measures else "")
     table = None

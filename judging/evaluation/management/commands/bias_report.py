@@ -5,11 +5,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judging.assessments.models import QrelsVersion
 from judging.campaigns.management.commands._common import add_campaign_argument, get_campaign
 from judging.evaluation.bias import bias_report_compute, bias_report_request
 from judging.evaluation.models import BiasKind
-from judging.evaluation.services import latest_qrels
+from judging.evaluation.services import qrels_version
 
 
 class Command(BaseCommand):
@@ -25,11 +24,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         campaign = get_campaign(opts["campaign"])
-        version = (
-            QrelsVersion.objects.filter(campaign=campaign, number=opts["qrels"]).first()
-            if opts["qrels"]
-            else latest_qrels(campaign)
-        )
+        version = qrels_version(campaign, opts["qrels"])
         if version is None:
             raise CommandError("no such qrels version (import or publish qrels first)")
         report = bias_report_request(
