@@ -11,26 +11,17 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judging.api.permissions import IsAdmin, IsResearcher
+from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
 from judging.api.views import ERRORS
 from judging.assessments import judging, selectors
 from judging.assessments import services as qrels_services
 from judging.assessments.models import Adjudication, JudgingSlot, Judgment, Lease, QrelsVersion
 from judging.campaigns.models import Campaign
-from judging.core.roles import is_annotator
 from metrics.agreement import agreement, agreement_by_topic, disagreements
-
-
-class IsAnnotator(BasePermission):
-    message = "only annotators judge"
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        return is_annotator(request.user)
 
 
 class TopicTextSerializer(serializers.Serializer[Any]):

@@ -24,6 +24,13 @@ class IsResearcher(BasePermission):
         return is_researcher(request.user)
 
 
+class IsAnnotator(BasePermission):
+    message = "only annotators judge"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return is_annotator(request.user)
+
+
 class IsMember(BasePermission):
     """Any role at all (admin, researcher or annotator)."""
 

@@ -49,8 +49,6 @@ def _check_length(request: Request, limit: int, what: str) -> None:
 def _read_upload(request: Request, limit: int, what: str) -> tuple[bytes, str]:
     upload = request.data.get("file")
     if upload is None or isinstance(upload, str):
-        from judging.core.errors import InputProblem, InvalidInput
-
         raise InvalidInput(
             f"send {what} as multipart field 'file'",
             [InputProblem("missing file", location="file")],

@@ -41,16 +41,18 @@ def judged_documents(campaign: Campaign) -> dict[str, set[str]]:
     return out
 
 
-def annotator_progress(campaign: Campaign, annotator: Any) -> list[dict[str, Any]]:
-    """Per topic the annotator works on: items judged by them and items left for them.
+def annotator_progress(
+    campaign: Campaign, annotator: Any, *, qid: str | None = None
+) -> list[dict[str, Any]]:
+    """Per topic the annotator works on (or just topic ``qid``): items judged by them and items
+    left for them.
 
     Only counts: no run, rank or other annotator's grade appears here.
     """
-    topics = (
-        TopicAssignment.objects.filter(campaign=campaign, annotator=annotator)
-        .select_related("topic")
-        .order_by("topic__qid")
-    )
+    assignments = TopicAssignment.objects.filter(campaign=campaign, annotator=annotator)
+    if qid is not None:
+        assignments = assignments.filter(topic__qid=qid)
+    topics = assignments.select_related("topic").order_by("topic__qid")
     out = []
     for a in topics:
         slot_n = 1 if a.primary else 2

@@ -50,7 +50,8 @@ def _item_context(campaign: Campaign, topic: Topic, docid: str) -> dict[str, Any
 
 
 def _progress_for(campaign: Campaign, user: Any, qid: str) -> dict[str, Any] | None:
-    return next((p for p in annotator_progress(campaign, user) if p["qid"] == qid), None)
+    # one topic's counts only: this runs on every key press
+    return next(iter(annotator_progress(campaign, user, qid=qid)), None)
 
 
 @login_required
