@@ -27,12 +27,16 @@ trec_eval's ``strcmp`` uses for tie-breaking.
 from __future__ import annotations
 
 import gzip
+import io
+import itertools
 import math
 import os
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -65,7 +69,8 @@ Bytes = npt.NDArray[np.bytes_]
 U8 = npt.NDArray[np.uint8]
 Bool = npt.NDArray[np.bool_]
 
-_CHUNK = 1 << 21  # bytes per vectorised chunk: keeps temporaries to a few tens of MB
+_CHUNK = 1 << 20  # bytes per vectorised chunk: keeps temporaries to a few MB
+_WORKERS = 1
 _GATHER_CELLS = 1 << 22  # max rows * width of one gather
 _POW10_FLOAT = np.array([10.0**i for i in range(23)], dtype=np.float64)
 _RUN_FIELDS = 6
@@ -124,6 +129,12 @@ class _Problems:
         self.items.append(Problem(line, message))
         if len(self.items) > 4 * self.limit:  # keep memory bounded on a hopeless file
             self.items = sorted(self.items, key=lambda p: p.line)[: self.limit]
+
+    def merge(self, other: _Problems, offset: int) -> None:
+        """Add ``other``'s problems, their line numbers shifted by ``offset``."""
+        for p in other.items:
+            self.add(p.line + offset, p.message)
+        self.total += other.total - len(other.items)
 
     def raise_if_any(self, source: str) -> None:
         if self.total:
@@ -291,7 +302,7 @@ class Qrels:
     @classmethod
     def _sorted(cls, qids: tuple[str, ...], offsets: I64, docids: Bytes, grades: I64) -> Qrels:
         if docids.size:
-            order = np.lexsort((docids, _segments(offsets)))
+            order = np.lexsort((*_byte_keys(docids)[::-1], _segments(offsets)))
             docids, grades = docids[order], grades[order]
         return cls(qids, offsets, docids, grades)
 
@@ -332,6 +343,40 @@ class Qrels:
         return int(np.count_nonzero(g >= relevance_level))
 
 
+def _byte_keys(col: Bytes) -> list[npt.NDArray[np.uint64]]:
+    """Each value's bytes as big-endian uint64 words: comparing the words in turn compares the
+    bytes (NUL padded) in order, and numeric sort keys sort much faster than ``S`` values."""
+    n = col.size
+    w = col.dtype.itemsize
+    k = max(1, (w + 7) // 8)
+    buf = np.zeros((n, 8 * k), dtype=np.uint8)
+    buf[:, :w] = np.ascontiguousarray(col).view(np.uint8).reshape(n, w)
+    words = buf.view(">u8").astype(np.uint64)
+    return [words[:, j] for j in range(k)]
+
+
+def _tie_groups(tie: Bool) -> tuple[I64, I64]:
+    """Rows in runs of ties (``tie[i]``: rows i and i+1 tie) and each one's group number."""
+    n = tie.size + 1
+    member = np.zeros(n, dtype=bool)
+    member[:-1] |= tie
+    member[1:] |= tie
+    rows = np.flatnonzero(member)
+    starts = np.ones(rows.size, dtype=bool)
+    starts[1:] = ~tie[rows[1:] - 1] | (rows[1:] - 1 != rows[:-1])
+    return rows, np.cumsum(starts) - 1
+
+
+def _reverse_groups(tie: Bool) -> I64:
+    """The identity permutation with every run of tied rows reversed."""
+    rows, group = _tie_groups(tie)
+    first = np.flatnonzero(np.diff(group, prepend=-1))  # each group's first place in rows
+    last = np.append(first[1:], rows.size) - 1
+    order = np.arange(tie.size + 1, dtype=np.int64)
+    order[rows] = rows[(first + last)[group] - np.arange(rows.size)]
+    return order
+
+
 def _trec_order(offsets: I64, scores: F64, docids: Bytes) -> I64:
     """Permutation: per segment, score descending, ties by docid descending (byte order)."""
     n = scores.size
@@ -346,8 +391,11 @@ def _trec_order(offsets: I64, scores: F64, docids: Bytes) -> I64:
         tie = same_q & (d == 0)
         if not np.any(tie):
             return ident
-        if not np.any(docids[1:][tie] > docids[:-1][tie]):
+        rising = docids[1:][tie] > docids[:-1][tie]
+        if not np.any(rising):
             return ident
+        if np.all(rising):  # ties listed in ascending docid order (common): reverse each group
+            return _reverse_groups(tie)
         order = ident
     else:
         order = np.lexsort((-scores, seg))
@@ -357,14 +405,8 @@ def _trec_order(offsets: I64, scores: F64, docids: Bytes) -> I64:
     if not np.any(tie):
         return order
     # Rows that belong to a group of equal (query, score): re-sort those by docid, descending.
-    member = np.zeros(n, dtype=bool)
-    member[:-1] |= tie
-    member[1:] |= tie
-    rows = np.flatnonzero(member)
-    starts = np.ones(rows.size, dtype=bool)
-    starts[1:] = ~tie[rows[1:] - 1] | (rows[1:] - 1 != rows[:-1])
-    group = np.cumsum(starts)
-    sub = np.lexsort((docids[order[rows]], -group))[::-1]
+    rows, group = _tie_groups(tie)
+    sub = np.lexsort((*_byte_keys(docids[order[rows]])[::-1], -group))[::-1]
     order = order.copy()
     order[rows] = order[rows[sub]]
     return order
@@ -374,28 +416,63 @@ def _trec_order(offsets: I64, scores: F64, docids: Bytes) -> I64:
 # Sources
 
 
-def _read_source(src: Source, source: str | None) -> tuple[bytes, str]:
+class _Prefixed:
+    """A binary stream with its first bytes already read (to look for the gzip magic)."""
+
+    def __init__(self, head: bytes, rest: Any) -> None:
+        self.head = head
+        self.rest = rest
+
+    def read(self, n: int = -1) -> bytes:
+        if self.head:
+            out, self.head = self.head, b""
+            return out
+        raw = self.rest.read(n)
+        return bytes(raw)
+
+
+def _open_source(src: Source, source: str | None) -> tuple[Any, str, Any]:
+    """A binary stream over ``src`` (gzip undone), its name, and what to close afterwards."""
+    closer: Any = None
     if isinstance(src, bytes | bytearray | memoryview):
-        data = bytes(src)
+        stream: Any = io.BytesIO(src)
         name = source or "<bytes>"
     elif isinstance(src, str | os.PathLike):
-        path = Path(src)
-        data = path.read_bytes()
+        stream = closer = open(src, "rb")  # noqa: SIM115 - closed by the caller
         name = source or os.fspath(src)
     elif hasattr(src, "read"):
-        raw: Any = src.read()
-        if isinstance(raw, str):
-            raise TypeError("TREC readers need a binary file object (open the file with 'rb')")
-        data = bytes(raw)
+        stream = src
         name = source or str(getattr(src, "name", "<stream>"))
     else:
         raise TypeError(f"cannot read TREC data from {type(src).__name__}")
-    if data[:2] == b"\x1f\x8b":
+    head = stream.read(2)
+    if isinstance(head, str):
+        raise TypeError("TREC readers need a binary file object (open the file with 'rb')")
+    stream = _Prefixed(bytes(head), stream)
+    if head == b"\x1f\x8b":
+        stream = gzip.GzipFile(fileobj=stream, mode="rb")
+    return stream, name, closer
+
+
+def _pieces(stream: Any, name: str) -> Iterator[bytes]:
+    """The stream's bytes in pieces of about ``_CHUNK`` bytes, each ending at a line end."""
+    carry = b""
+    while True:
         try:
-            data = gzip.decompress(data)
+            block = stream.read(_CHUNK)
         except (OSError, EOFError, zlib.error) as exc:
             raise TrecFormatError(name, [Problem(0, f"not a valid gzip file ({exc})")]) from exc
-    return data, name
+        if not block:
+            break
+        buf = carry + block if carry else block
+        cut = buf.rfind(b"\n") + 1
+        if cut == 0:  # no line end yet
+            carry = buf
+            continue
+        carry = buf[cut:]
+        yield buf if cut == len(buf) else buf[:cut]
+    if carry:
+        yield carry
 
 
 # --------------------------------------------------------------------------------------------
@@ -404,14 +481,43 @@ def _read_source(src: Source, source: str | None) -> tuple[bytes, str]:
 
 @dataclass
 class _Cols:
-    """Parsed columns of one chunk (or of the whole file once concatenated)."""
+    """Parsed columns of one chunk (or of the whole file once concatenated).
+
+    ``lineno`` holds each row's 1-based line number, or None when the rows are exactly the
+    chunk's lines in order (the usual case: the numbers are implied and built only for messages).
+    Within a chunk, line numbers count from the chunk's first line.
+    """
 
     qids: Bytes
     docids: Bytes
     nums: I64 | F64  # run: scores (float64); qrels: grades (int64)
-    ranks: I64 | None  # run only
-    tags: Bytes | None  # run only
-    lineno: I64
+    ranks: I64 | None  # run only, and only when rank values are asked for
+    tags: list[bytes]  # run only: the distinct tags in first-seen order
+    lineno: I64 | None
+    nlines: int = 0  # lines in the chunk, to number the next chunk's lines
+
+    def line(self, row: int) -> int:
+        return row + 1 if self.lineno is None else int(self.lineno[row])
+
+
+def _mask_tables(k: int, *, right: bool) -> npt.NDArray[np.uint64]:
+    """``t[j, n]``: the bytes of word j (of k) that a token of n <= 8k bytes occupies.
+
+    ``right``: the token ends at the last byte of word k-1 (numbers, read right-aligned);
+    otherwise it starts at byte 0 of word 0 (strings, read left-aligned).
+    """
+    t = np.zeros((k, 8 * k + 1), dtype=np.uint64)
+    for j in range(k):
+        for n in range(8 * k + 1):
+            lo, hi = (8 * k - n, 8 * k) if right else (0, n)  # the token's bytes
+            a, b = max(lo, 8 * j), min(hi, 8 * j + 8)
+            if a < b:
+                t[j, n] = ((1 << (8 * (b - a))) - 1) << (8 * (a - 8 * j))
+    return t
+
+
+_LEFT_MASKS = {k: _mask_tables(k, right=False) for k in range(1, 5)}
+_RIGHT_MASKS = {k: _mask_tables(k, right=True) for k in range(1, 4)}
 
 
 class _Chunk:
@@ -419,73 +525,89 @@ class _Chunk:
 
     def __init__(self, arr: U8, pad: int) -> None:
         self.pad = pad + 8
-        padded = np.full(arr.size + 2 * self.pad, 32, dtype=np.uint8)
+        padded = np.empty(arr.size + 2 * self.pad, dtype=np.uint8)
+        padded[: self.pad] = 32
+        padded[self.pad + arr.size :] = 32
         padded[self.pad : self.pad + arr.size] = arr
         self.padded = padded
-
-    def _view(self) -> npt.NDArray[np.uint64]:
-        # every byte offset of the padded chunk viewed as the start of an (unaligned) uint64
-        return np.ndarray(
-            (self.padded.size - 7,), dtype="<u8", buffer=self.padded.data, strides=(1,)
+        # every byte offset viewed as the start of an (unaligned) little-endian uint64
+        self.view: npt.NDArray[np.uint64] = np.ndarray(
+            (padded.size - 7,), dtype="<u8", buffer=padded.data, strides=(1,)
         )
 
     def left(self, starts: I64, lens: I64) -> Bytes:
-        """Tokens as ``S<8k>`` values (NUL padded), gathered eight bytes at a time."""
+        """Tokens as ``S<maxlen>`` values (NUL padded), gathered eight bytes at a time."""
         n = starts.size
         if n == 0:
             return _empty_bytes()
-        k = max(1, (int(lens.max()) + 7) // 8)
-        raw = self._view()[(starts + self.pad)[:, None] + 8 * np.arange(k)]
+        width = int(lens.max())
+        k = max(1, (width + 7) // 8)
+        base = starts + self.pad
+        raw = np.empty((n, k), dtype=np.uint64)
+        masks = _LEFT_MASKS[k] if k in _LEFT_MASKS else _mask_tables(k, right=False)
         for j in range(k):
-            c = np.clip(lens - 8 * j, 0, 8).astype(np.uint64)
-            raw[:, j] &= np.where(
-                c >= 8, _FULL, (np.uint64(1) << (c * np.uint64(8))) - np.uint64(1)
-            )
+            keep = masks[j][lens]
+            np.bitwise_and(self.view[base + 8 * j if j else base], keep, out=raw[:, j])
         if sys.byteorder != "little":  # pragma: no cover - words were read little-endian
             raw = raw.byteswap()
-        out: Bytes = raw.view(f"S{8 * k}").reshape(n).astype(f"S{int(lens.max())}")
-        return out
+        out: Bytes = raw.view(f"S{8 * k}").reshape(n)
+        return out if width == 8 * k else out.astype(f"S{max(1, width)}")
 
-    def words(self, ends: I64, lens: I64) -> npt.NDArray[np.uint64]:
-        """Tokens right-aligned in ``(n, k)`` little-endian uint64 words, k = ceil(maxlen / 8).
+    def same(self, starts: I64, lens: I64) -> list[bytes]:
+        """``[token]`` when every token is the same (a run's tag column, usually), else ``[]``."""
+        n = starts.size
+        width = int(lens[0]) if n else 0
+        if n == 0 or not np.all(lens == width):
+            return []
+        base = starts + self.pad
+        for j in range(0, width, 8):
+            words = self.view[base + j if j else base] & np.uint64(2 ** (8 * min(width - j, 8)) - 1)
+            if not np.all(words == words[0]):
+                return []
+        a = int(starts[0]) + self.pad
+        return [self.padded[a : a + width].tobytes()]
 
-        At most ``_NUMBER_WIDTH`` bytes wide: longer tokens lose their left part (the number
-        parser marks them not ok). Bytes left of a token belong to whatever precedes it.
+    def words(self, ends: I64, lens: I64) -> list[npt.NDArray[np.uint64]]:
+        """Tokens right-aligned in k little-endian uint64 words, k = ceil(maxlen / 8) <= 3.
+
+        Word j holds bytes 8j..8j+7 of the 8k bytes that end where the token ends; bytes left
+        of a token belong to whatever precedes it, and longer tokens lose their left part.
         """
         w = max(1, int(lens.max())) if lens.size else 1
         k = min((w + 7) // 8, _NUMBER_WIDTH // 8)
-        first = ends + self.pad - 8 * k
-        out: npt.NDArray[np.uint64] = self._view()[first[:, None] + 8 * np.arange(k)]
-        return out
+        base = ends + self.pad
+        return [self.view[base - 8 * (k - j)] for j in range(k)]
 
 
 _NUMBER_WIDTH = 24  # widest number token read vectorised
 _M8 = np.uint64(0x00FF00FF00FF00FF)
 _M16 = np.uint64(0x0000FFFF0000FFFF)
 _M32 = np.uint64(0x00000000FFFFFFFF)
-_POW10_U64 = np.array([10**i for i in range(20)], dtype=np.uint64)
 _POW10_LD = np.array([10**i for i in range(28)], dtype=np.longdouble)
 # x87 extended precision (64-bit significand) lets 19-digit mantissas round exactly; elsewhere
 # (long double == double, or quad) those tokens take numpy's own conversion instead.
 _EXTENDED = np.finfo(np.longdouble).nmant == 63
 _TWO53 = np.uint64(1 << 53)
-# byte - b"0" (uint8 wrap-around) of the non-digit characters a number may contain
-_DOT, _LOW_E, _UP_E, _PLUS, _MINUS = 254, 53, 21, 251, 253
-
-
-def _swar8(words: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """Value of 8 decimal digit bytes (0..9, first byte most significant) per uint64 word."""
-    v = (words * np.uint64(10) + (words >> np.uint64(8))) & _M8
-    v = (v * np.uint64(100) + (v >> np.uint64(16))) & _M16
-    return (v * np.uint64(10000) + (v >> np.uint64(32))) & _M32
-
-
+_TWO63 = np.uint64(1 << 63)
 _B01 = np.uint64(0x0101010101010101)
 _B7F = np.uint64(0x7F7F7F7F7F7F7F7F)
 _B76 = np.uint64(0x7676767676767676)
 _B80 = np.uint64(0x8080808080808080)
 _B30 = np.uint64(0x3030303030303030)
 _FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_U1 = np.uint64(1)
+_U7 = np.uint64(7)
+_U8 = np.uint64(8)
+_U56 = np.uint64(56)
+_U255 = np.uint64(255)
+_MAX_INT_DIGITS = 18  # at most 18 digits always fit an int64
+
+
+def _swar8(words: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """Value of 8 decimal digit bytes (0..9, first byte most significant) per uint64 word."""
+    v = (words * np.uint64(10) + (words >> _U8)) & _M8
+    v = (v * np.uint64(100) + (v >> np.uint64(16))) & _M16
+    return (v * np.uint64(10000) + (v >> np.uint64(32))) & _M32
 
 
 def _eq_bytes(x: npt.NDArray[np.uint64], byte: int) -> npt.NDArray[np.uint64]:
@@ -494,141 +616,109 @@ def _eq_bytes(x: npt.NDArray[np.uint64], byte: int) -> npt.NDArray[np.uint64]:
     return ~(((y & _B7F) + _B7F) | y | _B7F)
 
 
-def _flag_pos(flags: npt.NDArray[np.uint64]) -> I64:
-    """Byte position (0 = leftmost) of the single flagged byte of each row of (n, k) flags."""
-    pos = np.zeros(flags.shape[0], dtype=np.int64)
-    for j in range(flags.shape[1]):
-        f = flags[:, j]
-        hit = f != 0
-        # a lone high bit 8i+7 is an exact power of two: log2 is exact in float64
-        bit = np.log2(np.where(hit, f, np.uint64(1)).astype(np.float64)).astype(np.int64)
-        pos = np.where(hit, 8 * j + (bit - 7) // 8, pos)
-    return pos
-
-
-def _count(flags: npt.NDArray[np.uint64]) -> I64:
-    total = np.bitwise_count(flags[:, 0]).astype(np.int64)
-    for j in range(1, flags.shape[1]):
-        total += np.bitwise_count(flags[:, j])
+def _after(flags: list[npt.NDArray[np.uint64]]) -> I64:
+    """Bytes after the one flagged byte of each row of right-aligned words (0 if none)."""
+    k = len(flags)
+    total = np.zeros(flags[0].size, dtype=np.int64)
+    for j, f in enumerate(flags):
+        # bits above a lone high bit 8i+7: ~(2f - 1); 8 per byte after it in this word
+        above = np.bitwise_count(~((f << _U1) - _U1)).astype(np.int64) >> 3
+        total += np.where(f != 0, above + 8 * (k - 1 - j), 0)
     return total
 
 
-def _parse_numbers(raw: npt.NDArray[np.uint64], lens: I64, *, real: bool) -> tuple[F64, Bool]:
-    """Vectorised strtod/int of right-aligned tokens held in (n, k) uint64 words.
+class _Numbers(NamedTuple):
+    mantissa: npt.NDArray[np.uint64]
+    frac: I64 | int  # digits after the decimal point (one number when the same for all)
+    neg: Bool
+    ok: Bool
 
-    Accepted: ``[+-]?digits`` (``real=False``), or ``[+-]?(d+.?d*|.d+)([eE][+-]?d{1,3})?``.
-    Characters are classified eight at a time with carry-free byte tricks, and digits summed
-    eight at a time (SWAR) into an exact uint64 S in which the dot, the ``e`` and the exponent
-    sign weigh nothing but occupy a place; the exponent is S mod 10**L (L = characters from the
-    ``e`` on), the decimal digits after the dot are the low ``frac`` digits of the rest, and the
-    mantissa m follows exactly. Then value = m * 10**e, e = exponent - frac: for m <= 2**53 and
-    |e| <= 22 one IEEE operation on exact operands, hence correctly rounded (Clinger 1990); for
-    m < 2**64 and |e| <= 27 the same in x87 extended precision, exact unless the extended result
-    falls exactly halfway between two doubles (then left to the caller, like every token not
-    ``ok``).
+
+def _decimals(
+    words: list[npt.NDArray[np.uint64]], lens: I64, *, real: bool, values: bool = True
+) -> _Numbers:
+    """Vectorised reading of right-aligned ``-?digits`` (``real``: ``-?digits[.digits]``) tokens.
+
+    Characters are classified eight at a time with carry-free byte tricks. The sign and the
+    decimal point are cleared, the digits left of the point are moved one place right (over the
+    point), and the digits are summed eight at a time (SWAR) into an exact uint64 mantissa. Rows
+    not ``ok`` (exponents, ``+``, junk, too many digits) are left to the caller. With
+    ``values=False`` only ``ok`` is computed (validation).
     """
-    n, k = raw.shape
-    if n == 0:
-        return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=bool)
+    k = len(words)
     w = 8 * k
-    fits = lens <= w
-    start = np.clip(w - lens, 0, w - 1)  # byte position of the token's first character
-    fc = (raw[np.arange(n), start // 8] >> (8 * (start % 8)).astype(np.uint64)) & np.uint64(255)
-    neg = fc == 45
-    sign = neg | (fc == 43)
-    lo = start + sign  # bytes left of lo become '0'
-    x = np.empty_like(raw)
-    for j in range(k):
-        c = np.clip(lo - 8 * j, 0, 8).astype(np.uint64)
-        keep = np.where(c >= 8, np.uint64(0), _FULL << (np.minimum(c, 7) * np.uint64(8)))
-        x[:, j] = ((raw[:, j] & keep) | (_B30 & ~keep)) ^ _B30
-    nondigit = (((x & _B7F) + _B76) | x) & _B80
-    body = lens - sign
-    if not real:
-        ok = fits & (body >= 1) & (k <= 2) & ~np.any(nondigit != 0, axis=1)
-        s = _swar8(x[:, 0])
-        for j in range(1, min(k, 2)):
-            s = s * np.uint64(100_000_000) + _swar8(x[:, j])
-        ok &= s <= _TWO53
-        out = s.astype(np.int64)
-        return np.where(neg, -out, out).astype(np.float64), ok
-    dot = _eq_bytes(x, 0x1E)  # b"." ^ b"0"
-    other = nondigit & ~dot
+    n = lens.size
+    xs: list[npt.NDArray[np.uint64]] = []
+    other = np.zeros(n, dtype=np.uint64)
+    nds: list[npt.NDArray[np.uint64]] = []  # per word: non-digit bytes other than the point
+    dots: list[npt.NDArray[np.uint64]] = []
+    fit = np.minimum(lens, w)
+    masks = _RIGHT_MASKS[k]
+    for j, raw in enumerate(words):
+        x = raw ^ _B30  # digits become 0..9
+        x &= masks[j][fit]  # bytes left of the token: 0
+        nondigit = (((x & _B7F) + _B76) | x) & _B80
+        if real:
+            dot = _eq_bytes(x, 0x1E)  # b"." ^ b"0"
+            dots.append(dot)
+            nondigit &= ~dot
+        xs.append(x)
+        nds.append(nondigit)
+        other |= nondigit
+    ok = lens <= (w if values or real else min(w, _MAX_INT_DIGITS))
+    neg = np.zeros(n, dtype=bool)
+    body = lens.copy()
     if np.any(other):
-        emark = _eq_bytes(x, 0x55) | _eq_bytes(x, 0x75)  # b"e", b"E"
-        minus = _eq_bytes(x, 0x1D)
-        esign = _eq_bytes(x, 0x1B) | minus  # b"+", b"-"
-        ok = fits & ~np.any(other & ~(emark | esign) != 0, axis=1)
-    else:  # plain decimals only (the usual case): no exponent to look for
-        emark = minus = esign = np.zeros_like(x)
-        ok = fits.copy()
-    xd = x & ~((nondigit >> np.uint64(7)) * np.uint64(255))
-    s = _swar8(xd[:, 0])
+        minus = [_eq_bytes(x, 0x1D) for x in xs]  # b"-" ^ b"0"
+        rest = nds[0] & ~minus[0]
+        nminus = np.bitwise_count(minus[0]).astype(np.int64)
+        for j in range(1, k):
+            rest |= nds[j] & ~minus[j]
+            nminus += np.bitwise_count(minus[j])
+        neg = nminus == 1
+        ok &= (rest == 0) & (nminus <= 1) & (~neg | (_after(minus) == lens - 1))
+        body -= nminus
+        for j in range(k):  # the sign becomes a leading zero
+            xs[j] = xs[j] ^ (minus[j] >> _U7) * np.uint64(0x1D)
+    if real:
+        ndot: I64 = np.bitwise_count(dots[0]).astype(np.int64)
+        for d in dots[1:]:
+            ndot += np.bitwise_count(d)
+        ok &= ndot <= 1
+        body -= ndot
+    ok &= body >= 1
+    has_point = False
+    if real:
+        has_point = bool(np.any(ndot))
+    if not values:
+        return _Numbers(np.zeros(0, dtype=np.uint64), 0, neg, ok)
+    frac: I64 | int = 0
+    if has_point:
+        # the same point position on every row (a fixed format such as %.6f, usually): the
+        # masks below are scalars
+        if all(bool(np.all(d == d[0])) for d in dots):
+            dots = [d[:1] for d in dots]
+        frac = _after(dots)
+        if frac.size == 1:
+            frac = int(frac[0])
+        later = np.zeros(dots[0].size, dtype=np.uint64)
+        shifted = list(xs)
+        for j in range(k - 1, -1, -1):
+            g = dots[j] >> _U7  # 1 << 8i at the point's byte i, else 0
+            before = np.where((g | later) != 0, g - _U1, np.uint64(0))  # bytes left of the point
+            later |= g
+            xd = xs[j] ^ g * np.uint64(0x1E)  # the point becomes 0
+            head = xd & before
+            shifted[j] = (head << _U8) | (xd ^ head)
+            if j + 1 < k:
+                shifted[j + 1] |= head >> _U56
+        xs = shifted
+    m = _swar8(xs[0])
     if k == 3:
-        ok &= s < 1844  # s * 10**16 + ... must stay below 2**64
-    for j in range(1, k):
-        s = s * np.uint64(100_000_000) + _swar8(xd[:, j])
-    ndot = _count(dot)
-    ne = _count(emark)
-    nsign = _count(esign)
-    ok &= (ndot <= 1) & (ne <= 1) & (nsign <= ne)
-    if np.any(ne):
-        epos = np.where(ne > 0, _flag_pos(emark), w)
-        spos = _flag_pos(esign)
-        exp_len = w - epos  # characters from the e on
-        exp_digits = exp_len - 1 - nsign
-        ok &= (nsign == 0) | (spos == epos + 1)
-        ok &= (ne == 0) | ((exp_digits >= 1) & (exp_digits <= 3))
-        pe = _POW10_U64[np.minimum(exp_len, 19)]
-        expo = (s % pe).astype(np.int64)
-        expo = np.where(_count(minus) > 0, -expo, expo)
-        ms = s // pe
-    else:
-        epos = np.full(n, w, dtype=np.int64)
-        exp_len = np.zeros(n, dtype=np.int64)
-        expo = np.zeros(n, dtype=np.int64)
-        ms = s
-    dpos = _flag_pos(dot)
-    ok &= (ndot == 0) | (dpos < epos)
-    ok &= body - exp_len - ndot >= 1
-    frac = np.where(ndot > 0, epos - 1 - dpos, 0)
-    ok &= frac <= 19
-    pf = _POW10_U64[np.minimum(frac, 19)]
-    low = ms % pf
-    m = np.where(ndot > 0, low + (ms - low) // np.uint64(10), ms)
-    e = expo - frac
-    fast = ok & (m <= _TWO53) & (np.abs(e) <= 22)
-    mf = m.astype(np.float64)
-    ef = _POW10_FLOAT[np.minimum(np.abs(e), 22)]
-    out = np.where(e >= 0, mf * ef, mf / ef)
-    slow = ok & ~fast
-    if slow.any():
-        ok[slow] = False
-        if _EXTENDED:
-            idx = np.flatnonzero(slow & (np.abs(e) <= 27))
-            ml = m[idx].astype(np.longdouble)
-            el = _POW10_LD[np.abs(e[idx])]
-            xl = np.where(e[idx] >= 0, ml * el, ml / el)
-            dx = xl.astype(np.float64)
-            # Rounding xl to double is exact unless xl lies exactly halfway between two
-            # doubles: then the low 11 of its 64 significand bits are 100 0000 0000 (x87).
-            significand = np.ascontiguousarray(xl).view(np.uint64).reshape(-1, 2)[:, 0]
-            half = (significand & np.uint64(0x7FF)) == np.uint64(0x400)
-            good = ~half & np.isfinite(dx)
-            out[idx[good]] = dx[good]
-            ok[idx[good]] = True
-    return np.where(neg, -out, out), ok
-
-
-def _parse_ints(raw: npt.NDArray[np.uint64], lens: I64) -> tuple[I64, Bool]:
-    """Vectorised ``int()`` of right-aligned ``[+-]?digits`` tokens; ``ok`` marks success."""
-    vals, ok = _parse_numbers(raw, lens, real=False)
-    return vals.astype(np.int64), ok
-
-
-def _parse_floats(raw: npt.NDArray[np.uint64], lens: I64) -> tuple[F64, Bool]:
-    """Vectorised ``float()`` of right-aligned decimal tokens (see :func:`_parse_numbers`)."""
-    return _parse_numbers(raw, lens, real=True)
+        ok &= m < 1844  # m * 10**16 + ... must stay below 2**64
+    for x in xs[1:]:
+        m = m * np.uint64(100_000_000) + _swar8(x)
+    return _Numbers(m, frac, neg, ok)
 
 
 def _python_int(token: bytes) -> int | None:
@@ -642,58 +732,132 @@ def _python_float(token: bytes) -> float | None:
     return value if math.isfinite(value) else None
 
 
-class _Parser:
-    """Chunked parser shared by runs and qrels."""
+def _merge_tags(lists: Iterable[list[bytes]]) -> list[bytes]:
+    return list(dict.fromkeys(t for tags in lists for t in tags))
 
-    def __init__(self, data: bytes, *, run: bool, problems: _Problems) -> None:
-        self.data = data
+
+_HEAP_PRIMED = False
+
+
+def _prime_heap() -> None:
+    """Let the chunks' temporaries reuse freed memory instead of faulting in fresh pages.
+
+    glibc's malloc serves big blocks with mmap and returns them to the system when freed, until
+    the first such block of at most 32 MB is freed: it then raises its mmap threshold to that
+    size (and its trim threshold to twice it), so later blocks of up to that size come from the
+    heap and are reused. A numpy program reaches that state after its first large temporary;
+    allocating and freeing one untouched block reaches it before the first chunk, which cuts
+    the page faults of reading a 36 MB run from about 100,000 to 17,000 (a fifth of the time).
+    Nothing is touched, so nothing is resident; other allocators just get a free block back.
+    """
+    global _HEAP_PRIMED
+    if not _HEAP_PRIMED:
+        _HEAP_PRIMED = True
+        block = np.empty((32 << 20) - (1 << 16), dtype=np.uint8)
+        del block
+
+
+class _Parser:
+    """Chunked parser shared by runs and qrels.
+
+    The data is cut at line ends into chunks of about ``_CHUNK`` bytes. Each chunk is parsed on
+    its own, numbering its lines from 1 and collecting its own problems; the parts are then
+    joined in order, which is when line numbers become the file's.
+    """
+
+    def __init__(self, *, run: bool, problems: _Problems, rank_values: bool = True) -> None:
         self.run = run
+        self.rank_values = rank_values
         self.nfields = _RUN_FIELDS if run else _QRELS_FIELDS
         self.problems = problems
 
     # -- whole file ------------------------------------------------------------------------
-    def parse(self) -> _Cols:
-        data = self.data
-        spans: list[tuple[int, int, int]] = []  # (start, end, first line number)
-        pos = 0
-        line0 = 1
-        while pos < len(data):
-            end = data.find(b"\n", min(len(data), pos + _CHUNK))
-            end = len(data) if end < 0 else end + 1
-            spans.append((pos, end, line0))
-            line0 += data.count(b"\n", pos, end)
-            pos = end
-        return self._concat([self._chunk(span) for span in spans])
+    def parse(self, pieces: Iterable[bytes]) -> _Cols:
+        """Parse the pieces (each ending at a line end), on a few threads when there are several:
+        numpy releases the GIL in the vectorised work. At most ``_WORKERS + 1`` pieces are held
+        at once, so memory stays near the size of the result."""
+        _prime_heap()
+        parts: list[tuple[_Cols, _Problems]] = []
+        it = iter(pieces)
+        first = next(it, None)
+        if first is None:
+            return self._concat(parts)
+        second = next(it, None)
+        if second is None or _WORKERS < 2:
+            parts.append(self._chunk(first))
+            if second is not None:
+                parts.extend(self._chunk(piece) for piece in itertools.chain([second], it))
+            return self._concat(parts)
+        with ThreadPoolExecutor(_WORKERS, thread_name_prefix="trec-reader") as pool:
+            pending: deque[Future[tuple[_Cols, _Problems]]] = deque()
+            for piece in itertools.chain([first, second], it):
+                pending.append(pool.submit(self._chunk, piece))
+                if len(pending) > _WORKERS:
+                    parts.append(pending.popleft().result())
+            parts.extend(f.result() for f in pending)
+        return self._concat(parts)
 
-    def _chunk(self, span: tuple[int, int, int]) -> _Cols:
-        start, end, line0 = span
-        chunk = self.data[start:end]
-        cols = self._fast(chunk, line0)
-        return cols if cols is not None else self._slow(chunk, line0)
+    def _chunk(self, chunk: bytes) -> tuple[_Cols, _Problems]:
+        probs = _Problems(self.problems.limit)
+        cols = self._fast(chunk, probs)
+        return (cols if cols is not None else self._slow(chunk, probs)), probs
 
-    def _concat(self, parts: list[_Cols]) -> _Cols:
+    def _concat(self, parts: list[tuple[_Cols, _Problems]]) -> _Cols:
         def cat(xs: list[Any], dtype: Any) -> Any:
             xs = [x for x in xs if x.size]
+            if len(xs) == 1:
+                return xs[0]
             return np.concatenate(xs) if xs else np.empty(0, dtype=dtype)
 
+        implied = all(cols.lineno is None for cols, _ in parts)
+        linenos: list[I64] = []
+        base = 0
+        for cols, probs in parts:
+            self.problems.merge(probs, base)
+            if not implied:
+                n = cols.qids.size
+                own = np.arange(1, n + 1, dtype=np.int64) if cols.lineno is None else cols.lineno
+                linenos.append(own + base)
+            base += cols.nlines
+        ps = [cols for cols, _ in parts]
         return _Cols(
-            qids=cat([p.qids for p in parts], "S1"),
-            docids=cat([p.docids for p in parts], "S1"),
-            nums=cat([p.nums for p in parts], np.float64 if self.run else np.int64),
-            ranks=cat([p.ranks for p in parts], np.int64) if self.run else None,
-            tags=cat([p.tags for p in parts], "S1") if self.run else None,
-            lineno=cat([p.lineno for p in parts], np.int64),
+            qids=cat([p.qids for p in ps], "S1"),
+            docids=cat([p.docids for p in ps], "S1"),
+            nums=cat([p.nums for p in ps], np.float64 if self.run else np.int64),
+            ranks=cat([p.ranks for p in ps], np.int64) if self.run and self.rank_values else None,
+            tags=_merge_tags(p.tags for p in ps),
+            lineno=None if implied else cat(linenos, np.int64),
+            nlines=base,
         )
 
     # -- vectorised path ---------------------------------------------------------------------
-    def _fast(self, chunk: bytes, line0: int) -> _Cols | None:
-        """Columns of a clean chunk, or None when the chunk needs the validating path."""
-        if not chunk.isascii():
-            try:
-                chunk.decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-        arr = np.frombuffer(chunk, dtype=np.uint8)
+    def _cut(self, chunk: bytes, arr: U8) -> tuple[I64, I64] | None:
+        """Token lengths and ends, (lines, nfields) each, when every line is ``nfields`` tokens
+        separated by single spaces or tabs (the usual layout); None otherwise."""
+        nf = self.nfields
+        sep = arr <= 32
+        if sep[0] or b"#" in chunk or np.any(sep[1:] & sep[:-1]):
+            return None  # leading space, comments, blank lines, CRLF, runs of blanks
+        pos = np.flatnonzero(sep)
+        if pos.size % nf:
+            return None
+        seps = arr[pos]
+        rows = pos.size // nf
+        if not (
+            np.all(seps[nf - 1 :: nf] == 10)  # every nf-th separator ends a line...
+            and np.count_nonzero(seps == 10) == rows  # ...and no other does
+            and np.count_nonzero(seps == 32) + np.count_nonzero(seps == 9) == pos.size - rows
+        ):
+            return None  # a line of another length, or other control characters
+        lens = np.diff(pos, prepend=-1)
+        lens -= 1
+        return lens.reshape(-1, nf), pos.reshape(-1, nf)
+
+    def _cut_lines(self, chunk: bytes, arr: U8) -> tuple[I64, I64, I64, int] | None:
+        """Token starts and ends of every data line (any whitespace, comments and blank lines
+        skipped), the lines' numbers and the chunk's line count; None if a line has the wrong
+        number of fields."""
+        nf = self.nfields
         # exactly bytes.split()'s whitespace: space and \t \n \v \f \r (9..13)
         ws = (arr - np.uint8(9)) < 5
         ws |= arr == 32
@@ -701,70 +865,122 @@ class _Parser:
         trans = (ws[:-1] != ws[1:]).nonzero()[0] + 1
         if not ws[0]:
             trans = np.concatenate(([0], trans))
-        if not ws[-1]:
-            trans = np.append(trans, arr.size)
-        if chunk[-1:] != b"\n":
-            nl = np.append(nl, arr.size)
         starts, ends = trans[0::2], trans[1::2]
-        nf = self.nfields
         prev_nl = np.empty_like(nl)
         prev_nl[:1] = -1
         prev_nl[1:] = nl[:-1]
-        if (
-            starts.size == nf * nl.size
-            and b"#" not in chunk
-            and bool(np.all(starts[0::nf] > prev_nl))
-            and bool(np.all(ends[nf - 1 :: nf] <= nl))
-        ):
-            # every line holds exactly nf tokens (nf per line in order, nf * lines in total)
-            st = starts.reshape(-1, nf)
-            en = ends.reshape(-1, nf)
-            lineno = np.arange(line0, line0 + nl.size, dtype=np.int64)
-        else:
-            first_tok = np.searchsorted(starts, prev_nl + 1)
-            ntok = np.searchsorted(starts, nl) - first_tok
-            has = ntok > 0
-            comment = np.zeros_like(has)
-            comment[has] = arr[starts[first_tok[has]]] == 35
-            data_line = has & ~comment
-            if np.any(ntok[data_line] != nf):
-                return None
-            idx = first_tok[data_line][:, None] + np.arange(nf)
-            st = starts[idx]
-            en = ends[idx]
-            lineno = np.flatnonzero(data_line).astype(np.int64) + line0
-        ln = en - st
-        c = _Chunk(arr, int(ln.max()) if ln.size else 1)
-        qids = c.left(st[:, 0], ln[:, 0])
-        docids = c.left(st[:, 2], ln[:, 2])
-        if self.run:
-            ranks = self._ints(c, chunk, st[:, 3], en[:, 3], lineno, "rank")
-            scores = self._floats(c, chunk, st[:, 4], en[:, 4], lineno)
-            tags = c.left(st[:, 5], ln[:, 5])
-            return _Cols(qids, docids, scores, ranks, tags, lineno)
-        grades = self._ints(c, chunk, st[:, 3], en[:, 3], lineno, "grade")
-        return _Cols(qids, docids, grades, None, None, lineno)
+        first_tok = np.searchsorted(starts, prev_nl + 1)
+        ntok = np.searchsorted(starts, nl) - first_tok
+        has = ntok > 0
+        comment = np.zeros_like(has)
+        comment[has] = arr[starts[first_tok[has]]] == 35
+        data_line = has & ~comment
+        if np.any(ntok[data_line] != nf):
+            return None
+        idx = first_tok[data_line][:, None] + np.arange(nf)
+        lineno = np.flatnonzero(data_line).astype(np.int64) + 1
+        return starts[idx], ends[idx], lineno, int(nl.size)
 
-    def _ints(self, c: _Chunk, chunk: bytes, st: I64, en: I64, lineno: I64, what: str) -> I64:
-        lens = en - st
-        vals, ok = _parse_ints(c.words(en, lens), lens)
+    def _fast(self, chunk: bytes, probs: _Problems) -> _Cols | None:
+        """Columns of a chunk whose every data line has the right number of fields (bad numbers
+        are reported to ``probs``), or None when the chunk needs the validating path."""
+        if not chunk.isascii():
+            try:
+                chunk.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        if chunk[-1:] != b"\n":
+            chunk += b"\n"
+        arr = np.frombuffer(chunk, dtype=np.uint8)
+        lineno: I64 | None = None
+        cut = self._cut(chunk, arr)
+        if cut is not None:
+            ln, en = cut
+            nlines = en.shape[0]
+        else:
+            cut_lines = self._cut_lines(chunk, arr)
+            if cut_lines is None:
+                return None
+            st, en, lineno, nlines = cut_lines
+            ln = en - st
+        st = en - ln
+        c = _Chunk(arr, int(ln.max()) if ln.size else 1)
+        cols = _Cols(
+            qids=c.left(st[:, 0], ln[:, 0]),
+            docids=c.left(st[:, 2], ln[:, 2]),
+            nums=np.zeros(0),
+            ranks=None,
+            tags=[],
+            lineno=lineno,
+            nlines=nlines,
+        )
+        if self.run:
+            cols.ranks = self._ints(
+                c, chunk, en[:, 3], ln[:, 3], cols, "rank", probs, values=self.rank_values
+            )
+            cols.nums = self._floats(c, chunk, en[:, 4], ln[:, 4], cols, probs)
+            cols.tags = c.same(st[:, 5], ln[:, 5]) or _distinct_bytes(c.left(st[:, 5], ln[:, 5]))
+        else:
+            grades = self._ints(c, chunk, en[:, 3], ln[:, 3], cols, "grade", probs)
+            assert grades is not None
+            cols.nums = grades
+        return cols
+
+    def _ints(
+        self,
+        c: _Chunk,
+        chunk: bytes,
+        en: I64,
+        lens: I64,
+        cols: _Cols,
+        what: str,
+        probs: _Problems,
+        *,
+        values: bool = True,
+    ) -> I64 | None:
+        num = _decimals(c.words(en, lens), lens, real=False, values=values)
+        vals: I64 | None = None
+        ok = num.ok
+        if values:
+            ok &= num.mantissa < _TWO63
+            mag = num.mantissa.astype(np.int64)
+            vals = np.where(num.neg, -mag, mag)
         for i in np.flatnonzero(~ok).tolist():
-            tok = chunk[int(st[i]) : int(en[i])]
+            tok = chunk[int(en[i] - lens[i]) : int(en[i])]
             v = _python_int(tok)
             if v is None or not -(2**63) <= v < 2**63:
-                self.problems.add(int(lineno[i]), f"{what} {_show(tok)} is not an integer")
-            else:
+                probs.add(cols.line(i), f"{what} {_show(tok)} is not an integer")
+            elif vals is not None:
                 vals[i] = v
         return vals
 
-    def _floats(self, c: _Chunk, chunk: bytes, st: I64, en: I64, lineno: I64) -> F64:
-        lens = en - st
-        vals, ok = _parse_floats(c.words(en, lens), lens)
-        rest = np.flatnonzero(~ok)
+    def _floats(
+        self, c: _Chunk, chunk: bytes, en: I64, lens: I64, cols: _Cols, probs: _Problems
+    ) -> F64:
+        num = _decimals(c.words(en, lens), lens, real=True)
+        # m / 10**f with m <= 2**53 and f <= 22: one IEEE operation on exact operands, hence
+        # correctly rounded (Clinger 1990)
+        frac = np.broadcast_to(num.frac, lens.shape)
+        vals = num.mantissa.astype(np.float64) / _POW10_FLOAT[np.minimum(num.frac, 22)]
+        fast = num.ok & (num.mantissa <= _TWO53) & (frac <= 22)
+        rest = np.flatnonzero(~fast)
+        if rest.size and _EXTENDED:
+            # m < 2**64 and f <= 27 in x87 extended precision: exact unless the extended result
+            # falls exactly halfway between two doubles
+            idx = rest[num.ok[rest] & (frac[rest] <= 27)]
+            ml = num.mantissa[idx].astype(np.longdouble)
+            xl = ml / _POW10_LD[frac[idx]]
+            dx = xl.astype(np.float64)
+            significand = np.ascontiguousarray(xl).view(np.uint64).reshape(-1, 2)[:, 0]
+            good = ((significand & np.uint64(0x7FF)) != np.uint64(0x400)) & np.isfinite(dx)
+            vals[idx[good]] = dx[good]
+            fast[idx[good]] = True
+            rest = np.flatnonzero(~fast)
+        np.negative(vals, out=vals, where=num.neg)
         if rest.size:
-            # Long mantissas, exponents, junk: numpy's own (correctly rounded) conversion in bulk,
-            # then Python for whatever is left, so each bad token gets its message.
-            toks = c.left(st[rest], lens[rest])
+            # exponents, long mantissas, junk: numpy's own (correctly rounded) conversion in
+            # bulk, then Python for whatever is left, so each bad token gets its message
+            toks = c.left(en[rest] - lens[rest], lens[rest])
             try:
                 conv = toks.astype(np.float64)
                 good = np.isfinite(conv) & (np.strings.find(toks, b"_") < 0)
@@ -773,60 +989,61 @@ class _Parser:
             except ValueError:
                 pass
         for i in rest.tolist():
-            tok = chunk[int(st[i]) : int(en[i])]
+            tok = chunk[int(en[i] - lens[i]) : int(en[i])]
             v = _python_float(tok)
             if v is None:
-                self.problems.add(int(lineno[i]), _score_message(tok))
+                probs.add(cols.line(i), _score_message(tok))
             else:
                 vals[i] = v
         return vals
 
     # -- validating path ---------------------------------------------------------------------
-    def _slow(self, chunk: bytes, line0: int) -> _Cols:
+    def _slow(self, chunk: bytes, probs: _Problems) -> _Cols:
         qids: list[bytes] = []
         docids: list[bytes] = []
         fnums: list[float] = []
         inums: list[int] = []
         ranks: list[int] = []
-        tags: list[bytes] = []
+        tags: dict[bytes, None] = {}
         lineno: list[int] = []
         nf = self.nfields
         expect = "qid Q0 docid rank score tag" if self.run else "qid iteration docid grade"
-        for i, raw in enumerate(chunk.split(b"\n")):
-            line = line0 + i
+        lines = chunk.split(b"\n")
+        for i, raw in enumerate(lines):
+            line = i + 1
             fields = raw.split()
             if not fields or fields[0].startswith(b"#"):
                 continue
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                self.problems.add(
+                probs.add(
                     line, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
                 )
                 continue
             if len(fields) != nf:
-                self.problems.add(line, f"expected {nf} fields ({expect}), found {len(fields)}")
+                probs.add(line, f"expected {nf} fields ({expect}), found {len(fields)}")
                 continue
             bad = False
             if self.run:
                 rank = _python_int(fields[3])
                 if rank is None or not -(2**63) <= rank < 2**63:
-                    self.problems.add(line, f"rank {_show(fields[3])} is not an integer")
+                    probs.add(line, f"rank {_show(fields[3])} is not an integer")
                     bad = True
                 score = _python_float(fields[4])
                 if score is None:
-                    self.problems.add(line, _score_message(fields[4]))
+                    probs.add(line, _score_message(fields[4]))
                     bad = True
                 if bad:
                     continue
                 assert rank is not None and score is not None
                 ranks.append(rank)
                 fnums.append(score)
-                tags.append(fields[5])
+                tags.setdefault(fields[5])
             else:
                 grade = _python_int(fields[3])
                 if grade is None or not -(2**63) <= grade < 2**63:
-                    self.problems.add(line, f"grade {_show(fields[3])} is not an integer")
+                    probs.add(line, f"grade {_show(fields[3])} is not an integer")
                     continue
                 inums.append(grade)
             qids.append(fields[0])
@@ -842,10 +1059,22 @@ class _Parser:
             nums=(
                 np.array(fnums, dtype=np.float64) if self.run else np.array(inums, dtype=np.int64)
             ),
-            ranks=np.array(ranks, dtype=np.int64) if self.run else None,
-            tags=sarr(tags) if self.run else None,
+            ranks=np.array(ranks, dtype=np.int64) if self.run and self.rank_values else None,
+            tags=list(tags),
             lineno=np.array(lineno, dtype=np.int64),
+            nlines=chunk.count(b"\n"),
         )
+
+
+def _distinct_bytes(col: Bytes) -> list[bytes]:
+    """Distinct values of a column in first-seen order."""
+    if col.size == 0:
+        return []
+    first = col[0]
+    if np.all(col == first):
+        return [bytes(first)]
+    _, idx = np.unique(col, return_index=True)
+    return [bytes(col[i]) for i in np.sort(idx).tolist()]
 
 
 def _score_message(tok: bytes) -> str:
@@ -912,7 +1141,7 @@ def docid_hashes(col: Bytes) -> npt.NDArray[np.uint64]:
 
 
 def _check_duplicates(
-    qcol: Bytes, docids: Bytes, lineno: I64, grouped: _Grouped, problems: _Problems
+    qcol: Bytes, docids: Bytes, cols: _Cols, grouped: _Grouped, problems: _Problems
 ) -> npt.NDArray[np.uint64] | None:
     """Report every docid that appears more than once for the same query; return the hashes."""
     n = docids.size
@@ -946,8 +1175,8 @@ def _check_duplicates(
         j = i
         while j > 0 and q[j - 1] == q[i] and d[j - 1] == d[i]:
             j -= 1
-        first = int(lineno[order[j]])
-        line = int(lineno[order[i]])
+        first = cols.line(int(order[j]))
+        line = cols.line(int(order[i]))
         problems.add(
             line,
             f"duplicate docid {_show(bytes(d[i]))} for query "
@@ -961,31 +1190,26 @@ def _check_duplicates(
 
 
 def _parse(
-    src: Source, source: str | None, max_problems: int, *, run: bool
+    src: Source, source: str | None, max_problems: int, *, run: bool, rank_values: bool = True
 ) -> tuple[_Cols, _Grouped, npt.NDArray[np.uint64] | None]:
-    data, name = _read_source(src, source)
+    stream, name, closer = _open_source(src, source)
     problems = _Problems(max_problems)
-    cols = _Parser(data, run=run, problems=problems).parse()
-    del data
+    try:
+        parser = _Parser(run=run, problems=problems, rank_values=rank_values)
+        cols = parser.parse(_pieces(stream, name))
+    finally:
+        if closer is not None:
+            closer.close()
     if cols.qids.size == 0 and problems.total == 0:
         problems.add(0, "no data lines (empty file)")
     grouped = _group(cols.qids)
-    hashes = _check_duplicates(cols.qids, cols.docids, cols.lineno, grouped, problems)
+    hashes = _check_duplicates(cols.qids, cols.docids, cols, grouped, problems)
     problems.raise_if_any(name)
     return cols, grouped, hashes
 
 
 def _take(a: Any, perm: I64 | None) -> Any:
     return a if perm is None else a[perm]
-
-
-def _distinct(col: Bytes) -> list[str]:
-    if col.size == 0:
-        return []
-    if np.all(col == col[0]):
-        return [bytes(col[0]).decode()]
-    _, first = np.unique(col, return_index=True)
-    return [bytes(col[i]).decode() for i in np.sort(first).tolist()]
 
 
 def parse_run(src: Source, *, source: str | None = None, max_problems: int = 100) -> RunTable:
@@ -995,13 +1219,13 @@ def parse_run(src: Source, *, source: str | None = None, max_problems: int = 100
     every problem (at most ``max_problems``, with the total).
     """
     cols, _, _ = _parse(src, source, max_problems, run=True)
-    assert cols.ranks is not None and cols.tags is not None
+    assert cols.ranks is not None
     return RunTable(
         qids=np.char.decode(cols.qids, "utf-8").tolist(),
         docids=np.char.decode(cols.docids, "utf-8").tolist(),
         ranks=cols.ranks,
         scores=cols.nums.astype(np.float64, copy=False),
-        tags=_distinct(cols.tags),
+        tags=[t.decode() for t in cols.tags],
         lines=int(cols.qids.size),
     )
 
@@ -1012,16 +1236,14 @@ def read_run(src: Source, *, source: str | None = None, max_problems: int = 100)
     ``tag`` is the first tag in the file, ``tags`` every distinct tag in first-seen order.
     Raises :class:`TrecFormatError` on any problem.
     """
-    cols, grouped, hashes = _parse(src, source, max_problems, run=True)
-    assert cols.tags is not None
-    tags = tuple(_distinct(cols.tags))
+    cols, grouped, hashes = _parse(src, source, max_problems, run=True, rank_values=False)
+    tags = tuple(t.decode() for t in cols.tags)
     run = Run(
         qids=grouped.qids,
         offsets=grouped.offsets,
         docids=_take(cols.docids, grouped.perm),
         scores=_take(cols.nums, grouped.perm),
         tag=tags[0] if tags else "",
-        ranks=_take(cols.ranks, grouped.perm),
         tags=tags,
     )
     if hashes is not None:  # computed for the duplicate check; evaluation reuses them

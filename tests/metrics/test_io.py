@@ -6,6 +6,7 @@ import gzip
 import io
 import math
 import random
+import re
 import struct
 from pathlib import Path
 
@@ -347,3 +348,117 @@ def test_adversarial_scores_read_exactly_like_python_float() -> None:
     data = "".join(f"q Q0 d{i} {i} {t} x\n" for i, t in enumerate(texts)).encode()
     table = parse_run(data)
     assert [repr(v) for v in table.scores.tolist()] == [repr(float(t)) for t in texts]
+
+
+# -- the vectorised number reader against Python, token by token ---------------------------
+
+_NUMBER_ALPHABET = "0123456789" * 3 + ".-+eE_x"
+
+
+def _python_score(text: str) -> float | None:
+    if not re.fullmatch(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _python_int(text: str) -> int | None:
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
+def _bad_lines(data: bytes, reader: object) -> list[int]:
+    try:
+        reader(data, max_problems=10**6)  # type: ignore[operator]
+    except TrecFormatError as exc:
+        return [p.line for p in exc.problems]
+    return []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(_NUMBER_ALPHABET, min_size=1, max_size=26),
+            st.from_regex(r"-?[0-9]{1,20}(\.[0-9]{0,20})?", fullmatch=True),
+            st.from_regex(r"-?\.[0-9]{1,22}", fullmatch=True),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    st.sampled_from([" ", "\t"]),
+)
+def test_every_token_reads_as_python_reads_it(tokens: list[str], sep: str) -> None:
+    # scores, ranks (read_run validates them, parse_run keeps their values) and grades: the
+    # vectorised reader accepts exactly what float()/int() accept, with the same values
+    def lines(fmt: str) -> bytes:
+        return "".join(
+            fmt.format(i=i, t=t).replace(" ", sep) for i, t in enumerate(tokens)
+        ).encode()
+
+    scores = [_python_score(t) for t in tokens]
+    ints = [_python_int(t) for t in tokens]
+    want_bad_scores = [i + 1 for i, v in enumerate(scores) if v is None]
+    want_bad_ints = [i + 1 for i, v in enumerate(ints) if v is None]
+
+    run_scores = lines("q Q0 d{i} 1 {t} tag\n")
+    assert _bad_lines(run_scores, parse_run) == want_bad_scores
+    assert _bad_lines(run_scores, read_run) == want_bad_scores
+    run_ranks = lines("q Q0 d{i} {t} 1.5 tag\n")
+    assert _bad_lines(run_ranks, parse_run) == want_bad_ints
+    assert _bad_lines(run_ranks, read_run) == want_bad_ints
+    qrels = lines("q 0 d{i} {t}\n")
+    assert _bad_lines(qrels, read_qrels) == want_bad_ints
+
+    good = [i for i, v in enumerate(scores) if v is not None]
+    if good:
+        data = "".join(f"q{sep}Q0{sep}d{i}{sep}1{sep}{tokens[i]}{sep}t\n" for i in good)
+        got = parse_run(data.encode()).scores.tolist()
+        assert [repr(v) for v in got] == [repr(scores[i]) for i in good]
+    good = [i for i, v in enumerate(ints) if v is not None]
+    if good:
+        data = "".join(f"q{sep}Q0{sep}d{i}{sep}{tokens[i]}{sep}1{sep}t\n" for i in good)
+        assert parse_run(data.encode()).ranks.tolist() == [ints[i] for i in good]
+        data = "".join(f"q{sep}0{sep}d{i}{sep}{tokens[i]}\n" for i in good)
+        assert read_qrels(data.encode()).judgments("q") == {f"d{i}": ints[i] for i in good}
+
+
+def test_signed_decimals_of_every_width_read_exactly() -> None:
+    # every digit count and point position up to the widest vectorised token (24 bytes)
+    rnd = random.Random(11)
+    texts = []
+    for digits in range(1, 24):
+        for point in range(digits + 1):
+            for sign in ("", "-"):
+                d = "".join(rnd.choice("0123456789") for _ in range(digits))
+                texts.append(sign + d[:point] + "." + d[point:] if point < digits else sign + d)
+    data = "".join(f"q Q0 d{i} {i} {t} x\n" for i, t in enumerate(texts)).encode()
+    got = parse_run(data).scores.tolist()
+    assert [repr(v) for v in got] == [repr(float(t)) for t in texts]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.integers(0, 40), st.integers(0, 4)),
+        min_size=1,
+        max_size=80,
+        unique_by=lambda t: (t[0], t[1]),
+    ),
+    st.sampled_from(["file", "score, ties ascending", "score, ties descending"]),
+)
+def test_trec_order_matches_a_plain_sort(rows: list[tuple[str, int, int]], layout: str) -> None:
+    # the ordering takes shortcuts for runs already sorted by score (ties listed in ascending or
+    # descending docid order); every layout must give score descending, ties docid descending
+    if layout != "file":
+        rows = sorted(rows, key=lambda r: (r[0], -r[2], f"d{r[1]:02d}"))
+        if layout == "score, ties descending":
+            rows = sorted(rows, key=lambda r: (r[0], -r[2], [-ord(c) for c in f"d{r[1]:02d}"]))
+    data = "".join(f"{q} Q0 d{d:02d} 1 {s} t\n" for q, d, s in rows).encode()
+    run = read_run(data)
+    for q in run.qids:
+        mine = [(f"d{d:02d}", s) for qq, d, s in rows if qq == q]
+        want = [d for d, _ in sorted(mine, key=lambda m: (-m[1], [-ord(c) for c in m[0]]))]
+        assert run.ranking(q) == want
