@@ -52,6 +52,7 @@ __all__ = ["Aggregate", "EvaluationResult", "Evaluator", "Excluded", "evaluate"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
+U64 = npt.NDArray[np.uint64]
 
 Compat = Literal["trec_eval"] | None
 Average = Literal["macro", "micro"]
@@ -180,6 +181,93 @@ def _canonical(name: str) -> str:
     return parse_measures([name])[0].name
 
 
+_EMPTY = np.uint64(0)  # the key of a free slot (qrels with a docid of that hash get no table)
+_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio
+
+
+def _home(keys: U64, shift: U64) -> I64:
+    """First slot to probe for each key, in a table of ``2**(64 - shift)`` slots.
+
+    Fibonacci hashing: the top bits of ``key * 2**64/phi`` depend on every bit of the key.
+    """
+    out: I64 = ((keys * _FIBONACCI) >> shift).view(np.int64)
+    return out
+
+
+@dataclass(frozen=True)
+class _DocTable:
+    """Open-addressing hash table (linear probing) of the qrels docid hashes, one per query.
+
+    Query i owns the ``2**b + n_i`` slots from ``base[i]`` for its n_i judgments, where
+    ``2**b >= 4 n_i`` and ``shift[i] = 64 - b``. A key starts at its home slot (:func:`_home`,
+    among the first ``2**b``) and moves right until it finds itself or a free slot; the n_i
+    extra slots mean no chain wraps around or leaves the query's slots. A slot holds the key
+    (``_EMPTY`` when free) and its qrels row. Building and finding are vectorised in rounds:
+    in each, every key not yet placed (or found, or known absent) looks at one slot.
+    """
+
+    base: I64
+    shift: U64
+    keys: U64
+    rows: I64
+
+    @classmethod
+    def build(cls, hashes: U64, offsets: I64) -> _DocTable | None:
+        """The table of qrels docid ``hashes`` (query i: rows ``offsets[i]:offsets[i+1]``).
+
+        None when two docids of one query share a hash, or a hash is ``_EMPTY``: the caller
+        then needs an exact search.
+        """
+        if np.any(hashes == _EMPTY):
+            return None
+        counts = np.diff(offsets)
+        # b = 2 + bit length of n - 1 (frexp's exponent): the smallest b >= 2 with 2**b >= 4 n
+        bits = 2 + np.frexp(np.maximum(counts - 1, 0))[1].astype(np.int64)
+        size = (np.int64(1) << bits) + counts
+        base = np.concatenate(([0], np.cumsum(size)[:-1])).astype(np.int64)
+        shift = (64 - bits).astype(np.uint64)
+        keys = np.full(int(size.sum()), _EMPTY, dtype=np.uint64)
+        rows = np.zeros(keys.size, dtype=np.int64)
+        seg = np.repeat(np.arange(counts.size), counts)
+        row = np.arange(hashes.size, dtype=np.int64)
+        key = hashes
+        slot = base[seg] + _home(hashes, shift[seg])
+        while row.size:
+            free = keys[slot] == _EMPTY
+            rows[slot[free]] = row[free]
+            won = free & (rows[slot] == row)  # one of the keys that tried a free slot got it
+            keys[slot[won]] = key[won]
+            lost = ~won
+            row, key, slot = row[lost], key[lost], slot[lost]
+            if np.any(keys[slot] == key):  # an equal key holds the slot: a hash collision
+                return None
+            slot += 1
+        return cls(base, shift, keys, rows)
+
+    def find(self, hashes: U64, sel_q: I64, sizes: I64) -> tuple[I64, I64]:
+        """Where ``hashes`` are in the table: indices of the hashes found and their qrels rows.
+
+        The first ``sizes[0]`` hashes are looked up in query ``sel_q[0]``, the next ``sizes[1]``
+        in ``sel_q[1]``, and so on.
+        """
+        slot = np.repeat(self.base[sel_q], sizes) + _home(
+            hashes, np.repeat(self.shift[sel_q], sizes)
+        )
+        idx = np.arange(hashes.size, dtype=np.int64)
+        key = hashes
+        found: list[I64] = [np.zeros(0, dtype=np.int64)]
+        rows: list[I64] = [np.zeros(0, dtype=np.int64)]
+        while idx.size:
+            held = self.keys[slot]
+            hit = held == key
+            at = np.flatnonzero(hit)
+            found.append(idx[at])
+            rows.append(self.rows[slot[at]])
+            go = np.flatnonzero(~hit & (held != _EMPTY))
+            idx, key, slot = idx[go], key[go], slot[go] + 1
+        return np.concatenate(found), np.concatenate(rows)
+
+
 class Evaluator:
     """Qrels prepared once for evaluating many runs with the same settings.
 
@@ -265,18 +353,9 @@ class Evaluator:
         judged_nonrel = (q.grades >= 0) & (q.grades < level)
         self._num_nonrel = np.bincount(seg[judged_nonrel], minlength=nq).astype(np.int64)
         self._ideal = Ideal.from_grades(q.grades, q.offsets)
-        # Lookup keys: (query index, 44 bits of docid hash), sorted; confirmed by docid bytes.
-        self._exact = nq >= 1 << 20
-        if not self._exact and q.docids.size:
-            key = (docid_hashes(q.docids) >> np.uint64(20)) | (
-                seg.astype(np.uint64) << np.uint64(44)
-            )
-            self._key_order = np.argsort(key, kind="stable")
-            self._keys = key[self._key_order]
-            self._exact = bool(np.any(self._keys[1:] == self._keys[:-1]))
-        elif not q.docids.size:
-            self._key_order = np.zeros(0, dtype=np.int64)
-            self._keys = np.zeros(0, dtype=np.uint64)
+        # docid lookups: a hash table per query, or None for the exact search (see _lookup)
+        self._table = _DocTable.build(docid_hashes(q.docids), q.offsets)
+        self._last_ideal: tuple[bytes, Ideal] | None = None
 
     # -- evaluation ------------------------------------------------------------------------
     def evaluate(self, run: Run | Mapping[str, Mapping[str, float]]) -> EvaluationResult:
@@ -304,8 +383,9 @@ class Evaluator:
 
         per_query: dict[str, dict[str, float]] = {}
         aggregates: dict[str, Aggregate] = {}
+        results: dict[Measure, tuple[F64, F64, F64]] = {}
         for m in self._computed:
-            value, num, den = compute(m, ranked)
+            results[m] = value, num, den = compute(m, ranked)
             per_query[m.name] = dict(zip(names, value.tolist(), strict=True))
             aggregates[m.name] = self._aggregate(m, value, num, den)
 
@@ -313,12 +393,15 @@ class Evaluator:
         per_query_treatments: dict[str, dict[str, dict[str, float]]] = {}
         if self.honest:
             cond = condensed(ranked)
+            upper_at: dict[int, Ranked] = {}  # e.g. P@10 and nDCG@10 share the one at 10
             for m in self.measures:
                 if m.family not in TOP_K_FAMILIES or m.cutoff is None:
                     continue
-                lower = compute(m, ranked)
+                lower = results[m]
                 mid = compute(m, cond)
-                opt = compute(m, optimistic(ranked, m.cutoff))
+                if m.cutoff not in upper_at:
+                    upper_at[m.cutoff] = optimistic(ranked, m.cutoff)
+                opt = compute(m, upper_at[m.cutoff])
                 up_value = np.maximum(opt[0], lower[0])
                 up = (
                     (up_value, *opt[1:])
@@ -329,9 +412,10 @@ class Evaluator:
                         np.ones(up_value.size),
                     )
                 )
-                treatments[m.name] = {}
-                per_query_treatments[m.name] = {}
-                for tname, res in (("lower", lower), ("condensed", mid), ("upper", up)):
+                # "lower" is the measure itself, aggregated above
+                treatments[m.name] = {"lower": aggregates[m.name]}
+                per_query_treatments[m.name] = {"lower": dict(per_query[m.name])}
+                for tname, res in (("condensed", mid), ("upper", up)):
                     treatments[m.name][tname] = self._aggregate(m, *res)
                     per_query_treatments[m.name][tname] = dict(
                         zip(names, res[0].tolist(), strict=True)
@@ -361,63 +445,82 @@ class Evaluator:
     def _ranked(self, run: Run, sel_q: I64, run_rows: list[int]) -> Ranked:
         """Rows of the chosen queries (qrels indices ``sel_q``) in trec_eval order, judged."""
         order = run.order
-        off = run.offsets
-        pieces = [order[off[i] : off[i + 1]] for i in run_rows if i >= 0]
-        sizes = np.array([off[i + 1] - off[i] if i >= 0 else 0 for i in run_rows], dtype=np.int64)
-        rows = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        rr = np.array(run_rows, dtype=np.int64)
+        answered = rr >= 0
+        starts = np.where(answered, run.offsets[rr], 0)
+        sizes = np.where(answered, run.offsets[rr + 1] - starts, 0)
         offsets = np.zeros(sel_q.size + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
-        seg_q = np.repeat(sel_q, sizes)
-        pos, found = self._lookup(run, rows, seg_q)
-        grade = np.zeros(rows.size, dtype=np.int64)
-        grade[found] = self.qrels.grades[pos[found]]
-        judged = found & (grade >= 0)
-        ideal = self._ideal
-        counts = np.diff(ideal.offsets)[sel_q]
-        ioff = np.zeros(sel_q.size + 1, dtype=np.int64)
-        np.cumsum(counts, out=ioff[1:])
-        gather = np.repeat(ideal.offsets[:-1][sel_q] - ioff[:-1], counts) + np.arange(
-            int(ioff[-1]), dtype=np.int64
-        )
+        n = int(offsets[-1])
+        # their rows of ``order``: a slice per stretch of queries that are consecutive in the run
+        gap = starts - offsets[:-1]
+        head = np.ones(sel_q.size, dtype=bool)
+        head[1:] = gap[1:] != gap[:-1]
+        bounds = np.append(np.flatnonzero(head), sel_q.size)
+        first, last = bounds[:-1], bounds[1:]
+        pieces = [
+            order[s : s + m]
+            for s, m in zip(
+                starts[first].tolist(), (offsets[last] - offsets[first]).tolist(), strict=True
+            )
+        ]
+        rows = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        at, pos = self._lookup(run, rows, sel_q, sizes)
+        grade = np.zeros(n, dtype=np.int64)
+        grade[at] = self.qrels.grades[pos]
+        found = np.zeros(n, dtype=bool)
+        found[at] = True
         return Ranked(
             offsets=offsets,
             grade=grade,
             pooled=found,
-            judged=judged,
+            judged=found & (grade >= 0),
             num_rel=self._num_rel[sel_q],
             num_nonrel=self._num_nonrel[sel_q],
-            ideal=Ideal(ideal.gains[gather], ioff),
+            ideal=self._ideal_of(sel_q),
             level=self.relevance_level,
         )
 
-    def _lookup(self, run: Run, rows: I64, seg_q: I64) -> tuple[I64, npt.NDArray[np.bool_]]:
-        """Qrels row of each run row (by query and docid), and whether it was found."""
+    def _ideal_of(self, sel_q: I64) -> Ideal:
+        """Ideal gains of the queries ``sel_q``. The last one is kept: runs mostly answer the
+        same queries, and its cumulative ideal DCG is then computed once."""
+        key = sel_q.tobytes()
+        if self._last_ideal is not None and self._last_ideal[0] == key:
+            return self._last_ideal[1]
+        full = self._ideal
+        counts = np.diff(full.offsets)[sel_q]
+        ioff = np.zeros(sel_q.size + 1, dtype=np.int64)
+        np.cumsum(counts, out=ioff[1:])
+        gather = np.repeat(full.offsets[:-1][sel_q] - ioff[:-1], counts) + np.arange(
+            int(ioff[-1]), dtype=np.int64
+        )
+        ideal = Ideal(full.gains[gather], ioff)
+        self._last_ideal = (key, ideal)
+        return ideal
+
+    def _lookup(self, run: Run, rows: I64, sel_q: I64, sizes: I64) -> tuple[I64, I64]:
+        """Run rows ``rows`` (``sizes[i]`` of them for qrels query ``sel_q[i]``, in that order)
+        that the qrels judge: their indices into ``rows`` and their qrels rows."""
         q = self.qrels
+        if self._table is not None:
+            at, pos = self._table.find(run.hashes[rows], sel_q, sizes)
+            same = q.docids[pos] == run.docids[rows[at]]  # the hashes matched: confirm the bytes
+            return at[same], pos[same]
+        # no table (two docids of one query share a hash): binary search per query
         docs = run.docids[rows]
-        if q.docids.size == 0 or rows.size == 0:
-            return np.zeros(rows.size, dtype=np.int64), np.zeros(rows.size, dtype=bool)
-        if not self._exact:
-            key = (run.hashes[rows] >> np.uint64(20)) | (seg_q.astype(np.uint64) << np.uint64(44))
-            at = np.minimum(np.searchsorted(self._keys, key), self._keys.size - 1)
-            pos = self._key_order[at].astype(np.int64)
-            found = (self._keys[at] == key) & (q.docids[pos] == docs)
-            return pos, found
-        # exact path (hash collision inside the qrels, or a huge number of queries)
+        hit = np.zeros(rows.size, dtype=bool)
         pos = np.zeros(rows.size, dtype=np.int64)
-        found = np.zeros(rows.size, dtype=bool)
-        bounds = np.flatnonzero(np.diff(seg_q)) + 1
-        starts = np.concatenate(([0], bounds)) if rows.size else np.zeros(0, dtype=np.int64)
-        ends = np.append(bounds, rows.size)
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            qi = int(seg_q[a])
+        a = 0
+        for qi, size in zip(sel_q.tolist(), sizes.tolist(), strict=True):
+            b = a + size
             lo, hi = int(q.offsets[qi]), int(q.offsets[qi + 1])
-            seg_docs = q.docids[lo:hi]
-            if hi == lo:
-                continue
-            at = np.minimum(np.searchsorted(seg_docs, docs[a:b]), hi - lo - 1)
-            pos[a:b] = lo + at
-            found[a:b] = seg_docs[at] == docs[a:b]
-        return pos, found
+            if hi > lo and b > a:
+                at = np.minimum(np.searchsorted(q.docids[lo:hi], docs[a:b]), hi - lo - 1)
+                pos[a:b] = lo + at
+                hit[a:b] = q.docids[lo + at] == docs[a:b]
+            a = b
+        at = np.flatnonzero(hit)
+        return at, pos[at]
 
     def _aggregate(self, m: Measure, value: F64, num: F64, den: F64) -> Aggregate:
         n = int(value.size)

@@ -134,20 +134,61 @@ class Ranked:
         return np.arange(self.grade.size, dtype=np.int64) - self.offsets[self.seg] + 1
 
     @cached_property
-    def rel(self) -> Bool:
-        """Row is judged relevant (grade >= level)."""
-        return self.judged & (self.grade >= self.level)
-
-    @cached_property
     def num_ret(self) -> I64:
         """Retrieved documents per query."""
         out: I64 = np.diff(self.offsets)
         return out
 
+    # Most measures read only the relevant rows (a few percent of a run): they work on those.
     @cached_property
-    def crel(self) -> F64:
-        """Relevant rows at or above each row, within its query."""
-        return _seg_cumsum(self.rel, self.offsets, self.seg)
+    def rel_rows(self) -> I64:
+        """Indices of the relevant rows (judged, grade >= level), in order."""
+        return np.flatnonzero(self.judged & (self.grade >= self.level))
+
+    @cached_property
+    def rel_seg(self) -> I64:
+        """Query index of each relevant row."""
+        return self.seg[self.rel_rows]
+
+    @cached_property
+    def rel_pos(self) -> I64:
+        """1-based rank of each relevant row within its query."""
+        return self.pos[self.rel_rows]
+
+    @cached_property
+    def rel_rank(self) -> F64:
+        """1-based rank of each relevant row among its query's relevant rows."""
+        first = np.zeros(self.nq + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.rel_seg, minlength=self.nq), out=first[1:])
+        rank = np.arange(self.rel_rows.size, dtype=np.int64) - first[self.rel_seg] + 1
+        return rank.astype(np.float64)
+
+    def rel_sum(self, keep: Bool | None = None, weights: F64 | None = None) -> F64:
+        """Sum over the relevant rows (those where ``keep``, default all) of ``weights``
+        (default 1), per query; ``keep`` and ``weights`` are given per relevant row."""
+        seg = self.rel_seg
+        if keep is not None:
+            seg = seg[keep]
+            weights = None if weights is None else weights[keep]
+        out: F64 = np.bincount(seg, weights=weights, minlength=self.nq).astype(np.float64)
+        return out
+
+    def rel_top(self, k: int | None) -> Bool | None:
+        """Which relevant rows are within the first k (None: all of them)."""
+        return None if k is None else self.rel_pos <= k
+
+    def above_rel(self, mask: Bool) -> F64:
+        """Rows of ``mask`` ranked above each relevant row, within its query."""
+        rows = np.flatnonzero(mask)
+        above = np.searchsorted(rows, self.rel_rows) - np.searchsorted(
+            rows, self.offsets[self.rel_seg]
+        )
+        return above.astype(np.float64)
+
+    @cached_property
+    def gain_rows(self) -> I64:
+        """Indices of the rows with an nDCG gain (judged, grade > 0), in order."""
+        return np.flatnonzero(self.judged & (self.grade > 0))
 
     def per_query(self, mask: Bool, weights: F64 | None = None) -> F64:
         """Sum over rows selected by ``mask`` (of ``weights``, default 1) per query."""
@@ -182,12 +223,12 @@ def _value(v: F64) -> Result:
 
 def _precision(r: Ranked, k: int) -> Result:
     """P@k = |rel in top k| / k (trec_eval ``P_k``: the divisor is k even if fewer retrieved)."""
-    return _frac(r.per_query(r.rel & r.top(k)), np.full(r.nq, float(k)))
+    return _frac(r.rel_sum(r.rel_top(k)), np.full(r.nq, float(k)))
 
 
 def _recall(r: Ranked, k: int) -> Result:
     """R@k = |rel in top k| / R (trec_eval ``recall_k``)."""
-    return _frac(r.per_query(r.rel & r.top(k)), r.num_rel.astype(np.float64))
+    return _frac(r.rel_sum(r.rel_top(k)), r.num_rel.astype(np.float64))
 
 
 def _ceiling(r: Ranked, k: int) -> Result:
@@ -198,30 +239,35 @@ def _ceiling(r: Ranked, k: int) -> Result:
 
 def _success(r: Ranked, k: int) -> Result:
     """Success@k = 1 if any relevant document is in the top k, else 0."""
-    return _value((r.per_query(r.rel & r.top(k)) > 0).astype(np.float64))
+    return _value((r.rel_sum(r.rel_top(k)) > 0).astype(np.float64))
 
 
 def _rr(r: Ranked, k: int | None) -> Result:
     """RR = 1 / rank of the first relevant document (0 if none; RR@k: none in the top k)."""
-    first = r.rel & (r.crel == 1) & r.top(k)
-    return _value(r.per_query(first, 1.0 / r.pos))
+    first = r.rel_rank == 1
+    top = r.rel_top(k)
+    return _value(r.rel_sum(first if top is None else first & top, 1.0 / r.rel_pos))
 
 
 def _ap(r: Ranked, k: int | None) -> Result:
     """AP = sum over relevant rows in the top k of P@rank, / R (trec_eval ``map``/``map_cut``)."""
-    s = r.per_query(r.rel & r.top(k), r.crel / r.pos)
+    s = r.rel_sum(r.rel_top(k), r.rel_rank / r.rel_pos)
     return _value(_ratio(s, r.num_rel.astype(np.float64)))
 
 
 def _rprec(r: Ranked) -> Result:
     """R-prec = |rel in top R| / R."""
-    return _frac(r.per_query(r.rel & (r.pos <= r.num_rel[r.seg])), r.num_rel.astype(np.float64))
+    top_r = r.rel_pos <= r.num_rel[r.rel_seg]
+    return _frac(r.rel_sum(top_r), r.num_rel.astype(np.float64))
 
 
 def _ndcg(r: Ranked, k: int | None) -> Result:
     """nDCG@k = DCG@k / IDCG@k, DCG = sum gain / log2(rank + 1), gain = grade (> 0, judged)."""
-    gain = np.where(r.judged & (r.grade > 0), r.grade, 0).astype(np.float64)
-    dcg = r.per_query(r.top(k) & (gain > 0), gain / np.log2(r.pos + 1.0))
+    rows = r.gain_rows
+    if k is not None:
+        rows = rows[r.pos[rows] <= k]
+    gain = r.grade[rows].astype(np.float64) / np.log2(r.pos[rows] + 1.0)
+    dcg = np.bincount(r.seg[rows], weights=gain, minlength=r.nq).astype(np.float64)
     return _value(_ratio(dcg, r.ideal.idcg(k)))
 
 
@@ -232,14 +278,14 @@ def _bpref(r: Ranked) -> Result:
     non-relevant documents ranked above d, N = judged non-relevant in the qrels; the term is 1
     when n_d = 0. Unjudged documents are ignored.
     """
-    nonrel = r.judged & (r.grade < r.level)
-    nb = _seg_cumsum(nonrel, r.offsets, r.seg)
-    big_r = r.num_rel[r.seg].astype(np.float64)
-    den = np.minimum(r.num_nonrel[r.seg], r.num_rel[r.seg]).astype(np.float64)
+    nb = r.above_rel(r.judged & (r.grade < r.level))
+    seg = r.rel_seg
+    big_r = r.num_rel[seg].astype(np.float64)
+    den = np.minimum(r.num_nonrel[seg], r.num_rel[seg]).astype(np.float64)
     term = np.ones(nb.size)
-    some = r.rel & (nb > 0)  # then a judged non-relevant and a relevant exist: den >= 1
+    some = nb > 0  # then a judged non-relevant and a relevant exist: den >= 1
     term[some] = 1.0 - np.minimum(nb[some], big_r[some]) / den[some]
-    return _value(_ratio(r.per_query(r.rel, term), r.num_rel.astype(np.float64)))
+    return _value(_ratio(r.rel_sum(weights=term), r.num_rel.astype(np.float64)))
 
 
 def _infap(r: Ranked) -> Result:
@@ -250,19 +296,17 @@ def _infap(r: Ranked) -> Result:
     1/(j+1) + j/(j+1) * ((r + n + u)/j) * ((r + eps)/(r + n + 2 eps)); 1 at j = 0; documents
     absent from the qrels only advance j. Summed and divided by R.
     """
-    nonrel = r.judged & (r.grade < r.level)
-    unj = r.pooled & ~r.judged
-    rb = r.crel - 1.0
-    nb = _seg_cumsum(nonrel, r.offsets, r.seg)
-    ub = _seg_cumsum(unj, r.offsets, r.seg)
-    j = (r.pos - 1).astype(np.float64)
+    rb = r.rel_rank - 1.0
+    nb = r.above_rel(r.judged & (r.grade < r.level))
+    ub = r.above_rel(r.pooled & ~r.judged)
+    j = (r.rel_pos - 1).astype(np.float64)
     js = np.maximum(j, 1.0)
     eps = INFAP_EPSILON
     term = 1.0 / (j + 1.0) + (j / (j + 1.0)) * ((rb + nb + ub) / js) * (
         (rb + eps) / (rb + nb + 2.0 * eps)
     )
     term = np.where(j == 0, 1.0, term)
-    return _value(_ratio(r.per_query(r.rel, term), r.num_rel.astype(np.float64)))
+    return _value(_ratio(r.rel_sum(weights=term), r.num_rel.astype(np.float64)))
 
 
 def _judged(r: Ranked, k: int | None, judged: bool) -> Result:
@@ -311,7 +355,7 @@ def compute(measure: Measure, r: Ranked) -> Result:
     if f == "NumRet":
         return _value(r.num_ret.astype(np.float64))
     if f == "NumRelRet":
-        return _value(r.per_query(r.rel))
+        return _value(r.rel_sum())
     raise ValueError(f"no implementation for measure {measure.name}")  # pragma: no cover
 
 
