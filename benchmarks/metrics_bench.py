@@ -21,6 +21,7 @@ ceilings and the three unjudged treatments.
 from __future__ import annotations
 
 import argparse
+import compileall
 import gzip
 import importlib
 import json
@@ -200,6 +201,10 @@ def _measure_all(
             {
                 "tool": tool,
                 "seconds": statistics.median(s["seconds"] for s in samples[tool]),
+                "range": (
+                    min(s["seconds"] for s in samples[tool]),
+                    max(s["seconds"] for s in samples[tool]),
+                ),
                 "rss_mb": statistics.median(s["rss_mb"] for s in samples[tool]),
                 "values": samples[tool][0]["values"],
             }
@@ -210,14 +215,15 @@ def _measure_all(
 def _report(title: str, rows: list[dict[str, Any]]) -> None:
     base = next(r for r in rows if r["tool"] == "ours" and "seconds" in r)
     print(f"\n{title}")
-    print("| tool | wall s (median) | peak RSS MB | time / ours | memory / ours |")
-    print("|---|---:|---:|---:|---:|")
+    print("| tool | wall s (median) | min - max | peak RSS MB | time / ours | memory / ours |")
+    print("|---|---:|---:|---:|---:|---:|")
     for r in rows:
         if "seconds" not in r:
-            print(f"| {r['tool']} | failed: {r['error']} | | | |")
+            print(f"| {r['tool']} | failed: {r['error']} | | | | |")
             continue
         print(
-            f"| {r['tool']} | {r['seconds']:.3f} | {r['rss_mb']:.0f} | "
+            f"| {r['tool']} | {r['seconds']:.3f} | {r['range'][0]:.3f} - {r['range'][1]:.3f} | "
+            f"{r['rss_mb']:.1f} | "
             f"{r['seconds'] / base['seconds']:.2f}x | {r['rss_mb'] / base['rss_mb']:.2f}x |"
         )
 
@@ -243,6 +249,10 @@ def main() -> None:
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}"
     )
+    # Installed packages carry compiled bytecode (pip compiles at install); this checkout may run
+    # with PYTHONDONTWRITEBYTECODE=1, where every import would compile metrics/ from source and
+    # count the compiler's memory. Compile once, like an install, before measuring.
+    compileall.compile_dir(ROOT / "metrics", quiet=1)
     cases = ["synthetic", "medical"] if args.case == "all" else [args.case]
     with tempfile.TemporaryDirectory() as tmp:
         for case in cases:

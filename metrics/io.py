@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import gzip
 import io
-import itertools
 import math
 import os
 import re
@@ -36,14 +35,16 @@ import sys
 import zlib
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import IO, Any, NamedTuple, Union, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = [
     "Problem",
@@ -69,9 +70,10 @@ Bytes = npt.NDArray[np.bytes_]
 U8 = npt.NDArray[np.uint8]
 Bool = npt.NDArray[np.bool_]
 
-_CHUNK = 1 << 20  # bytes per vectorised chunk: keeps temporaries to a few MB
-_WORKERS = 1
-_GATHER_CELLS = 1 << 22  # max rows * width of one gather
+_CHUNK = 1 << 20  # largest piece parsed at once (see _pieces)
+_FIRST_CHUNK = 1 << 18  # smallest piece, but for the last
+_THREADED_FROM = 4 * _CHUNK  # bytes read before pieces go to worker threads
+_WORKERS = min(4, os.cpu_count() or 1)  # threads parsing chunks
 _POW10_FLOAT = np.array([10.0**i for i in range(23)], dtype=np.float64)
 _RUN_FIELDS = 6
 _QRELS_FIELDS = 4
@@ -302,7 +304,12 @@ class Qrels:
     @classmethod
     def _sorted(cls, qids: tuple[str, ...], offsets: I64, docids: Bytes, grades: I64) -> Qrels:
         if docids.size:
-            order = np.lexsort((*_byte_keys(docids)[::-1], _segments(offsets)))
+            # sort by (query, docid bytes): rank the docids once, then one integer sort
+            keys = _byte_keys(docids)
+            by_doc = np.argsort(keys[0]) if len(keys) == 1 else np.lexsort(keys[::-1])
+            rank = np.empty(docids.size, dtype=np.int64)
+            rank[by_doc] = np.arange(docids.size, dtype=np.int64)
+            order = np.argsort(_segments(offsets) * docids.size + rank, kind="stable")
             docids, grades = docids[order], grades[order]
         return cls(qids, offsets, docids, grades)
 
@@ -455,15 +462,23 @@ def _open_source(src: Source, source: str | None) -> tuple[Any, str, Any]:
 
 
 def _pieces(stream: Any, name: str) -> Iterator[bytes]:
-    """The stream's bytes in pieces of about ``_CHUNK`` bytes, each ending at a line end."""
+    """The stream's bytes in pieces that end at line ends.
+
+    Pieces grow from ``_FIRST_CHUNK`` to ``_CHUNK`` bytes (an eighth of what was read so far):
+    parsing needs about ten times a piece's size in temporaries, which stays small for a small
+    file and small next to the result for a large one, while each piece stays large enough for
+    numpy's per-call overhead not to matter.
+    """
     carry = b""
+    total = 0
     while True:
         try:
-            block = stream.read(_CHUNK)
+            block = stream.read(min(_CHUNK, max(_FIRST_CHUNK, total // 8)))
         except (OSError, EOFError, zlib.error) as exc:
             raise TrecFormatError(name, [Problem(0, f"not a valid gzip file ({exc})")]) from exc
         if not block:
             break
+        total += len(block)
         buf = carry + block if carry else block
         cut = buf.rfind(b"\n") + 1
         if cut == 0:  # no line end yet
@@ -494,6 +509,7 @@ class _Cols:
     ranks: I64 | None  # run only, and only when rank values are asked for
     tags: list[bytes]  # run only: the distinct tags in first-seen order
     lineno: I64 | None
+    hashes: npt.NDArray[np.uint64]  # docid_hashes(docids), for the duplicate check and lookups
     nlines: int = 0  # lines in the chunk, to number the next chunk's lines
 
     def line(self, row: int) -> int:
@@ -537,10 +553,12 @@ class _Chunk:
 
     def left(self, starts: I64, lens: I64) -> Bytes:
         """Tokens as ``S<maxlen>`` values (NUL padded), gathered eight bytes at a time."""
+        return _words_as_bytes(*self.left_words(starts, lens))
+
+    def left_words(self, starts: I64, lens: I64) -> tuple[npt.NDArray[np.uint64], int]:
+        """Tokens NUL padded in ``(n, k)`` native uint64 words, and the longest token's length."""
         n = starts.size
-        if n == 0:
-            return _empty_bytes()
-        width = int(lens.max())
+        width = int(lens.max()) if n else 0
         k = max(1, (width + 7) // 8)
         base = starts + self.pad
         raw = np.empty((n, k), dtype=np.uint64)
@@ -550,8 +568,7 @@ class _Chunk:
             np.bitwise_and(self.view[base + 8 * j if j else base], keep, out=raw[:, j])
         if sys.byteorder != "little":  # pragma: no cover - words were read little-endian
             raw = raw.byteswap()
-        out: Bytes = raw.view(f"S{8 * k}").reshape(n)
-        return out if width == 8 * k else out.astype(f"S{max(1, width)}")
+        return raw, width
 
     def same(self, starts: I64, lens: I64) -> list[bytes]:
         """``[token]`` when every token is the same (a run's tag column, usually), else ``[]``."""
@@ -773,28 +790,35 @@ class _Parser:
 
     # -- whole file ------------------------------------------------------------------------
     def parse(self, pieces: Iterable[bytes]) -> _Cols:
-        """Parse the pieces (each ending at a line end), on a few threads when there are several:
-        numpy releases the GIL in the vectorised work. At most ``_WORKERS + 1`` pieces are held
-        at once, so memory stays near the size of the result."""
-        _prime_heap()
+        """Parse the pieces (each ending at a line end) in order.
+
+        Past ``_THREADED_FROM`` bytes the pieces go to a few threads (numpy releases the GIL in
+        the vectorised work), at most ``_WORKERS + 1`` of them in flight, so memory stays near
+        the size of the result.
+        """
         parts: list[tuple[_Cols, _Problems]] = []
-        it = iter(pieces)
-        first = next(it, None)
-        if first is None:
-            return self._concat(parts)
-        second = next(it, None)
-        if second is None or _WORKERS < 2:
-            parts.append(self._chunk(first))
-            if second is not None:
-                parts.extend(self._chunk(piece) for piece in itertools.chain([second], it))
-            return self._concat(parts)
-        with ThreadPoolExecutor(_WORKERS, thread_name_prefix="trec-reader") as pool:
-            pending: deque[Future[tuple[_Cols, _Problems]]] = deque()
-            for piece in itertools.chain([first, second], it):
+        pending: deque[Future[tuple[_Cols, _Problems]]] = deque()
+        pool: ThreadPoolExecutor | None = None
+        seen = 0
+        try:
+            for piece in pieces:
+                seen += len(piece)
+                if pool is None and seen > _THREADED_FROM:
+                    _prime_heap()
+                    if _WORKERS > 1:
+                        from concurrent.futures import ThreadPoolExecutor
+
+                        pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="trec-reader")
+                if pool is None:
+                    parts.append(self._chunk(piece))
+                    continue
                 pending.append(pool.submit(self._chunk, piece))
                 if len(pending) > _WORKERS:
                     parts.append(pending.popleft().result())
             parts.extend(f.result() for f in pending)
+        finally:
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
         return self._concat(parts)
 
     def _chunk(self, chunk: bytes) -> tuple[_Cols, _Problems]:
@@ -827,6 +851,7 @@ class _Parser:
             ranks=cat([p.ranks for p in ps], np.int64) if self.run and self.rank_values else None,
             tags=_merge_tags(p.tags for p in ps),
             lineno=None if implied else cat(linenos, np.int64),
+            hashes=cat([p.hashes for p in ps], np.uint64),
             nlines=base,
         )
 
@@ -905,13 +930,15 @@ class _Parser:
             ln = en - st
         st = en - ln
         c = _Chunk(arr, int(ln.max()) if ln.size else 1)
+        doc_words, doc_width = c.left_words(st[:, 2], ln[:, 2])
         cols = _Cols(
             qids=c.left(st[:, 0], ln[:, 0]),
-            docids=c.left(st[:, 2], ln[:, 2]),
+            docids=_words_as_bytes(doc_words, doc_width),
             nums=np.zeros(0),
             ranks=None,
             tags=[],
             lineno=lineno,
+            hashes=_hash_words(doc_words),
             nlines=nlines,
         )
         if self.run:
@@ -1053,15 +1080,17 @@ class _Parser:
         def sarr(xs: list[bytes]) -> Bytes:
             return np.array(xs, dtype=np.bytes_) if xs else _empty_bytes()
 
+        docs = sarr(docids)
         return _Cols(
             qids=sarr(qids),
-            docids=sarr(docids),
+            docids=docs,
             nums=(
                 np.array(fnums, dtype=np.float64) if self.run else np.array(inums, dtype=np.int64)
             ),
             ranks=np.array(ranks, dtype=np.int64) if self.run and self.rank_values else None,
             tags=list(tags),
             lineno=np.array(lineno, dtype=np.int64),
+            hashes=docid_hashes(docs),
             nlines=chunk.count(b"\n"),
         )
 
@@ -1119,6 +1148,15 @@ def _group(qcol: Bytes) -> _Grouped:
     return _Grouped(qids, offsets, perm)
 
 
+def _words_as_bytes(raw: npt.NDArray[np.uint64], width: int) -> Bytes:
+    """``(n, k)`` native words of NUL-padded values as an ``S<width>`` array."""
+    n, k = raw.shape
+    if n == 0:
+        return _empty_bytes()
+    out: Bytes = raw.view(f"S{8 * k}").reshape(n)
+    return out if width == 8 * k else out.astype(f"S{max(1, width)}")
+
+
 def docid_hashes(col: Bytes) -> npt.NDArray[np.uint64]:
     """A 64-bit hash of each bytes value, independent of the array's ``S`` width.
 
@@ -1129,10 +1167,15 @@ def docid_hashes(col: Bytes) -> npt.NDArray[np.uint64]:
     words = (w + 7) // 8
     buf = np.zeros((n, words * 8), dtype=np.uint8)
     buf[:, :w] = col.view(np.uint8).reshape(n, w)
-    h = np.full(n, 0xCBF29CE484222325, dtype=np.uint64)
+    return _hash_words(buf.view(np.uint64))
+
+
+def _hash_words(raw: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    """:func:`docid_hashes` of values held NUL padded in ``(n, k)`` native uint64 words."""
+    h = np.full(raw.shape[0], 0xCBF29CE484222325, dtype=np.uint64)
     mult = np.uint64(0x100000001B3)
     with np.errstate(over="ignore"):
-        for i, word in enumerate(buf.view(np.uint64).T):
+        for i, word in enumerate(raw.T):
             mixed = (h ^ word) * mult
             mixed ^= mixed >> np.uint64(29)
             # trailing all-NUL words are padding: skipping them keeps the hash width-independent
@@ -1142,17 +1185,17 @@ def docid_hashes(col: Bytes) -> npt.NDArray[np.uint64]:
 
 def _check_duplicates(
     qcol: Bytes, docids: Bytes, cols: _Cols, grouped: _Grouped, problems: _Problems
-) -> npt.NDArray[np.uint64] | None:
-    """Report every docid that appears more than once for the same query; return the hashes."""
+) -> None:
+    """Report every docid that appears more than once for the same query."""
     n = docids.size
     if n < 2:
-        return None
+        return
     row_q = _segments(grouped.offsets)
     if grouped.perm is not None:  # row_q is in grouped order; map back to file order
         q_file = np.empty(n, dtype=np.int64)
         q_file[grouped.perm] = row_q
         row_q = q_file
-    hashes = docid_hashes(docids)
+    hashes = cols.hashes
     if len(grouped.qids) < 1 << 20:
         # (query, 44 hash bits) keys: one sort; equal keys are only candidates, confirmed on the
         # docid bytes below (a collision among a million rows has odds of about 1 in 30)
@@ -1160,7 +1203,7 @@ def _check_duplicates(
         ordered = np.sort(key)
         same = ordered[1:] == ordered[:-1]
         if not same.any():
-            return hashes
+            return
         dupkeys = np.unique(ordered[1:][same])
         at = np.minimum(np.searchsorted(dupkeys, key), dupkeys.size - 1)
         cand = np.flatnonzero(dupkeys[at] == key)
@@ -1182,7 +1225,6 @@ def _check_duplicates(
             f"duplicate docid {_show(bytes(d[i]))} for query "
             f"{_show(bytes(qcol[order[i]]))} (first on line {first})",
         )
-    return hashes
 
 
 # --------------------------------------------------------------------------------------------
@@ -1191,7 +1233,7 @@ def _check_duplicates(
 
 def _parse(
     src: Source, source: str | None, max_problems: int, *, run: bool, rank_values: bool = True
-) -> tuple[_Cols, _Grouped, npt.NDArray[np.uint64] | None]:
+) -> tuple[_Cols, _Grouped]:
     stream, name, closer = _open_source(src, source)
     problems = _Problems(max_problems)
     try:
@@ -1203,9 +1245,9 @@ def _parse(
     if cols.qids.size == 0 and problems.total == 0:
         problems.add(0, "no data lines (empty file)")
     grouped = _group(cols.qids)
-    hashes = _check_duplicates(cols.qids, cols.docids, cols, grouped, problems)
+    _check_duplicates(cols.qids, cols.docids, cols, grouped, problems)
     problems.raise_if_any(name)
-    return cols, grouped, hashes
+    return cols, grouped
 
 
 def _take(a: Any, perm: I64 | None) -> Any:
@@ -1218,7 +1260,7 @@ def parse_run(src: Source, *, source: str | None = None, max_problems: int = 100
     Format: ``qid Q0 docid rank score tag`` per line. Raises :class:`TrecFormatError` listing
     every problem (at most ``max_problems``, with the total).
     """
-    cols, _, _ = _parse(src, source, max_problems, run=True)
+    cols, _ = _parse(src, source, max_problems, run=True)
     assert cols.ranks is not None
     return RunTable(
         qids=np.char.decode(cols.qids, "utf-8").tolist(),
@@ -1236,7 +1278,7 @@ def read_run(src: Source, *, source: str | None = None, max_problems: int = 100)
     ``tag`` is the first tag in the file, ``tags`` every distinct tag in first-seen order.
     Raises :class:`TrecFormatError` on any problem.
     """
-    cols, grouped, hashes = _parse(src, source, max_problems, run=True, rank_values=False)
+    cols, grouped = _parse(src, source, max_problems, run=True, rank_values=False)
     tags = tuple(t.decode() for t in cols.tags)
     run = Run(
         qids=grouped.qids,
@@ -1246,8 +1288,7 @@ def read_run(src: Source, *, source: str | None = None, max_problems: int = 100)
         tag=tags[0] if tags else "",
         tags=tags,
     )
-    if hashes is not None:  # computed for the duplicate check; evaluation reuses them
-        run.__dict__["hashes"] = _take(hashes, grouped.perm)
+    run.__dict__["hashes"] = _take(cols.hashes, grouped.perm)  # evaluation reuses them
     return run
 
 
@@ -1262,7 +1303,7 @@ def read_qrels(src: Source, *, source: str | None = None, max_problems: int = 10
     Grades are integers; negative grades are kept (pooled but unjudged). A docid judged twice
     for one query is an error. Raises :class:`TrecFormatError` on any problem.
     """
-    cols, grouped, _ = _parse(src, source, max_problems, run=False)
+    cols, grouped = _parse(src, source, max_problems, run=False)
     return Qrels._sorted(
         grouped.qids,
         grouped.offsets,

@@ -15,11 +15,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+import metrics.io as metrics_io
 from metrics.io import (
     Problem,
     Qrels,
     Run,
     TrecFormatError,
+    docid_hashes,
     parse_qrels,
     parse_run,
     read_qrels,
@@ -462,3 +464,77 @@ def test_trec_order_matches_a_plain_sort(rows: list[tuple[str, int, int]], layou
         mine = [(f"d{d:02d}", s) for qq, d, s in rows if qq == q]
         want = [d for d, _ in sorted(mine, key=lambda m: (-m[1], [-ord(c) for c in m[0]]))]
         assert run.ranking(q) == want
+
+
+def test_hashes_computed_while_reading_equal_docid_hashes() -> None:
+    # read_run hashes docids chunk by chunk (from the words it gathers, whatever the chunk's
+    # widest docid); evaluation matches them against docid_hashes of the qrels
+    rnd = random.Random(3)
+    lines = []
+    for i in range(60_000):
+        doc = "".join(rnd.choice("abcXYZ019-") for _ in range(rnd.choice([1, 7, 8, 9, 16, 23])))
+        lines.append(f"q{i // 500} Q0 {doc}{i} 1 {rnd.random()!r} t\n")
+    run = read_run("".join(lines).encode())
+    assert np.array_equal(run.hashes, docid_hashes(run.docids))
+
+
+# -- pieces and threads --------------------------------------------------------------------
+
+
+class _Trickle(io.RawIOBase):
+    """A binary stream that hands out at most ``step`` bytes per read."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self.data, self.pos, self.step = data, 0, step
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.step if n < 0 else min(n, self.step)
+        out = self.data[self.pos : self.pos + n]
+        self.pos += len(out)
+        return out
+
+
+@pytest.fixture
+def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pieces of a few hundred bytes, on two threads from the third kilobyte on."""
+    monkeypatch.setattr(metrics_io, "_FIRST_CHUNK", 300)
+    monkeypatch.setattr(metrics_io, "_CHUNK", 700)
+    monkeypatch.setattr(metrics_io, "_THREADED_FROM", 2000)
+    monkeypatch.setattr(metrics_io, "_WORKERS", 2)
+
+
+@pytest.mark.usefixtures("small_pieces")
+def test_many_pieces_on_threads_keep_rows_lines_and_problems_in_order() -> None:
+    lines = [f"q{i % 7} Q0 d{i} {i} {i / 8} t{i // 900}\n" for i in range(3000)]
+    lines[10] = "# a comment\n"
+    lines[2500] = "\n"
+    good = "".join(lines).encode()
+    run = read_run(good)
+    want = [i for i in range(3000) if i not in (10, 2500)]
+    assert len(run) == len(want)
+    assert run.tags == ("t0", "t1", "t2", "t3")
+    for q in run.qids:
+        rows = [i for i in want if f"q{i % 7}" == q]
+        assert run.scores_of(q) == {f"d{i}": i / 8 for i in rows}
+    bad = list(lines)
+    bad[5] = "q1 Q0 dA 1 x t\n"
+    bad[2999] = "q1 Q0 dB 1 y t\n"
+    bad[1777] = "q0 Q0 d7 1 1 t0\n"  # duplicate of line 8 (q0, d7)
+    err = _errors("".join(bad).encode())
+    assert [p.line for p in err.problems] == [6, 1778, 3000]
+    assert "first on line 8" in err.problems[1].message
+
+
+@pytest.mark.usefixtures("small_pieces")
+def test_a_line_longer_than_a_piece_and_a_trickling_stream_read_whole() -> None:
+    long_doc = "d" + "x" * 2000
+    data = f"q1 Q0 {long_doc} 1 2.5 t\nq1 Q0 d2 2 1.5 t\n".encode() * 1
+    data += "".join(f"q2 Q0 e{i} {i} {i}.25 t\n" for i in range(400)).encode()
+    for src in (data, _Trickle(data, 97), io.BytesIO(gzip.compress(data))):
+        run = read_run(src)  # type: ignore[arg-type]
+        assert run.ranking("q1") == [long_doc, "d2"]
+        assert len(run) == 402
+        assert run.scores_of("q2")["e399"] == 399.25
