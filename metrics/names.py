@@ -8,7 +8,6 @@ comma lists (``P.5,10`` is P@5 and P@10).
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -131,6 +130,8 @@ def _known_spellings() -> list[str]:
 
 
 def _unknown(text: str, why: str = "") -> UnknownMeasureError:
+    import difflib  # only for messages: kept out of every reader's start-up
+
     known = _known_spellings()
     close = difflib.get_close_matches(text.strip(), known, n=4, cutoff=0.5)
     if not close:
