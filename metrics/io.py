@@ -13,12 +13,17 @@ A file is validated whole: every problem (wrong field count, a score that is not
 a rank or grade that is not an integer, a duplicate docid within a topic, bad UTF-8, no data lines)
 is collected with its 1-based line number and reported together in :class:`TrecFormatError`.
 
-Speed: a clean file is parsed by a vectorised path over the raw bytes (numpy: token boundaries,
-fixed-width gathers, digit arithmetic for numbers), chunk by chunk so memory stays near the size of
-the result. A chunk with any anomaly is re-read by a line-by-line validating path, so error
-messages carry exact line numbers. Numbers parsed by the vectorised path are exactly the values
-``float()``/``strtod`` give: a decimal mantissa of at most 2**53 divided by an exact power of ten
-is correctly rounded in IEEE arithmetic (Clinger 1990); other spellings go through ``float()``.
+Speed: the file is streamed in pieces that end at line ends (256 KB growing to 1 MB), each parsed
+by a vectorised path over its raw bytes (numpy: token boundaries, fixed-width gathers, digit
+arithmetic for numbers), so memory stays near the size of the result; past 4 MB the pieces are
+parsed on a few threads (numpy releases the GIL). A piece whose lines do not all have the right
+number of fields is re-read by a line-by-line validating path, so error messages carry exact line
+numbers. Numbers parsed by the vectorised path are exactly the values ``float()``/``strtod`` give:
+a decimal mantissa of at most 2**53 divided by an exact power of ten is correctly rounded in IEEE
+arithmetic (Clinger 1990); longer mantissas are divided in x87 extended precision where that is
+exact, and other spellings (exponents, ``+``) go through numpy's and Python's own conversions.
+:func:`read_run` validates the rank column but does not keep it (trec_eval ignores it);
+:func:`parse_run` keeps it.
 
 Documents ids are kept as UTF-8 bytes in numpy ``S`` arrays: compact, and byte order is the order
 trec_eval's ``strcmp`` uses for tie-breaking.
@@ -188,7 +193,6 @@ class Run:
     docids: Bytes
     scores: F64
     tag: str = ""
-    ranks: I64 | None = field(default=None, repr=False)
     tags: tuple[str, ...] = field(default=(), repr=False)  # every distinct tag, first-seen order
 
     @classmethod
@@ -222,7 +226,6 @@ class Run:
             self.docids,
             self.scores.astype(np.float32).astype(np.float64),
             self.tag,
-            self.ranks,
             self.tags,
         )
 
@@ -455,7 +458,13 @@ def _open_source(src: Source, source: str | None) -> tuple[Any, str, Any]:
     head = stream.read(2)
     if isinstance(head, str):
         raise TypeError("TREC readers need a binary file object (open the file with 'rb')")
-    stream = _Prefixed(bytes(head), stream)
+    head = bytes(head)
+    while 0 < len(head) < 2:  # a stream may hand out fewer bytes than asked
+        more = bytes(stream.read(2 - len(head)))
+        if not more:
+            break
+        head += more
+    stream = _Prefixed(head, stream)
     if head == b"\x1f\x8b":
         stream = gzip.GzipFile(fileobj=stream, mode="rb")
     return stream, name, closer
