@@ -226,9 +226,14 @@ def _measure_all(
 
 
 def _report(title: str, rows: list[dict[str, Any]]) -> None:
-    base = next(r for r in rows if r["tool"] == "ours" and "seconds" in r)
+    timed = [r for r in rows if "seconds" in r]
+    if not timed:
+        print(f"\n{title}: every tool failed: {[r['error'] for r in rows]}")
+        return
+    base = next((r for r in timed if r["tool"] == "ours"), timed[0])
     print(f"\n{title}")
-    print("| tool | wall s (median) | min - max | peak RSS MB | time / ours | memory / ours |")
+    b = base["tool"]
+    print(f"| tool | wall s (median) | min - max | peak RSS MB | time / {b} | memory / {b} |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in rows:
         if "seconds" not in r:

@@ -393,15 +393,20 @@ class Evaluator:
         per_query_treatments: dict[str, dict[str, dict[str, float]]] = {}
         if self.honest:
             cond = condensed(ranked)
+            top_k = [
+                m for m in self.measures if m.family in TOP_K_FAMILIES and m.cutoff is not None
+            ]
+            last_use = {m.cutoff: i for i, m in enumerate(top_k)}
             upper_at: dict[int, Ranked] = {}  # e.g. P@10 and nDCG@10 share the one at 10
-            for m in self.measures:
-                if m.family not in TOP_K_FAMILIES or m.cutoff is None:
-                    continue
+            for i, m in enumerate(top_k):
+                assert m.cutoff is not None
                 lower = results[m]
                 mid = compute(m, cond)
                 if m.cutoff not in upper_at:
                     upper_at[m.cutoff] = optimistic(ranked, m.cutoff)
                 opt = compute(m, upper_at[m.cutoff])
+                if last_use[m.cutoff] == i:  # a run-sized ranking: keep it no longer than needed
+                    del upper_at[m.cutoff]
                 up_value = np.maximum(opt[0], lower[0])
                 up = (
                     (up_value, *opt[1:])
