@@ -14,13 +14,14 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _peak import peak_rss_mb
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/pooljudge_bench"
@@ -129,7 +130,7 @@ def main() -> None:
 
     if args.child:
         secs = child_ours(args.file, args.topics) if args.child == "ours" else child_copy(args.file)
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        peak_mb = peak_rss_mb()
         print(f"{secs:.4f} {peak_mb:.1f}")
         return
 

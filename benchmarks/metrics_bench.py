@@ -27,7 +27,6 @@ import importlib
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -35,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from _peak import peak_rss_mb
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("POOLJUDGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -108,19 +109,6 @@ def make_medical(folder: Path) -> tuple[Path, list[Path]]:
 # children: one tool, timed work only
 
 
-def _peak_rss_mb() -> float:
-    """This process's peak resident memory. ``ru_maxrss`` would do, but on Linux it keeps the
-    peak of the forked copy of the parent from before ``exec``; ``VmHWM`` is this program's."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def _child(tool: str, qrels: str, runs: list[str], measures: list[tuple[str, str, str]]) -> None:
     ours = [m[0] for m in measures]
     trec = {m[1] for m in measures}
@@ -180,7 +168,7 @@ def _child(tool: str, qrels: str, runs: list[str], measures: list[tuple[str, str
     else:
         raise SystemExit(f"unknown tool {tool}")
     seconds = time.perf_counter() - t0
-    rss_mb = _peak_rss_mb()
+    rss_mb = peak_rss_mb()
     print(json.dumps({"seconds": seconds, "rss_mb": rss_mb, "values": values}))
 
 

@@ -15,13 +15,13 @@ is collected with its 1-based line number and reported together in :class:`TrecF
 
 Speed: the file is streamed in pieces that end at line ends (256 KB growing to 1 MB), each parsed
 by a vectorised path over its raw bytes (numpy: token boundaries, fixed-width gathers, digit
-arithmetic for numbers), so memory stays near the size of the result; past 4 MB the pieces are
-parsed on a few threads (numpy releases the GIL). A piece whose lines do not all have the right
-number of fields is re-read by a line-by-line validating path, so error messages carry exact line
-numbers. Numbers parsed by the vectorised path are exactly the values ``float()``/``strtod`` give:
-a decimal mantissa of at most 2**53 divided by an exact power of ten is correctly rounded in IEEE
-arithmetic (Clinger 1990); longer mantissas are divided in x87 extended precision where that is
-exact, and other spellings (exponents, ``+``) go through numpy's and Python's own conversions.
+arithmetic for numbers), so memory stays near the size of the result. A piece whose lines do not
+all have the right number of fields is re-read by a line-by-line validating path, so error
+messages carry exact line numbers. Numbers parsed by the vectorised path are exactly the values
+``float()``/``strtod`` give: a decimal mantissa of at most 2**53 divided by an exact power of ten
+is correctly rounded in IEEE arithmetic (Clinger 1990); longer mantissas are divided in x87
+extended precision where that is exact, and other spellings (exponents, ``+``) go through
+numpy's and Python's own conversions.
 :func:`read_run` validates the rank column but does not keep it (trec_eval ignores it);
 :func:`parse_run` keeps it.
 
@@ -38,18 +38,14 @@ import os
 import re
 import sys
 import zlib
-from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NamedTuple, Union, cast
+from typing import IO, Any, NamedTuple, Union, cast
 
 import numpy as np
 import numpy.typing as npt
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__ = [
     "Problem",
@@ -77,8 +73,7 @@ Bool = npt.NDArray[np.bool_]
 
 _CHUNK = 1 << 20  # largest piece parsed at once (see _pieces)
 _FIRST_CHUNK = 1 << 18  # smallest piece, but for the last
-_THREADED_FROM = 4 * _CHUNK  # bytes read before pieces go to worker threads
-_WORKERS = min(4, os.cpu_count() or 1)  # threads parsing chunks
+_PRIME_FROM = 4 * _CHUNK  # bytes read before the heap is primed (see _prime_heap)
 _POW10_FLOAT = np.array([10.0**i for i in range(23)], dtype=np.float64)
 _RUN_FIELDS = 6
 _QRELS_FIELDS = 4
@@ -799,35 +794,14 @@ class _Parser:
 
     # -- whole file ------------------------------------------------------------------------
     def parse(self, pieces: Iterable[bytes]) -> _Cols:
-        """Parse the pieces (each ending at a line end) in order.
-
-        Past ``_THREADED_FROM`` bytes the pieces go to a few threads (numpy releases the GIL in
-        the vectorised work), at most ``_WORKERS + 1`` of them in flight, so memory stays near
-        the size of the result.
-        """
+        """Parse the pieces (each ending at a line end) in order."""
         parts: list[tuple[_Cols, _Problems]] = []
-        pending: deque[Future[tuple[_Cols, _Problems]]] = deque()
-        pool: ThreadPoolExecutor | None = None
         seen = 0
-        try:
-            for piece in pieces:
-                seen += len(piece)
-                if pool is None and seen > _THREADED_FROM:
-                    _prime_heap()
-                    if _WORKERS > 1:
-                        from concurrent.futures import ThreadPoolExecutor
-
-                        pool = ThreadPoolExecutor(_WORKERS, thread_name_prefix="trec-reader")
-                if pool is None:
-                    parts.append(self._chunk(piece))
-                    continue
-                pending.append(pool.submit(self._chunk, piece))
-                if len(pending) > _WORKERS:
-                    parts.append(pending.popleft().result())
-            parts.extend(f.result() for f in pending)
-        finally:
-            if pool is not None:
-                pool.shutdown(cancel_futures=True)
+        for piece in pieces:
+            seen += len(piece)
+            if seen > _PRIME_FROM:
+                _prime_heap()
+            parts.append(self._chunk(piece))
         return self._concat(parts)
 
     def _chunk(self, chunk: bytes) -> tuple[_Cols, _Problems]:

@@ -478,7 +478,7 @@ def test_hashes_computed_while_reading_equal_docid_hashes() -> None:
     assert np.array_equal(run.hashes, docid_hashes(run.docids))
 
 
-# -- pieces and threads --------------------------------------------------------------------
+# -- pieces -------------------------------------------------------------------------------
 
 
 class _Trickle(io.RawIOBase):
@@ -499,15 +499,14 @@ class _Trickle(io.RawIOBase):
 
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Pieces of a few hundred bytes, on two threads from the third kilobyte on."""
+    """Pieces of a few hundred bytes (the heap primed from the third kilobyte on)."""
     monkeypatch.setattr(metrics_io, "_FIRST_CHUNK", 300)
     monkeypatch.setattr(metrics_io, "_CHUNK", 700)
-    monkeypatch.setattr(metrics_io, "_THREADED_FROM", 2000)
-    monkeypatch.setattr(metrics_io, "_WORKERS", 2)
+    monkeypatch.setattr(metrics_io, "_PRIME_FROM", 2000)
 
 
 @pytest.mark.usefixtures("small_pieces")
-def test_many_pieces_on_threads_keep_rows_lines_and_problems_in_order() -> None:
+def test_many_pieces_keep_rows_lines_and_problems_in_order() -> None:
     lines = [f"q{i % 7} Q0 d{i} {i} {i / 8} t{i // 900}\n" for i in range(3000)]
     lines[10] = "# a comment\n"
     lines[2500] = "\n"
