@@ -20,6 +20,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Mapping, Sequence
@@ -72,13 +73,28 @@ def _resample_indices(rng: np.random.Generator, rows: int, n: int) -> npt.NDArra
     return rng.integers(0, n, size=(rows, n), dtype=np.intp)
 
 
+@functools.lru_cache(maxsize=2)
+def _one_chunk_of_resamples(n: int, n_resamples: int, seed: int) -> npt.NDArray[np.integer[Any]]:
+    """The resample indices when they fit one chunk, drawn once: an evaluation bootstraps
+    every aggregate of a run over the same n queries with the same seed, so the draws repeat."""
+    idx = _resample_indices(np.random.default_rng(seed), n_resamples, n)
+    idx.flags.writeable = False
+    return idx
+
+
 def _bootstrap_means(
-    values: npt.NDArray[np.float64], n_resamples: int, rng: np.random.Generator
+    values: npt.NDArray[np.float64], n_resamples: int, seed: int
 ) -> npt.NDArray[np.float64]:
     """Means of ``n_resamples`` resamples (with replacement, size n) of ``values``."""
     n = values.size
-    out = np.empty(n_resamples, dtype=np.float64)
     rows = max(1, _CHUNK_ELEMENTS // n)
+    if n_resamples <= rows:
+        out: npt.NDArray[np.float64] = values[_one_chunk_of_resamples(n, n_resamples, seed)].mean(
+            axis=1
+        )
+        return out
+    out = np.empty(n_resamples, dtype=np.float64)
+    rng = np.random.default_rng(seed)
     for start in range(0, n_resamples, rows):
         stop = min(n_resamples, start + rows)
         idx = _resample_indices(rng, stop - start, n)
@@ -114,7 +130,7 @@ def bootstrap_ci(
     if np.all(arr == arr[0]):
         v = float(arr[0])
         return (v, v)
-    means = _bootstrap_means(arr, n_resamples, np.random.default_rng(seed))
+    means = _bootstrap_means(arr, n_resamples, seed)
     alpha = 1.0 - level
     lo, hi = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
     return (float(lo), float(hi))
@@ -208,7 +224,7 @@ def _paired_bootstrap(
 ) -> tuple[float, float]:
     observed = float(d.mean())
     centred = d - observed
-    means = _bootstrap_means(centred, n_resamples, np.random.default_rng(seed))
+    means = _bootstrap_means(centred, n_resamples, seed)
     threshold = abs(observed) - _tie_slack(d)
     p = float(np.count_nonzero(np.abs(means) >= threshold)) / n_resamples
     return (observed, p)
