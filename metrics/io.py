@@ -708,9 +708,7 @@ def _decimals(
         ok &= ndot <= 1
         body -= ndot
     ok &= body >= 1
-    has_point = False
-    if real:
-        has_point = bool(np.any(ndot))
+    has_point = real and bool(np.any(ndot))
     if not values:
         return _Numbers(np.zeros(0, dtype=np.uint64), 0, neg, ok)
     frac: I64 | int = 0
