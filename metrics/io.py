@@ -615,12 +615,10 @@ _B7F = np.uint64(0x7F7F7F7F7F7F7F7F)
 _B76 = np.uint64(0x7676767676767676)
 _B80 = np.uint64(0x8080808080808080)
 _B30 = np.uint64(0x3030303030303030)
-_FULL = np.uint64(0xFFFFFFFFFFFFFFFF)
 _U1 = np.uint64(1)
 _U7 = np.uint64(7)
 _U8 = np.uint64(8)
 _U56 = np.uint64(56)
-_U255 = np.uint64(255)
 _MAX_INT_DIGITS = 18  # at most 18 digits always fit an int64
 
 

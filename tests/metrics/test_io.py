@@ -530,7 +530,7 @@ def test_many_pieces_keep_rows_lines_and_problems_in_order() -> None:
 @pytest.mark.usefixtures("small_pieces")
 def test_a_line_longer_than_a_piece_and_a_trickling_stream_read_whole() -> None:
     long_doc = "d" + "x" * 2000
-    data = f"q1 Q0 {long_doc} 1 2.5 t\nq1 Q0 d2 2 1.5 t\n".encode() * 1
+    data = f"q1 Q0 {long_doc} 1 2.5 t\nq1 Q0 d2 2 1.5 t\n".encode()
     data += "".join(f"q2 Q0 e{i} {i} {i}.25 t\n" for i in range(400)).encode()
     for src in (data, _Trickle(data, 97), io.BytesIO(gzip.compress(data))):
         run = read_run(src)  # type: ignore[arg-type]
