@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from metrics.io import TrecFormatError, read_run  # noqa: E402
+from metrics.io import InvalidInput, read_run  # noqa: E402
 from metrics.pool_cli import load_rankings  # noqa: E402
 from metrics.pooling import make_strategy  # noqa: E402
 
@@ -93,7 +93,7 @@ def main() -> int:
         try:
             read_run(path)
             usable.append(path)
-        except TrecFormatError as exc:
+        except InvalidInput as exc:
             print(f"left out (our reader rejects it): {exc}")
     print(f"runs: {len(usable)} of {len(paths)}; depth {args.depth}; best of {args.repeat}")
 

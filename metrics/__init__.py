@@ -5,11 +5,11 @@ No Django import here (checked by ruff's banned-api rule).
 
 from metrics.evaluate import Aggregate, EvaluationResult, Evaluator, Excluded, evaluate
 from metrics.io import (
+    InvalidInput,
     Problem,
     Qrels,
     Run,
     RunTable,
-    TrecFormatError,
     parse_qrels,
     parse_run,
     read_qrels,
@@ -24,12 +24,12 @@ __all__ = [
     "EvaluationResult",
     "Evaluator",
     "Excluded",
+    "InvalidInput",
     "Measure",
     "Problem",
     "Qrels",
     "Run",
     "RunTable",
-    "TrecFormatError",
     "UnknownMeasureError",
     "evaluate",
     "parse_measure",

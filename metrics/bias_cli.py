@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from metrics.bias import LooResult, leave_one_out, parse_topics
-from metrics.io import Problem, Run, TrecFormatError, read_qrels, read_run
+from metrics.io import InvalidInput, Problem, Run, read_qrels, read_run
 
 __all__ = ["read_groups", "register"]
 
@@ -71,7 +71,7 @@ def register(subparsers: Any) -> None:
 
 
 def read_groups(path: str) -> dict[str, str]:
-    """``run<TAB>group`` lines after a header line; raises TrecFormatError listing problems."""
+    """``run<TAB>group`` lines after a header line; raises InvalidInput listing problems."""
     problems: list[Problem] = []
     groups: dict[str, str] = {}
     text = Path(path).read_text(encoding="utf-8", errors="replace")
@@ -91,7 +91,7 @@ def read_groups(path: str) -> dict[str, str]:
             continue
         groups[tag] = fields[1].strip()
     if problems:
-        raise TrecFormatError(path, problems[:100], len(problems))
+        raise InvalidInput(path, problems[:100], len(problems))
     return groups
 
 

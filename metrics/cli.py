@@ -32,7 +32,7 @@ from typing import Any, TextIO
 
 from metrics import bias_cli, pool_cli
 from metrics.evaluate import EvaluationResult, Evaluator
-from metrics.io import Run, TrecFormatError, read_qrels, read_run
+from metrics.io import InvalidInput, Run, read_qrels, read_run
 from metrics.names import Measure, UnknownMeasureError, parse_measures
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
@@ -381,7 +381,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         code: int = args.func(args, stream)
         return code
-    except TrecFormatError as exc:
+    except InvalidInput as exc:
         lines = [
             f"{prog}: error: {exc.source} line {p.line}: {p.message}"
             if p.line

@@ -11,7 +11,7 @@ recognised by its magic bytes, so ``.gz`` files and plain files are both read th
 
 A file is validated whole: every problem (wrong field count, a score that is not a finite number,
 a rank or grade that is not an integer, a duplicate docid within a topic, bad UTF-8, no data lines)
-is collected with its 1-based line number and reported together in :class:`TrecFormatError`.
+is collected with its 1-based line number and reported together in :class:`InvalidInput`.
 
 Speed: the file is streamed in pieces that end at line ends (256 KB growing to 1 MB), each parsed
 by a vectorised path over its raw bytes (numpy: token boundaries, fixed-width gathers, digit
@@ -47,13 +47,15 @@ from typing import IO, Any, NamedTuple, Union, cast
 import numpy as np
 import numpy.typing as npt
 
+from metrics.problems import InvalidInput, Problem, Problems
+
 __all__ = [
+    "InvalidInput",
     "Problem",
     "Qrels",
     "Run",
     "RunTable",
     "Source",
-    "TrecFormatError",
     "docid_hashes",
     "parse_qrels",
     "parse_run",
@@ -83,65 +85,6 @@ _FLOAT_RE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 
 # --------------------------------------------------------------------------------------------
 # Problems
-
-
-class Problem(NamedTuple):
-    """One problem found in an input file; ``line`` is 1-based, 0 for whole-file problems."""
-
-    line: int
-    message: str
-
-
-class TrecFormatError(ValueError):
-    """A run or qrels file failed validation.
-
-    ``problems`` lists at most ``max_problems`` problems in line order; ``total`` counts all of
-    them. ``str(e)`` names the source, the first problem and how many more there are, e.g.
-    ``run.txt line 12: score 'abc' is not a number (and 4 more problems)``.
-    """
-
-    def __init__(self, source: str, problems: list[Problem], total: int | None = None) -> None:
-        self.source = source
-        self.problems = list(problems)
-        self.total = len(problems) if total is None else total
-        super().__init__(self._message())
-
-    def _message(self) -> str:
-        if not self.problems:
-            return f"{self.source}: invalid file"
-        first = self.problems[0]
-        where = f"{self.source} line {first.line}" if first.line > 0 else self.source
-        more = self.total - 1
-        tail = ""
-        if more == 1:
-            tail = " (and 1 more problem)"
-        elif more > 1:
-            tail = f" (and {more} more problems)"
-        return f"{where}: {first.message}{tail}"
-
-
-class _Problems:
-    def __init__(self, limit: int) -> None:
-        self.limit = max(1, limit)
-        self.items: list[Problem] = []
-        self.total = 0
-
-    def add(self, line: int, message: str) -> None:
-        self.total += 1
-        self.items.append(Problem(line, message))
-        if len(self.items) > 4 * self.limit:  # keep memory bounded on a hopeless file
-            self.items = sorted(self.items, key=lambda p: p.line)[: self.limit]
-
-    def merge(self, other: _Problems, offset: int) -> None:
-        """Add ``other``'s problems, their line numbers shifted by ``offset``."""
-        for p in other.items:
-            self.add(p.line + offset, p.message)
-        self.total += other.total - len(other.items)
-
-    def raise_if_any(self, source: str) -> None:
-        if self.total:
-            items = sorted(self.items, key=lambda p: p.line)[: self.limit]
-            raise TrecFormatError(source, items, self.total)
 
 
 def _show(token: bytes) -> str:
@@ -479,7 +422,7 @@ def _pieces(stream: Any, name: str) -> Iterator[bytes]:
         try:
             block = stream.read(min(_CHUNK, max(_FIRST_CHUNK, total // 8)))
         except (OSError, EOFError, zlib.error) as exc:
-            raise TrecFormatError(name, [Problem(0, f"not a valid gzip file ({exc})")]) from exc
+            raise InvalidInput(name, [Problem(0, f"not a valid gzip file ({exc})")]) from exc
         if not block:
             break
         total += len(block)
@@ -782,7 +725,7 @@ class _Parser:
     joined in order, which is when line numbers become the file's.
     """
 
-    def __init__(self, *, run: bool, problems: _Problems, rank_values: bool = True) -> None:
+    def __init__(self, *, run: bool, problems: Problems, rank_values: bool = True) -> None:
         self.run = run
         self.rank_values = rank_values
         self.nfields = _RUN_FIELDS if run else _QRELS_FIELDS
@@ -791,7 +734,7 @@ class _Parser:
     # -- whole file ------------------------------------------------------------------------
     def parse(self, pieces: Iterable[bytes]) -> _Cols:
         """Parse the pieces (each ending at a line end) in order."""
-        parts: list[tuple[_Cols, _Problems]] = []
+        parts: list[tuple[_Cols, Problems]] = []
         seen = 0
         for piece in pieces:
             seen += len(piece)
@@ -800,12 +743,12 @@ class _Parser:
             parts.append(self._chunk(piece))
         return self._concat(parts)
 
-    def _chunk(self, chunk: bytes) -> tuple[_Cols, _Problems]:
-        probs = _Problems(self.problems.limit)
+    def _chunk(self, chunk: bytes) -> tuple[_Cols, Problems]:
+        probs = Problems(self.problems.limit)
         cols = self._fast(chunk, probs)
         return (cols if cols is not None else self._slow(chunk, probs)), probs
 
-    def _concat(self, parts: list[tuple[_Cols, _Problems]]) -> _Cols:
+    def _concat(self, parts: list[tuple[_Cols, Problems]]) -> _Cols:
         def cat(xs: list[Any], dtype: Any) -> Any:
             xs = [x for x in xs if x.size]
             if len(xs) == 1:
@@ -885,7 +828,7 @@ class _Parser:
         lineno = np.flatnonzero(data_line).astype(np.int64) + 1
         return starts[idx], ends[idx], lineno, int(nl.size)
 
-    def _fast(self, chunk: bytes, probs: _Problems) -> _Cols | None:
+    def _fast(self, chunk: bytes, probs: Problems) -> _Cols | None:
         """Columns of a chunk whose every data line has the right number of fields (bad numbers
         are reported to ``probs``), or None when the chunk needs the validating path."""
         if not chunk.isascii():
@@ -940,7 +883,7 @@ class _Parser:
         lens: I64,
         cols: _Cols,
         what: str,
-        probs: _Problems,
+        probs: Problems,
         *,
         values: bool = True,
     ) -> I64 | None:
@@ -961,7 +904,7 @@ class _Parser:
         return vals
 
     def _floats(
-        self, c: _Chunk, chunk: bytes, en: I64, lens: I64, cols: _Cols, probs: _Problems
+        self, c: _Chunk, chunk: bytes, en: I64, lens: I64, cols: _Cols, probs: Problems
     ) -> F64:
         num = _decimals(c.words(en, lens), lens, real=True)
         # m / 10**f with m <= 2**53 and f <= 22: one IEEE operation on exact operands, hence
@@ -1004,7 +947,7 @@ class _Parser:
         return vals
 
     # -- validating path ---------------------------------------------------------------------
-    def _slow(self, chunk: bytes, probs: _Problems) -> _Cols:
+    def _slow(self, chunk: bytes, probs: Problems) -> _Cols:
         qids: list[bytes] = []
         docids: list[bytes] = []
         fnums: list[float] = []
@@ -1163,7 +1106,7 @@ def _hash_words(raw: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
 
 
 def _check_duplicates(
-    qcol: Bytes, docids: Bytes, cols: _Cols, grouped: _Grouped, problems: _Problems
+    qcol: Bytes, docids: Bytes, cols: _Cols, grouped: _Grouped, problems: Problems
 ) -> None:
     """Report every docid that appears more than once for the same query."""
     n = docids.size
@@ -1214,7 +1157,7 @@ def _parse(
     src: Source, source: str | None, max_problems: int, *, run: bool, rank_values: bool = True
 ) -> tuple[_Cols, _Grouped]:
     stream, name, closer = _open_source(src, source)
-    problems = _Problems(max_problems)
+    problems = Problems(max(1, max_problems))
     try:
         parser = _Parser(run=run, problems=problems, rank_values=rank_values)
         cols = parser.parse(_pieces(stream, name))
@@ -1236,7 +1179,7 @@ def _take(a: Any, perm: I64 | None) -> Any:
 def parse_run(src: Source, *, source: str | None = None, max_problems: int = 100) -> RunTable:
     """Validate a whole TREC run file and return its columns in file order.
 
-    Format: ``qid Q0 docid rank score tag`` per line. Raises :class:`TrecFormatError` listing
+    Format: ``qid Q0 docid rank score tag`` per line. Raises :class:`InvalidInput` listing
     every problem (at most ``max_problems``, with the total).
     """
     cols, _ = _parse(src, source, max_problems, run=True)
@@ -1255,7 +1198,7 @@ def read_run(src: Source, *, source: str | None = None, max_problems: int = 100)
     """Read and validate a TREC run into a :class:`Run` grouped per query.
 
     ``tag`` is the first tag in the file, ``tags`` every distinct tag in first-seen order.
-    Raises :class:`TrecFormatError` on any problem.
+    Raises :class:`InvalidInput` on any problem.
     """
     cols, grouped = _parse(src, source, max_problems, run=True, rank_values=False)
     tags = tuple(t.decode() for t in cols.tags)
@@ -1280,7 +1223,7 @@ def read_qrels(src: Source, *, source: str | None = None, max_problems: int = 10
     """Read and validate TREC qrels (``qid iteration docid grade``) into :class:`Qrels`.
 
     Grades are integers; negative grades are kept (pooled but unjudged). A docid judged twice
-    for one query is an error. Raises :class:`TrecFormatError` on any problem.
+    for one query is an error. Raises :class:`InvalidInput` on any problem.
     """
     cols, grouped = _parse(src, source, max_problems, run=False)
     return Qrels._sorted(

@@ -31,7 +31,8 @@ from judging.campaigns.models import (
 from judging.campaigns.models import Run as RunModel
 from judging.core.errors import Conflict, InputProblem, InvalidInput, TooLarge
 from judging.evaluation.services import evaluations_after_run
-from metrics.io import Run, TrecFormatError, read_run
+from metrics.io import Run, read_run
+from metrics.problems import InvalidInput as ReaderError
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -249,7 +250,7 @@ def documents_import(
 def _run_from_file(data: bytes, source: str) -> Run:
     try:
         return read_run(data, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS)
-    except TrecFormatError as exc:
+    except ReaderError as exc:
         problems = [InputProblem(p.message, line=p.line) for p in exc.problems]
         raise InvalidInput(
             f"the run file has {exc.total} problem(s); nothing was stored",

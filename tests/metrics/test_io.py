@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 
 import metrics.io as metrics_io
 from metrics.io import (
+    InvalidInput,
     Problem,
     Qrels,
     Run,
-    TrecFormatError,
     docid_hashes,
     parse_qrels,
     parse_run,
@@ -45,9 +45,9 @@ q2 0 d1 1
 """
 
 
-def _errors(data: bytes, *, qrels: bool = False, **kw: object) -> TrecFormatError:
+def _errors(data: bytes, *, qrels: bool = False, **kw: object) -> InvalidInput:
     reader = parse_qrels if qrels else parse_run
-    with pytest.raises(TrecFormatError) as info:
+    with pytest.raises(InvalidInput) as info:
         reader(data, source="f.txt", **kw)  # type: ignore[arg-type]
     return info.value
 
@@ -374,7 +374,7 @@ def _python_int(text: str) -> int | None:
 def _bad_lines(data: bytes, reader: object) -> list[int]:
     try:
         reader(data, max_problems=10**6)  # type: ignore[operator]
-    except TrecFormatError as exc:
+    except InvalidInput as exc:
         return [p.line for p in exc.problems]
     return []
 

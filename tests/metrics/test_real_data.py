@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from metrics import Evaluator, Qrels, Run, TrecFormatError, read_qrels, read_run
+from metrics import Evaluator, InvalidInput, Qrels, Run, read_qrels, read_run
 
 pytestmark = pytest.mark.data
 
@@ -123,7 +123,7 @@ def test_all_127_medical_2011_runs_reproduce_official_figures_and_pytrec_eval(
 
 
 def test_nan_scores_in_a_real_run_are_reported_with_their_lines(shared_data: Path) -> None:
-    with pytest.raises(TrecFormatError) as info:
+    with pytest.raises(InvalidInput) as info:
         read_run(shared_data / "trec2011-medical" / "runs" / f"input.{NAN_RUN}.gz")
     err = info.value
     assert err.total == 3
