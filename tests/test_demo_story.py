@@ -10,8 +10,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 
-from judging.assessments.judging import judgment_record, lease_next
 from judging.assessments.models import QrelsVersion
+from judging.assessments.queue import judgment_record, lease_next
 from judging.assessments.services import qrels_publish
 from judging.campaigns.models import Campaign
 from judging.demo.data import build

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from judging.assessments.judging import in_overlap
 from judging.assessments.models import JudgingSlot, Judgment, JudgmentChange, Lease
+from judging.assessments.queue import in_overlap
 from judging.campaigns.models import Campaign, Document, Topic
 from judging.campaigns.services import run_submit
 from judging.pools.services import pool_request

@@ -284,7 +284,7 @@ def test_the_admin_action_queues_the_next_pool(pooled_campaign: Any, admin_user:
 def test_the_judging_queue_asks_an_adaptive_strategy_for_the_next_document(
     campaign: Any, researcher: Any, annotator: Any, strategy: str
 ) -> None:
-    from judging.assessments.judging import judgment_record, lease_next
+    from judging.assessments.queue import judgment_record, lease_next
     from metrics.pooling import make_strategy
 
     runs = {

@@ -17,10 +17,11 @@ from rest_framework.views import APIView
 
 from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
 from judging.api.views import ERRORS
-from judging.assessments import judging, selectors
+from judging.assessments import queue, selectors
 from judging.assessments import services as qrels_services
 from judging.assessments.models import Adjudication, JudgingSlot, Judgment, Lease, QrelsVersion
 from judging.campaigns.models import Campaign
+from judging.core.roles import account
 from metrics.agreement import agreement, agreement_by_topic, disagreements
 
 
@@ -58,7 +59,7 @@ class LeaseSerializer(serializers.Serializer[Any]):
         }
 
     def get_document(self, lease: Lease) -> dict[str, str]:
-        doc = judging.document_for(lease.slot)
+        doc = queue.document_for(lease.slot)
         return {
             "docid": lease.slot.docid,
             "title": doc.title if doc else "",
@@ -108,7 +109,7 @@ class CampaignLeaseView(APIView):
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
-        return _lease_response(judging.lease_next(campaign=campaign, annotator=request.user))
+        return _lease_response(queue.lease_next(campaign=campaign, annotator=account(request.user)))
 
 
 class LeaseViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
@@ -127,7 +128,7 @@ class LeaseViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
     @extend_schema(request=None, responses={200: LeaseSerializer, **ERRORS})
     @action(detail=True, methods=["post"])
     def renew(self, request: Request, pk: str | None = None) -> Response:
-        lease = judging.lease_renew(lease_id=int(pk or 0), annotator=request.user)
+        lease = queue.lease_renew(lease_id=int(pk or 0), annotator=account(request.user))
         return _lease_response(lease, status.HTTP_200_OK)
 
     @extend_schema(
@@ -136,7 +137,7 @@ class LeaseViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
         description="Release the item (skip): it returns to the queue.",
     )
     def destroy(self, request: Request, pk: str | None = None) -> Response:
-        judging.lease_release(lease_id=int(pk or 0), annotator=request.user)
+        queue.lease_release(lease_id=int(pk or 0), annotator=account(request.user))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
@@ -149,8 +150,8 @@ class LeaseViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
     def judgment(self, request: Request, pk: str | None = None) -> Response:
         ser = JudgmentInSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        judgment, changed = judging.judgment_record(
-            lease_id=int(pk or 0), annotator=request.user, **ser.validated_data
+        judgment, changed = queue.judgment_record(
+            lease_id=int(pk or 0), annotator=account(request.user), **ser.validated_data
         )
         return Response(
             JudgmentOutSerializer(judgment).data,
@@ -181,8 +182,10 @@ class JudgmentViewSet(
     def partial_update(self, request: Request, pk: str | None = None) -> Response:
         ser = JudgmentInSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        judgment = judging.judgment_change(
-            judgment_id=int(pk or 0), annotator=request.user, grade=ser.validated_data["grade"]
+        judgment = queue.judgment_change(
+            judgment_id=int(pk or 0),
+            annotator=account(request.user),
+            grade=ser.validated_data["grade"],
         )
         return Response(JudgmentOutSerializer(judgment).data)
 
@@ -197,7 +200,9 @@ class UndoView(APIView):
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
-        return _lease_response(judging.judgment_undo(campaign=campaign, annotator=request.user))
+        return _lease_response(
+            queue.judgment_undo(campaign=campaign, annotator=account(request.user))
+        )
 
 
 # --- admins ---------------------------------------------------------------------------------
@@ -322,7 +327,9 @@ class PublishView(APIView):
 
         campaign = _campaign(request, campaign_id)
         version, created = qrels_services.qrels_publish(
-            campaign=campaign, note=str(request.data.get("note", "")), created_by=request.user
+            campaign=campaign,
+            note=str(request.data.get("note", "")),
+            created_by=account(request.user),
         )
         return Response(
             QrelsVersionSerializer(version).data,

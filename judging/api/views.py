@@ -24,7 +24,7 @@ from judging.assessments.models import QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
 from judging.core.errors import Conflict, InputProblem, InvalidInput, NotAllowed, TooLarge
-from judging.core.roles import is_admin, roles_of
+from judging.core.roles import account, is_admin, roles_of
 from judging.pools import services as pool_services
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
 
@@ -92,7 +92,7 @@ class CampaignViewSet(
     def create(self, request: Request) -> Response:
         ser = s.CampaignCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        campaign = services.campaign_create(created_by=request.user, **ser.validated_data)
+        campaign = services.campaign_create(created_by=account(request.user), **ser.validated_data)
         out = self.get_queryset().get(pk=campaign.pk)
         return Response(s.CampaignSerializer(out).data, status=status.HTTP_201_CREATED)
 
@@ -176,7 +176,7 @@ class CampaignViewSet(
             data=data,
             source=name,
             note=str(request.data.get("note", "")),
-            created_by=request.user,
+            created_by=account(request.user),
         )
         return Response(s.QrelsVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
@@ -233,7 +233,7 @@ class CampaignViewSet(
             args["source"] = upload.name or "run"
         else:
             args["results"] = services.json_results_from_body(args.pop("results"))
-        run = services.run_submit(campaign=campaign, owner=request.user, **args)
+        run = services.run_submit(campaign=campaign, owner=account(request.user), **args)
         return Response(s.RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     # --- pools ----------------------------------------------------------------------------
@@ -269,7 +269,7 @@ class CampaignViewSet(
         if "runs" in args:
             runs = _runs_by_ref(campaign, args.pop("runs"))
         version, created = pool_services.pool_request(
-            campaign=campaign, runs=runs, requested_by=request.user, **args
+            campaign=campaign, runs=runs, requested_by=account(request.user), **args
         )
         version.refresh_from_db()
         return Response(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
 
 from judging.campaigns.models import Campaign, Topic
+
+if TYPE_CHECKING:
+    from judging.core.roles import UserLike
 
 
 class QrelsSource(models.TextChoices):
@@ -16,7 +19,7 @@ class QrelsSource(models.TextChoices):
 
 
 class QrelsVersionQuerySet(models.QuerySet["QrelsVersion"]):
-    def visible_to(self, user: Any) -> QrelsVersionQuerySet:
+    def visible_to(self, user: UserLike) -> QrelsVersionQuerySet:
         """Qrels are results: admins and researchers read them, annotators do not."""
         from judging.core.roles import is_admin, is_researcher
 

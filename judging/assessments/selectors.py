@@ -19,6 +19,7 @@ from judging.assessments.models import (
     TopicAssignment,
 )
 from judging.campaigns.models import Campaign
+from judging.core.roles import UserLike
 
 
 def judged_documents(campaign: Campaign) -> dict[str, set[str]]:
@@ -42,14 +43,14 @@ def judged_documents(campaign: Campaign) -> dict[str, set[str]]:
 
 
 def annotator_progress(
-    campaign: Campaign, annotator: Any, *, qid: str | None = None
+    campaign: Campaign, annotator: UserLike, *, qid: str | None = None
 ) -> list[dict[str, Any]]:
     """Per topic the annotator works on (or just topic ``qid``): items judged by them and items
     left for them.
 
     Only counts: no run, rank or other annotator's grade appears here.
     """
-    assignments = TopicAssignment.objects.filter(campaign=campaign, annotator=annotator)
+    assignments = TopicAssignment.objects.filter(campaign=campaign, annotator_id=annotator.pk)
     if qid is not None:
         assignments = assignments.filter(topic__qid=qid)
     topics = assignments.select_related("topic").order_by("topic__qid")
@@ -58,7 +59,7 @@ def annotator_progress(
         slot_n = 1 if a.primary else 2
         slots = JudgingSlot.objects.filter(topic=a.topic, slot=slot_n)
         total = slots.count()
-        mine = Judgment.objects.filter(topic=a.topic, annotator=annotator).count()
+        mine = Judgment.objects.filter(topic=a.topic, annotator_id=annotator.pk).count()
         left = slots.filter(judged_at__isnull=True, has_text=True).count()
         out.append(
             {

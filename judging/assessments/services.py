@@ -21,6 +21,7 @@ from judging.campaigns.models import Campaign
 from judging.campaigns.services import read_limited
 from judging.core.bulk import insert_rows
 from judging.core.errors import InputProblem, InvalidInput
+from judging.core.roles import Account, UserLike
 from judging.evaluation.services import evaluations_after_qrels
 from metrics.io import parse_qrels
 from metrics.problems import InvalidInput as ReaderError
@@ -49,7 +50,7 @@ def qrels_import(
     data: bytes,
     source: str = "qrels",
     note: str = "",
-    created_by: Any = None,
+    created_by: Account | None = None,
 ) -> QrelsVersion:
     """Store a TREC qrels file as the campaign's next qrels version.
 
@@ -147,7 +148,7 @@ def consensus(campaign: Campaign) -> dict[tuple[str, str], int]:
 
 
 def qrels_publish(
-    *, campaign: Campaign, note: str = "", created_by: Any = None
+    *, campaign: Campaign, note: str = "", created_by: Account | None = None
 ) -> tuple[QrelsVersion, bool]:
     """Snapshot the judgments as the campaign's next qrels version; returns (version, created).
 
@@ -207,7 +208,7 @@ def qrels_diff(*, version: QrelsVersion, against: QrelsVersion) -> dict[str, Any
 
 
 def adjudicate(
-    *, campaign: Campaign, qid: str, docid: str, grade: int, decided_by: Any, note: str = ""
+    *, campaign: Campaign, qid: str, docid: str, grade: int, decided_by: UserLike, note: str = ""
 ) -> Adjudication:
     """Set the final grade of an item (admins), replacing an earlier adjudication."""
     if grade not in campaign.grade_values():

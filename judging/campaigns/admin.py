@@ -6,6 +6,7 @@ from django.http import HttpRequest
 
 from judging.campaigns.models import Campaign, Document, Run, Topic
 from judging.core.errors import DomainError
+from judging.core.roles import account
 
 
 @admin.register(Campaign)
@@ -30,7 +31,9 @@ class CampaignAdmin(admin.ModelAdmin[Campaign]):
 
         for campaign in queryset:
             try:
-                version, created = pool_request(campaign=campaign, requested_by=request.user)
+                version, created = pool_request(
+                    campaign=campaign, requested_by=account(request.user)
+                )
             except DomainError as exc:
                 self.message_user(request, f"{campaign}: {exc.message}", messages.ERROR)
                 continue

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+
+if TYPE_CHECKING:
+    from judging.core.roles import UserLike
 
 
 def default_scale() -> list[dict[str, Any]]:
@@ -29,7 +32,7 @@ class UnknownTopicPolicy(models.TextChoices):
 
 
 class CampaignQuerySet(models.QuerySet["Campaign"]):
-    def visible_to(self, user: Any) -> CampaignQuerySet:
+    def visible_to(self, user: UserLike) -> CampaignQuerySet:
         from judging.core.roles import is_admin, is_annotator, is_researcher
 
         if is_admin(user) or is_researcher(user) or is_annotator(user):
@@ -173,14 +176,14 @@ class Document(models.Model):
 
 
 class RunQuerySet(models.QuerySet["Run"]):
-    def visible_to(self, user: Any) -> RunQuerySet:
+    def visible_to(self, user: UserLike) -> RunQuerySet:
         """Admins see every run; researchers their own; everyone else (annotators) none."""
         from judging.core.roles import is_admin, is_researcher
 
         if is_admin(user):
             return self.all()
         if is_researcher(user):
-            return self.filter(owner=user)
+            return self.filter(owner_id=user.pk)
         return self.none()
 
 

@@ -30,6 +30,7 @@ from judging.campaigns.models import (
 )
 from judging.campaigns.models import Run as RunModel
 from judging.core.errors import Conflict, InputProblem, InvalidInput, TooLarge
+from judging.core.roles import Account
 from judging.evaluation.services import evaluations_after_run
 from metrics.io import Run, read_run
 from metrics.problems import InvalidInput as ReaderError
@@ -75,7 +76,7 @@ def campaign_create(
     pool_depth: int = 100,
     pool_budget: int | None = None,
     overlap: float = 0.0,
-    created_by: Any = None,
+    created_by: Account | None = None,
 ) -> Campaign:
     campaign = Campaign(
         name=name,
@@ -226,7 +227,7 @@ def documents_import(
             summary.updated += len(updates)
     except formats.ImportFormatError as exc:
         raise _format_error(exc, "documents") from None
-    from judging.assessments.judging import slots_text_loaded
+    from judging.assessments.queue import slots_text_loaded
     from judging.pools.models import PoolDocument
 
     # Pooled documents whose text just arrived can now be served to annotators.
@@ -328,7 +329,7 @@ def _checksum(results: Any) -> str:
 def run_submit(
     *,
     campaign: Campaign,
-    owner: Any,
+    owner: Account,
     data: bytes | None = None,
     results: Any = None,
     tag: str | None = None,

@@ -75,6 +75,11 @@ class Conflict(DomainError):
     code = "conflict"
 
 
+class NotFound(DomainError):
+    status = 404
+    code = "not_found"
+
+
 class NotAllowed(DomainError):
     status = 403
     code = "permission_denied"

@@ -5,13 +5,24 @@ A user may hold several roles (an admin who also judges, a researcher who annota
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group, User
 
 RESEARCHER = "researcher"
 ANNOTATOR = "annotator"
 ROLE_GROUPS = (RESEARCHER, ANNOTATOR)
 
-UserLike = AbstractBaseUser | AnonymousUser
+UserLike = AbstractBaseUser | AnonymousUser  # who is asking (``request.user``): reads take this
+Account = User  # the stored user (settings.AUTH_USER_MODEL): writes that record a person take this
+
+
+def account(user: UserLike) -> Account:
+    """The stored user behind ``request.user``; an anonymous caller is refused (views check roles
+    first, so this narrows the type and guards a service against a missed check)."""
+    from judging.core.errors import NotAllowed
+
+    if not isinstance(user, User) or not user.is_authenticated:
+        raise NotAllowed("sign in first")
+    return user
 
 
 def _group_names(user: UserLike) -> set[str]:

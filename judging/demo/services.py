@@ -7,7 +7,6 @@ import zlib
 from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
 from judging.campaigns.models import Campaign
@@ -17,7 +16,7 @@ from judging.campaigns.services import (
     run_submit,
     topics_import,
 )
-from judging.core.roles import ANNOTATOR, RESEARCHER, grant
+from judging.core.roles import ANNOTATOR, RESEARCHER, Account, grant
 from judging.demo.data import build
 from judging.pools.services import pool_request
 
@@ -42,11 +41,10 @@ DEMO_USERS = (
 )
 
 
-def demo_users_ensure() -> dict[str, AbstractBaseUser]:
-    User = get_user_model()
-    users: dict[str, AbstractBaseUser] = {}
+def demo_users_ensure() -> dict[str, Account]:
+    users: dict[str, Account] = {}
     for spec in DEMO_USERS:
-        user, _ = User.objects.get_or_create(username=spec.username)
+        user, _ = Account.objects.get_or_create(username=spec.username)
         user.set_password(spec.password)
         if spec.role == "admin":
             user.is_staff = True
@@ -127,8 +125,8 @@ def _simulated_grade(assessor: str, qid: str, docid: str, truth: int) -> int:
 def demo_judge(campaign: Campaign) -> int:
     """Judge pool version 1 with the simulated assessors, publish qrels version 1 and queue the
     bias report. Returns the number of judgments made (0 when the pool is not built yet)."""
-    from judging.assessments.judging import judgment_record, lease_next, lease_release
     from judging.assessments.models import TopicAssignment
+    from judging.assessments.queue import judgment_record, lease_next, lease_release
     from judging.assessments.services import qrels_publish
     from judging.evaluation.bias import bias_report_request
     from judging.pools.models import PoolState, PoolVersion

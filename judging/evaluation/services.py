@@ -18,7 +18,7 @@ from django.utils import timezone
 from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.campaigns.models import Campaign, RankedList, Run, Topic
 from judging.core.errors import InputProblem, InvalidInput
-from judging.core.roles import is_admin
+from judging.core.roles import UserLike, is_admin
 from judging.evaluation.models import EvalMode, EvalState, Evaluation
 from metrics.curve import recall_curve
 from metrics.evaluate import Evaluator
@@ -230,7 +230,7 @@ def evaluations_after_qrels(version: QrelsVersion) -> None:
 # --- reading ------------------------------------------------------------------------------
 
 
-def run_label(run: Run, user: Any) -> str:
+def run_label(run: Run, user: UserLike) -> str:
     """Researchers see their own runs by tag and other people's runs anonymised."""
     if is_admin(user) or run.owner_id == getattr(user, "pk", None):
         return run.tag
@@ -238,7 +238,7 @@ def run_label(run: Run, user: Any) -> str:
 
 
 def leaderboard(
-    *, campaign: Campaign, version: QrelsVersion, user: Any, mode: str = EvalMode.HONEST
+    *, campaign: Campaign, version: QrelsVersion, user: UserLike, mode: str = EvalMode.HONEST
 ) -> dict[str, Any]:
     """Every run's aggregates under one qrels version (never mixed with another version)."""
     names = list(campaign.measures)
@@ -289,7 +289,7 @@ def significance(
     version: QrelsVersion,
     measure: str,
     test: str,
-    user: Any,
+    user: UserLike,
     runs: Sequence[Run] | None = None,
 ) -> dict[str, Any]:
     """Paired tests between runs on one measure (Holm-corrected), from stored per-query values."""

@@ -7,13 +7,16 @@ killed mid-build leaves no document behind; the build can be run again.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from judging.campaigns.models import Campaign, Run, Topic
+
+if TYPE_CHECKING:
+    from judging.core.roles import UserLike
 
 
 class PoolState(models.TextChoices):
@@ -27,7 +30,7 @@ PENDING = (PoolState.QUEUED, PoolState.BUILDING)
 
 
 class PoolVersionQuerySet(models.QuerySet["PoolVersion"]):
-    def visible_to(self, user: Any) -> PoolVersionQuerySet:
+    def visible_to(self, user: UserLike) -> PoolVersionQuerySet:
         """Pools name runs: admins and researchers may read them, annotators may not."""
         from judging.core.roles import is_admin, is_researcher
 

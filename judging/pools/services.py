@@ -19,11 +19,12 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from judging.assessments.judging import slots_enqueue
+from judging.assessments.queue import slots_enqueue
 from judging.assessments.selectors import judged_documents
 from judging.campaigns.models import Campaign, Document, RankedList, Run
 from judging.core.bulk import insert_rows
 from judging.core.errors import Conflict, InputProblem, InvalidInput
+from judging.core.roles import Account
 from judging.pools.models import PENDING, PoolDocument, PoolState, PoolVersion
 from metrics.pooling import STRATEGIES, Strategy, make_strategy, topic_sort_key
 
@@ -71,7 +72,7 @@ def pool_request(
     budget: int | None = None,
     runs: Iterable[Run] | None = None,
     params: dict[str, Any] | None = None,
-    requested_by: Any = None,
+    requested_by: Account | None = None,
 ) -> tuple[PoolVersion, bool]:
     """Ask for the next pool version of ``campaign``; returns ``(version, created)``.
 

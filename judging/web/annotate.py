@@ -14,12 +14,12 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from judging.assessments import judging
+from judging.assessments import queue
 from judging.assessments.models import Judgment, Lease
 from judging.assessments.selectors import annotator_progress
 from judging.campaigns.models import Campaign, Document, Topic
 from judging.core.errors import DomainError
-from judging.core.roles import is_annotator
+from judging.core.roles import UserLike, account, is_annotator
 from judging.web.highlight import paragraphs, query_terms
 
 
@@ -49,7 +49,7 @@ def _item_context(campaign: Campaign, topic: Topic, docid: str) -> dict[str, Any
     }
 
 
-def _progress_for(campaign: Campaign, user: Any, qid: str) -> dict[str, Any] | None:
+def _progress_for(campaign: Campaign, user: UserLike, qid: str) -> dict[str, Any] | None:
     # one topic's counts only: this runs on every key press
     return next(iter(annotator_progress(campaign, user, qid=qid)), None)
 
@@ -72,7 +72,7 @@ def my_work(request: HttpRequest) -> HttpResponse:
 @login_required
 def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _annotator_campaign(request, campaign_id)
-    lease = judging.lease_next(campaign=campaign, annotator=request.user)
+    lease = queue.lease_next(campaign=campaign, annotator=account(request.user))
     last = (
         Judgment.objects.filter(campaign=campaign, annotator_id=request.user.pk)
         .order_by("-updated_at", "-pk")
@@ -113,9 +113,9 @@ def _flash_error(request: HttpRequest, exc: DomainError) -> None:
 def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _annotator_campaign(request, campaign_id)
     try:
-        judging.judgment_record(
+        queue.judgment_record(
             lease_id=int(request.POST.get("lease", 0)),
-            annotator=request.user,
+            annotator=account(request.user),
             grade=int(request.POST.get("grade", "-999")),
             active_seconds=float(request.POST.get("active_seconds") or 0.0),
         )
@@ -130,7 +130,9 @@ def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def skip(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _annotator_campaign(request, campaign_id)
     try:
-        judging.lease_release(lease_id=int(request.POST.get("lease", 0)), annotator=request.user)
+        queue.lease_release(
+            lease_id=int(request.POST.get("lease", 0)), annotator=account(request.user)
+        )
     except (ValueError, DomainError) as exc:
         if isinstance(exc, DomainError):
             _flash_error(request, exc)
@@ -141,7 +143,7 @@ def skip(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_POST
 def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _annotator_campaign(request, campaign_id)
-    judging.judgment_undo(campaign=campaign, annotator=request.user)
+    queue.judgment_undo(campaign=campaign, annotator=account(request.user))
     return redirect("annotate-judge", campaign_id=campaign.pk)
 
 
@@ -150,8 +152,8 @@ def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def renew(request: HttpRequest, campaign_id: int) -> JsonResponse:
     _annotator_campaign(request, campaign_id)
     try:
-        lease = judging.lease_renew(
-            lease_id=int(request.POST.get("lease", 0)), annotator=request.user
+        lease = queue.lease_renew(
+            lease_id=int(request.POST.get("lease", 0)), annotator=account(request.user)
         )
     except (ValueError, DomainError) as exc:
         status = exc.status if isinstance(exc, DomainError) else 400
@@ -167,13 +169,13 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
         Judgment.objects.select_related("topic"),
         pk=judgment_id,
         campaign=campaign,
-        annotator=request.user,
+        annotator=account(request.user),
     )
     if request.method == "POST":
         try:
-            judging.judgment_change(
+            queue.judgment_change(
                 judgment_id=judgment.pk,
-                annotator=request.user,
+                annotator=account(request.user),
                 grade=int(request.POST.get("grade", "-999")),
             )
         except (ValueError, DomainError) as exc:

@@ -13,7 +13,7 @@ from django.shortcuts import get_object_or_404, render
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
-from judging.core.roles import is_researcher
+from judging.core.roles import UserLike, is_researcher
 from judging.evaluation.bias import bias_report_request
 from judging.evaluation.models import BiasKind, BiasReport, EvalState
 from judging.evaluation.services import run_label
@@ -56,7 +56,7 @@ def _report(
     return campaign, report, params
 
 
-def _labels(campaign: Campaign, user: Any) -> dict[str, str]:
+def _labels(campaign: Campaign, user: UserLike) -> dict[str, str]:
     return {r.tag: run_label(r, user) for r in campaign.runs.all()}
 
 

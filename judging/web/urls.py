@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from judging.web import annotate, bias_pages, manage, results, views
+from judging.web import admin_pages, annotate, bias_pages, results, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -26,8 +26,14 @@ urlpatterns = [
     ),
     path("runs/<int:run_id>/", results.run_page, name="run-page"),
     path("runs/<int:run_id>/recall.svg", results.run_recall_svg, name="run-recall-svg"),
-    path("manage/<int:campaign_id>/", manage.progress, name="manage-progress"),
-    path("manage/<int:campaign_id>/agreement/", manage.agreement_page, name="manage-agreement"),
-    path("manage/<int:campaign_id>/adjudicate/", manage.adjudicate_item, name="manage-adjudicate"),
-    path("manage/<int:campaign_id>/publish/", manage.publish, name="manage-publish"),
+    path("manage/<int:campaign_id>/", admin_pages.progress, name="manage-progress"),
+    path(
+        "manage/<int:campaign_id>/agreement/", admin_pages.agreement_page, name="manage-agreement"
+    ),
+    path(
+        "manage/<int:campaign_id>/adjudicate/",
+        admin_pages.adjudicate_item,
+        name="manage-adjudicate",
+    ),
+    path("manage/<int:campaign_id>/publish/", admin_pages.publish, name="manage-publish"),
 ]

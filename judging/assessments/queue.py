@@ -37,7 +37,8 @@ from judging.assessments.models import (
     TopicAssignment,
 )
 from judging.campaigns.models import Campaign, Document, RankedList, Topic
-from judging.core.errors import Conflict, InputProblem, InvalidInput
+from judging.core.errors import Conflict, InputProblem, InvalidInput, NotFound
+from judging.core.roles import Account
 
 MAX_ACTIVE_SECONDS = 3600.0
 # A skipped (released) item is not served again to the same annotator within their next
@@ -98,7 +99,7 @@ def slots_text_loaded(*, campaign: Campaign, docids: Iterable[str]) -> None:
 # --- leasing ------------------------------------------------------------------------------
 
 
-def _open_slots(campaign: Campaign, annotator: Any, now: Any) -> QuerySet[JudgingSlot]:
+def _open_slots(campaign: Campaign, annotator: Account, now: Any) -> QuerySet[JudgingSlot]:
     """Slots this annotator may take now: unjudged, servable, not leased, not judged by them,
     and not the other slot of an item they hold."""
     judged_by_me = Judgment.objects.filter(
@@ -183,7 +184,7 @@ def _pick_in_topics(
     return None
 
 
-def lease_next(*, campaign: Campaign, annotator: Any) -> Lease | None:
+def lease_next(*, campaign: Campaign, annotator: Account) -> Lease | None:
     """The annotator's current lease in the campaign, or a new one on the next item; None when
     nothing is left for them."""
     now = timezone.now()
@@ -226,7 +227,7 @@ class _NothingOpen(Exception):
 
 
 def _pick(
-    campaign: Campaign, annotator: Any, now: Any, skipped: list[tuple[int, str]]
+    campaign: Campaign, annotator: Account, now: Any, skipped: list[tuple[int, str]]
 ) -> JudgingSlot | None:
     candidates = _open_slots(campaign, annotator, now)
     if skipped:
@@ -305,7 +306,7 @@ def _pick(
     return _lock_first(candidates)
 
 
-def _own_lease(lease_id: int, annotator: Any) -> tuple[Lease, JudgingSlot]:
+def _own_lease(lease_id: int, annotator: Account) -> tuple[Lease, JudgingSlot]:
     """Lock the lease's slot, then the lease. Always slot before lease (as ``lease_next`` and
     ``judgment_record`` do), so that two requests never wait for each other in a cycle; and
     only those rows (``of``), not the campaign or topic they join."""
@@ -322,12 +323,7 @@ def _own_lease(lease_id: int, annotator: Any) -> tuple[Lease, JudgingSlot]:
     return lease, slot
 
 
-class NotFound(Conflict):
-    status = 404
-    code = "not_found"
-
-
-def lease_renew(*, lease_id: int, annotator: Any) -> Lease:
+def lease_renew(*, lease_id: int, annotator: Account) -> Lease:
     """Extend a lease while the annotator's page is open (409 once the item was re-leased or
     judged by someone else)."""
     now = timezone.now()
@@ -344,7 +340,7 @@ def lease_renew(*, lease_id: int, annotator: Any) -> Lease:
         return lease
 
 
-def lease_release(*, lease_id: int, annotator: Any) -> None:
+def lease_release(*, lease_id: int, annotator: Account) -> None:
     """Skip: give the item back to the queue now."""
     with transaction.atomic():
         lease, _ = _own_lease(lease_id, annotator)
@@ -370,7 +366,7 @@ def _check_grade(campaign: Campaign, grade: Any) -> int:
 
 
 def judgment_record(
-    *, lease_id: int, annotator: Any, grade: Any, active_seconds: float = 0.0
+    *, lease_id: int, annotator: Account, grade: Any, active_seconds: float = 0.0
 ) -> tuple[Judgment, bool]:
     """Record the grade for a leased item; returns ``(judgment, changed)``.
 
@@ -425,7 +421,7 @@ def judgment_record(
 
 
 def _change(
-    judgment: Judgment, grade: int, annotator: Any, undoes: JudgmentChange | None = None
+    judgment: Judgment, grade: int, annotator: Account, undoes: JudgmentChange | None = None
 ) -> None:
     JudgmentChange.objects.create(
         judgment=judgment,
@@ -440,7 +436,7 @@ def _change(
     judgment.save(update_fields=["grade", "updated_at"])
 
 
-def judgment_change(*, judgment_id: int, annotator: Any, grade: Any) -> Judgment:
+def judgment_change(*, judgment_id: int, annotator: Account, grade: Any) -> Judgment:
     """Change one of the annotator's own judgments (going back to an earlier item)."""
     with transaction.atomic():
         judgment = (
@@ -457,7 +453,7 @@ def judgment_change(*, judgment_id: int, annotator: Any, grade: Any) -> Judgment
         return judgment
 
 
-def judgment_undo(*, campaign: Campaign, annotator: Any) -> Lease | None:
+def judgment_undo(*, campaign: Campaign, annotator: Account) -> Lease | None:
     """Undo the annotator's latest action in the campaign that is not undone yet.
 
     Actions form a stack: a grade change is reverted to the previous grade; a first judgment is

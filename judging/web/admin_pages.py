@@ -15,6 +15,7 @@ from judging.assessments.models import Adjudication, QrelsVersion
 from judging.assessments.services import adjudicate, qrels_publish
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
+from judging.core.roles import account
 from metrics.agreement import agreement, agreement_by_topic, disagreements
 
 
@@ -99,7 +100,7 @@ def adjudicate_item(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def publish(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     version, created = qrels_publish(
-        campaign=campaign, note=request.POST.get("note", ""), created_by=request.user
+        campaign=campaign, note=request.POST.get("note", ""), created_by=account(request.user)
     )
     if created:
         messages.success(
