@@ -51,7 +51,8 @@ def child_ours(path: Path, topics: int) -> float:
     from django.contrib.auth import get_user_model
 
     from judging.campaigns.models import Campaign, Topic
-    from judging.campaigns.services import campaign_create, run_submit
+    from judging.campaigns.services import campaign_create
+    from judging.workflows.runs import run_submitted
 
     Campaign.objects.filter(name="ingest-bench").delete()
     campaign = campaign_create(name="ingest-bench")
@@ -61,7 +62,7 @@ def child_ours(path: Path, topics: int) -> float:
     owner, _ = get_user_model().objects.get_or_create(username="bench")
     data = path.read_bytes()  # as the API has it: the uploaded bytes in memory
     start = time.perf_counter()
-    run = run_submit(campaign=campaign, owner=owner, data=data, source=path.name)
+    run = run_submitted(campaign=campaign, owner=owner, data=data, source=path.name)
     elapsed = time.perf_counter() - start
     assert run.num_entries == topics * (len(data.splitlines()) // topics)
     Campaign.objects.filter(pk=campaign.pk).delete()

@@ -76,9 +76,10 @@ def set_up(topics: int, docs: int, clients: int, overlap: float) -> tuple[int, l
 
     from judging.assessments.models import JudgingSlot
     from judging.campaigns.models import Document, Topic
-    from judging.campaigns.services import campaign_create, run_submit
+    from judging.campaigns.services import campaign_create
     from judging.core.roles import grant
-    from judging.pools.services import pool_request
+    from judging.workflows.pools import pool_requested
+    from judging.workflows.runs import run_submitted
 
     admin = get_user_model().objects.create_user("bench-admin", is_staff=True)
     campaign = campaign_create(name="Load benchmark", created_by=admin)
@@ -93,7 +94,7 @@ def set_up(topics: int, docs: int, clients: int, overlap: float) -> tuple[int, l
             q: {d: float(docs - i) for i, d in enumerate(ds if n == 0 else ds[::-1])}
             for q, ds in ranked.items()
         }
-        run_submit(campaign=campaign, owner=admin, tag=f"sys{n}", results=results, pooled=True)
+        run_submitted(campaign=campaign, owner=admin, tag=f"sys{n}", results=results, pooled=True)
     body = " ".join(["some words of a fairly ordinary news article"] * 40)
     Document.objects.bulk_create(
         (
@@ -106,7 +107,7 @@ def set_up(topics: int, docs: int, clients: int, overlap: float) -> tuple[int, l
     campaign.pool_depth = docs
     campaign.overlap = overlap
     campaign.save()
-    version, _ = pool_request(campaign=campaign)  # built by the eager task after commit
+    version, _ = pool_requested(campaign=campaign)  # built by the eager task after commit
     version.refresh_from_db()
     if version.num_documents != topics * docs:
         raise SystemExit(f"the pool build failed: {version.state} {version.error}")

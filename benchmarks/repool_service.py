@@ -42,10 +42,11 @@ def main() -> None:
     from django.contrib.auth import get_user_model
 
     from judging.campaigns.models import Campaign, Topic, UnknownTopicPolicy
-    from judging.campaigns.services import campaign_create, run_submit
+    from judging.campaigns.services import campaign_create
     from judging.core.errors import DomainError
     from judging.pools.models import PoolVersion
-    from judging.pools.services import pool_request
+    from judging.workflows.pools import pool_requested
+    from judging.workflows.runs import run_submitted
 
     medical = DATA / "trec2011-medical"
     campaign = Campaign.objects.filter(name="medical-bench").first()
@@ -60,7 +61,9 @@ def main() -> None:
         skipped = []
         for path in sorted((medical / "runs").glob("input.*.gz")):
             try:
-                run_submit(campaign=campaign, owner=owner, data=path.read_bytes(), source=path.name)
+                run_submitted(
+                    campaign=campaign, owner=owner, data=path.read_bytes(), source=path.name
+                )
             except DomainError as exc:
                 skipped.append(f"{path.name}: {exc.message}")
         print(
@@ -95,7 +98,7 @@ def main() -> None:
         time.sleep(4)  # let the worker connect before timing
     try:
         start = time.perf_counter()
-        version, _ = pool_request(
+        version, _ = pool_requested(
             campaign=campaign, strategy="depth", depth=100, runs=list(campaign.runs.all())
         )
         while True:

@@ -63,9 +63,11 @@ INSTALLED_APPS = [
     "judging.assessments",
     "judging.pools",
     "judging.evaluation",
+    "judging.workflows",
     "judging.api",
     "judging.web",
     "judging.demo",
+    "judging.cli",
 ]
 
 MIDDLEWARE = [

@@ -10,8 +10,8 @@ from django.test import Client
 
 from judging.assessments.models import Judgment, JudgmentChange
 from judging.campaigns.models import Document
-from judging.campaigns.services import run_submit
-from judging.pools.services import pool_request
+from judging.workflows.pools import pool_requested
+from judging.workflows.runs import run_submitted
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
 
@@ -25,7 +25,7 @@ def judging_campaign(campaign: Any, researcher: Any) -> Any:
         description="How do solar <sails> work?",
         narrative="Relevant: physics of light pressure.",
     )
-    run_submit(
+    run_submitted(
         campaign=campaign,
         owner=researcher,
         tag="secret-run-tag",
@@ -34,7 +34,7 @@ def judging_campaign(campaign: Any, researcher: Any) -> Any:
     Document.objects.create(campaign=campaign, docid="D1", title="Solar sails explained", text=EVIL)
     Document.objects.create(campaign=campaign, docid="D2", title="Sails", text="A second text.")
     Document.objects.create(campaign=campaign, docid="D3", title="", text="A third text.")
-    pool_request(campaign=campaign, strategy="depth", depth=10)
+    pool_requested(campaign=campaign, strategy="depth", depth=10)
     return campaign
 
 

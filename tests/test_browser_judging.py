@@ -12,8 +12,8 @@ import pytest
 
 from judging.assessments.models import Judgment
 from judging.campaigns.models import Document
-from judging.campaigns.services import run_submit
-from judging.pools.services import pool_request
+from judging.workflows.pools import pool_requested
+from judging.workflows.runs import run_submitted
 from tests.conftest import need_service
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -54,7 +54,7 @@ def page() -> Iterator[Any]:
 
 @pytest.fixture
 def judging_setup(campaign: Any, researcher: Any, make_user: Any) -> tuple[Any, Any]:
-    run_submit(
+    run_submitted(
         campaign=campaign,
         owner=researcher,
         tag="hidden-system-tag",
@@ -67,7 +67,7 @@ def judging_setup(campaign: Any, researcher: Any, make_user: Any) -> tuple[Any, 
             title=f"Document {i}",
             text=f"Text number {i} about topic 401.",
         )
-    pool_request(campaign=campaign, strategy="depth", depth=5)
+    pool_requested(campaign=campaign, strategy="depth", depth=5)
     annotator = make_user("browser-annotator", "annotator", password="judge-me-please")
     return campaign, annotator
 

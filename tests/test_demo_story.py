@@ -12,12 +12,12 @@ from django.test import Client
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.queue import judgment_record, lease_next
-from judging.assessments.services import qrels_publish
 from judging.campaigns.models import Campaign
 from judging.demo.data import build
 from judging.evaluation.bias import bias_report_request
 from judging.evaluation.models import BiasReport
-from judging.pools.services import pool_request
+from judging.workflows.pools import pool_requested
+from judging.workflows.qrels import qrels_published
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
 
@@ -82,16 +82,16 @@ def test_the_demo_annotator_has_pool_v1_items_to_judge_right_away(demo: Campaign
 
 def test_repooling_with_the_novel_run_and_judging_shows_the_change(demo: Campaign) -> None:
     judge_everything_left(demo, "annotator")  # finish pool v1 (topic 6)
-    qrels_publish(campaign=demo, note="pool v1 complete")
+    qrels_published(campaign=demo, note="pool v1 complete")
     novel = demo.runs.get(tag="novel-neural")
     novel.pooled = True
     novel.save()
-    v2, created = pool_request(campaign=demo)  # re-pool: pooled runs now include the novel one
+    v2, created = pool_requested(campaign=demo)  # re-pool: pooled runs now include the novel one
     v2.refresh_from_db()
     assert created and v2.number == 2 and v2.num_added > 0
     assert v2.num_to_judge == v2.num_added  # only never-judged documents are queued
     assert judge_everything_left(demo, "annotator") == v2.num_to_judge
-    latest, _ = qrels_publish(campaign=demo, note="pool v2 judged")
+    latest, _ = qrels_published(campaign=demo, note="pool v2 judged")
     report = bias_report_request(campaign=demo, qrels=latest)
     assert report is not None
     report.refresh_from_db()

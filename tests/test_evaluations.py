@@ -8,11 +8,11 @@ import pytest
 import pytrec_eval
 from django.test import Client
 
-from judging.assessments.services import qrels_import
 from judging.campaigns.models import Topic
-from judging.campaigns.services import run_submit
 from judging.evaluation.models import Evaluation
 from judging.evaluation.services import evaluate_runs
+from judging.workflows.qrels import qrels_imported
+from judging.workflows.runs import run_submitted
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
 
@@ -43,9 +43,9 @@ def qrels_of(text: str) -> dict[str, dict[str, int]]:
 @pytest.fixture
 def scored(campaign: Any, researcher: Any, other_researcher: Any) -> Any:
     Topic.objects.filter(campaign=campaign, qid__in=["401", "402"]).update(tags=["easy"])
-    run_submit(campaign=campaign, owner=researcher, tag="alpha", results=RUNS["alpha"])
-    run_submit(campaign=campaign, owner=other_researcher, tag="beta", results=RUNS["beta"])
-    qrels_import(campaign=campaign, data=QRELS_V1.encode())
+    run_submitted(campaign=campaign, owner=researcher, tag="alpha", results=RUNS["alpha"])
+    run_submitted(campaign=campaign, owner=other_researcher, tag="beta", results=RUNS["beta"])
+    qrels_imported(campaign=campaign, data=QRELS_V1.encode())
     return campaign
 
 
@@ -88,7 +88,7 @@ def test_trec_eval_mode_matches_pytrec_eval_on_request(
 
 
 def test_a_run_arriving_after_the_qrels_is_evaluated_at_once(scored: Any, researcher: Any) -> None:
-    run_submit(
+    run_submitted(
         campaign=scored,
         owner=researcher,
         tag="gamma",
@@ -105,7 +105,7 @@ def test_evaluations_are_never_recomputed_needlessly(scored: Any) -> None:
 
 
 def test_a_new_qrels_version_adds_evaluations_and_keeps_the_old_ones(scored: Any) -> None:
-    qrels_import(campaign=scored, data=QRELS_V2.encode())
+    qrels_imported(campaign=scored, data=QRELS_V2.encode())
     alpha = {e.qrels.number: e for e in Evaluation.objects.filter(run__tag="alpha")}
     assert set(alpha) == {1, 2}
     # The known relevant set grew (d8, d7), so alpha's recall drops: 401 1, 402 1/2, 403 0.

@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from judging.assessments.models import JudgingSlot, Judgment, JudgmentChange, Lease, LeaseState
 from judging.campaigns.models import Campaign, Document
-from judging.campaigns.services import documents_import, run_submit
-from judging.pools.services import pool_request
+from judging.workflows.documents import documents_imported
+from judging.workflows.pools import pool_requested
+from judging.workflows.runs import run_submitted
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
 
@@ -40,7 +41,7 @@ def build_pool(
             q: {d: 1000.0 - i for i, d in enumerate(ds if n == 0 else ds[::-1])}
             for q, ds in docs.items()
         }
-        run_submit(campaign=campaign, owner=owner, tag=tag, results=results, pooled=True)
+        run_submitted(campaign=campaign, owner=owner, tag=tag, results=results, pooled=True)
     Document.objects.bulk_create(
         Document(campaign=campaign, docid=d, title=f"title of {d}", text=f"text of {d}")
         for ds in docs.values()
@@ -50,7 +51,7 @@ def build_pool(
     campaign.pool_depth = max(len(ds) for ds in docs.values())
     campaign.overlap = overlap
     campaign.save()
-    version, _ = pool_request(campaign=campaign)
+    version, _ = pool_requested(campaign=campaign)
     version.refresh_from_db()
     assert version.number == 1, version.error
     return campaign
@@ -521,7 +522,7 @@ def test_pooled_documents_without_text_are_served_once_their_text_is_imported(
     build_pool(campaign, researcher, ONE_TOPIC, without_text=("d401-2",))
     client = api_client_for(annotator)
     assert sorted(judge_all(client, campaign)) == [("401", "d401-1"), ("401", "d401-3")]
-    documents_import(
+    documents_imported(
         campaign=campaign,
         data=b'{"docid": "d401-2", "title": "late", "text": "the text came late"}\n',
         fmt="jsonl",

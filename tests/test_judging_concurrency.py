@@ -25,8 +25,8 @@ from django.db import connection
 from judging.assessments.models import JudgingSlot, Judgment, JudgmentChange, Lease
 from judging.assessments.queue import in_overlap
 from judging.campaigns.models import Campaign, Document, Topic
-from judging.campaigns.services import run_submit
-from judging.pools.services import pool_request
+from judging.workflows.pools import pool_requested
+from judging.workflows.runs import run_submitted
 from tests.conftest import need_service
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -70,7 +70,7 @@ def busy_campaign(make_user: Callable[..., Any], admin_user: Any) -> Campaign:
             q: {d: 100.0 - i for i, d in enumerate(ds if n == 0 else ds[::-1])}
             for q, ds in docs.items()
         }
-        run_submit(campaign=campaign, owner=owner, tag=f"sys{n}", results=results, pooled=True)
+        run_submitted(campaign=campaign, owner=owner, tag=f"sys{n}", results=results, pooled=True)
     Document.objects.bulk_create(
         Document(campaign=campaign, docid=d, text=f"text {d}") for ds in docs.values() for d in ds
     )
@@ -78,7 +78,7 @@ def busy_campaign(make_user: Callable[..., Any], admin_user: Any) -> Campaign:
     campaign.overlap = OVERLAP
     campaign.lease_seconds = LEASE_SECONDS
     campaign.save()
-    version, _ = pool_request(campaign=campaign)  # built by the eager task after commit
+    version, _ = pool_requested(campaign=campaign)  # built by the eager task after commit
     version.refresh_from_db()
     assert version.num_to_judge == TOPICS * DOCS_PER_TOPIC, version.error
     return campaign

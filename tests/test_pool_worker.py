@@ -13,8 +13,9 @@ import pytest
 from django.test import override_settings
 
 from judging.campaigns.models import Campaign, Topic, UnknownTopicPolicy
-from judging.campaigns.services import campaign_create, run_submit
+from judging.campaigns.services import campaign_create
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
+from judging.workflows.runs import run_submitted
 from tests.workers import celery_worker, require_broker, wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -47,7 +48,7 @@ def robust_campaign(shared_data: Path, make_user: Any) -> Campaign:
     campaign = campaign_create(name="robust03-pool", unknown_topic_policy=UnknownTopicPolicy.IGNORE)
     Topic.objects.bulk_create(Topic(campaign=campaign, qid=q, title=q) for q in TOPICS)
     for path in sorted((shared_data / "robust03" / "runs").glob("input.*.gz")):
-        run_submit(campaign=campaign, owner=owner, data=path.read_bytes(), source=path.name)
+        run_submitted(campaign=campaign, owner=owner, data=path.read_bytes(), source=path.name)
     return campaign
 
 

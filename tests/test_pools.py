@@ -7,11 +7,11 @@ from unittest import mock
 
 import pytest
 
-from judging.assessments.services import qrels_import
 from judging.campaigns.models import Document
-from judging.campaigns.services import run_submit
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
-from judging.pools.services import pool_build, pool_request
+from judging.workflows.pools import pool_built, pool_requested
+from judging.workflows.qrels import qrels_imported
+from judging.workflows.runs import run_submitted
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
 
@@ -31,7 +31,7 @@ def as_results(ranked: dict[str, list[str]]) -> dict[str, dict[str, float]]:
 @pytest.fixture
 def pooled_campaign(campaign: Any, researcher: Any) -> Any:
     for tag, ranked in RUNS.items():
-        run_submit(
+        run_submitted(
             campaign=campaign,
             owner=researcher,
             tag=tag,
@@ -70,7 +70,7 @@ def union_at(depth: int, tags: list[str]) -> dict[str, set[str]]:
 
 
 def test_a_depth_k_pool_is_the_union_of_the_pooled_runs_top_k(pooled_campaign: Any) -> None:
-    version, created = pool_request(campaign=pooled_campaign)
+    version, created = pool_requested(campaign=pooled_campaign)
     assert created
     version.refresh_from_db()
     assert version.state == PoolState.BUILT and version.number == 1
@@ -90,7 +90,7 @@ def test_pooled_documents_without_text_are_listed_for_the_admin(
 ) -> None:
     pooled_campaign.pool_depth = 4
     pooled_campaign.save()
-    version, _ = pool_request(campaign=pooled_campaign)
+    version, _ = pool_requested(campaign=pooled_campaign)
     version.refresh_from_db()
     assert version.num_missing_text == 1
     body = api_client_for(admin_user).get(f"/api/v1/pools/{version.pk}/missing-text/").json()
@@ -100,15 +100,15 @@ def test_pooled_documents_without_text_are_listed_for_the_admin(
 def test_repooling_adds_the_novel_runs_documents_and_queues_only_unjudged_ones(
     pooled_campaign: Any, researcher: Any, api_client_for: Any
 ) -> None:
-    v1, _ = pool_request(campaign=pooled_campaign)
+    v1, _ = pool_requested(campaign=pooled_campaign)
     # judge pool v1 (an imported qrels version stands in for the annotators here)
     lines = "".join(
         f"{q} 0 {d} {int(d.startswith('a'))}\n" for q, ds in pooled_docs(v1).items() for d in ds
     )
-    qrels_import(campaign=pooled_campaign, data=lines.encode())
+    qrels_imported(campaign=pooled_campaign, data=lines.encode())
     tags = ["sysA", "sysB", "sysC", "novel"]
     runs = list(pooled_campaign.runs.filter(tag__in=tags))
-    v2, created = pool_request(campaign=pooled_campaign, runs=runs)
+    v2, created = pool_requested(campaign=pooled_campaign, runs=runs)
     v2.refresh_from_db()
     assert created and v2.number == 2 and v2.base_id == v1.pk
     before, after = union_at(3, tags[:3]), union_at(3, tags)
@@ -126,9 +126,9 @@ def test_repooling_adds_the_novel_runs_documents_and_queues_only_unjudged_ones(
 
 
 def test_two_triggers_at_once_produce_one_build(pooled_campaign: Any) -> None:
-    with mock.patch("judging.pools.services._enqueue") as enqueue:
-        first, created_first = pool_request(campaign=pooled_campaign)
-        second, created_second = pool_request(campaign=pooled_campaign, depth=2)
+    with mock.patch("judging.workflows.pools._send") as enqueue:
+        first, created_first = pool_requested(campaign=pooled_campaign)
+        second, created_second = pool_requested(campaign=pooled_campaign, depth=2)
     assert created_first and not created_second
     assert first.pk == second.pk
     assert enqueue.call_count == 1
@@ -136,12 +136,12 @@ def test_two_triggers_at_once_produce_one_build(pooled_campaign: Any) -> None:
 
 
 def test_a_build_run_twice_builds_once(pooled_campaign: Any) -> None:
-    with mock.patch("judging.pools.services._enqueue"):
-        version, _ = pool_request(campaign=pooled_campaign)
-    built = pool_build(pool_id=version.pk)
+    with mock.patch("judging.workflows.pools._send"):
+        version, _ = pool_requested(campaign=pooled_campaign)
+    built = pool_built(pool_id=version.pk)
     assert built is not None and built.state == PoolState.BUILT
     count = PoolDocument.objects.filter(version=version).count()
-    assert pool_build(pool_id=version.pk) is None
+    assert pool_built(pool_id=version.pk) is None
     assert PoolDocument.objects.filter(version=version).count() == count
     assert PoolVersion.objects.get(pk=version.pk).number == 1
 
@@ -149,8 +149,8 @@ def test_a_build_run_twice_builds_once(pooled_campaign: Any) -> None:
 def test_a_queued_build_shows_no_documents_and_no_number(
     pooled_campaign: Any, api_client_for: Any, admin_user: Any
 ) -> None:
-    with mock.patch("judging.pools.services._enqueue"):
-        version, _ = pool_request(campaign=pooled_campaign)
+    with mock.patch("judging.workflows.pools._send"):
+        version, _ = pool_requested(campaign=pooled_campaign)
     body = api_client_for(admin_user).get(f"/api/v1/pools/{version.pk}/").json()
     assert body["state"] == "queued" and body["number"] is None and body["percent"] == 0.0
     assert not PoolDocument.objects.filter(version=version).exists()
@@ -160,7 +160,7 @@ def test_per_group_priority_pools_only_each_groups_first_runs(
     campaign: Any, researcher: Any
 ) -> None:
     for tag, group, prio in (("g1-best", "g1", 1), ("g1-second", "g1", 2), ("g2-only", "g2", 1)):
-        run_submit(
+        run_submitted(
             campaign=campaign,
             owner=researcher,
             tag=tag,
@@ -168,7 +168,7 @@ def test_per_group_priority_pools_only_each_groups_first_runs(
             priority=prio,
             results={"401": {f"{tag}-doc": 1.0}},
         )
-    version, _ = pool_request(campaign=campaign, depth=5, params={"per_group": 1})
+    version, _ = pool_requested(campaign=campaign, depth=5, params={"per_group": 1})
     version.refresh_from_db()
     assert sorted(version.run_tags) == ["g1-best", "g2-only"]
     assert pooled_docs(version) == {"401": ["g1-best-doc", "g2-only-doc"]}
@@ -180,7 +180,7 @@ def test_per_group_priority_pools_only_each_groups_first_runs(
 def test_every_strategy_pools_the_same_depth_k_documents(
     pooled_campaign: Any, strategy: str
 ) -> None:
-    version, _ = pool_request(campaign=pooled_campaign, strategy=strategy)
+    version, _ = pool_requested(campaign=pooled_campaign, strategy=strategy)
     version.refresh_from_db()
     assert version.state == PoolState.BUILT, version.error
     assert {q: set(ds) for q, ds in pooled_docs(version).items()} == union_at(
@@ -190,7 +190,7 @@ def test_every_strategy_pools_the_same_depth_k_documents(
 
 
 def test_rank_order_puts_documents_by_their_best_rank(pooled_campaign: Any) -> None:
-    version, _ = pool_request(campaign=pooled_campaign, strategy="rank")
+    version, _ = pool_requested(campaign=pooled_campaign, strategy="rank")
     order = pooled_docs(PoolVersion.objects.get(pk=version.pk))["401"]
     # best ranks over the top 3 of sysA, sysB, sysC: a1, x1, c1 at 1; a2, d1 at 2; d2 at 3
     assert set(order[:3]) == {"a1", "x1", "c1"}
@@ -246,7 +246,7 @@ def test_researchers_and_annotators_cannot_trigger_pooling(
 def test_annotators_cannot_read_pools(
     pooled_campaign: Any, api_client_for: Any, annotator: Any
 ) -> None:
-    version, _ = pool_request(campaign=pooled_campaign)
+    version, _ = pool_requested(campaign=pooled_campaign)
     client = api_client_for(annotator)
     assert client.get(f"/api/v1/pools/{version.pk}/").status_code == 403
     assert client.get(f"/api/v1/campaigns/{pooled_campaign.pk}/pools/").status_code == 403
@@ -294,14 +294,14 @@ def test_the_judging_queue_asks_an_adaptive_strategy_for_the_next_document(
     }
     oracle = {"a1": 0, "a2": 0, "b1": 2, "b2": 1, "b3": 2, "c2": 1}
     for tag, ranked in runs.items():
-        run_submit(
+        run_submitted(
             campaign=campaign, owner=researcher, tag=tag, results=as_results({"401": ranked})
         )
     Document.objects.bulk_create(
         Document(campaign=campaign, docid=d, text=d)
         for d in sorted({d for r in runs.values() for d in r})
     )
-    pool_request(campaign=campaign, strategy=strategy, depth=4)
+    pool_requested(campaign=campaign, strategy=strategy, depth=4)
 
     served = []
     while (lease := lease_next(campaign=campaign, annotator=annotator)) is not None:

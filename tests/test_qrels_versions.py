@@ -14,8 +14,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from judging.assessments.models import Judgment, QrelsEntry, QrelsVersion
-from judging.assessments.services import qrels_import
 from judging.campaigns.models import Campaign
+from judging.workflows.qrels import qrels_imported
 
 pytestmark = pytest.mark.django_db
 
@@ -206,7 +206,7 @@ def test_the_diff_lists_added_removed_and_changed_judgments(
     publish(api_client_for(admin_user), judged)
     # v2: doc-a dropped, doc-b regraded 0 -> 1, doc-h new; the rest as in v1
     v2_text = EXPORT.replace("401 0 doc-a 2\n", "").replace("doc-b 0", "doc-b 1")
-    v2 = qrels_import(campaign=judged, data=(v2_text + "403 0 doc-h 2\n").encode())
+    v2 = qrels_imported(campaign=judged, data=(v2_text + "403 0 doc-h 2\n").encode())
     client = api_client_for(researcher)
     r = client.get(f"/api/v1/qrels/{v2.pk}/diff/?against=1")
     assert r.status_code == 200
@@ -250,12 +250,12 @@ def test_an_unsorted_file_with_negative_grades_round_trips_losslessly(
     # negative grades mean "pooled, not judged"; the docids sort as text, not numbers
     original = "403 0 doc10 1\n401 0 doc9 -1\n401 0 doc10 2\n402 0 x 0\n"
     canonical = "401 0 doc10 2\n401 0 doc9 -1\n402 0 x 0\n403 0 doc10 1\n"
-    v1 = qrels_import(campaign=campaign, data=original.encode())
+    v1 = qrels_imported(campaign=campaign, data=original.encode())
     assert v1.content_hash == hashlib.sha256(canonical.encode()).hexdigest()
     admin = api_client_for(admin_user)
     exported = export_text(admin, v1.pk)
     assert exported == canonical
-    v2 = qrels_import(campaign=campaign, data=exported.encode())
+    v2 = qrels_imported(campaign=campaign, data=exported.encode())
     assert v2.content_hash == v1.content_hash
     assert (
         entries(v2.pk)

@@ -7,21 +7,21 @@ from typing import Any
 import pytest
 
 from judging.campaigns.models import Run
-from judging.campaigns.services import run_submit
+from judging.workflows.runs import run_submitted
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def ritas_run(campaign: Any, researcher: Any) -> Run:
-    return run_submit(
+    return run_submitted(
         campaign=campaign, owner=researcher, tag="rita-1", results={"401": {"d1": 2.0, "d2": 1.0}}
     )
 
 
 @pytest.fixture
 def oscars_run(campaign: Any, other_researcher: Any) -> Run:
-    return run_submit(
+    return run_submitted(
         campaign=campaign, owner=other_researcher, tag="oscar-1", results={"401": {"d3": 2.0}}
     )
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from judging.campaigns.services import run_submit
+from judging.workflows.runs import run_submitted
 
 pytestmark = pytest.mark.django_db
 
@@ -28,7 +28,7 @@ def test_login_page_logs_a_user_in(client: Client, researcher: Any) -> None:
 def test_a_researcher_sees_their_runs_and_an_annotator_sees_none(
     client: Client, campaign: Any, researcher: Any, annotator: Any
 ) -> None:
-    run_submit(
+    run_submitted(
         campaign=campaign, owner=researcher, tag="secret-system", results={"401": {"d1": 1.0}}
     )
     client.force_login(researcher)

@@ -22,6 +22,7 @@ from judging.assessments import services as qrels_services
 from judging.assessments.models import Adjudication, JudgingSlot, Judgment, Lease, QrelsVersion
 from judging.campaigns.models import Campaign
 from judging.core.roles import account
+from judging.workflows.qrels import qrels_published
 from metrics.agreement import agreement, agreement_by_topic, disagreements
 
 
@@ -326,7 +327,7 @@ class PublishView(APIView):
         from judging.api.serializers import QrelsVersionSerializer
 
         campaign = _campaign(request, campaign_id)
-        version, created = qrels_services.qrels_publish(
+        version, created = qrels_published(
             campaign=campaign,
             note=str(request.data.get("note", "")),
             created_by=account(request.user),

@@ -27,6 +27,10 @@ from judging.core.errors import Conflict, InputProblem, InvalidInput, NotAllowed
 from judging.core.roles import account, is_admin, roles_of
 from judging.pools import services as pool_services
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
+from judging.workflows.documents import documents_imported
+from judging.workflows.pools import pool_requested
+from judging.workflows.qrels import qrels_imported
+from judging.workflows.runs import run_submitted
 
 ERRORS = {
     400: OpenApiResponse(s.ErrorSerializer, description="invalid input, every problem listed"),
@@ -146,7 +150,7 @@ class CampaignViewSet(
         _check_length(request, limit, "the documents file")
         data, name = _read_upload(request, limit, "the documents file")
         data = services.read_limited(data, limit=limit, what="the documents file")
-        summary = services.documents_import(
+        summary = documents_imported(
             campaign=campaign, data=data, fmt=request.data.get("format") or None, source=name
         )
         return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
@@ -171,7 +175,7 @@ class CampaignViewSet(
         limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
         _check_length(request, limit, "the qrels file")
         data, name = _read_upload(request, limit, "the qrels file")
-        version = qrels_services.qrels_import(
+        version = qrels_imported(
             campaign=campaign,
             data=data,
             source=name,
@@ -233,7 +237,7 @@ class CampaignViewSet(
             args["source"] = upload.name or "run"
         else:
             args["results"] = services.json_results_from_body(args.pop("results"))
-        run = services.run_submit(campaign=campaign, owner=account(request.user), **args)
+        run = run_submitted(campaign=campaign, owner=account(request.user), **args)
         return Response(s.RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
     # --- pools ----------------------------------------------------------------------------
@@ -268,7 +272,7 @@ class CampaignViewSet(
         runs = None
         if "runs" in args:
             runs = _runs_by_ref(campaign, args.pop("runs"))
-        version, created = pool_services.pool_request(
+        version, created = pool_requested(
             campaign=campaign, runs=runs, requested_by=account(request.user), **args
         )
         version.refresh_from_db()

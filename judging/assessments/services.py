@@ -22,7 +22,6 @@ from judging.campaigns.services import read_limited
 from judging.core.bulk import insert_rows
 from judging.core.errors import InputProblem, InvalidInput
 from judging.core.roles import Account, UserLike
-from judging.evaluation.services import evaluations_after_qrels
 from metrics.io import parse_qrels
 from metrics.problems import InvalidInput as ReaderError
 
@@ -101,7 +100,6 @@ def qrels_import(
             ("version_id", "topic_id", "docid", "grade"),
             ((version.pk, topic_ids[q], d, g) for q, d, g in rows),
         )
-        evaluations_after_qrels(version)  # every run, against the new version, after commit
     return version
 
 
@@ -184,7 +182,6 @@ def qrels_publish(
             ("version_id", "topic_id", "docid", "grade"),
             ((version.pk, topic_ids[q], d, g) for q, d, g in rows),
         )
-        evaluations_after_qrels(version)
     return version, True
 
 

@@ -1,12 +1,8 @@
 from __future__ import annotations
 
-from django.contrib import admin, messages
-from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.contrib import admin
 
 from judging.campaigns.models import Campaign, Document, Run, Topic
-from judging.core.errors import DomainError
-from judging.core.roles import account
 
 
 @admin.register(Campaign)
@@ -20,30 +16,6 @@ class CampaignAdmin(admin.ModelAdmin[Campaign]):
     )
     search_fields = ("name", "description")
     readonly_fields = ("created_by", "created_at")
-    actions = ["build_next_pool"]
-
-    @admin.action(
-        description="Re-pool: build the next pool version (the campaign's strategy "
-        "and depth, its pooled runs)"
-    )
-    def build_next_pool(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
-        from judging.pools.services import pool_request
-
-        for campaign in queryset:
-            try:
-                version, created = pool_request(
-                    campaign=campaign, requested_by=account(request.user)
-                )
-            except DomainError as exc:
-                self.message_user(request, f"{campaign}: {exc.message}", messages.ERROR)
-                continue
-            verb = "queued" if created else "already pending"
-            self.message_user(
-                request,
-                f"{campaign}: pool build #{version.pk} {verb} "
-                f"({version.strategy}, depth {version.depth}); see Pool "
-                "versions for progress.",
-            )
 
     def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
         if not change and obj.created_by_id is None:

@@ -31,7 +31,6 @@ from judging.campaigns.models import (
 from judging.campaigns.models import Run as RunModel
 from judging.core.errors import Conflict, InputProblem, InvalidInput, TooLarge
 from judging.core.roles import Account
-from judging.evaluation.services import evaluations_after_run
 from metrics.io import Run, read_run
 from metrics.problems import InvalidInput as ReaderError
 
@@ -227,21 +226,6 @@ def documents_import(
             summary.updated += len(updates)
     except formats.ImportFormatError as exc:
         raise _format_error(exc, "documents") from None
-    from judging.assessments.queue import slots_text_loaded
-    from judging.pools.models import PoolDocument
-
-    # Pooled documents whose text just arrived can now be served to annotators.
-    loaded = list(
-        PoolDocument.objects.filter(version__campaign=campaign, has_text=False)
-        .filter(docid__in=Document.objects.filter(campaign=campaign).values("docid"))
-        .values_list("docid", flat=True)
-        .distinct()
-    )
-    if loaded:
-        PoolDocument.objects.filter(version__campaign=campaign, docid__in=loaded).update(
-            has_text=True
-        )
-        slots_text_loaded(campaign=campaign, docids=loaded)
     return summary
 
 
@@ -416,7 +400,6 @@ def run_submit(
                 ),
                 batch_size=200,
             )
-            evaluations_after_run(stored)  # a task, enqueued when this transaction commits
     except IntegrityError:
         if RunModel.objects.filter(campaign=campaign, tag=tag).exists():
             raise Conflict(

@@ -12,13 +12,14 @@ from django.db import transaction
 from judging.campaigns.models import Campaign
 from judging.campaigns.services import (
     campaign_create,
-    documents_import,
-    run_submit,
     topics_import,
 )
 from judging.core.roles import ANNOTATOR, RESEARCHER, Account, grant
 from judging.demo.data import build
-from judging.pools.services import pool_request
+from judging.workflows.documents import documents_imported
+from judging.workflows.pools import pool_requested
+from judging.workflows.qrels import qrels_published
+from judging.workflows.runs import run_submitted
 
 DEMO_CAMPAIGN = "Demo: energy, climate and health news"
 DEMO_POOL_DEPTH = 10
@@ -90,9 +91,9 @@ def demo_load() -> Campaign | None:
     docs = "\n".join(
         json.dumps({"docid": d.docid, "title": d.title, "text": d.text}) for d in demo.documents
     )
-    documents_import(campaign=campaign, data=docs.encode(), fmt="jsonl", source="demo-documents")
+    documents_imported(campaign=campaign, data=docs.encode(), fmt="jsonl", source="demo-documents")
     for run in demo.runs:
-        run_submit(
+        run_submitted(
             campaign=campaign,
             owner=users[RESEARCHER],
             results=run.results,
@@ -103,7 +104,7 @@ def demo_load() -> Campaign | None:
         )
     # Pool version 1: depth-10 union of the pooled runs, built when this transaction commits
     # (inline with the embedded default, by a worker when a broker is configured).
-    pool_request(
+    pool_requested(
         campaign=campaign, strategy="depth", depth=DEMO_POOL_DEPTH, requested_by=users["admin"]
     )
     return campaign
@@ -127,7 +128,6 @@ def demo_judge(campaign: Campaign) -> int:
     bias report. Returns the number of judgments made (0 when the pool is not built yet)."""
     from judging.assessments.models import TopicAssignment
     from judging.assessments.queue import judgment_record, lease_next, lease_release
-    from judging.assessments.services import qrels_publish
     from judging.evaluation.bias import bias_report_request
     from judging.pools.models import PoolState, PoolVersion
 
@@ -172,7 +172,7 @@ def demo_judge(campaign: Campaign) -> int:
                 active_seconds=8.0 + zlib.crc32(docid.encode()) % 20,
             )
             made += 1
-    qrels_publish(
+    qrels_published(
         campaign=campaign,
         note="Pool v1 judged by the simulated assessors "
         f"(topic {LEFT_FOR_THE_ANNOTATOR} left for you).",

@@ -1,16 +1,17 @@
-"""Pool workflows: request a build (once), build it in a worker, compare versions.
+"""Pool services: request a build (once), build it in a worker, compare versions.
 
-``pool_request`` runs in the web request: it records a queued build and enqueues the task after
-commit; a second request while a build is pending gets the same build back. ``pool_build`` runs
-in a Celery worker: it computes the pool outside any transaction, reporting progress in short
-transactions, and commits the documents, the version number and the state in one final
-transaction, so nothing partial is ever visible. It is safe to run twice.
+``pool_request`` runs in the web request: it records a queued build (``judging.workflows``
+sends it to a worker after commit); a second request while a build is pending gets the same
+build back. ``pool_build`` runs in a Celery worker: it computes the pool outside any
+transaction, reporting progress in short transactions, and commits the documents, the version
+number and the state in one final transaction, so nothing partial is ever visible. It is safe
+to run twice.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -19,8 +20,6 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from judging.assessments.queue import slots_enqueue
-from judging.assessments.selectors import judged_documents
 from judging.campaigns.models import Campaign, Document, RankedList, Run
 from judging.core.bulk import insert_rows
 from judging.core.errors import Conflict, InputProblem, InvalidInput
@@ -40,6 +39,11 @@ def _stale(version: PoolVersion) -> bool:
     seen = version.heartbeat_at or version.created_at
     limit = timedelta(seconds=settings.POOLJUDGE_POOL_STALE_SECONDS)
     return timezone.now() - seen > limit
+
+
+def pool_is_stale(version: PoolVersion) -> bool:
+    """A pending build that looks abandoned (no progress for POOLJUDGE_POOL_STALE_SECONDS)."""
+    return version.state in PENDING and _stale(version)
 
 
 def _strategy_for(
@@ -78,8 +82,7 @@ def pool_request(
 
     Defaults come from the campaign (strategy, depth, budget) and its pooled runs. While a build
     is queued or running, asking again returns that build (``created`` False) instead of starting
-    a second one; if that build looks abandoned (no progress for POOLJUDGE_POOL_STALE_SECONDS) it
-    is sent to a worker again.
+    a second one. Sending the build to a worker is the caller's (``workflows.pool_requested``).
     """
     strategy = strategy or campaign.pool_strategy
     depth = depth or campaign.pool_depth
@@ -117,9 +120,6 @@ def pool_request(
         Campaign.objects.select_for_update().get(pk=campaign.pk)
         pending = PoolVersion.objects.filter(campaign=campaign, state__in=PENDING).first()
         if pending is not None:
-            if _stale(pending):
-                pending_id = pending.pk
-                transaction.on_commit(lambda: _enqueue(pending_id))
             return pending, False
         try:
             with transaction.atomic():
@@ -137,19 +137,24 @@ def pool_request(
             pending = PoolVersion.objects.get(campaign=campaign, state__in=PENDING)
             return pending, False
         version.runs.set([r for r in chosen if r.tag in set(tags)])
-        pk = version.pk
-        transaction.on_commit(lambda: _enqueue(pk))
     return version, True
 
 
-def _enqueue(pool_id: int) -> None:
-    from judging.pools.tasks import build_pool
-
-    build_pool.delay(pool_id)
+JudgedDocuments = Callable[[Campaign], dict[str, set[str]]]
 
 
-def pool_build(*, pool_id: int) -> PoolVersion | None:
+def pool_build(
+    *,
+    pool_id: int,
+    judged: JudgedDocuments,
+    on_built: Callable[..., object],
+) -> PoolVersion | None:
     """Build a requested pool version (the Celery task's body). Safe to run twice.
+
+    ``judged(campaign)`` says which documents were ever judged (qid -> docids): those are pooled
+    but not queued again. ``on_built(version=...)`` runs inside the final transaction, so the
+    judging queue's slots commit together with the version. Both come from the layer above
+    (``workflows.pool_built``): pools do not import the judging queue.
 
     Returns the version when this call built it, None when there was nothing to do (already
     built or failed, or another worker is building it and is alive).
@@ -168,7 +173,7 @@ def pool_build(*, pool_id: int) -> PoolVersion | None:
         version.save()
     attempt = version.attempts
     try:
-        return _build(version, attempt)
+        return _build(version, attempt, judged, on_built)
     except DatabaseError:
         raise  # transient: the task retries; the version stays pending
     except Exception as exc:
@@ -204,7 +209,12 @@ def _progress(version: PoolVersion, attempt: int, **fields: Any) -> bool:
     )
 
 
-def _build(version: PoolVersion, attempt: int) -> PoolVersion | None:
+def _build(
+    version: PoolVersion,
+    attempt: int,
+    judged_documents: JudgedDocuments,
+    on_built: Callable[..., object],
+) -> PoolVersion | None:
     campaign = version.campaign
     runs_models = list(version.runs.all())
     strategy, _ = _strategy_for(version.strategy, version.params, runs_models)
@@ -287,7 +297,7 @@ def _build(version: PoolVersion, attempt: int) -> PoolVersion | None:
         current.num_to_judge = sum(1 for r in rows if r[4])
         current.num_missing_text = sum(1 for r in rows if not r[5])
         current.save()
-        slots_enqueue(version=current)
+        on_built(version=current)
     return current
 
 
@@ -326,3 +336,19 @@ def pool_cancel(*, version: PoolVersion) -> None:
     PoolVersion.objects.filter(pk=version.pk, state__in=PENDING).update(
         state=PoolState.FAILED, error="cancelled", finished_at=timezone.now()
     )
+
+
+def pool_documents_text_arrived(*, campaign: Campaign) -> list[str]:
+    """Pooled documents that had no text and now have a document: mark them servable and
+    return their docids (the judging queue opens their slots)."""
+    arrived = list(
+        PoolDocument.objects.filter(version__campaign=campaign, has_text=False)
+        .filter(docid__in=Document.objects.filter(campaign=campaign).values("docid"))
+        .values_list("docid", flat=True)
+        .distinct()
+    )
+    if arrived:
+        PoolDocument.objects.filter(version__campaign=campaign, docid__in=arrived).update(
+            has_text=True
+        )
+    return arrived

@@ -12,10 +12,11 @@ from django.views.decorators.http import require_POST
 
 from judging.assessments import selectors
 from judging.assessments.models import Adjudication, QrelsVersion
-from judging.assessments.services import adjudicate, qrels_publish
+from judging.assessments.services import adjudicate
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
 from judging.core.roles import account
+from judging.workflows.qrels import qrels_published
 from metrics.agreement import agreement, agreement_by_topic, disagreements
 
 
@@ -99,7 +100,7 @@ def adjudicate_item(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_POST
 def publish(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    version, created = qrels_publish(
+    version, created = qrels_published(
         campaign=campaign, note=request.POST.get("note", ""), created_by=account(request.user)
     )
     if created:

@@ -4,34 +4,36 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from judging.campaigns import formats
-from judging.campaigns.management.commands._common import (
+from judging.cli.management.commands._common import (
     add_campaign_argument,
     as_command_error,
     get_campaign,
     read_path,
 )
-from judging.campaigns.services import documents_import
 from judging.core.errors import DomainError
+from judging.workflows.qrels import qrels_imported
 
 
 class Command(BaseCommand):
-    help = "Import documents: JSONL, TREC <DOC>, TSV or SMART .I/.T/.A/.B/.W (plain or gzip)."
+    help = "Import a TREC qrels file (qid iter docid grade) as the campaign's next qrels version."
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_campaign_argument(parser)
         parser.add_argument("path")
-        parser.add_argument("--format", choices=formats.DOCUMENT_FORMATS)
+        parser.add_argument("--note", default="")
 
     def handle(self, *args: Any, **opts: Any) -> None:
         campaign = get_campaign(opts["campaign"])
         try:
-            summary = documents_import(
+            v = qrels_imported(
                 campaign=campaign,
                 data=read_path(opts["path"]),
-                fmt=opts["format"],
                 source=opts["path"],
+                note=opts["note"],
             )
         except DomainError as exc:
             raise as_command_error(exc) from None
-        self.stdout.write(f"documents: {summary.created} created, {summary.updated} updated")
+        self.stdout.write(
+            f"qrels version {v.number}: {v.num_judgments} judgments, "
+            f"{v.num_relevant} relevant, sha256 {v.content_hash[:12]}"
+        )

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.services import qrels_export_lines
-from judging.campaigns.management.commands._common import add_campaign_argument, get_campaign
+from judging.cli.management.commands._common import add_campaign_argument, get_campaign
 
 
 class Command(BaseCommand):

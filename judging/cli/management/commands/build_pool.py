@@ -5,14 +5,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judging.campaigns.management.commands._common import (
+from judging.cli.management.commands._common import (
     add_campaign_argument,
     as_command_error,
     get_campaign,
 )
 from judging.core.errors import DomainError
 from judging.pools.models import PoolState, PoolVersion
-from judging.pools.services import pool_build, pool_request
+from judging.workflows.pools import pool_built, pool_requested
 
 
 class Command(BaseCommand):
@@ -46,7 +46,7 @@ class Command(BaseCommand):
         except json.JSONDecodeError as exc:
             raise CommandError(f"--params is not valid JSON: {exc}") from None
         try:
-            version, created = pool_request(
+            version, created = pool_requested(
                 campaign=campaign,
                 strategy=opts["strategy"],
                 depth=opts["depth"],
@@ -57,7 +57,7 @@ class Command(BaseCommand):
         except DomainError as exc:
             raise as_command_error(exc) from None
         if opts["now"]:
-            pool_build(pool_id=version.pk)
+            pool_built(pool_id=version.pk)
         version = PoolVersion.objects.get(pk=version.pk)
         if not created:
             self.stdout.write(f"a build is already {version.state}: #{version.pk}")

@@ -5,13 +5,13 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from judging.campaigns import formats
-from judging.campaigns.management.commands._common import (
+from judging.campaigns.services import topics_import
+from judging.cli.management.commands._common import (
     add_campaign_argument,
     as_command_error,
     get_campaign,
     read_path,
 )
-from judging.campaigns.services import topics_import
 from judging.core.errors import DomainError
 
 

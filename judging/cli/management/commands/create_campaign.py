@@ -5,8 +5,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judging.campaigns.management.commands._common import as_command_error
 from judging.campaigns.services import campaign_create
+from judging.cli.management.commands._common import as_command_error
 from judging.core.errors import DomainError
 
 

@@ -6,14 +6,14 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judging.campaigns.management.commands._common import (
+from judging.cli.management.commands._common import (
     add_campaign_argument,
     as_command_error,
     get_campaign,
     read_path,
 )
-from judging.campaigns.services import run_submit
 from judging.core.errors import DomainError
+from judging.workflows.runs import run_submitted
 
 
 class Command(BaseCommand):
@@ -45,7 +45,7 @@ class Command(BaseCommand):
         for path in opts["paths"]:
             tag = opts["tag"] or _tag_from_name(path)
             try:
-                run = run_submit(
+                run = run_submitted(
                     campaign=campaign,
                     owner=owner,
                     data=read_path(path),

@@ -1,0 +1,42 @@
+"""Admin actions that start cross-app work: they sit above the workflows, like the pages."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from judging.campaigns.admin import CampaignAdmin
+from judging.campaigns.models import Campaign
+from judging.core.errors import DomainError
+from judging.core.roles import account
+from judging.workflows.pools import pool_requested
+
+
+class CampaignPoolingAdmin(CampaignAdmin):
+    actions = ["build_next_pool"]
+
+    @admin.action(
+        description="Re-pool: build the next pool version (the campaign's strategy "
+        "and depth, its pooled runs)"
+    )
+    def build_next_pool(self, request: HttpRequest, queryset: QuerySet[Campaign]) -> None:
+        for campaign in queryset:
+            try:
+                version, created = pool_requested(
+                    campaign=campaign, requested_by=account(request.user)
+                )
+            except DomainError as exc:
+                self.message_user(request, f"{campaign}: {exc.message}", messages.ERROR)
+                continue
+            verb = "queued" if created else "already pending"
+            self.message_user(
+                request,
+                f"{campaign}: pool build #{version.pk} {verb} "
+                f"({version.strategy}, depth {version.depth}); see Pool "
+                "versions for progress.",
+            )
+
+
+admin.site.unregister(Campaign)
+admin.site.register(Campaign, CampaignPoolingAdmin)

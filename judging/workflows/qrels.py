@@ -1,0 +1,38 @@
+"""A qrels version is imported or published."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from judging.assessments.models import QrelsVersion
+from judging.assessments.services import qrels_import, qrels_publish
+from judging.evaluation.bias import bias_report_request
+from judging.evaluation.services import evaluations_after_qrels
+
+
+def _after(version: QrelsVersion) -> None:
+    """Every number shown names its qrels version: evaluate every run against the new one and
+    compute the campaign's default pool-bias report for it (tasks, after commit)."""
+    evaluations_after_qrels(version)
+    bias_report_request(campaign=version.campaign, qrels=version)
+
+
+def qrels_imported(**upload: Any) -> QrelsVersion:
+    """Store a TREC qrels file as the next version (``assessments.services.qrels_import``, same
+    arguments and errors), then evaluate against it."""
+    with transaction.atomic():
+        version = qrels_import(**upload)
+        _after(version)
+    return version
+
+
+def qrels_published(**publication: Any) -> tuple[QrelsVersion, bool]:
+    """Snapshot the judgments as the next version (``assessments.services.qrels_publish``);
+    a new version is evaluated, an unchanged one (``created`` False) is not."""
+    with transaction.atomic():
+        version, created = qrels_publish(**publication)
+        if created:
+            _after(version)
+    return version, created
