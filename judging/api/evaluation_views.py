@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from judging.api.permissions import IsResearcher
 from judging.assessments.models import QrelsVersion
+from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.core.errors import InputProblem, InvalidInput
 from judging.evaluation.models import EvalMode, Evaluation
@@ -24,7 +25,6 @@ from judging.evaluation.services import (
     run_label,
     significance,
 )
-from judging.evaluation.services import qrels_version as find_qrels_version
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -80,11 +80,7 @@ class CampaignViewSet(
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     def get_queryset(self) -> QuerySet[Campaign]:
-        return Campaign.objects.visible_to(self.request.user).annotate(
-            num_topics=Count("topics", distinct=True),
-            num_documents=Count("documents", distinct=True),
-            num_runs=Count("runs", distinct=True),
-        )
+        return Campaign.objects.visible_to(self.request.user).with_counts()
 
     @extend_schema(
         request=s.CampaignCreateSerializer, responses={201: s.CampaignSerializer, **ERRORS}

@@ -16,10 +16,24 @@ from judging.assessments.models import (
     Lease,
     LeaseState,
     QrelsEntry,
+    QrelsVersion,
     TopicAssignment,
 )
 from judging.campaigns.models import Campaign
 from judging.core.roles import UserLike
+
+
+def qrels_version(campaign: Campaign, number: str | int | None = None) -> QrelsVersion | None:
+    """Qrels version ``number`` of the campaign, or its latest when no number is given.
+
+    None when the campaign has no such version (a number that is not a number included).
+    """
+    versions = QrelsVersion.objects.filter(campaign=campaign)
+    if number is None or number == "":
+        return versions.latest_first().first()
+    if not str(number).isdigit():
+        return None
+    return versions.filter(number=int(number)).first()
 
 
 def judged_documents(campaign: Campaign) -> dict[str, set[str]]:

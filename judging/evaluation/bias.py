@@ -11,10 +11,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judging.assessments.models import QrelsVersion
+from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.core.errors import InputProblem, InvalidInput
 from judging.evaluation.models import BiasKind, BiasReport, EvalState
-from judging.evaluation.services import latest_qrels, metrics_run, qrels_dict, rankings
+from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from metrics.bias import LeaveOneOut, compare_qrels_versions, estimate_penalty, judged_at_k
 from metrics.io import Qrels
 from metrics.names import parse_measures
@@ -32,7 +33,7 @@ def bias_report_request(
     kind: str = BiasKind.LOO_RUN,
 ) -> BiasReport | None:
     """The stored report for these inputs, computing it (as a task, after commit) if needed."""
-    version = qrels or latest_qrels(campaign)
+    version = qrels or qrels_version(campaign)
     if version is None:
         return None
     try:
@@ -135,7 +136,7 @@ def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
     out["efficiency"] = _efficiency(campaign, runs_models, pooled, qrels_map, report.depth, level)
     previous = (
         QrelsVersion.objects.filter(campaign=campaign, number__lt=report.qrels.number)
-        .order_by("-number")
+        .latest_first()
         .first()
     )
     if previous is not None:

@@ -16,10 +16,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
+from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, RankedList, Run, Topic
 from judging.core.errors import InputProblem, InvalidInput
 from judging.core.roles import UserLike, is_admin
-from judging.evaluation.models import EvalMode, EvalState, Evaluation
+from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
 from metrics.curve import recall_curve
 from metrics.evaluate import Evaluator
 from metrics.io import Qrels
@@ -68,22 +69,6 @@ def qrels_dict(version: QrelsVersion) -> dict[str, dict[str, int]]:
     ):
         out.setdefault(qid, {})[docid] = grade
     return out
-
-
-def latest_qrels(campaign: Campaign) -> QrelsVersion | None:
-    return QrelsVersion.objects.filter(campaign=campaign).order_by("-number").first()
-
-
-def qrels_version(campaign: Campaign, number: str | int | None) -> QrelsVersion | None:
-    """Qrels version ``number`` of the campaign, or its latest when no number is given.
-
-    None when the campaign has no such version (a number that is not a number included).
-    """
-    if number is None or number == "":
-        return latest_qrels(campaign)
-    if not str(number).isdigit():
-        return None
-    return QrelsVersion.objects.filter(campaign=campaign, number=int(number)).first()
 
 
 # --- computing ----------------------------------------------------------------------------
@@ -144,7 +129,7 @@ def evaluate_runs(
     """
     campaign = version.campaign
     names = _measures(campaign, measures)
-    key = ",".join(sorted(names))
+    key = measures_key(names)
     qrels = qrels_dict(version)
     evaluator = Evaluator(
         Qrels.from_dict(qrels),
@@ -202,7 +187,7 @@ def _claim(
 
 def evaluations_after_run(run: Run) -> None:
     """A run arrived: evaluate it against the latest qrels version (after commit, as a task)."""
-    version = latest_qrels(run.campaign)
+    version = qrels_version(run.campaign)
     if version is None:
         return
     run_id, version_id = run.pk, version.pk
@@ -242,7 +227,7 @@ def leaderboard(
 ) -> dict[str, Any]:
     """Every run's aggregates under one qrels version (never mixed with another version)."""
     names = list(campaign.measures)
-    key = ",".join(sorted(names))
+    key = measures_key(names)
     evaluations = {
         e.run_id: e
         for e in Evaluation.objects.filter(
@@ -303,7 +288,7 @@ def significance(
             ],
         )
     names = list(campaign.measures)
-    key = ",".join(sorted(names))
+    key = measures_key(names)
     chosen = list(runs) if runs is not None else list(campaign.runs.order_by("tag"))
     evaluations = {
         e.run_id: e

@@ -28,7 +28,7 @@ def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
         {
             "campaign": campaign,
             "p": selectors.judging_progress(campaign),
-            "qrels": QrelsVersion.objects.filter(campaign=campaign).order_by("-number")[:10],
+            "qrels": QrelsVersion.objects.filter(campaign=campaign).latest_first()[:10],
         },
     )
 

@@ -127,7 +127,7 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "campaign": campaign,
         "report": report,
         **params,
-        "versions": QrelsVersion.objects.filter(campaign=campaign).order_by("-number"),
+        "versions": QrelsVersion.objects.filter(campaign=campaign).latest_first(),
         "measures": MEASURES,
         "kinds": BiasKind.choices,
     }

@@ -11,13 +11,13 @@ from django.shortcuts import get_object_or_404, render
 
 from judging.api.evaluation_views import leaderboard_csv
 from judging.assessments.models import QrelsVersion
+from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.core.roles import is_researcher
-from judging.evaluation.models import EvalMode, EvalState, Evaluation
+from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
 from judging.evaluation.services import (
     evaluate_runs,
     leaderboard,
-    qrels_version,
     significance,
 )
 from judging.web import charts
@@ -48,7 +48,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     _researcher(request)
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
     version = qrels_version_or_404(campaign, request.GET.get("qrels"))
-    versions = QrelsVersion.objects.filter(campaign=campaign).order_by("-number")
+    versions = QrelsVersion.objects.filter(campaign=campaign).latest_first()
     if version is None:
         return render(
             request, "results/leaderboard.html", {"campaign": campaign, "versions": versions}
@@ -111,7 +111,7 @@ def _run_evaluation(request: HttpRequest, run_id: int) -> tuple[Run, Evaluation 
     if mode not in EvalMode.values:
         mode = EvalMode.HONEST
     evaluate_runs(version=version, runs=[run], mode=mode)  # no-op when already stored
-    key = ",".join(sorted(run.campaign.measures))
+    key = measures_key(run.campaign.measures)
     evaluation = (
         Evaluation.objects.filter(run=run, qrels=version, mode=mode, measures_key=key)
         .select_related("qrels")
@@ -154,7 +154,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     context: dict[str, Any] = {
         "run": run,
         "evaluation": evaluation,
-        "versions": QrelsVersion.objects.filter(campaign=run.campaign).order_by("-number"),
+        "versions": QrelsVersion.objects.filter(campaign=run.campaign).latest_first(),
     }
     if evaluation is not None and evaluation.state == EvalState.DONE:
         result = evaluation.result
@@ -214,6 +214,6 @@ def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "test": test,
             "measure": measure,
             "measures": campaign.measures,
-            "versions": QrelsVersion.objects.filter(campaign=campaign).order_by("-number"),
+            "versions": QrelsVersion.objects.filter(campaign=campaign).latest_first(),
         },
     )

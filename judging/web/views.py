@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -13,11 +12,7 @@ from judging.core.roles import is_researcher
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    campaigns = Campaign.objects.visible_to(request.user).annotate(
-        num_topics=Count("topics", distinct=True),
-        num_documents=Count("documents", distinct=True),
-        num_runs=Count("runs", distinct=True),
-    )
+    campaigns = Campaign.objects.visible_to(request.user).with_counts()
     runs = (
         Run.objects.visible_to(request.user)
         .select_related("campaign", "owner")
