@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
-from typing import Any
-
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -17,14 +13,11 @@ from judging.api.permissions import IsResearcher
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
+from judging.campaigns.selectors import anonymise, run_labels
 from judging.core.errors import InputProblem, InvalidInput
 from judging.evaluation.models import EvalMode, Evaluation
-from judging.evaluation.services import (
-    evaluate_runs,
-    leaderboard,
-    run_label,
-    significance,
-)
+from judging.evaluation.selectors import leaderboard, leaderboard_csv, significance
+from judging.evaluation.services import evaluate_runs
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
 
@@ -98,34 +91,6 @@ class RunEvaluationsView(APIView):
                 ],
             }
         )
-
-
-def leaderboard_csv(board: dict[str, Any]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    header = ["qrels_version", "mode", "run", "pooled", "n_queries"]
-    for m in board["measures"]:
-        header += [m, f"{m} ci_low", f"{m} ci_high", f"{m} judged", f"{m} ceiling"]
-    writer.writerow(header)
-    for row in board["runs"]:
-        line = [
-            board["qrels_version"],
-            board["mode"],
-            row["run"],
-            row["pooled"],
-            row.get("n_queries", ""),
-        ]
-        for m in board["measures"]:
-            e = (row.get("measures") or {}).get(m, {})
-            line += [
-                e.get("value", ""),
-                e.get("ci_low", ""),
-                e.get("ci_high", ""),
-                (e.get("judged") or {}).get("value", ""),
-                (e.get("ceiling") or {}).get("value", ""),
-            ]
-        writer.writerow(line)
-    return out.getvalue()
 
 
 class LeaderboardView(APIView):
@@ -230,20 +195,5 @@ class BiasReportView(APIView):
         if report.state != "done":
             return Response(body, status=202)
         result = dict(report.result)
-        labels = {r.tag: run_label(r, request.user) for r in campaign.runs.all()}
-        result = _relabel(result, labels)
+        result = anonymise(result, run_labels(campaign, request.user))
         return Response({**body, "result": result})
-
-
-def _relabel(value: Any, labels: dict[str, str]) -> Any:
-    """Replace run tags by what the user may see of them, wherever they are keys or values."""
-    if isinstance(value, dict):
-        return {
-            labels.get(k, k) if isinstance(k, str) else k: _relabel(v, labels)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_relabel(v, labels) for v in value]
-    if isinstance(value, str):
-        return labels.get(value, value)
-    return value

@@ -23,6 +23,7 @@ from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
+from judging.campaigns.selectors import campaign_list
 from judging.core.errors import Conflict, InputProblem, InvalidInput, NotAllowed, TooLarge
 from judging.core.roles import account, is_admin, roles_of
 from judging.pools import services as pool_services
@@ -80,7 +81,7 @@ class CampaignViewSet(
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     def get_queryset(self) -> QuerySet[Campaign]:
-        return Campaign.objects.visible_to(self.request.user).with_counts()
+        return campaign_list(user=self.request.user)
 
     @extend_schema(
         request=s.CampaignCreateSerializer, responses={201: s.CampaignSerializer, **ERRORS}

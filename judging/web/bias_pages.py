@@ -12,11 +12,11 @@ from django.shortcuts import get_object_or_404, render
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
+from judging.campaigns.selectors import run_labels
 from judging.core.errors import DomainError
-from judging.core.roles import UserLike, is_researcher
+from judging.core.roles import is_researcher
 from judging.evaluation.bias import bias_report_request
 from judging.evaluation.models import BiasKind, BiasReport, EvalState
-from judging.evaluation.services import run_label
 from judging.web import charts
 from judging.web.results import qrels_version_or_404
 
@@ -54,10 +54,6 @@ def _report(
     if report is not None:
         report.refresh_from_db()
     return campaign, report, params
-
-
-def _labels(campaign: Campaign, user: UserLike) -> dict[str, str]:
-    return {r.tag: run_label(r, user) for r in campaign.runs.all()}
 
 
 def _scatter(report: BiasReport, labels: dict[str, str]) -> str:
@@ -132,7 +128,7 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "kinds": BiasKind.choices,
     }
     if report is not None and report.state == EvalState.DONE:
-        labels = _labels(campaign, request.user)
+        labels = run_labels(campaign, request.user)
         result = report.result
         if "loo" in result:
             context["scatter_svg"] = _scatter(report, labels)
@@ -173,7 +169,7 @@ def bias_chart(request: HttpRequest, campaign_id: int, chart: str) -> HttpRespon
     if chart == "efficiency":
         svg = _efficiency(report)
     elif chart in CHARTS and "loo" in report.result:
-        svg = CHARTS[chart](report, _labels(campaign, request.user))
+        svg = CHARTS[chart](report, run_labels(campaign, request.user))
     else:
         raise Http404("no such chart")
     response = HttpResponse(svg, content_type="image/svg+xml")

@@ -9,17 +9,13 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from judging.api.evaluation_views import leaderboard_csv
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.core.roles import is_researcher
 from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
-from judging.evaluation.services import (
-    evaluate_runs,
-    leaderboard,
-    significance,
-)
+from judging.evaluation.selectors import leaderboard, leaderboard_csv, significance
+from judging.evaluation.services import evaluate_runs
 from judging.web import charts
 
 

@@ -6,13 +6,14 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from judging.campaigns.models import Campaign, Run
+from judging.campaigns.models import Run
+from judging.campaigns.selectors import campaign_list
 from judging.core.roles import is_researcher
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    campaigns = Campaign.objects.visible_to(request.user).with_counts()
+    campaigns = campaign_list(user=request.user)
     runs = (
         Run.objects.visible_to(request.user)
         .select_related("campaign", "owner")
