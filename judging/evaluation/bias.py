@@ -24,18 +24,11 @@ from metrics.pooling import make_strategy, simulate
 EFFICIENCY_STRATEGIES = ("docid", "rank", "mtf", "hedge")
 
 
-def bias_report_request(
-    *,
-    campaign: Campaign,
-    qrels: QrelsVersion | None = None,
-    measure: str = "AP",
-    depth: int | None = None,
-    kind: str = BiasKind.LOO_RUN,
-) -> BiasReport | None:
-    """The stored report for these inputs, computing it (as a task, after commit) if needed."""
-    version = qrels or qrels_version(campaign)
-    if version is None:
-        return None
+def bias_params(
+    campaign: Campaign, *, measure: str, depth: int | None, kind: str
+) -> tuple[str, int, str]:
+    """The report's key as stored: (canonical measure name, depth, kind), checked; the depth
+    defaults to the campaign's pool depth."""
     try:
         canonical = parse_measures([measure])[0].name
     except ValueError as exc:
@@ -51,7 +44,22 @@ def bias_report_request(
                 )
             ],
         )
-    depth = depth or campaign.pool_depth
+    return canonical, depth or campaign.pool_depth, kind
+
+
+def bias_report_request(
+    *,
+    campaign: Campaign,
+    qrels: QrelsVersion | None = None,
+    measure: str = "AP",
+    depth: int | None = None,
+    kind: str = BiasKind.LOO_RUN,
+) -> BiasReport | None:
+    """The stored report for these inputs, computing it (as a task, after commit) if needed."""
+    version = qrels or qrels_version(campaign)
+    if version is None:
+        return None
+    canonical, depth, kind = bias_params(campaign, measure=measure, depth=depth, kind=kind)
     try:
         with transaction.atomic():
             report, created = BiasReport.objects.get_or_create(

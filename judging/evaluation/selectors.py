@@ -1,5 +1,7 @@
-"""Reads of stored evaluations that the API and the pages share: leaderboards (and their CSV),
-significance tables. Nothing here computes an evaluation or writes a row."""
+"""Reads of stored evaluations and bias reports that the API and the pages share: a run's
+evaluations, leaderboards (and their CSV), significance tables, bias reports with other
+researchers' runs anonymised. Nothing here computes anything or writes a row: evaluations and
+reports are computed by tasks, on events or on an explicit request (a POST)."""
 
 from __future__ import annotations
 
@@ -9,14 +11,51 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from django.db.models import QuerySet
+
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
-from judging.campaigns.selectors import run_label
+from judging.campaigns.selectors import anonymise, run_label, run_labels
 from judging.core.errors import InputProblem, InvalidInput
 from judging.core.roles import UserLike
-from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
+from judging.evaluation.bias import bias_params
+from judging.evaluation.models import BiasReport, EvalMode, EvalState, Evaluation, measures_key
 from metrics.names import parse_measures
 from metrics.stats import compare_runs
+
+
+def run_evaluations(run: Run) -> QuerySet[Evaluation]:
+    """Every stored evaluation of the run, by qrels version and mode."""
+    return (
+        Evaluation.objects.filter(run=run).select_related("qrels").order_by("qrels__number", "mode")
+    )
+
+
+def run_evaluation(run: Run, version: QrelsVersion, mode: str) -> Evaluation | None:
+    """The run's evaluation on the campaign's measures against ``version`` in ``mode``, if it
+    was ever requested (it may still be pending, or have failed)."""
+    return (
+        Evaluation.objects.filter(
+            run=run, qrels=version, mode=mode, measures_key=measures_key(run.campaign.measures)
+        )
+        .select_related("qrels")
+        .first()
+    )
+
+
+def evaluation_as_dict(evaluation: Evaluation) -> dict[str, Any]:
+    return {
+        "qrels_version": evaluation.qrels.number,
+        "qrels_hash": evaluation.qrels.content_hash,
+        "mode": evaluation.mode,
+        "state": evaluation.state,
+        "error": evaluation.error,
+        "measures": evaluation.measures,
+        "computed_at": evaluation.computed_at,
+        "result": evaluation.result,
+        "slices": evaluation.slices,
+        "recall_curve": evaluation.curve,
+    }
 
 
 def leaderboard(
@@ -149,3 +188,34 @@ def significance(
         "n_queries": len(queries),
         "comparisons": [asdict(c) for c in rows],
     }
+
+
+def bias_report(
+    *,
+    campaign: Campaign,
+    version: QrelsVersion,
+    user: UserLike,
+    measure: str = "AP",
+    depth: int | None = None,
+    kind: str = "loo_run",
+) -> dict[str, Any] | None:
+    """The stored bias report for these parameters as the user may see it (other researchers'
+    runs anonymised), with its state; None when it was never requested."""
+    canonical, depth, kind = bias_params(campaign, measure=measure, depth=depth, kind=kind)
+    report = BiasReport.objects.filter(
+        campaign=campaign, qrels=version, kind=kind, measure=canonical, depth=depth
+    ).first()
+    if report is None:
+        return None
+    out: dict[str, Any] = {
+        "qrels_version": version.number,
+        "measure": report.measure,
+        "depth": report.depth,
+        "kind": report.kind,
+        "state": report.state,
+        "error": report.error,
+        "computed_at": report.computed_at,
+    }
+    if report.state == EvalState.DONE:
+        out["result"] = anonymise(dict(report.result), run_labels(campaign, user))
+    return out

@@ -183,6 +183,34 @@ def _claim(
         return Evaluation.objects.get(run=run, qrels=version, mode=mode, measures_key=key), False
 
 
+def evaluation_request(
+    *, run: Run, version: QrelsVersion, mode: str = EvalMode.HONEST
+) -> Evaluation:
+    """Ask for the run's evaluation against ``version`` in ``mode`` (campaign's measures): the
+    stored row, or a pending one computed by a task after commit. A failed one is tried again."""
+    if mode not in EvalMode.values:
+        raise InvalidInput(
+            "unknown mode",
+            [
+                InputProblem(
+                    f"mode {mode!r} is not one of {', '.join(EvalMode.values)}", location="mode"
+                )
+            ],
+        )
+    names = _measures(version.campaign, None)
+    evaluation, created = _claim(run, version, mode, names, measures_key(names))
+    if created or evaluation.state == EvalState.FAILED:
+        run_id, version_id = run.pk, version.pk
+
+        def send() -> None:
+            from judging.evaluation.tasks import evaluate_run
+
+            evaluate_run.delay(run_id, version_id, mode)
+
+        transaction.on_commit(send)
+    return evaluation
+
+
 def evaluations_after_run(run: Run) -> None:
     """A run arrived: evaluate it against the latest qrels version (after commit, as a task)."""
     version = qrels_version(run.campaign)
