@@ -14,6 +14,7 @@ from judging.assessments.services import adjudicate, qrels_publish
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
 from judging.core.roles import account
+from judging.web.flash import flash, flash_error
 
 
 @staff_member_required
@@ -65,9 +66,9 @@ def adjudicate_item(request: HttpRequest, campaign_id: int) -> HttpResponse:
             note=request.POST.get("note", ""),
             decided_by=request.user,
         )
-        messages.success(request, f"Final grade set for {request.POST.get('docid')}.")
+        flash(request, messages.SUCCESS, f"Final grade set for {request.POST.get('docid')}.")
     except (ValueError, DomainError) as exc:
-        messages.error(request, getattr(exc, "message", str(exc)))
+        flash_error(request, exc)
     return redirect("manage-agreement", campaign_id=campaign.pk)
 
 
@@ -79,10 +80,11 @@ def publish(request: HttpRequest, campaign_id: int) -> HttpResponse:
         campaign=campaign, note=request.POST.get("note", ""), created_by=account(request.user)
     )
     if created:
-        messages.success(
+        flash(
             request,
+            messages.SUCCESS,
             f"Published qrels version {version.number} ({version.num_judgments} judgments).",
         )
     else:
-        messages.info(request, f"Nothing changed since qrels version {version.number}.")
+        flash(request, messages.INFO, f"Nothing changed since qrels version {version.number}.")
     return redirect("manage-progress", campaign_id=campaign.pk)
