@@ -72,11 +72,11 @@ def test_trec_eval_mode_matches_pytrec_eval_on_request(
     scored: Any, api_client_for: Any, researcher: Any
 ) -> None:
     run = scored.runs.get(tag="alpha")
-    body = (
-        api_client_for(researcher)
-        .get(f"/api/v1/runs/{run.pk}/evaluations/?qrels=1&mode=trec_eval")
-        .json()
-    )
+    client = api_client_for(researcher)
+    url = f"/api/v1/runs/{run.pk}/evaluations/"
+    asked = client.post(url, {"qrels": 1, "mode": "trec_eval"}, format="json")
+    assert asked.status_code == 202
+    body = client.get(f"{url}?qrels=1&mode=trec_eval").json()
     (trec,) = [e for e in body["evaluations"] if e["mode"] == "trec_eval"]
     assert trec["qrels_version"] == 1
     expected = pytrec_eval.RelevanceEvaluator(qrels_of(QRELS_V1), {"map", "P.10"}).evaluate(

@@ -1,35 +1,42 @@
-"""Evaluations, leaderboards and significance tables (researchers and admins)."""
+"""Evaluations, leaderboards, significance tables and bias reports (researchers and admins).
+
+GET only reads what is stored; a POST asks for an evaluation or a report to be computed."""
 
 from __future__ import annotations
 
-import csv
-import io
 from typing import Any
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api.permissions import IsResearcher
+from judging.api.views import ERRORS
 from judging.assessments.models import QrelsVersion
+from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
-from judging.core.errors import InputProblem, InvalidInput
-from judging.evaluation.models import EvalMode, Evaluation
-from judging.evaluation.services import (
-    evaluate_runs,
+from judging.core.errors import InputProblem, InvalidInput, NotFound
+from judging.evaluation.bias import bias_report_request
+from judging.evaluation.models import BiasKind, EvalMode, EvalState, Evaluation
+from judging.evaluation.selectors import (
+    bias_report,
+    evaluation_as_dict,
     leaderboard,
-    run_label,
+    leaderboard_csv,
+    run_evaluation,
+    run_evaluations,
     significance,
 )
-from judging.evaluation.services import qrels_version as find_qrels_version
+from judging.evaluation.services import evaluation_request
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
 
 
-def qrels_version(campaign: Campaign, number: str | None) -> QrelsVersion:
+def qrels_version(campaign: Campaign, number: str | int | None) -> QrelsVersion:
     version = find_qrels_version(campaign, number)
     if version is None and number:
         raise Http404(f"campaign {campaign.pk} has no qrels version {number!r}")
@@ -41,8 +48,8 @@ def qrels_version(campaign: Campaign, number: str | None) -> QrelsVersion:
     return version
 
 
-def _mode(request: Request) -> str:
-    mode = request.query_params.get("mode", EvalMode.HONEST)
+def _mode(value: str | None) -> str:
+    mode = value or EvalMode.HONEST
     if mode not in EvalMode.values:
         raise InvalidInput(
             "unknown mode",
@@ -55,77 +62,86 @@ def _mode(request: Request) -> str:
     return mode
 
 
+class EvaluationRequestSerializer(serializers.Serializer[Any]):
+    qrels = serializers.IntegerField(
+        required=False, min_value=1, help_text="qrels version number (default: latest)"
+    )
+    mode = serializers.ChoiceField(choices=EvalMode.choices, default=EvalMode.HONEST)
+
+
 class RunEvaluationsView(APIView):
     permission_classes = [IsResearcher]
+
+    def _run(self, request: Request, pk: int) -> Run:
+        return get_object_or_404(
+            Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
+        )
 
     @extend_schema(
         parameters=[
             QRELS_PARAM,
             OpenApiParameter("mode", str, description="honest (default) or trec_eval"),
         ],
-        responses={200: dict},
+        responses={
+            200: dict,
+            202: OpenApiResponse(dict, description="being computed: {state, qrels_version, mode}"),
+            404: OpenApiResponse(description="no such run, or the evaluation was never computed"),
+        },
         description="The run's stored evaluations, each naming its qrels version. With "
-        "?qrels=N&mode=trec_eval the trec_eval-compatible evaluation is computed "
-        "on request (once).",
+        "?qrels=N and/or ?mode=M only that evaluation: 202 while it is being computed, 404 "
+        "when it was never computed (POST to this URL computes it). Reading never computes.",
     )
     def get(self, request: Request, pk: int) -> Response:
-        run = get_object_or_404(Run.objects.visible_to(request.user), pk=pk)
-        if "qrels" in request.query_params or "mode" in request.query_params:
-            version = qrels_version(run.campaign, request.query_params.get("qrels"))
-            evaluate_runs(version=version, runs=[run], mode=_mode(request))
-        rows = (
-            Evaluation.objects.filter(run=run)
-            .select_related("qrels")
-            .order_by("qrels__number", "mode")
+        run = self._run(request, pk)
+        params = request.query_params
+        if "qrels" not in params and "mode" not in params:
+            rows = list(run_evaluations(run))
+        else:
+            version = qrels_version(run.campaign, params.get("qrels"))
+            mode = _mode(params.get("mode"))
+            evaluation = run_evaluation(run, version, mode)
+            if evaluation is None:
+                raise NotFound(
+                    f"the {mode} evaluation of run {run.pk} against qrels version "
+                    f"{version.number} is not computed yet; POST /api/v1/runs/{run.pk}/"
+                    f'evaluations/ with {{"qrels": {version.number}, "mode": "{mode}"}} to '
+                    "compute it"
+                )
+            if evaluation.state == EvalState.PENDING:
+                return Response(_pending(evaluation), status=status.HTTP_202_ACCEPTED)
+            rows = [evaluation]
+        return Response({"run": run.tag, "evaluations": [evaluation_as_dict(e) for e in rows]})
+
+    @extend_schema(
+        request=EvaluationRequestSerializer,
+        responses={202: dict, **ERRORS},
+        description="Compute the run's evaluation against a qrels version (default: the "
+        "latest) in a mode (honest or trec_eval), by a task. Answers 202 with its state; "
+        "an evaluation already stored is not computed again, a failed one is retried. "
+        "Honest evaluations are also computed by themselves when a run or a qrels version "
+        "arrives.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        run = self._run(request, pk)
+        ser = EvaluationRequestSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        version = qrels_version(run.campaign, ser.validated_data.get("qrels"))
+        evaluation = evaluation_request(run=run, version=version, mode=ser.validated_data["mode"])
+        evaluation.refresh_from_db()
+        body = (
+            _pending(evaluation)
+            if evaluation.state == EvalState.PENDING
+            else evaluation_as_dict(evaluation)
         )
-        return Response(
-            {
-                "run": run.tag,
-                "evaluations": [
-                    {
-                        "qrels_version": e.qrels.number,
-                        "qrels_hash": e.qrels.content_hash,
-                        "mode": e.mode,
-                        "state": e.state,
-                        "error": e.error,
-                        "measures": e.measures,
-                        "computed_at": e.computed_at,
-                        "result": e.result,
-                        "slices": e.slices,
-                        "recall_curve": e.curve,
-                    }
-                    for e in rows
-                ],
-            }
-        )
+        return Response({"run": run.tag, **body}, status=status.HTTP_202_ACCEPTED)
 
 
-def leaderboard_csv(board: dict[str, Any]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out)
-    header = ["qrels_version", "mode", "run", "pooled", "n_queries"]
-    for m in board["measures"]:
-        header += [m, f"{m} ci_low", f"{m} ci_high", f"{m} judged", f"{m} ceiling"]
-    writer.writerow(header)
-    for row in board["runs"]:
-        line = [
-            board["qrels_version"],
-            board["mode"],
-            row["run"],
-            row["pooled"],
-            row.get("n_queries", ""),
-        ]
-        for m in board["measures"]:
-            e = (row.get("measures") or {}).get(m, {})
-            line += [
-                e.get("value", ""),
-                e.get("ci_low", ""),
-                e.get("ci_high", ""),
-                (e.get("judged") or {}).get("value", ""),
-                (e.get("ceiling") or {}).get("value", ""),
-            ]
-        writer.writerow(line)
-    return out.getvalue()
+def _pending(evaluation: Evaluation) -> dict[str, Any]:
+    return {
+        "state": evaluation.state,
+        "qrels_version": evaluation.qrels.number,
+        "mode": evaluation.mode,
+    }
 
 
 class LeaderboardView(APIView):
@@ -144,7 +160,10 @@ class LeaderboardView(APIView):
         campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=pk)
         version = qrels_version(campaign, request.query_params.get("qrels"))
         board = leaderboard(
-            campaign=campaign, version=version, user=request.user, mode=_mode(request)
+            campaign=campaign,
+            version=version,
+            user=request.user,
+            mode=_mode(request.query_params.get("mode")),
         )
         if request.query_params.get("format") == "csv":
             response = HttpResponse(leaderboard_csv(board), content_type="text/csv")
@@ -181,6 +200,24 @@ class SignificanceView(APIView):
         )
 
 
+class BiasRequestSerializer(serializers.Serializer[Any]):
+    qrels = serializers.IntegerField(
+        required=False, min_value=1, help_text="qrels version number (default: latest)"
+    )
+    measure = serializers.CharField(required=False, default="AP")
+    depth = serializers.IntegerField(
+        required=False, min_value=1, help_text="default: the campaign's pool depth"
+    )
+    kind = serializers.ChoiceField(choices=BiasKind.choices, default=BiasKind.LOO_RUN)
+
+
+BIAS_DESCRIPTION = (
+    "Pool-bias report: leave-one-out (Zobel 1998), estimated penalty of non-pooled runs "
+    "(Webber & Park 2009), Judged@10 coverage, pooling efficiency and before/after the "
+    "previous qrels version. Other researchers' runs are anonymised."
+)
+
+
 class BiasReportView(APIView):
     permission_classes = [IsResearcher]
 
@@ -191,59 +228,70 @@ class BiasReportView(APIView):
             OpenApiParameter("depth", int, description="default: the pool depth"),
             OpenApiParameter("kind", str, description="loo_run (default) | loo_group"),
         ],
-        responses={200: dict, 202: dict},
-        description="Pool-bias report: leave-one-out (Zobel 1998), estimated penalty of "
-        "non-pooled runs (Webber & Park 2009), Judged@10 coverage, pooling "
-        "efficiency and before/after the previous qrels version. 202 while it is "
-        "being computed (by a task); ask again.",
+        responses={
+            200: dict,
+            202: OpenApiResponse(dict, description="being computed: its parameters and state"),
+            404: OpenApiResponse(description="never computed with these parameters"),
+            400: ERRORS[400],
+        },
+        description=f"{BIAS_DESCRIPTION} Reading never computes: 202 while the report is "
+        "being computed, 404 when it was never requested (POST to this URL computes it).",
     )
     def get(self, request: Request, pk: int) -> Response:
-        from judging.evaluation.bias import bias_report_request
-
         campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=pk)
-        version = qrels_version(campaign, request.query_params.get("qrels"))
+        params = request.query_params
+        version = qrels_version(campaign, params.get("qrels"))
         try:
-            depth = int(request.query_params.get("depth") or campaign.pool_depth)
+            depth = int(params.get("depth") or campaign.pool_depth)
         except ValueError:
             raise InvalidInput(
                 "depth is not a number",
                 [InputProblem("depth must be a whole number", location="depth")],
             ) from None
-        report = bias_report_request(
+        report = bias_report(
+            campaign=campaign,
+            version=version,
+            user=request.user,
+            measure=params.get("measure") or "AP",
+            depth=depth,
+            kind=params.get("kind") or BiasKind.LOO_RUN,
+        )
+        if report is None:
+            raise NotFound(
+                f"the bias report for these parameters (qrels version {version.number}) is "
+                f"not computed yet; POST /api/v1/campaigns/{campaign.pk}/bias/ with them to "
+                "compute it"
+            )
+        if report["state"] == EvalState.PENDING:
+            return Response(report, status=status.HTTP_202_ACCEPTED)
+        return Response(report)
+
+    @extend_schema(
+        request=BiasRequestSerializer,
+        responses={202: dict, **ERRORS},
+        description=f"{BIAS_DESCRIPTION} Computes the report for these parameters by a task "
+        "and answers 202 with its state (a stored report is not computed again, a failed one "
+        "is retried); then GET with the same parameters.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=pk)
+        ser = BiasRequestSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        args = ser.validated_data
+        version = qrels_version(campaign, args.get("qrels"))
+        bias_report_request(
             campaign=campaign,
             qrels=version,
-            depth=depth,
-            measure=request.query_params.get("measure") or "AP",
-            kind=request.query_params.get("kind") or "loo_run",
+            measure=args["measure"],
+            depth=args.get("depth"),
+            kind=args["kind"],
         )
-        assert report is not None
-        report.refresh_from_db()
-        body = {
-            "qrels_version": version.number,
-            "measure": report.measure,
-            "depth": report.depth,
-            "kind": report.kind,
-            "state": report.state,
-            "error": report.error,
-            "computed_at": report.computed_at,
-        }
-        if report.state != "done":
-            return Response(body, status=202)
-        result = dict(report.result)
-        labels = {r.tag: run_label(r, request.user) for r in campaign.runs.all()}
-        result = _relabel(result, labels)
-        return Response({**body, "result": result})
-
-
-def _relabel(value: Any, labels: dict[str, str]) -> Any:
-    """Replace run tags by what the user may see of them, wherever they are keys or values."""
-    if isinstance(value, dict):
-        return {
-            labels.get(k, k) if isinstance(k, str) else k: _relabel(v, labels)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [_relabel(v, labels) for v in value]
-    if isinstance(value, str):
-        return labels.get(value, value)
-    return value
+        report = bias_report(
+            campaign=campaign,
+            version=version,
+            user=request.user,
+            measure=args["measure"],
+            depth=args.get("depth"),
+            kind=args["kind"],
+        )
+        return Response(report, status=status.HTTP_202_ACCEPTED)

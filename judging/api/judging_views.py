@@ -19,11 +19,10 @@ from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
 from judging.api.views import ERRORS
 from judging.assessments import queue, selectors
 from judging.assessments import services as qrels_services
-from judging.assessments.models import Adjudication, JudgingSlot, Judgment, Lease, QrelsVersion
+from judging.assessments.models import JudgingSlot, Judgment, Lease, QrelsVersion
 from judging.campaigns.models import Campaign
 from judging.core.roles import account
 from judging.workflows.qrels import qrels_published
-from metrics.agreement import agreement, agreement_by_topic, disagreements
 
 
 class TopicTextSerializer(serializers.Serializer[Any]):
@@ -234,20 +233,7 @@ class AgreementView(APIView):
         "alpha (ordinal), overall and per topic (admins).",
     )
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = _campaign(request, campaign_id)
-        rows = selectors.current_judgments(campaign)
-        scale = campaign.grade_values()
-        return Response(
-            {
-                "overall": agreement(rows, scale=scale).to_dict(),
-                "topics": {
-                    q: a.to_dict()
-                    for q, a in agreement_by_topic(
-                        rows, topic_of=lambda item: cast(tuple[str, str], item)[0], scale=scale
-                    ).items()
-                },
-            }
-        )
+        return Response(selectors.agreement_report(_campaign(request, campaign_id)))
 
 
 class DisagreementView(APIView):
@@ -260,31 +246,11 @@ class DisagreementView(APIView):
         ],
     )
     def get(self, request: Request, campaign_id: int) -> Response:
-        campaign = _campaign(request, campaign_id)
-        level = campaign.relevance_threshold if request.query_params.get("relevance") else None
-        adjudicated = {
-            (q, d): g
-            for q, d, g in Adjudication.objects.filter(campaign=campaign).values_list(
-                "topic__qid", "docid", "grade"
-            )
-        }
-        items = disagreements(selectors.current_judgments(campaign), relevance_level=level)
-        return Response(
-            {
-                "count": len(items),
-                "results": [
-                    {
-                        "topic": item[0],
-                        "docid": item[1],
-                        "grades": d.grades,
-                        "spread": d.spread,
-                        "adjudicated": adjudicated.get(item),
-                    }
-                    for d in items
-                    for item in [cast(tuple[str, str], d.item)]
-                ],
-            }
+        items = selectors.disagreement_list(
+            _campaign(request, campaign_id),
+            relevance_only=bool(request.query_params.get("relevance")),
         )
+        return Response({"count": len(items), "results": items})
 
 
 class AdjudicationSerializer(serializers.Serializer[Any]):

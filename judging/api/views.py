@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -23,8 +23,9 @@ from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
+from judging.campaigns.selectors import campaign_list
 from judging.core.errors import Conflict, InputProblem, InvalidInput, NotAllowed, TooLarge
-from judging.core.roles import account, is_admin, roles_of
+from judging.core.roles import account, roles_of
 from judging.pools import services as pool_services
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
 from judging.workflows.documents import documents_imported
@@ -76,7 +77,6 @@ class MeView(APIView):
 class CampaignViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
-    mixins.UpdateModelMixin,
     viewsets.GenericViewSet[Campaign],
 ):
     serializer_class = s.CampaignSerializer
@@ -84,11 +84,7 @@ class CampaignViewSet(
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
     def get_queryset(self) -> QuerySet[Campaign]:
-        return Campaign.objects.visible_to(self.request.user).annotate(
-            num_topics=Count("topics", distinct=True),
-            num_documents=Count("documents", distinct=True),
-            num_runs=Count("runs", distinct=True),
-        )
+        return campaign_list(user=self.request.user)
 
     @extend_schema(
         request=s.CampaignCreateSerializer, responses={201: s.CampaignSerializer, **ERRORS}
@@ -99,6 +95,26 @@ class CampaignViewSet(
         campaign = services.campaign_create(created_by=account(request.user), **ser.validated_data)
         out = self.get_queryset().get(pk=campaign.pk)
         return Response(s.CampaignSerializer(out).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        responses={200: s.CampaignSerializer, **ERRORS},
+        description="Change the campaign (admins). Validated whole: on any problem (a scale "
+        "without the relevance threshold among its grades, ...) the answer is 400 with every "
+        "problem and nothing is stored.",
+    )
+    def update(self, request: Request, pk: str | None = None, partial: bool = False) -> Response:
+        campaign = self.get_object()
+        ser = s.CampaignSerializer(campaign, data=request.data, partial=partial)
+        ser.is_valid(raise_exception=True)
+        services.campaign_update(campaign=campaign, data=ser.validated_data)
+        return Response(s.CampaignSerializer(self.get_queryset().get(pk=campaign.pk)).data)
+
+    @extend_schema(
+        responses={200: s.CampaignSerializer, **ERRORS},
+        description="Change some of the campaign's settings (admins), validated as PUT is.",
+    )
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        return self.update(request, pk, partial=True)
 
     # --- topics ---------------------------------------------------------------------------
     @extend_schema(responses=s.TopicSerializer(many=True))
@@ -225,8 +241,7 @@ class CampaignViewSet(
         ser = s.RunSubmitSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         args: dict[str, Any] = dict(ser.validated_data)
-        if args.get("pooled") is not None and not is_admin(request.user):
-            raise NotAllowed("only admins decide whether a run is pooled")
+        services.run_pooled_check(user=request.user, pooled=args.get("pooled"))
         upload = args.pop("file", None)
         if upload is not None:
             if upload.size is not None and upload.size > limit:
@@ -291,7 +306,6 @@ class CampaignViewSet(
 class RunViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
-    mixins.UpdateModelMixin,
     mixins.DestroyModelMixin,
     viewsets.GenericViewSet[Run],
 ):
@@ -306,10 +320,18 @@ class RunViewSet(
     def get_serializer_class(self) -> Any:
         return s.RunUpdateSerializer if self.action == "partial_update" else s.RunSerializer
 
-    def perform_update(self, serializer: Any) -> None:
-        if "pooled" in serializer.validated_data and not is_admin(self.request.user):
-            raise NotAllowed("only admins decide whether a run is pooled")
-        serializer.save()
+    @extend_schema(
+        request=s.RunUpdateSerializer,
+        responses={200: s.RunSerializer, **ERRORS},
+        description="Change the run's group, description or priority; only admins change "
+        "whether it is pooled.",
+    )
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        run = self.get_object()
+        ser = s.RunUpdateSerializer(data=request.data, partial=True)
+        ser.is_valid(raise_exception=True)
+        run = services.run_update(run=run, by=request.user, data=ser.validated_data)
+        return Response(s.RunSerializer(run).data)
 
     def perform_destroy(self, instance: Run) -> None:
         services.run_delete(run=instance)

@@ -27,6 +27,9 @@ class QrelsVersionQuerySet(models.QuerySet["QrelsVersion"]):
             return self.all()
         return self.none()
 
+    def latest_first(self) -> QrelsVersionQuerySet:
+        return self.order_by("-number")
+
 
 class QrelsVersion(models.Model):
     """An immutable snapshot of judgments. ``number`` counts up per campaign from 1."""

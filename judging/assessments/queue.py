@@ -398,14 +398,7 @@ def judgment_record(
             slot=slot,
             active_seconds=seconds,
         )
-        JudgmentChange.objects.create(
-            judgment=judgment,
-            topic=slot.topic,
-            docid=slot.docid,
-            annotator=annotator,
-            old_grade=None,
-            new_grade=grade,
-        )
+        _history(judgment, annotator, old_grade=None, new_grade=grade)
         slot.judged_by = annotator
         slot.judged_at = now
         slot.save(update_fields=["judged_by", "judged_at"])
@@ -420,18 +413,32 @@ def judgment_record(
         return judgment, True
 
 
-def _change(
-    judgment: Judgment, grade: int, annotator: Account, undoes: JudgmentChange | None = None
-) -> None:
-    JudgmentChange.objects.create(
-        judgment=judgment,
+def _history(
+    judgment: Judgment,
+    annotator: Account,
+    *,
+    old_grade: int | None,
+    new_grade: int | None,
+    undoes: JudgmentChange | None = None,
+    keep_link: bool = True,
+) -> JudgmentChange:
+    """Record one change of a judgment in its history (``keep_link=False`` when the judgment is
+    about to be deleted: the record keeps topic and document, not the row)."""
+    return JudgmentChange.objects.create(
+        judgment=judgment if keep_link else None,
         topic_id=judgment.topic_id,
         docid=judgment.docid,
         annotator=annotator,
-        old_grade=judgment.grade,
-        new_grade=grade,
+        old_grade=old_grade,
+        new_grade=new_grade,
         undoes=undoes,
     )
+
+
+def _change(
+    judgment: Judgment, grade: int, annotator: Account, undoes: JudgmentChange | None = None
+) -> None:
+    _history(judgment, annotator, old_grade=judgment.grade, new_grade=grade, undoes=undoes)
     judgment.grade = grade
     judgment.save(update_fields=["grade", "updated_at"])
 
@@ -498,14 +505,13 @@ def judgment_undo(*, campaign: Campaign, annotator: Account) -> Lease | None:
             # the action was a change of grade: restore the previous grade
             _change(judgment, action.old_grade, annotator, undoes=action)
             return None
-        JudgmentChange.objects.create(
-            judgment=None,
-            topic_id=judgment.topic_id,
-            docid=judgment.docid,
-            annotator=annotator,
+        _history(
+            judgment,
+            annotator,
             old_grade=judgment.grade,
             new_grade=None,
             undoes=action,
+            keep_link=False,
         )
         judgment.delete()
         # Give back whatever this annotator holds (ended, not a skip: it may be served again

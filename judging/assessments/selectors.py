@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
@@ -16,10 +16,25 @@ from judging.assessments.models import (
     Lease,
     LeaseState,
     QrelsEntry,
+    QrelsVersion,
     TopicAssignment,
 )
 from judging.campaigns.models import Campaign
 from judging.core.roles import UserLike
+from metrics.agreement import agreement, agreement_by_topic, disagreements
+
+
+def qrels_version(campaign: Campaign, number: str | int | None = None) -> QrelsVersion | None:
+    """Qrels version ``number`` of the campaign, or its latest when no number is given.
+
+    None when the campaign has no such version (a number that is not a number included).
+    """
+    versions = QrelsVersion.objects.filter(campaign=campaign)
+    if number is None or number == "":
+        return versions.latest_first().first()
+    if not str(number).isdigit():
+        return None
+    return versions.filter(number=int(number)).first()
 
 
 def judged_documents(campaign: Campaign) -> dict[str, set[str]]:
@@ -150,4 +165,41 @@ def current_judgments(campaign: Campaign) -> list[tuple[tuple[str, str], str, in
         for qid, docid, user, grade in Judgment.objects.filter(campaign=campaign)
         .values_list("topic__qid", "docid", "annotator__username", "grade")
         .iterator(chunk_size=10_000)
+    ]
+
+
+def agreement_report(campaign: Campaign) -> dict[str, Any]:
+    """Agreement on the items judged by several annotators, overall and per topic (admins)."""
+    rows = current_judgments(campaign)
+    scale = campaign.grade_values()
+    by_topic = agreement_by_topic(
+        rows, topic_of=lambda item: cast(tuple[str, str], item)[0], scale=scale
+    )
+    return {
+        "overall": agreement(rows, scale=scale).to_dict(),
+        "topics": {qid: a.to_dict() for qid, a in sorted(by_topic.items())},
+    }
+
+
+def disagreement_list(campaign: Campaign, *, relevance_only: bool = False) -> list[dict[str, Any]]:
+    """Items whose annotators gave different grades (only relevant-vs-not ones if asked), each
+    with the grades by annotator, their spread and the adjudicated grade if an admin set one."""
+    adjudicated = {
+        (q, d): g
+        for q, d, g in Adjudication.objects.filter(campaign=campaign).values_list(
+            "topic__qid", "docid", "grade"
+        )
+    }
+    level = campaign.relevance_threshold if relevance_only else None
+    items = disagreements(current_judgments(campaign), relevance_level=level)
+    return [
+        {
+            "topic": item[0],
+            "docid": item[1],
+            "grades": d.grades,
+            "spread": d.spread,
+            "adjudicated": adjudicated.get(item),
+        }
+        for d in items
+        for item in [cast(tuple[str, str], d.item)]
     ]

@@ -156,7 +156,7 @@ def qrels_publish(
     """
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        latest = QrelsVersion.objects.filter(campaign=campaign).order_by("-number").first()
+        latest = QrelsVersion.objects.filter(campaign=campaign).latest_first().first()
         merged: dict[tuple[str, str], int] = {}
         if latest is not None:
             merged = {(q, d): g for q, d, g in qrels_rows(latest)}

@@ -39,6 +39,14 @@ class CampaignQuerySet(models.QuerySet["Campaign"]):
             return self.all()
         return self.none()
 
+    def with_counts(self) -> CampaignQuerySet:
+        """Annotated with ``num_topics``, ``num_documents`` and ``num_runs``."""
+        return self.annotate(
+            num_topics=models.Count("topics", distinct=True),
+            num_documents=models.Count("documents", distinct=True),
+            num_runs=models.Count("runs", distinct=True),
+        )
+
 
 class Campaign(models.Model):
     name = models.CharField(max_length=200, unique=True)

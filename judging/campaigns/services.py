@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from judging.campaigns import formats
@@ -29,8 +30,8 @@ from judging.campaigns.models import (
     UnknownTopicPolicy,
 )
 from judging.campaigns.models import Run as RunModel
-from judging.core.errors import Conflict, InputProblem, InvalidInput, TooLarge
-from judging.core.roles import Account
+from judging.core.errors import Conflict, InputProblem, InvalidInput, NotAllowed, TooLarge
+from judging.core.roles import Account, UserLike, is_admin
 from metrics.io import Run, read_run
 from metrics.problems import InvalidInput as ReaderError
 
@@ -91,19 +92,65 @@ def campaign_create(
     )
     if scale is not None:
         campaign.scale = scale
-    from django.core.exceptions import ValidationError
+    _full_clean(campaign, "the campaign is not valid")
+    campaign.save()
+    return campaign
 
+
+def _full_clean(instance: Any, what: str, *, exclude: Iterable[str] | None = None) -> None:
+    """Run the model's validation (fields, ``clean()``, constraints); every problem is reported
+    as an ``InvalidInput`` with its field as location."""
     try:
-        campaign.full_clean()
+        instance.full_clean(exclude=exclude)
     except ValidationError as exc:
         problems = [
             InputProblem(msg, location=fieldname)
             for fieldname, msgs in exc.message_dict.items()
             for msg in msgs
         ]
-        raise InvalidInput("the campaign is not valid", problems) from None
-    campaign.save()
-    return campaign
+        raise InvalidInput(what, problems) from None
+
+
+def _only_fields(data: Mapping[str, Any], allowed: frozenset[str], what: str) -> None:
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise InvalidInput(
+            f"{what}: unknown or read-only field(s)",
+            [InputProblem(f"{name!r} cannot be changed", location=name) for name in unknown],
+        )
+
+
+CAMPAIGN_EDITABLE = frozenset(
+    {
+        "name",
+        "description",
+        "scale",
+        "relevance_threshold",
+        "unknown_topic_policy",
+        "default_pooled",
+        "measures",
+        "pool_strategy",
+        "pool_depth",
+        "pool_budget",
+        "overlap",
+        "lease_seconds",
+        "consensus_rule",
+    }
+)
+
+
+def campaign_update(*, campaign: Campaign, data: Mapping[str, Any]) -> Campaign:
+    """Change a campaign's settings, validated together (``Campaign.clean()``: a scale with a
+    grade at the relevance threshold, known strategy and measures, ...). On any problem nothing
+    is stored. Returns the updated campaign."""
+    _only_fields(data, CAMPAIGN_EDITABLE, "the campaign cannot be changed")
+    with transaction.atomic():
+        current = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        for name, value in data.items():
+            setattr(current, name, value)
+        _full_clean(current, "the campaign is not valid")
+        current.save(update_fields=list(data))
+    return current
 
 
 # --- Topics and documents ---------------------------------------------------------------------
@@ -441,6 +488,29 @@ def _check_tag(campaign: Campaign, tag: str) -> None:
         )
     if RunModel.objects.filter(campaign=campaign, tag=tag).exists():
         raise Conflict(f"run tag {tag!r} is already used in campaign {campaign.name!r}")
+
+
+def run_pooled_check(*, user: UserLike, pooled: bool | None) -> None:
+    """Only admins decide whether a run is pooled, when it is submitted and afterwards."""
+    if pooled is not None and not is_admin(user):
+        raise NotAllowed("only admins decide whether a run is pooled")
+
+
+RUN_EDITABLE = frozenset({"group", "description", "pooled", "priority"})
+
+
+def run_update(*, run: RunModel, by: UserLike, data: Mapping[str, Any]) -> RunModel:
+    """Change a run's group, description, priority or (admins only) whether it is pooled."""
+    _only_fields(data, RUN_EDITABLE, "the run cannot be changed")
+    run_pooled_check(user=by, pooled=data.get("pooled"))
+    with transaction.atomic():
+        current = RunModel.objects.select_for_update().get(pk=run.pk)
+        for name, value in data.items():
+            setattr(current, name, value)
+        others = [f.name for f in RunModel._meta.fields if f.name not in data]
+        _full_clean(current, "the run is not valid", exclude=others)
+        current.save(update_fields=list(data))
+    return current
 
 
 def run_delete(*, run: RunModel) -> None:

@@ -11,10 +11,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judging.assessments.models import QrelsVersion
+from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.core.errors import InputProblem, InvalidInput
 from judging.evaluation.models import BiasKind, BiasReport, EvalState
-from judging.evaluation.services import latest_qrels, metrics_run, qrels_dict, rankings
+from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from metrics.bias import LeaveOneOut, compare_qrels_versions, estimate_penalty, judged_at_k
 from metrics.io import Qrels
 from metrics.names import parse_measures
@@ -23,18 +24,11 @@ from metrics.pooling import make_strategy, simulate
 EFFICIENCY_STRATEGIES = ("docid", "rank", "mtf", "hedge")
 
 
-def bias_report_request(
-    *,
-    campaign: Campaign,
-    qrels: QrelsVersion | None = None,
-    measure: str = "AP",
-    depth: int | None = None,
-    kind: str = BiasKind.LOO_RUN,
-) -> BiasReport | None:
-    """The stored report for these inputs, computing it (as a task, after commit) if needed."""
-    version = qrels or latest_qrels(campaign)
-    if version is None:
-        return None
+def bias_params(
+    campaign: Campaign, *, measure: str, depth: int | None, kind: str
+) -> tuple[str, int, str]:
+    """The report's key as stored: (canonical measure name, depth, kind), checked; the depth
+    defaults to the campaign's pool depth."""
     try:
         canonical = parse_measures([measure])[0].name
     except ValueError as exc:
@@ -50,7 +44,22 @@ def bias_report_request(
                 )
             ],
         )
-    depth = depth or campaign.pool_depth
+    return canonical, depth or campaign.pool_depth, kind
+
+
+def bias_report_request(
+    *,
+    campaign: Campaign,
+    qrels: QrelsVersion | None = None,
+    measure: str = "AP",
+    depth: int | None = None,
+    kind: str = BiasKind.LOO_RUN,
+) -> BiasReport | None:
+    """The stored report for these inputs, computing it (as a task, after commit) if needed."""
+    version = qrels or qrels_version(campaign)
+    if version is None:
+        return None
+    canonical, depth, kind = bias_params(campaign, measure=measure, depth=depth, kind=kind)
     try:
         with transaction.atomic():
             report, created = BiasReport.objects.get_or_create(
@@ -135,7 +144,7 @@ def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
     out["efficiency"] = _efficiency(campaign, runs_models, pooled, qrels_map, report.depth, level)
     previous = (
         QrelsVersion.objects.filter(campaign=campaign, number__lt=report.qrels.number)
-        .order_by("-number")
+        .latest_first()
         .first()
     )
     if previous is not None:

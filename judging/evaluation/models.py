@@ -6,10 +6,17 @@ Celery tasks and never recomputed when a row for the same inputs exists.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db import models
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
+
+
+def measures_key(names: Iterable[str]) -> str:
+    """The stored key of a set of measures: the names sorted, comma-separated."""
+    return ",".join(sorted(names))
 
 
 class EvalState(models.TextChoices):

@@ -1,4 +1,4 @@
-"""Evaluating stored runs against qrels versions, and the reads built on the results.
+"""Evaluating stored runs against qrels versions (the reads built on them: ``selectors``).
 
 ``metrics`` does the science; this module moves data between the database and it. Evaluations
 are computed once per (run, qrels version, mode, measures) and stored with their qrels version.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict
 from typing import Any
 
 import numpy as np
@@ -16,16 +15,16 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
+from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, RankedList, Run, Topic
 from judging.core.errors import InputProblem, InvalidInput
-from judging.core.roles import UserLike, is_admin
-from judging.evaluation.models import EvalMode, EvalState, Evaluation
+from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
 from metrics.curve import recall_curve
 from metrics.evaluate import Evaluator
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
 from metrics.names import parse_measures
-from metrics.stats import bootstrap_ci, compare_runs
+from metrics.stats import bootstrap_ci
 
 CURVE_DEPTH = 100
 
@@ -68,22 +67,6 @@ def qrels_dict(version: QrelsVersion) -> dict[str, dict[str, int]]:
     ):
         out.setdefault(qid, {})[docid] = grade
     return out
-
-
-def latest_qrels(campaign: Campaign) -> QrelsVersion | None:
-    return QrelsVersion.objects.filter(campaign=campaign).order_by("-number").first()
-
-
-def qrels_version(campaign: Campaign, number: str | int | None) -> QrelsVersion | None:
-    """Qrels version ``number`` of the campaign, or its latest when no number is given.
-
-    None when the campaign has no such version (a number that is not a number included).
-    """
-    if number is None or number == "":
-        return latest_qrels(campaign)
-    if not str(number).isdigit():
-        return None
-    return QrelsVersion.objects.filter(campaign=campaign, number=int(number)).first()
 
 
 # --- computing ----------------------------------------------------------------------------
@@ -144,7 +127,7 @@ def evaluate_runs(
     """
     campaign = version.campaign
     names = _measures(campaign, measures)
-    key = ",".join(sorted(names))
+    key = measures_key(names)
     qrels = qrels_dict(version)
     evaluator = Evaluator(
         Qrels.from_dict(qrels),
@@ -200,9 +183,37 @@ def _claim(
         return Evaluation.objects.get(run=run, qrels=version, mode=mode, measures_key=key), False
 
 
+def evaluation_request(
+    *, run: Run, version: QrelsVersion, mode: str = EvalMode.HONEST
+) -> Evaluation:
+    """Ask for the run's evaluation against ``version`` in ``mode`` (campaign's measures): the
+    stored row, or a pending one computed by a task after commit. A failed one is tried again."""
+    if mode not in EvalMode.values:
+        raise InvalidInput(
+            "unknown mode",
+            [
+                InputProblem(
+                    f"mode {mode!r} is not one of {', '.join(EvalMode.values)}", location="mode"
+                )
+            ],
+        )
+    names = _measures(version.campaign, None)
+    evaluation, created = _claim(run, version, mode, names, measures_key(names))
+    if created or evaluation.state == EvalState.FAILED:
+        run_id, version_id = run.pk, version.pk
+
+        def send() -> None:
+            from judging.evaluation.tasks import evaluate_run
+
+            evaluate_run.delay(run_id, version_id, mode)
+
+        transaction.on_commit(send)
+    return evaluation
+
+
 def evaluations_after_run(run: Run) -> None:
     """A run arrived: evaluate it against the latest qrels version (after commit, as a task)."""
-    version = latest_qrels(run.campaign)
+    version = qrels_version(run.campaign)
     if version is None:
         return
     run_id, version_id = run.pk, version.pk
@@ -225,111 +236,3 @@ def evaluations_after_qrels(version: QrelsVersion) -> None:
         evaluate_qrels_version.delay(version_id)
 
     transaction.on_commit(send)
-
-
-# --- reading ------------------------------------------------------------------------------
-
-
-def run_label(run: Run, user: UserLike) -> str:
-    """Researchers see their own runs by tag and other people's runs anonymised."""
-    if is_admin(user) or run.owner_id == getattr(user, "pk", None):
-        return run.tag
-    return f"anonymous run #{run.pk}"
-
-
-def leaderboard(
-    *, campaign: Campaign, version: QrelsVersion, user: UserLike, mode: str = EvalMode.HONEST
-) -> dict[str, Any]:
-    """Every run's aggregates under one qrels version (never mixed with another version)."""
-    names = list(campaign.measures)
-    key = ",".join(sorted(names))
-    evaluations = {
-        e.run_id: e
-        for e in Evaluation.objects.filter(
-            qrels=version, mode=mode, measures_key=key, run__campaign=campaign
-        )
-    }
-    rows = []
-    for run in campaign.runs.select_related("owner").order_by("tag"):
-        ev = evaluations.get(run.pk)
-        row: dict[str, Any] = {
-            "run_id": run.pk if run_label(run, user) == run.tag else None,
-            "run": run_label(run, user),
-            "pooled": run.pooled,
-            "group": run.group if run_label(run, user) == run.tag else "",
-            "state": ev.state if ev else "missing",
-        }
-        if ev is not None and ev.state == EvalState.DONE:
-            row["measures"] = ev.result.get("measures", {})
-            row["n_queries"] = ev.result.get("n_queries")
-            row["excluded_summary"] = ev.result.get("excluded_summary", [])
-            row["slices"] = ev.slices
-        rows.append(row)
-    primary = names[0] if names else None
-
-    def sort_key(r: dict[str, Any]) -> float:
-        v = (r.get("measures") or {}).get(primary or "", {}).get("value")
-        return -(v if v is not None else -1.0)
-
-    rows.sort(key=sort_key)
-    return {
-        "campaign": campaign.pk,
-        "qrels_version": version.number,
-        "qrels_hash": version.content_hash,
-        "mode": mode,
-        "measures": names,
-        "sorted_by": primary,
-        "runs": rows,
-    }
-
-
-def significance(
-    *,
-    campaign: Campaign,
-    version: QrelsVersion,
-    measure: str,
-    test: str,
-    user: UserLike,
-    runs: Sequence[Run] | None = None,
-) -> dict[str, Any]:
-    """Paired tests between runs on one measure (Holm-corrected), from stored per-query values."""
-    if test not in ("t", "randomization", "bootstrap"):
-        raise InvalidInput(
-            "unknown test",
-            [
-                InputProblem(
-                    f"test {test!r} is not one of t, randomization, bootstrap", location="test"
-                )
-            ],
-        )
-    names = list(campaign.measures)
-    key = ",".join(sorted(names))
-    chosen = list(runs) if runs is not None else list(campaign.runs.order_by("tag"))
-    evaluations = {
-        e.run_id: e
-        for e in Evaluation.objects.filter(
-            qrels=version,
-            mode=EvalMode.HONEST,
-            measures_key=key,
-            state=EvalState.DONE,
-            run__in=chosen,
-        )
-    }
-    canonical = parse_measures([measure])[0].name if measure else names[0]
-    per_query: dict[str, dict[str, float]] = {}
-    for run in chosen:
-        ev = evaluations.get(run.pk)
-        values = ev.result.get("per_query", {}).get(canonical) if ev else None
-        if values is None:
-            continue
-        per_query[run_label(run, user)] = {q: float(v) for q, v in values.items() if v is not None}
-    queries = sorted(set.intersection(*(set(v) for v in per_query.values()))) if per_query else []
-    rows = compare_runs(per_query, test=test, queries=queries) if len(per_query) > 1 else []
-    return {
-        "qrels_version": version.number,
-        "measure": canonical,
-        "test": test,
-        "correction": "holm",
-        "n_queries": len(queries),
-        "comparisons": [asdict(c) for c in rows],
-    }

@@ -10,7 +10,7 @@ from django.db import InterfaceError, OperationalError
     retry_backoff=True,
     max_retries=5,
 )
-def evaluate_run(run_id: int, qrels_id: int) -> None:
+def evaluate_run(run_id: int, qrels_id: int, mode: str = "honest") -> None:
     """Evaluate one run against one qrels version (skipped when already stored)."""
     from judging.assessments.models import QrelsVersion
     from judging.campaigns.models import Run
@@ -20,7 +20,7 @@ def evaluate_run(run_id: int, qrels_id: int) -> None:
     version = QrelsVersion.objects.filter(pk=qrels_id).first()
     if run is None or version is None:
         return  # deleted since: nothing to do
-    evaluate_runs(version=version, runs=[run])
+    evaluate_runs(version=version, runs=[run], mode=mode)
 
 
 @shared_task(

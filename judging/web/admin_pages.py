@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
@@ -11,13 +9,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from judging.assessments import selectors
-from judging.assessments.models import Adjudication, QrelsVersion
+from judging.assessments.models import QrelsVersion
 from judging.assessments.services import adjudicate
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
 from judging.core.roles import account
+from judging.web.flash import flash, flash_error
 from judging.workflows.qrels import qrels_published
-from metrics.agreement import agreement, agreement_by_topic, disagreements
 
 
 @staff_member_required
@@ -29,7 +27,7 @@ def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
         {
             "campaign": campaign,
             "p": selectors.judging_progress(campaign),
-            "qrels": QrelsVersion.objects.filter(campaign=campaign).order_by("-number")[:10],
+            "qrels": QrelsVersion.objects.filter(campaign=campaign).latest_first()[:10],
         },
     )
 
@@ -37,39 +35,18 @@ def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @staff_member_required
 def agreement_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    rows = selectors.current_judgments(campaign)
-    scale = campaign.grade_values()
     only_relevance = request.GET.get("relevance") == "1"
-    adjudicated = {
-        (q, d): g
-        for q, d, g in Adjudication.objects.filter(campaign=campaign).values_list(
-            "topic__qid", "docid", "grade"
-        )
-    }
-    items = disagreements(
-        rows, relevance_level=campaign.relevance_threshold if only_relevance else None
-    )
+    report = selectors.agreement_report(campaign)
     return render(
         request,
         "manage/agreement.html",
         {
             "campaign": campaign,
-            "overall": agreement(rows, scale=scale),
-            "by_topic": sorted(
-                agreement_by_topic(
-                    rows, topic_of=lambda item: cast(tuple[str, str], item)[0], scale=scale
-                ).items()
-            ),
+            "overall": report["overall"],
+            "by_topic": list(report["topics"].items()),
             "disagreements": [
-                {
-                    "qid": item[0],
-                    "docid": item[1],
-                    "grades": sorted(d.grades.items()),
-                    "spread": d.spread,
-                    "adjudicated": adjudicated.get(item),
-                }
-                for d in items
-                for item in [cast(tuple[str, str], d.item)]
+                {**d, "grades": sorted(d["grades"].items())}
+                for d in selectors.disagreement_list(campaign, relevance_only=only_relevance)
             ],
             "only_relevance": only_relevance,
             "labels": sorted(campaign.grade_labels().items()),
@@ -90,9 +67,9 @@ def adjudicate_item(request: HttpRequest, campaign_id: int) -> HttpResponse:
             note=request.POST.get("note", ""),
             decided_by=request.user,
         )
-        messages.success(request, f"Final grade set for {request.POST.get('docid')}.")
+        flash(request, messages.SUCCESS, f"Final grade set for {request.POST.get('docid')}.")
     except (ValueError, DomainError) as exc:
-        messages.error(request, getattr(exc, "message", str(exc)))
+        flash_error(request, exc)
     return redirect("manage-agreement", campaign_id=campaign.pk)
 
 
@@ -104,10 +81,11 @@ def publish(request: HttpRequest, campaign_id: int) -> HttpResponse:
         campaign=campaign, note=request.POST.get("note", ""), created_by=account(request.user)
     )
     if created:
-        messages.success(
+        flash(
             request,
+            messages.SUCCESS,
             f"Published qrels version {version.number} ({version.num_judgments} judgments).",
         )
     else:
-        messages.info(request, f"Nothing changed since qrels version {version.number}.")
+        flash(request, messages.INFO, f"Nothing changed since qrels version {version.number}.")
     return redirect("manage-progress", campaign_id=campaign.pk)

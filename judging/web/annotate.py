@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -20,6 +21,7 @@ from judging.assessments.selectors import annotator_progress
 from judging.campaigns.models import Campaign, Document, Topic
 from judging.core.errors import DomainError
 from judging.core.roles import UserLike, account, is_annotator
+from judging.web.flash import flash_error
 from judging.web.highlight import paragraphs, query_terms
 
 
@@ -102,12 +104,6 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return render(request, "annotate/judge.html", context)
 
 
-def _flash_error(request: HttpRequest, exc: DomainError) -> None:
-    from django.contrib import messages
-
-    messages.warning(request, exc.message)
-
-
 @login_required
 @require_POST
 def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
@@ -121,7 +117,7 @@ def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
         )
     except (ValueError, DomainError) as exc:
         if isinstance(exc, DomainError):
-            _flash_error(request, exc)
+            flash_error(request, exc, messages.WARNING)
     return redirect("annotate-judge", campaign_id=campaign.pk)
 
 
@@ -135,7 +131,7 @@ def skip(request: HttpRequest, campaign_id: int) -> HttpResponse:
         )
     except (ValueError, DomainError) as exc:
         if isinstance(exc, DomainError):
-            _flash_error(request, exc)
+            flash_error(request, exc, messages.WARNING)
     return redirect("annotate-judge", campaign_id=campaign.pk)
 
 
@@ -180,7 +176,7 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
             )
         except (ValueError, DomainError) as exc:
             if isinstance(exc, DomainError):
-                _flash_error(request, exc)
+                flash_error(request, exc, messages.WARNING)
             return redirect("annotate-judged", campaign_id=campaign.pk, judgment_id=judgment.pk)
         return redirect("annotate-judge", campaign_id=campaign.pk)
     mine = Judgment.objects.filter(campaign=campaign, annotator_id=request.user.pk)

@@ -1,23 +1,30 @@
 """The pooling-bias page: leave-one-out scatter and deltas, estimated penalty of non-pooled runs,
-judged@10 coverage, before/after re-pooling, and pooling efficiency. Charts are server SVG."""
+judged@10 coverage, before/after re-pooling, and pooling efficiency. Charts are server SVG.
+
+The page shows the stored report; one never requested gets a Compute button (a POST)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.views.decorators.http import require_POST
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
-from judging.core.roles import UserLike, is_researcher
+from judging.core.roles import is_researcher
 from judging.evaluation.bias import bias_report_request
-from judging.evaluation.models import BiasKind, BiasReport, EvalState
-from judging.evaluation.services import run_label
+from judging.evaluation.models import BiasKind, EvalState
+from judging.evaluation.selectors import bias_report
 from judging.web import charts
+from judging.web.flash import flash, flash_error
 from judging.web.results import qrels_version_or_404
 
 MEASURES = ("AP", "P@10", "nDCG@10", "R@100", "Bpref")
@@ -29,80 +36,120 @@ STRATEGY_LABELS = {
 }
 
 
-def _report(
-    request: HttpRequest, campaign_id: int
-) -> tuple[Campaign, BiasReport | None, dict[str, Any]]:
+def _params(request: HttpRequest, campaign_id: int, query: Any) -> tuple[Campaign, dict[str, Any]]:
+    """The campaign and the report's parameters (from the query string or the Compute form)."""
     if not is_researcher(request.user):
         raise PermissionDenied("results are for researchers and admins")
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
-    version = qrels_version_or_404(campaign, request.GET.get("qrels"))
-    measure = request.GET.get("measure") or "AP"
-    kind = request.GET.get("kind") or BiasKind.LOO_RUN
+    version = qrels_version_or_404(campaign, query.get("qrels"))
     try:
-        depth = int(request.GET.get("depth") or campaign.pool_depth)
+        depth = int(query.get("depth") or campaign.pool_depth)
     except ValueError:
         depth = campaign.pool_depth
-    params = {"version": version, "measure": measure, "kind": kind, "depth": depth}
-    if version is None:
+    params = {
+        "version": version,
+        "measure": query.get("measure") or "AP",
+        "kind": query.get("kind") or BiasKind.LOO_RUN,
+        "depth": depth,
+    }
+    return campaign, params
+
+
+def _report(
+    request: HttpRequest, campaign_id: int
+) -> tuple[Campaign, dict[str, Any] | None, dict[str, Any]]:
+    """The stored report as the user may see it (None: never requested). Never computes."""
+    campaign, params = _params(request, campaign_id, request.GET)
+    if params["version"] is None:
         return campaign, None, params
     try:
-        report = bias_report_request(
-            campaign=campaign, qrels=version, measure=measure, depth=depth, kind=kind
+        report = bias_report(
+            campaign=campaign,
+            version=params["version"],
+            user=request.user,
+            measure=params["measure"],
+            depth=params["depth"],
+            kind=params["kind"],
         )
     except DomainError as exc:
         raise Http404(exc.message) from None
-    if report is not None:
-        report.refresh_from_db()
     return campaign, report, params
 
 
-def _labels(campaign: Campaign, user: UserLike) -> dict[str, str]:
-    return {r.tag: run_label(r, user) for r in campaign.runs.all()}
+@login_required
+@require_POST
+def bias_compute(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The Compute button: request the report for the form's parameters, then show the page."""
+    campaign, params = _params(request, campaign_id, request.POST)
+    version = params["version"]
+    url = reverse("bias", args=[campaign.pk])
+    if version is None:
+        flash(request, messages.WARNING, "There is no qrels version to analyse yet.")
+        return redirect(url)
+    try:
+        bias_report_request(
+            campaign=campaign,
+            qrels=version,
+            measure=params["measure"],
+            depth=params["depth"],
+            kind=params["kind"],
+        )
+    except DomainError as exc:
+        flash_error(request, exc)
+        return redirect(url)
+    flash(request, messages.INFO, f"Bias analysis on qrels version {version.number} requested.")
+    query = {
+        "qrels": version.number,
+        "measure": params["measure"],
+        "depth": params["depth"],
+        "kind": params["kind"],
+    }
+    return redirect(f"{url}?{urlencode(query)}")
 
 
-def _scatter(report: BiasReport, labels: dict[str, str]) -> str:
-    loo = report.result.get("loo", {})
+def _scatter(report: dict[str, Any]) -> str:
+    loo = report["result"].get("loo", {})
     points = [
-        charts.Point(r["score"], r["score_without"], labels.get(t, t))
+        charts.Point(r["score"], r["score_without"], t)
         for t, r in loo.get("runs", {}).items()
         if r["score"] is not None and r["score_without"] is not None
     ]
-    for tag, p in (report.result.get("penalty") or {}).get("runs", {}).items():
+    for tag, p in (report["result"].get("penalty") or {}).get("runs", {}).items():
         if p.get("estimated_score") is not None and p.get("score") is not None:
             points.append(
                 charts.Point(
                     p["estimated_score"],
                     p["score"],
-                    f"{labels.get(tag, tag)} (not pooled, estimated)",
+                    f"{tag} (not pooled, estimated)",
                     True,
                 )
             )
     return charts.scatter(
         points,
-        title=f"Leave-one-out, {report.measure} at depth {report.depth} "
-        f"(qrels v{report.qrels.number})",
-        x_label=f"{report.measure} with the run in the pool",
-        y_label=f"{report.measure} with the run left out",
+        title=f"Leave-one-out, {report['measure']} at depth {report['depth']} "
+        f"(qrels v{report['qrels_version']})",
+        x_label=f"{report['measure']} with the run in the pool",
+        y_label=f"{report['measure']} with the run left out",
         highlight_label="not pooled: estimated pooled score vs actual score",
     )
 
 
-def _deltas(report: BiasReport, labels: dict[str, str]) -> str:
-    runs = report.result.get("loo", {}).get("runs", {})
+def _deltas(report: dict[str, Any]) -> str:
+    runs = report["result"].get("loo", {}).get("runs", {})
     items = sorted(
-        ((labels.get(t, t), r["delta"] or 0.0, False) for t, r in runs.items()),
+        ((t, r["delta"] or 0.0, False) for t, r in runs.items()),
         key=lambda item: -item[1],
     )
     return charts.bars(
         items,
-        title=f"What being in the pool is worth: {report.measure} delta "
-        f"per pooled run (qrels v{report.qrels.number})",
-        value_label=f"{report.measure} with minus without the run in the pool",
+        title=f"What being in the pool is worth: {report['measure']} delta "
+        f"per pooled run (qrels v{report['qrels_version']})",
+        value_label=f"{report['measure']} with minus without the run in the pool",
     )
 
 
-def _efficiency(report: BiasReport) -> str:
-    eff = report.result.get("efficiency") or {}
+def _efficiency(report: dict[str, Any]) -> str:
+    eff = report["result"].get("efficiency") or {}
     budgets = eff.get("budgets", [])
     series = [
         charts.Series(STRATEGY_LABELS.get(name, name), budgets, values)
@@ -111,7 +158,7 @@ def _efficiency(report: BiasReport) -> str:
     return charts.line_chart(
         series,
         title=f"Pooling efficiency: relevant documents found per topic "
-        f"(qrels v{report.qrels.number} as oracle, depth {eff.get('depth')})",
+        f"(qrels v{report['qrels_version']} as oracle, depth {eff.get('depth')})",
         x_label="judgments made per topic",
         y_label="relevant found (mean per topic)",
     )
@@ -127,31 +174,29 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "campaign": campaign,
         "report": report,
         **params,
-        "versions": QrelsVersion.objects.filter(campaign=campaign).order_by("-number"),
+        "versions": QrelsVersion.objects.filter(campaign=campaign).latest_first(),
         "measures": MEASURES,
         "kinds": BiasKind.choices,
     }
-    if report is not None and report.state == EvalState.DONE:
-        labels = _labels(campaign, request.user)
-        result = report.result
+    if report is not None and report["state"] == EvalState.DONE:
+        # run tags in the result are already what this user may see of them
+        result = report["result"]
         if "loo" in result:
-            context["scatter_svg"] = _scatter(report, labels)
-            context["deltas_svg"] = _deltas(report, labels)
+            context["scatter_svg"] = _scatter(report)
+            context["deltas_svg"] = _deltas(report)
             context["loo_rows"] = sorted(
-                ({"run": labels.get(t, t), **r} for t, r in result["loo"]["runs"].items()),
+                ({"run": t, **r} for t, r in result["loo"]["runs"].items()),
                 key=lambda r: r["rank"],
             )
         if result.get("efficiency"):
             context["efficiency_svg"] = _efficiency(report)
         penalty = result.get("penalty")
         if penalty:
-            context["penalty_rows"] = [
-                {"run": labels.get(t, t), **p} for t, p in penalty["runs"].items()
-            ]
+            context["penalty_rows"] = [{"run": t, **p} for t, p in penalty["runs"].items()]
         coverage = result.get("coverage", {})
         context["coverage_rows"] = sorted(
             (
-                {"run": labels.get(t, t), "mean": c["mean"], "pooled": c["pooled"]}
+                {"run": t, "mean": c["mean"], "pooled": c["pooled"]}
                 for t, c in coverage.get("runs", {}).items()
             ),
             key=lambda r: (r["mean"] is None, -(r["mean"] or 0)),
@@ -159,7 +204,7 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         before = result.get("before_after")
         if before:
             context["before_rows"] = sorted(
-                ({"run": labels.get(t, t), **r} for t, r in before["runs"].items()),
+                ({"run": t, **r} for t, r in before["runs"].items()),
                 key=lambda r: r["rank_b"],
             )
     return render(request, "results/bias.html", context)
@@ -167,18 +212,19 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 @login_required
 def bias_chart(request: HttpRequest, campaign_id: int, chart: str) -> HttpResponse:
-    campaign, report, _ = _report(request, campaign_id)
-    if report is None or report.state != EvalState.DONE:
+    _, report, _ = _report(request, campaign_id)
+    if report is None or report["state"] != EvalState.DONE:
         raise Http404("the report is not ready")
     if chart == "efficiency":
         svg = _efficiency(report)
-    elif chart in CHARTS and "loo" in report.result:
-        svg = CHARTS[chart](report, _labels(campaign, request.user))
+    elif chart in CHARTS and "loo" in report["result"]:
+        svg = CHARTS[chart](report)
     else:
         raise Http404("no such chart")
     response = HttpResponse(svg, content_type="image/svg+xml")
     if request.GET.get("download") == "1":
         response["Content-Disposition"] = (
-            f'attachment; filename="{chart}-{report.measure}-qrels-v{report.qrels.number}.svg"'
+            f'attachment; filename="{chart}-{report["measure"]}-qrels-v{report["qrels_version"]}'
+            '.svg"'
         )
     return response

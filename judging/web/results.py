@@ -1,26 +1,34 @@
-"""Researchers' pages: leaderboard, run page, significance table (and their downloads)."""
+"""Researchers' pages: leaderboard, run page, significance table (and their downloads).
+
+Pages only read what is stored; the run page's Compute button POSTs a request to evaluate."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
+from django.views.decorators.http import require_POST
 
-from judging.api.evaluation_views import leaderboard_csv
 from judging.assessments.models import QrelsVersion
+from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.core.roles import is_researcher
 from judging.evaluation.models import EvalMode, EvalState, Evaluation
-from judging.evaluation.services import (
-    evaluate_runs,
+from judging.evaluation.selectors import (
     leaderboard,
-    qrels_version,
+    leaderboard_csv,
+    run_evaluation,
     significance,
 )
+from judging.evaluation.services import evaluation_request
 from judging.web import charts
+from judging.web.flash import flash
 
 
 def _researcher(request: HttpRequest) -> None:
@@ -48,7 +56,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     _researcher(request)
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
     version = qrels_version_or_404(campaign, request.GET.get("qrels"))
-    versions = QrelsVersion.objects.filter(campaign=campaign).order_by("-number")
+    versions = QrelsVersion.objects.filter(campaign=campaign).latest_first()
     if version is None:
         return render(
             request, "results/leaderboard.html", {"campaign": campaign, "versions": versions}
@@ -99,25 +107,45 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     )
 
 
-def _run_evaluation(request: HttpRequest, run_id: int) -> tuple[Run, Evaluation | None]:
+def _visible_run(request: HttpRequest, run_id: int) -> Run:
     _researcher(request)
     run = Run.objects.visible_to(request.user).filter(pk=run_id).select_related("campaign").first()
     if run is None:
         raise Http404("no such run visible to you")
+    return run
+
+
+def _mode(value: str | None) -> str:
+    return value if value in EvalMode.values else EvalMode.HONEST
+
+
+def _run_evaluation(
+    request: HttpRequest, run_id: int
+) -> tuple[Run, QrelsVersion | None, str, Evaluation | None]:
+    """The run, the asked-for qrels version and mode, and the stored evaluation (never computed
+    here: a missing one is offered to compute, by POST)."""
+    run = _visible_run(request, run_id)
     version = qrels_version_or_404(run.campaign, request.GET.get("qrels"))
+    mode = _mode(request.GET.get("mode"))
     if version is None:
-        return run, None
-    mode = request.GET.get("mode", EvalMode.HONEST)
-    if mode not in EvalMode.values:
-        mode = EvalMode.HONEST
-    evaluate_runs(version=version, runs=[run], mode=mode)  # no-op when already stored
-    key = ",".join(sorted(run.campaign.measures))
-    evaluation = (
-        Evaluation.objects.filter(run=run, qrels=version, mode=mode, measures_key=key)
-        .select_related("qrels")
-        .first()
-    )
-    return run, evaluation
+        return run, None, mode, None
+    return run, version, mode, run_evaluation(run, version, mode)
+
+
+@login_required
+@require_POST
+def run_evaluate(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The Compute button of the run page: request the evaluation, then show the page again."""
+    run = _visible_run(request, run_id)
+    version = qrels_version_or_404(run.campaign, request.POST.get("qrels"))
+    mode = _mode(request.POST.get("mode"))
+    url = reverse("run-page", args=[run.pk])
+    if version is None:
+        flash(request, messages.WARNING, "There is no qrels version to evaluate against yet.")
+        return redirect(url)
+    evaluation_request(run=run, version=version, mode=mode)
+    flash(request, messages.INFO, f"Evaluation against qrels version {version.number} requested.")
+    return redirect(f"{url}?{urlencode({'qrels': str(version.number), 'mode': mode})}")
 
 
 def _recall_svg(run: Run, evaluation: Evaluation) -> str:
@@ -150,11 +178,13 @@ def _recall_svg(run: Run, evaluation: Evaluation) -> str:
 
 @login_required
 def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
-    run, evaluation = _run_evaluation(request, run_id)
+    run, version, mode, evaluation = _run_evaluation(request, run_id)
     context: dict[str, Any] = {
         "run": run,
+        "version": version,
+        "mode": mode,
         "evaluation": evaluation,
-        "versions": QrelsVersion.objects.filter(campaign=run.campaign).order_by("-number"),
+        "versions": QrelsVersion.objects.filter(campaign=run.campaign).latest_first(),
     }
     if evaluation is not None and evaluation.state == EvalState.DONE:
         result = evaluation.result
@@ -182,7 +212,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @login_required
 def run_recall_svg(request: HttpRequest, run_id: int) -> HttpResponse:
-    run, evaluation = _run_evaluation(request, run_id)
+    run, _, _, evaluation = _run_evaluation(request, run_id)
     if evaluation is None or evaluation.state != EvalState.DONE:
         raise Http404("no evaluation yet")
     return _svg_response(
@@ -214,6 +244,6 @@ def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "test": test,
             "measure": measure,
             "measures": campaign.measures,
-            "versions": QrelsVersion.objects.filter(campaign=campaign).order_by("-number"),
+            "versions": QrelsVersion.objects.filter(campaign=campaign).latest_first(),
         },
     )

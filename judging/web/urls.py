@@ -21,11 +21,13 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/leaderboard/", results.leaderboard_page, name="leaderboard"),
     path("campaigns/<int:campaign_id>/compare/", results.compare_page, name="compare"),
     path("campaigns/<int:campaign_id>/bias/", bias_pages.bias_page, name="bias"),
+    path("campaigns/<int:campaign_id>/bias/compute/", bias_pages.bias_compute, name="bias-compute"),
     path(
         "campaigns/<int:campaign_id>/bias/<str:chart>.svg", bias_pages.bias_chart, name="bias-chart"
     ),
     path("runs/<int:run_id>/", results.run_page, name="run-page"),
     path("runs/<int:run_id>/recall.svg", results.run_recall_svg, name="run-recall-svg"),
+    path("runs/<int:run_id>/evaluate/", results.run_evaluate, name="run-evaluate"),
     path("manage/<int:campaign_id>/", admin_pages.progress, name="manage-progress"),
     path(
         "manage/<int:campaign_id>/agreement/", admin_pages.agreement_page, name="manage-agreement"

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from judging.campaigns.models import Campaign, Run
+from judging.campaigns.models import Run
+from judging.campaigns.selectors import campaign_list
 from judging.core.roles import is_researcher
 
 
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
-    campaigns = Campaign.objects.visible_to(request.user).annotate(
-        num_topics=Count("topics", distinct=True),
-        num_documents=Count("documents", distinct=True),
-        num_runs=Count("runs", distinct=True),
-    )
+    campaigns = campaign_list(user=request.user)
     runs = (
         Run.objects.visible_to(request.user)
         .select_related("campaign", "owner")

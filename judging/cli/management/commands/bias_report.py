@@ -5,10 +5,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from judging.assessments.selectors import qrels_version
 from judging.cli.management.commands._common import add_campaign_argument, get_campaign
 from judging.evaluation.bias import bias_report_compute, bias_report_request
 from judging.evaluation.models import BiasKind
-from judging.evaluation.services import qrels_version
 
 
 class Command(BaseCommand):

@@ -4,9 +4,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from judging.assessments.selectors import qrels_version
 from judging.cli.management.commands._common import add_campaign_argument, get_campaign
 from judging.evaluation.models import EvalMode
-from judging.evaluation.services import evaluate_runs, qrels_version
+from judging.evaluation.services import evaluate_runs
 
 
 class Command(BaseCommand):

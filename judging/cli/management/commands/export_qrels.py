@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judging.assessments.models import QrelsVersion
+from judging.assessments.selectors import qrels_version
 from judging.assessments.services import qrels_export_lines
 from judging.cli.management.commands._common import add_campaign_argument, get_campaign
 
@@ -29,17 +29,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **opts: Any) -> None:
         campaign = get_campaign(opts["campaign"])
-        versions = QrelsVersion.objects.filter(campaign=campaign)
-        if opts["version"] is None:
-            version = versions.order_by("-number").first()
-            if version is None:
-                raise CommandError(f"campaign {campaign.name!r} has no qrels version yet")
-        else:
-            version = versions.filter(number=opts["version"]).first()
-            if version is None:
-                raise CommandError(
-                    f"campaign {campaign.name!r} has no qrels version {opts['version']}"
-                )
+        version = qrels_version(campaign, opts["version"])
+        if version is None and opts["version"] is None:
+            raise CommandError(f"campaign {campaign.name!r} has no qrels version yet")
+        if version is None:
+            raise CommandError(f"campaign {campaign.name!r} has no qrels version {opts['version']}")
         lines = qrels_export_lines(version)
         if opts["output"] == "-":
             for line in lines:

@@ -1,0 +1,221 @@
+"""Reads of stored evaluations and bias reports that the API and the pages share: a run's
+evaluations, leaderboards (and their CSV), significance tables, bias reports with other
+researchers' runs anonymised. Nothing here computes anything or writes a row: evaluations and
+reports are computed by tasks, on events or on an explicit request (a POST)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from django.db.models import QuerySet
+
+from judging.assessments.models import QrelsVersion
+from judging.campaigns.models import Campaign, Run
+from judging.campaigns.selectors import anonymise, run_label, run_labels
+from judging.core.errors import InputProblem, InvalidInput
+from judging.core.roles import UserLike
+from judging.evaluation.bias import bias_params
+from judging.evaluation.models import BiasReport, EvalMode, EvalState, Evaluation, measures_key
+from metrics.names import parse_measures
+from metrics.stats import compare_runs
+
+
+def run_evaluations(run: Run) -> QuerySet[Evaluation]:
+    """Every stored evaluation of the run, by qrels version and mode."""
+    return (
+        Evaluation.objects.filter(run=run).select_related("qrels").order_by("qrels__number", "mode")
+    )
+
+
+def run_evaluation(run: Run, version: QrelsVersion, mode: str) -> Evaluation | None:
+    """The run's evaluation on the campaign's measures against ``version`` in ``mode``, if it
+    was ever requested (it may still be pending, or have failed)."""
+    return (
+        Evaluation.objects.filter(
+            run=run, qrels=version, mode=mode, measures_key=measures_key(run.campaign.measures)
+        )
+        .select_related("qrels")
+        .first()
+    )
+
+
+def evaluation_as_dict(evaluation: Evaluation) -> dict[str, Any]:
+    return {
+        "qrels_version": evaluation.qrels.number,
+        "qrels_hash": evaluation.qrels.content_hash,
+        "mode": evaluation.mode,
+        "state": evaluation.state,
+        "error": evaluation.error,
+        "measures": evaluation.measures,
+        "computed_at": evaluation.computed_at,
+        "result": evaluation.result,
+        "slices": evaluation.slices,
+        "recall_curve": evaluation.curve,
+    }
+
+
+def leaderboard(
+    *, campaign: Campaign, version: QrelsVersion, user: UserLike, mode: str = EvalMode.HONEST
+) -> dict[str, Any]:
+    """Every run's aggregates under one qrels version (never mixed with another version)."""
+    names = list(campaign.measures)
+    key = measures_key(names)
+    evaluations = {
+        e.run_id: e
+        for e in Evaluation.objects.filter(
+            qrels=version, mode=mode, measures_key=key, run__campaign=campaign
+        )
+    }
+    rows = []
+    for run in campaign.runs.select_related("owner").order_by("tag"):
+        ev = evaluations.get(run.pk)
+        row: dict[str, Any] = {
+            "run_id": run.pk if run_label(run, user) == run.tag else None,
+            "run": run_label(run, user),
+            "pooled": run.pooled,
+            "group": run.group if run_label(run, user) == run.tag else "",
+            "state": ev.state if ev else "missing",
+        }
+        if ev is not None and ev.state == EvalState.DONE:
+            row["measures"] = ev.result.get("measures", {})
+            row["n_queries"] = ev.result.get("n_queries")
+            row["excluded_summary"] = ev.result.get("excluded_summary", [])
+            row["slices"] = ev.slices
+        rows.append(row)
+    primary = names[0] if names else None
+
+    def sort_key(r: dict[str, Any]) -> float:
+        v = (r.get("measures") or {}).get(primary or "", {}).get("value")
+        return -(v if v is not None else -1.0)
+
+    rows.sort(key=sort_key)
+    return {
+        "campaign": campaign.pk,
+        "qrels_version": version.number,
+        "qrels_hash": version.content_hash,
+        "mode": mode,
+        "measures": names,
+        "sorted_by": primary,
+        "runs": rows,
+    }
+
+
+def leaderboard_csv_rows(board: dict[str, Any]) -> list[list[Any]]:
+    """The leaderboard as table rows, header first: per measure its value, CI, Judged@k and
+    ceiling."""
+    header = ["qrels_version", "mode", "run", "pooled", "n_queries"]
+    for m in board["measures"]:
+        header += [m, f"{m} ci_low", f"{m} ci_high", f"{m} judged", f"{m} ceiling"]
+    rows: list[list[Any]] = [header]
+    for row in board["runs"]:
+        line = [
+            board["qrels_version"],
+            board["mode"],
+            row["run"],
+            row["pooled"],
+            row.get("n_queries", ""),
+        ]
+        for m in board["measures"]:
+            e = (row.get("measures") or {}).get(m, {})
+            line += [
+                e.get("value", ""),
+                e.get("ci_low", ""),
+                e.get("ci_high", ""),
+                (e.get("judged") or {}).get("value", ""),
+                (e.get("ceiling") or {}).get("value", ""),
+            ]
+        rows.append(line)
+    return rows
+
+
+def leaderboard_csv(board: dict[str, Any]) -> str:
+    out = io.StringIO()
+    csv.writer(out).writerows(leaderboard_csv_rows(board))
+    return out.getvalue()
+
+
+def significance(
+    *,
+    campaign: Campaign,
+    version: QrelsVersion,
+    measure: str,
+    test: str,
+    user: UserLike,
+    runs: Sequence[Run] | None = None,
+) -> dict[str, Any]:
+    """Paired tests between runs on one measure (Holm-corrected), from stored per-query values."""
+    if test not in ("t", "randomization", "bootstrap"):
+        raise InvalidInput(
+            "unknown test",
+            [
+                InputProblem(
+                    f"test {test!r} is not one of t, randomization, bootstrap", location="test"
+                )
+            ],
+        )
+    names = list(campaign.measures)
+    key = measures_key(names)
+    chosen = list(runs) if runs is not None else list(campaign.runs.order_by("tag"))
+    evaluations = {
+        e.run_id: e
+        for e in Evaluation.objects.filter(
+            qrels=version,
+            mode=EvalMode.HONEST,
+            measures_key=key,
+            state=EvalState.DONE,
+            run__in=chosen,
+        )
+    }
+    canonical = parse_measures([measure])[0].name if measure else names[0]
+    per_query: dict[str, dict[str, float]] = {}
+    for run in chosen:
+        ev = evaluations.get(run.pk)
+        values = ev.result.get("per_query", {}).get(canonical) if ev else None
+        if values is None:
+            continue
+        per_query[run_label(run, user)] = {q: float(v) for q, v in values.items() if v is not None}
+    queries = sorted(set.intersection(*(set(v) for v in per_query.values()))) if per_query else []
+    rows = compare_runs(per_query, test=test, queries=queries) if len(per_query) > 1 else []
+    return {
+        "qrels_version": version.number,
+        "measure": canonical,
+        "test": test,
+        "correction": "holm",
+        "n_queries": len(queries),
+        "comparisons": [asdict(c) for c in rows],
+    }
+
+
+def bias_report(
+    *,
+    campaign: Campaign,
+    version: QrelsVersion,
+    user: UserLike,
+    measure: str = "AP",
+    depth: int | None = None,
+    kind: str = "loo_run",
+) -> dict[str, Any] | None:
+    """The stored bias report for these parameters as the user may see it (other researchers'
+    runs anonymised), with its state; None when it was never requested."""
+    canonical, depth, kind = bias_params(campaign, measure=measure, depth=depth, kind=kind)
+    report = BiasReport.objects.filter(
+        campaign=campaign, qrels=version, kind=kind, measure=canonical, depth=depth
+    ).first()
+    if report is None:
+        return None
+    out: dict[str, Any] = {
+        "qrels_version": version.number,
+        "measure": report.measure,
+        "depth": report.depth,
+        "kind": report.kind,
+        "state": report.state,
+        "error": report.error,
+        "computed_at": report.computed_at,
+    }
+    if report.state == EvalState.DONE:
+        out["result"] = anonymise(dict(report.result), run_labels(campaign, user))
+    return out
