@@ -9,11 +9,9 @@ from typing import Any
 
 import pytest
 
+from tests._shared_data import shared_data_path
+
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
-SHARED_DATA = Path(
-    os.environ.get("POOLJUDGE_SHARED_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
 
 
 def need_service(available: bool, reason: str) -> None:
@@ -25,11 +23,10 @@ def need_service(available: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"the shared TREC data is not at {SHARED_DATA} (a clone without ../shared)")
-    return SHARED_DATA
+    """The shared real TREC data folder (for every test, metrics too); skipped when absent."""
+    return shared_data_path()
 
 
 @pytest.fixture
