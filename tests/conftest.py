@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -102,6 +103,14 @@ def campaign(db: Any, admin_user: Any) -> Any:
     for qid in ("401", "402", "403"):
         Topic.objects.create(campaign=c, qid=qid, title=f"topic {qid}")
     return c
+
+
+@pytest.fixture
+def as_committed(django_capture_on_commit_callbacks: Any) -> Callable[[], Any]:
+    """``with as_committed(): ...`` runs the block's ``transaction.on_commit`` callbacks when it
+    ends, as its commit would: a test's transaction never commits, and services enqueue their
+    tasks on commit (eager Celery then runs them inline). pytest-django's capture, executing."""
+    return functools.partial(django_capture_on_commit_callbacks, execute=True)
 
 
 @pytest.fixture

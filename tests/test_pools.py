@@ -13,7 +13,7 @@ from judging.campaigns.services import run_submit
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
 from judging.pools.services import pool_build, pool_request
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
+pytestmark = pytest.mark.django_db
 
 # Three pooled runs and one novel run over topics 401 and 402 (scores descending = rank order).
 RUNS = {
@@ -69,8 +69,11 @@ def union_at(depth: int, tags: list[str]) -> dict[str, set[str]]:
     return out
 
 
-def test_a_depth_k_pool_is_the_union_of_the_pooled_runs_top_k(pooled_campaign: Any) -> None:
-    version, created = pool_request(campaign=pooled_campaign)
+def test_a_depth_k_pool_is_the_union_of_the_pooled_runs_top_k(
+    pooled_campaign: Any, as_committed: Any
+) -> None:
+    with as_committed():
+        version, created = pool_request(campaign=pooled_campaign)
     assert created
     version.refresh_from_db()
     assert version.state == PoolState.BUILT and version.number == 1
@@ -86,11 +89,12 @@ def test_a_depth_k_pool_is_the_union_of_the_pooled_runs_top_k(pooled_campaign: A
 
 
 def test_pooled_documents_without_text_are_listed_for_the_admin(
-    pooled_campaign: Any, api_client_for: Any, admin_user: Any
+    pooled_campaign: Any, api_client_for: Any, admin_user: Any, as_committed: Any
 ) -> None:
     pooled_campaign.pool_depth = 4
     pooled_campaign.save()
-    version, _ = pool_request(campaign=pooled_campaign)
+    with as_committed():
+        version, _ = pool_request(campaign=pooled_campaign)
     version.refresh_from_db()
     assert version.num_missing_text == 1
     body = api_client_for(admin_user).get(f"/api/v1/pools/{version.pk}/missing-text/").json()
@@ -98,17 +102,20 @@ def test_pooled_documents_without_text_are_listed_for_the_admin(
 
 
 def test_repooling_adds_the_novel_runs_documents_and_queues_only_unjudged_ones(
-    pooled_campaign: Any, researcher: Any, api_client_for: Any
+    pooled_campaign: Any, researcher: Any, api_client_for: Any, as_committed: Any
 ) -> None:
-    v1, _ = pool_request(campaign=pooled_campaign)
+    with as_committed():
+        v1, _ = pool_request(campaign=pooled_campaign)
     # judge pool v1 (an imported qrels version stands in for the annotators here)
     lines = "".join(
         f"{q} 0 {d} {int(d.startswith('a'))}\n" for q, ds in pooled_docs(v1).items() for d in ds
     )
-    qrels_import(campaign=pooled_campaign, data=lines.encode())
+    with as_committed():
+        qrels_import(campaign=pooled_campaign, data=lines.encode())
     tags = ["sysA", "sysB", "sysC", "novel"]
     runs = list(pooled_campaign.runs.filter(tag__in=tags))
-    v2, created = pool_request(campaign=pooled_campaign, runs=runs)
+    with as_committed():
+        v2, created = pool_request(campaign=pooled_campaign, runs=runs)
     v2.refresh_from_db()
     assert created and v2.number == 2 and v2.base_id == v1.pk
     before, after = union_at(3, tags[:3]), union_at(3, tags)
@@ -125,8 +132,8 @@ def test_repooling_adds_the_novel_runs_documents_and_queues_only_unjudged_ones(
     }
 
 
-def test_two_triggers_at_once_produce_one_build(pooled_campaign: Any) -> None:
-    with mock.patch("judging.pools.services._enqueue") as enqueue:
+def test_two_triggers_at_once_produce_one_build(pooled_campaign: Any, as_committed: Any) -> None:
+    with mock.patch("judging.pools.services._enqueue") as enqueue, as_committed():
         first, created_first = pool_request(campaign=pooled_campaign)
         second, created_second = pool_request(campaign=pooled_campaign, depth=2)
     assert created_first and not created_second
@@ -157,7 +164,7 @@ def test_a_queued_build_shows_no_documents_and_no_number(
 
 
 def test_per_group_priority_pools_only_each_groups_first_runs(
-    campaign: Any, researcher: Any
+    campaign: Any, researcher: Any, as_committed: Any
 ) -> None:
     for tag, group, prio in (("g1-best", "g1", 1), ("g1-second", "g1", 2), ("g2-only", "g2", 1)):
         run_submit(
@@ -168,7 +175,8 @@ def test_per_group_priority_pools_only_each_groups_first_runs(
             priority=prio,
             results={"401": {f"{tag}-doc": 1.0}},
         )
-    version, _ = pool_request(campaign=campaign, depth=5, params={"per_group": 1})
+    with as_committed():
+        version, _ = pool_request(campaign=campaign, depth=5, params={"per_group": 1})
     version.refresh_from_db()
     assert sorted(version.run_tags) == ["g1-best", "g2-only"]
     assert pooled_docs(version) == {"401": ["g1-best-doc", "g2-only-doc"]}
@@ -178,9 +186,10 @@ def test_per_group_priority_pools_only_each_groups_first_runs(
     "strategy", ["rank", "rrf", "borda", "mtf", "maxmean", "hedge", "thompson", "docid"]
 )
 def test_every_strategy_pools_the_same_depth_k_documents(
-    pooled_campaign: Any, strategy: str
+    pooled_campaign: Any, strategy: str, as_committed: Any
 ) -> None:
-    version, _ = pool_request(campaign=pooled_campaign, strategy=strategy)
+    with as_committed():
+        version, _ = pool_request(campaign=pooled_campaign, strategy=strategy)
     version.refresh_from_db()
     assert version.state == PoolState.BUILT, version.error
     assert {q: set(ds) for q, ds in pooled_docs(version).items()} == union_at(
@@ -189,8 +198,11 @@ def test_every_strategy_pools_the_same_depth_k_documents(
     assert version.adaptive == (strategy in {"mtf", "maxmean", "hedge", "thompson"})
 
 
-def test_rank_order_puts_documents_by_their_best_rank(pooled_campaign: Any) -> None:
-    version, _ = pool_request(campaign=pooled_campaign, strategy="rank")
+def test_rank_order_puts_documents_by_their_best_rank(
+    pooled_campaign: Any, as_committed: Any
+) -> None:
+    with as_committed():
+        version, _ = pool_request(campaign=pooled_campaign, strategy="rank")
     order = pooled_docs(PoolVersion.objects.get(pk=version.pk))["401"]
     # best ranks over the top 3 of sysA, sysB, sysC: a1, x1, c1 at 1; a2, d1 at 2; d2 at 3
     assert set(order[:3]) == {"a1", "x1", "c1"}
@@ -216,14 +228,15 @@ def test_a_bad_request_is_refused_before_anything_is_queued(
 
 
 def test_admins_trigger_pools_through_the_api_and_follow_progress(
-    pooled_campaign: Any, api_client_for: Any, admin_user: Any
+    pooled_campaign: Any, api_client_for: Any, admin_user: Any, as_committed: Any
 ) -> None:
     client = api_client_for(admin_user)
-    r = client.post(
-        f"/api/v1/campaigns/{pooled_campaign.pk}/pools/",
-        {"strategy": "depth", "depth": 2, "runs": ["sysA", "sysB"]},
-        format="json",
-    )
+    with as_committed():
+        r = client.post(
+            f"/api/v1/campaigns/{pooled_campaign.pk}/pools/",
+            {"strategy": "depth", "depth": 2, "runs": ["sysA", "sysB"]},
+            format="json",
+        )
     assert r.status_code == 202
     body = client.get(f"/api/v1/pools/{r.json()['id']}/").json()
     assert body["state"] == "built" and body["percent"] == 100.0
@@ -244,14 +257,17 @@ def test_researchers_and_annotators_cannot_trigger_pooling(
 
 
 def test_annotators_cannot_read_pools(
-    pooled_campaign: Any, api_client_for: Any, annotator: Any
+    pooled_campaign: Any, api_client_for: Any, annotator: Any, as_committed: Any
 ) -> None:
-    version, _ = pool_request(campaign=pooled_campaign)
+    with as_committed():
+        version, _ = pool_request(campaign=pooled_campaign)
     client = api_client_for(annotator)
     assert client.get(f"/api/v1/pools/{version.pk}/").status_code == 403
     assert client.get(f"/api/v1/campaigns/{pooled_campaign.pk}/pools/").status_code == 403
 
 
+# Real commits: the command reports after its request has committed and the build has run.
+@pytest.mark.django_db(transaction=True)
 def test_build_pool_command_builds_a_version(pooled_campaign: Any) -> None:
     from io import StringIO
 
@@ -265,24 +281,27 @@ def test_build_pool_command_builds_a_version(pooled_campaign: Any) -> None:
     )
 
 
-def test_the_admin_action_queues_the_next_pool(pooled_campaign: Any, admin_user: Any) -> None:
+def test_the_admin_action_queues_the_next_pool(
+    pooled_campaign: Any, admin_user: Any, as_committed: Any
+) -> None:
     from django.test import Client
 
     admin_user.is_superuser = True
     admin_user.save()
     client = Client()
     client.force_login(admin_user)
-    r = client.post(
-        "/admin/campaigns/campaign/",
-        {"action": "build_next_pool", "_selected_action": [pooled_campaign.pk]},
-    )
+    with as_committed():
+        r = client.post(
+            "/admin/campaigns/campaign/",
+            {"action": "build_next_pool", "_selected_action": [pooled_campaign.pk]},
+        )
     assert r.status_code == 302
     assert PoolVersion.objects.get().state == PoolState.BUILT
 
 
 @pytest.mark.parametrize("strategy", ["mtf", "hedge", "maxmean"])
 def test_the_judging_queue_asks_an_adaptive_strategy_for_the_next_document(
-    campaign: Any, researcher: Any, annotator: Any, strategy: str
+    campaign: Any, researcher: Any, annotator: Any, strategy: str, as_committed: Any
 ) -> None:
     from judging.assessments.judging import judgment_record, lease_next
     from metrics.pooling import make_strategy
@@ -301,7 +320,8 @@ def test_the_judging_queue_asks_an_adaptive_strategy_for_the_next_document(
         Document(campaign=campaign, docid=d, text=d)
         for d in sorted({d for r in runs.values() for d in r})
     )
-    pool_request(campaign=campaign, strategy=strategy, depth=4)
+    with as_committed():
+        pool_request(campaign=campaign, strategy=strategy, depth=4)
 
     served = []
     while (lease := lease_next(campaign=campaign, annotator=annotator)) is not None:
