@@ -14,7 +14,7 @@ from judging.campaigns.services import run_submit
 from judging.evaluation.models import Evaluation
 from judging.evaluation.services import evaluate_runs
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
+pytestmark = pytest.mark.django_db
 
 RUNS = {
     "alpha": {
@@ -41,11 +41,12 @@ def qrels_of(text: str) -> dict[str, dict[str, int]]:
 
 
 @pytest.fixture
-def scored(campaign: Any, researcher: Any, other_researcher: Any) -> Any:
+def scored(campaign: Any, researcher: Any, other_researcher: Any, as_committed: Any) -> Any:
     Topic.objects.filter(campaign=campaign, qid__in=["401", "402"]).update(tags=["easy"])
     run_submit(campaign=campaign, owner=researcher, tag="alpha", results=RUNS["alpha"])
     run_submit(campaign=campaign, owner=other_researcher, tag="beta", results=RUNS["beta"])
-    qrels_import(campaign=campaign, data=QRELS_V1.encode())
+    with as_committed():  # the import evaluates both runs after commit
+        qrels_import(campaign=campaign, data=QRELS_V1.encode())
     return campaign
 
 
@@ -87,13 +88,16 @@ def test_trec_eval_mode_matches_pytrec_eval_on_request(
         assert trec["result"]["per_query"]["P@10"][qid] == pytest.approx(values["P_10"])
 
 
-def test_a_run_arriving_after_the_qrels_is_evaluated_at_once(scored: Any, researcher: Any) -> None:
-    run_submit(
-        campaign=scored,
-        owner=researcher,
-        tag="gamma",
-        results={"401": {"d2": 1.0}, "402": {"d4": 1.0}},
-    )
+def test_a_run_arriving_after_the_qrels_is_evaluated_at_once(
+    scored: Any, researcher: Any, as_committed: Any
+) -> None:
+    with as_committed():
+        run_submit(
+            campaign=scored,
+            owner=researcher,
+            tag="gamma",
+            results={"401": {"d2": 1.0}, "402": {"d4": 1.0}},
+        )
     assert Evaluation.objects.get(run__tag="gamma").state == "done"
 
 
@@ -104,8 +108,11 @@ def test_evaluations_are_never_recomputed_needlessly(scored: Any) -> None:
     assert Evaluation.objects.filter(run__tag="alpha").count() == 1
 
 
-def test_a_new_qrels_version_adds_evaluations_and_keeps_the_old_ones(scored: Any) -> None:
-    qrels_import(campaign=scored, data=QRELS_V2.encode())
+def test_a_new_qrels_version_adds_evaluations_and_keeps_the_old_ones(
+    scored: Any, as_committed: Any
+) -> None:
+    with as_committed():
+        qrels_import(campaign=scored, data=QRELS_V2.encode())
     alpha = {e.qrels.number: e for e in Evaluation.objects.filter(run__tag="alpha")}
     assert set(alpha) == {1, 2}
     # The known relevant set grew (d8, d7), so alpha's recall drops: 401 1, 402 1/2, 403 0.
