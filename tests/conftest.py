@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -113,14 +113,45 @@ def as_committed(django_capture_on_commit_callbacks: Any) -> Callable[[], Any]:
     return functools.partial(django_capture_on_commit_callbacks, execute=True)
 
 
+@pytest.fixture(scope="module")
+def demo_data(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """The demo campaign, built once per test module the way Django's ``setUpTestData`` does it:
+    inside an outer transaction that each test's own transaction (a savepoint) nests in and is
+    rolled back to, so a test that changes the demo leaves the original to the next one; the
+    outer transaction is rolled back after the module. Not for ``transactional_db`` tests."""
+    from django.db import transaction
+    from django.test import TestCase
+
+    from judging.demo.services import demo_judge, demo_load
+
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            # `load_demo`'s two steps, each followed by the commit its callbacks wait for: the
+            # pool is built after demo_load's, the evaluations and bias report after demo_judge's
+            # (TestCase.captureOnCommitCallbacks is pytest-django's capture fixture).
+            with TestCase.captureOnCommitCallbacks(execute=True):
+                campaign = demo_load()
+            assert campaign is not None, "the test database already had a campaign"
+            with TestCase.captureOnCommitCallbacks(execute=True):
+                made = demo_judge(campaign)
+            assert made > 0, "pool version 1 of the demo was not built"
+        except BaseException:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+            raise
+    yield
+    with django_db_blocker.unblock():
+        transaction.set_rollback(True)
+        outer.__exit__(None, None, None)
+
+
 @pytest.fixture
-def on_commit_now() -> Any:
-    """Run ``transaction.on_commit`` callbacks at once: a test's transaction never commits, and
-    the service enqueues its tasks on commit (eager Celery then runs them inline)."""
-    from unittest import mock
+def demo(demo_data: None, db: None) -> Any:
+    """The demo campaign after ``load_demo`` (pool v1 judged but topic 6, qrels v1 published),
+    built once per module; what a test changes is rolled back after it."""
+    from judging.campaigns.models import Campaign
+    from judging.demo.services import DEMO_CAMPAIGN
 
-    def run(func: Callable[[], Any], using: str | None = None, robust: bool = False) -> None:
-        func()
-
-    with mock.patch("django.db.transaction.on_commit", side_effect=run):
-        yield
+    return Campaign.objects.get(name=DEMO_CAMPAIGN)
