@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import Any
-from unittest import mock
 
 import pytest
 
@@ -133,18 +132,21 @@ def test_repooling_adds_the_novel_runs_documents_and_queues_only_unjudged_ones(
 
 
 def test_two_triggers_at_once_produce_one_build(pooled_campaign: Any, as_committed: Any) -> None:
-    with mock.patch("judging.pools.services._enqueue") as enqueue, as_committed():
+    with as_committed() as queued:
         first, created_first = pool_request(campaign=pooled_campaign)
         second, created_second = pool_request(campaign=pooled_campaign, depth=2)
     assert created_first and not created_second
     assert first.pk == second.pk
-    assert enqueue.call_count == 1
-    assert PoolVersion.objects.count() == 1
+    assert len(queued) == 1  # one build task after commit
+    assert PoolVersion.objects.get().state == PoolState.BUILT
 
 
-def test_a_build_run_twice_builds_once(pooled_campaign: Any) -> None:
-    with mock.patch("judging.pools.services._enqueue"):
+def test_a_build_run_twice_builds_once(
+    pooled_campaign: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks() as queued:  # queued, never run: no commit
         version, _ = pool_request(campaign=pooled_campaign)
+    assert len(queued) == 1
     built = pool_build(pool_id=version.pk)
     assert built is not None and built.state == PoolState.BUILT
     count = PoolDocument.objects.filter(version=version).count()
@@ -154,10 +156,14 @@ def test_a_build_run_twice_builds_once(pooled_campaign: Any) -> None:
 
 
 def test_a_queued_build_shows_no_documents_and_no_number(
-    pooled_campaign: Any, api_client_for: Any, admin_user: Any
+    pooled_campaign: Any,
+    api_client_for: Any,
+    admin_user: Any,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
-    with mock.patch("judging.pools.services._enqueue"):
+    with django_capture_on_commit_callbacks() as queued:  # queued, never run: no commit
         version, _ = pool_request(campaign=pooled_campaign)
+    assert len(queued) == 1
     body = api_client_for(admin_user).get(f"/api/v1/pools/{version.pk}/").json()
     assert body["state"] == "queued" and body["number"] is None and body["percent"] == 0.0
     assert not PoolDocument.objects.filter(version=version).exists()
