@@ -152,6 +152,5 @@ def demo(demo_data: None, db: None) -> Any:
     """The demo campaign after ``load_demo`` (pool v1 judged but topic 6, qrels v1 published),
     built once per module; what a test changes is rolled back after it."""
     from judging.campaigns.models import Campaign
-    from judging.demo.services import DEMO_CAMPAIGN
 
-    return Campaign.objects.get(name=DEMO_CAMPAIGN)
+    return Campaign.objects.get()
