@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests._shared_data import shared_data_path
+
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
-SHARED_DATA = Path(
-    os.environ.get("POOLJUDGE_SHARED_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
 
 
 def need_service(available: bool, reason: str) -> None:
@@ -25,11 +24,10 @@ def need_service(available: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip(f"the shared TREC data is not at {SHARED_DATA} (a clone without ../shared)")
-    return SHARED_DATA
+    """The shared real TREC data folder (for every test, metrics too); skipped when absent."""
+    return shared_data_path()
 
 
 @pytest.fixture
@@ -108,13 +106,51 @@ def campaign(db: Any, admin_user: Any) -> Any:
 
 
 @pytest.fixture
-def on_commit_now() -> Any:
-    """Run ``transaction.on_commit`` callbacks at once: a test's transaction never commits, and
-    the service enqueues its tasks on commit (eager Celery then runs them inline)."""
-    from unittest import mock
+def as_committed(django_capture_on_commit_callbacks: Any) -> Callable[[], Any]:
+    """``with as_committed(): ...`` runs the block's ``transaction.on_commit`` callbacks when it
+    ends, as its commit would: a test's transaction never commits, and services enqueue their
+    tasks on commit (eager Celery then runs them inline). pytest-django's capture, executing."""
+    return functools.partial(django_capture_on_commit_callbacks, execute=True)
 
-    def run(func: Callable[[], Any], using: str | None = None, robust: bool = False) -> None:
-        func()
 
-    with mock.patch("django.db.transaction.on_commit", side_effect=run):
-        yield
+@pytest.fixture(scope="module")
+def demo_data(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """The demo campaign, built once per test module the way Django's ``setUpTestData`` does it:
+    inside an outer transaction that each test's own transaction (a savepoint) nests in and is
+    rolled back to, so a test that changes the demo leaves the original to the next one; the
+    outer transaction is rolled back after the module. Not for ``transactional_db`` tests."""
+    from django.db import transaction
+    from django.test import TestCase
+
+    from judging.demo.services import demo_judge, demo_load
+
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            # `load_demo`'s two steps, each followed by the commit its callbacks wait for: the
+            # pool is built after demo_load's, the evaluations and bias report after demo_judge's
+            # (TestCase.captureOnCommitCallbacks is pytest-django's capture fixture).
+            with TestCase.captureOnCommitCallbacks(execute=True):
+                campaign = demo_load()
+            assert campaign is not None, "the test database already had a campaign"
+            with TestCase.captureOnCommitCallbacks(execute=True):
+                made = demo_judge(campaign)
+            assert made > 0, "pool version 1 of the demo was not built"
+        except BaseException:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+            raise
+    yield
+    with django_db_blocker.unblock():
+        transaction.set_rollback(True)
+        outer.__exit__(None, None, None)
+
+
+@pytest.fixture
+def demo(demo_data: None, db: None) -> Any:
+    """The demo campaign after ``load_demo`` (pool v1 judged but topic 6, qrels v1 published),
+    built once per module; what a test changes is rolled back after it."""
+    from judging.campaigns.models import Campaign
+
+    return Campaign.objects.get()

@@ -13,13 +13,13 @@ from judging.campaigns.models import Document
 from judging.workflows.pools import pool_requested
 from judging.workflows.runs import run_submitted
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
+pytestmark = pytest.mark.django_db
 
 EVIL = '<script>alert("pwned")</script> solar <b>sails</b> & "quotes"'
 
 
 @pytest.fixture
-def judging_campaign(campaign: Any, researcher: Any) -> Any:
+def judging_campaign(campaign: Any, researcher: Any, as_committed: Any) -> Any:
     campaign.topics.filter(qid="401").update(
         title="solar sails",
         description="How do solar <sails> work?",
@@ -34,7 +34,8 @@ def judging_campaign(campaign: Any, researcher: Any) -> Any:
     Document.objects.create(campaign=campaign, docid="D1", title="Solar sails explained", text=EVIL)
     Document.objects.create(campaign=campaign, docid="D2", title="Sails", text="A second text.")
     Document.objects.create(campaign=campaign, docid="D3", title="", text="A third text.")
-    pool_requested(campaign=campaign, strategy="depth", depth=10)
+    with as_committed():  # the pool is built after commit
+        pool_requested(campaign=campaign, strategy="depth", depth=10)
     return campaign
 
 
@@ -153,7 +154,7 @@ def test_researchers_cannot_judge_and_annotators_cannot_manage(
 
 
 def test_admins_see_progress_agreement_and_publish_qrels(
-    browser: Client, judging_campaign: Any, admin_user: Any
+    browser: Client, judging_campaign: Any, admin_user: Any, as_committed: Any
 ) -> None:
     url = f"/annotate/{judging_campaign.pk}/"
     browser.post(
@@ -164,9 +165,11 @@ def test_admins_see_progress_agreement_and_publish_qrels(
     page = admin.get(f"/manage/{judging_campaign.pk}/").content.decode()
     assert 'id="judged">1 / 3<' in page and "ann-annotator" in page
     assert admin.get(f"/manage/{judging_campaign.pk}/agreement/").status_code == 200
-    r = admin.post(f"/manage/{judging_campaign.pk}/publish/", {"note": "first"})
+    with as_committed():  # publishing evaluates the runs after commit
+        r = admin.post(f"/manage/{judging_campaign.pk}/publish/", {"note": "first"})
     assert r.status_code == 302
     from judging.assessments.models import QrelsVersion
 
     v = QrelsVersion.objects.get(campaign=judging_campaign)
     assert (v.number, v.num_judgments, v.num_relevant) == (1, 1, 1)
+    assert v.evaluations.get().state == "done"  # the run was evaluated after the commit

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from judging.campaigns.models import Campaign
-from judging.campaigns.services import run_submit
+from judging.workflows.runs import run_submitted
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +78,7 @@ def test_a_researcher_cannot_pool_their_run_on_submission_either(
 def test_a_run_patch_answers_with_the_whole_run(
     campaign: Any, api_client_for: Any, researcher: Any
 ) -> None:
-    run = run_submit(campaign=campaign, owner=researcher, tag="r1", results={"401": {"d1": 1.0}})
+    run = run_submitted(campaign=campaign, owner=researcher, tag="r1", results={"401": {"d1": 1.0}})
     r = api_client_for(researcher).patch(
         f"/api/v1/runs/{run.pk}/", {"group": "lab", "priority": 3}, format="json"
     )

@@ -20,11 +20,13 @@ def test_the_demo_is_the_same_on_every_call() -> None:
     assert [r.results for r in a.runs] == [r.results for r in b.runs]
 
 
-@pytest.mark.usefixtures("on_commit_now")
+# Real commits, as from a shell: the pool is built when demo_load commits, before demo_judge.
+@pytest.mark.django_db(transaction=True)
 def test_load_demo_creates_users_campaign_and_runs_once(capsys: pytest.CaptureFixture[str]) -> None:
     call_command("load_demo", force=True)  # the test runner turns DEBUG off
     out = capsys.readouterr().out
     assert "username admin" in out and "password annotator-demo" in out
+    assert "Simulated assessors made" in out  # pool v1 was built after commit, then judged
     campaign = Campaign.objects.get()
     assert campaign.topics.count() == 6
     assert 250 <= campaign.documents.count() <= 500

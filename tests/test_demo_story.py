@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.test import Client
 
 from judging.assessments.models import QrelsVersion
@@ -19,13 +18,7 @@ from judging.evaluation.models import BiasReport
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_published
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
-
-
-@pytest.fixture
-def demo() -> Campaign:
-    call_command("load_demo", force=True)
-    return Campaign.objects.get()
+pytestmark = pytest.mark.django_db
 
 
 def judge_everything_left(campaign: Campaign, username: str) -> int:
@@ -80,19 +73,24 @@ def test_the_demo_annotator_has_pool_v1_items_to_judge_right_away(demo: Campaign
     assert 'id="docid"' in page and "Topic 6" in page
 
 
-def test_repooling_with_the_novel_run_and_judging_shows_the_change(demo: Campaign) -> None:
+def test_repooling_with_the_novel_run_and_judging_shows_the_change(
+    demo: Campaign, as_committed: Any
+) -> None:
     judge_everything_left(demo, "annotator")  # finish pool v1 (topic 6)
-    qrels_published(campaign=demo, note="pool v1 complete")
+    with as_committed():
+        qrels_published(campaign=demo, note="pool v1 complete")
     novel = demo.runs.get(tag="novel-neural")
     novel.pooled = True
     novel.save()
-    v2, created = pool_requested(campaign=demo)  # re-pool: pooled runs now include the novel one
+    with as_committed():  # re-pool: pooled runs now include the novel one
+        v2, created = pool_requested(campaign=demo)
     v2.refresh_from_db()
     assert created and v2.number == 2 and v2.num_added > 0
     assert v2.num_to_judge == v2.num_added  # only never-judged documents are queued
     assert judge_everything_left(demo, "annotator") == v2.num_to_judge
-    latest, _ = qrels_published(campaign=demo, note="pool v2 judged")
-    report = bias_report_request(campaign=demo, qrels=latest)
+    with as_committed():
+        latest, _ = qrels_published(campaign=demo, note="pool v2 judged")
+        report = bias_report_request(campaign=demo, qrels=latest)
     assert report is not None
     report.refresh_from_db()
     before_after = report.result["before_after"]

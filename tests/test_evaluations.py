@@ -14,7 +14,7 @@ from judging.evaluation.services import evaluate_runs
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
+pytestmark = pytest.mark.django_db
 
 RUNS = {
     "alpha": {
@@ -41,11 +41,12 @@ def qrels_of(text: str) -> dict[str, dict[str, int]]:
 
 
 @pytest.fixture
-def scored(campaign: Any, researcher: Any, other_researcher: Any) -> Any:
+def scored(campaign: Any, researcher: Any, other_researcher: Any, as_committed: Any) -> Any:
     Topic.objects.filter(campaign=campaign, qid__in=["401", "402"]).update(tags=["easy"])
     run_submitted(campaign=campaign, owner=researcher, tag="alpha", results=RUNS["alpha"])
     run_submitted(campaign=campaign, owner=other_researcher, tag="beta", results=RUNS["beta"])
-    qrels_imported(campaign=campaign, data=QRELS_V1.encode())
+    with as_committed():  # the import evaluates both runs after commit
+        qrels_imported(campaign=campaign, data=QRELS_V1.encode())
     return campaign
 
 
@@ -69,12 +70,13 @@ def test_honest_ap_excludes_zero_relevant_queries_and_says_so(scored: Any) -> No
 
 
 def test_trec_eval_mode_matches_pytrec_eval_on_request(
-    scored: Any, api_client_for: Any, researcher: Any
+    scored: Any, api_client_for: Any, researcher: Any, as_committed: Any
 ) -> None:
     run = scored.runs.get(tag="alpha")
     client = api_client_for(researcher)
     url = f"/api/v1/runs/{run.pk}/evaluations/"
-    asked = client.post(url, {"qrels": 1, "mode": "trec_eval"}, format="json")
+    with as_committed():  # the evaluation task runs after the request's commit
+        asked = client.post(url, {"qrels": 1, "mode": "trec_eval"}, format="json")
     assert asked.status_code == 202
     body = client.get(f"{url}?qrels=1&mode=trec_eval").json()
     (trec,) = [e for e in body["evaluations"] if e["mode"] == "trec_eval"]
@@ -87,13 +89,16 @@ def test_trec_eval_mode_matches_pytrec_eval_on_request(
         assert trec["result"]["per_query"]["P@10"][qid] == pytest.approx(values["P_10"])
 
 
-def test_a_run_arriving_after_the_qrels_is_evaluated_at_once(scored: Any, researcher: Any) -> None:
-    run_submitted(
-        campaign=scored,
-        owner=researcher,
-        tag="gamma",
-        results={"401": {"d2": 1.0}, "402": {"d4": 1.0}},
-    )
+def test_a_run_arriving_after_the_qrels_is_evaluated_at_once(
+    scored: Any, researcher: Any, as_committed: Any
+) -> None:
+    with as_committed():
+        run_submitted(
+            campaign=scored,
+            owner=researcher,
+            tag="gamma",
+            results={"401": {"d2": 1.0}, "402": {"d4": 1.0}},
+        )
     assert Evaluation.objects.get(run__tag="gamma").state == "done"
 
 
@@ -104,8 +109,11 @@ def test_evaluations_are_never_recomputed_needlessly(scored: Any) -> None:
     assert Evaluation.objects.filter(run__tag="alpha").count() == 1
 
 
-def test_a_new_qrels_version_adds_evaluations_and_keeps_the_old_ones(scored: Any) -> None:
-    qrels_imported(campaign=scored, data=QRELS_V2.encode())
+def test_a_new_qrels_version_adds_evaluations_and_keeps_the_old_ones(
+    scored: Any, as_committed: Any
+) -> None:
+    with as_committed():
+        qrels_imported(campaign=scored, data=QRELS_V2.encode())
     alpha = {e.qrels.number: e for e in Evaluation.objects.filter(run__tag="alpha")}
     assert set(alpha) == {1, 2}
     # The known relevant set grew (d8, d7), so alpha's recall drops: 401 1, 402 1/2, 403 0.

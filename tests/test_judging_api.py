@@ -10,6 +10,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from django.test import TestCase
 from django.utils import timezone
 
 from judging.assessments.models import JudgingSlot, Judgment, JudgmentChange, Lease, LeaseState
@@ -18,7 +19,7 @@ from judging.workflows.documents import documents_imported
 from judging.workflows.pools import pool_requested
 from judging.workflows.runs import run_submitted
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
+pytestmark = pytest.mark.django_db
 
 # Run tags, scores and ranks that must never reach an annotator.
 RUN_TAGS = ("tagAlphaSecret", "tagBetaSecret")
@@ -51,7 +52,9 @@ def build_pool(
     campaign.pool_depth = max(len(ds) for ds in docs.values())
     campaign.overlap = overlap
     campaign.save()
-    version, _ = pool_requested(campaign=campaign)
+    # pytest-django's django_capture_on_commit_callbacks is this; the build runs after commit.
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        version, _ = pool_requested(campaign=campaign)
     version.refresh_from_db()
     assert version.number == 1, version.error
     return campaign
@@ -492,13 +495,15 @@ def test_admin_only_endpoints_deny_researchers_and_annotators(
     path: str,
     data: dict[str, Any] | None,
     admin_status: int,
+    as_committed: Any,
 ) -> None:
     judge_all(api_client_for(annotator), three_topics)
     url = f"/api/v1/campaigns/{three_topics.pk}/{path}"
     for user in (researcher, annotator):
         r = getattr(api_client_for(user), method)(url, data, format="json")
         assert r.status_code == 403, (user, r.content)
-    r = getattr(api_client_for(admin_user), method)(url, data, format="json")
+    with as_committed():  # publishing evaluates after commit
+        r = getattr(api_client_for(admin_user), method)(url, data, format="json")
     assert r.status_code == admin_status, r.content
 
 

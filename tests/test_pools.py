@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from typing import Any
-from unittest import mock
 
 import pytest
 
@@ -13,7 +12,7 @@ from judging.workflows.pools import pool_built, pool_requested
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("on_commit_now")]
+pytestmark = pytest.mark.django_db
 
 # Three pooled runs and one novel run over topics 401 and 402 (scores descending = rank order).
 RUNS = {
@@ -69,8 +68,11 @@ def union_at(depth: int, tags: list[str]) -> dict[str, set[str]]:
     return out
 
 
-def test_a_depth_k_pool_is_the_union_of_the_pooled_runs_top_k(pooled_campaign: Any) -> None:
-    version, created = pool_requested(campaign=pooled_campaign)
+def test_a_depth_k_pool_is_the_union_of_the_pooled_runs_top_k(
+    pooled_campaign: Any, as_committed: Any
+) -> None:
+    with as_committed():
+        version, created = pool_requested(campaign=pooled_campaign)
     assert created
     version.refresh_from_db()
     assert version.state == PoolState.BUILT and version.number == 1
@@ -86,11 +88,12 @@ def test_a_depth_k_pool_is_the_union_of_the_pooled_runs_top_k(pooled_campaign: A
 
 
 def test_pooled_documents_without_text_are_listed_for_the_admin(
-    pooled_campaign: Any, api_client_for: Any, admin_user: Any
+    pooled_campaign: Any, api_client_for: Any, admin_user: Any, as_committed: Any
 ) -> None:
     pooled_campaign.pool_depth = 4
     pooled_campaign.save()
-    version, _ = pool_requested(campaign=pooled_campaign)
+    with as_committed():
+        version, _ = pool_requested(campaign=pooled_campaign)
     version.refresh_from_db()
     assert version.num_missing_text == 1
     body = api_client_for(admin_user).get(f"/api/v1/pools/{version.pk}/missing-text/").json()
@@ -98,17 +101,20 @@ def test_pooled_documents_without_text_are_listed_for_the_admin(
 
 
 def test_repooling_adds_the_novel_runs_documents_and_queues_only_unjudged_ones(
-    pooled_campaign: Any, researcher: Any, api_client_for: Any
+    pooled_campaign: Any, researcher: Any, api_client_for: Any, as_committed: Any
 ) -> None:
-    v1, _ = pool_requested(campaign=pooled_campaign)
+    with as_committed():
+        v1, _ = pool_requested(campaign=pooled_campaign)
     # judge pool v1 (an imported qrels version stands in for the annotators here)
     lines = "".join(
         f"{q} 0 {d} {int(d.startswith('a'))}\n" for q, ds in pooled_docs(v1).items() for d in ds
     )
-    qrels_imported(campaign=pooled_campaign, data=lines.encode())
+    with as_committed():
+        qrels_imported(campaign=pooled_campaign, data=lines.encode())
     tags = ["sysA", "sysB", "sysC", "novel"]
     runs = list(pooled_campaign.runs.filter(tag__in=tags))
-    v2, created = pool_requested(campaign=pooled_campaign, runs=runs)
+    with as_committed():
+        v2, created = pool_requested(campaign=pooled_campaign, runs=runs)
     v2.refresh_from_db()
     assert created and v2.number == 2 and v2.base_id == v1.pk
     before, after = union_at(3, tags[:3]), union_at(3, tags)
@@ -125,19 +131,22 @@ def test_repooling_adds_the_novel_runs_documents_and_queues_only_unjudged_ones(
     }
 
 
-def test_two_triggers_at_once_produce_one_build(pooled_campaign: Any) -> None:
-    with mock.patch("judging.workflows.pools._send") as enqueue:
+def test_two_triggers_at_once_produce_one_build(pooled_campaign: Any, as_committed: Any) -> None:
+    with as_committed() as queued:
         first, created_first = pool_requested(campaign=pooled_campaign)
         second, created_second = pool_requested(campaign=pooled_campaign, depth=2)
     assert created_first and not created_second
     assert first.pk == second.pk
-    assert enqueue.call_count == 1
-    assert PoolVersion.objects.count() == 1
+    assert len(queued) == 1  # one build task after commit
+    assert PoolVersion.objects.get().state == PoolState.BUILT
 
 
-def test_a_build_run_twice_builds_once(pooled_campaign: Any) -> None:
-    with mock.patch("judging.workflows.pools._send"):
+def test_a_build_run_twice_builds_once(
+    pooled_campaign: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    with django_capture_on_commit_callbacks() as queued:  # queued, never run: no commit
         version, _ = pool_requested(campaign=pooled_campaign)
+    assert len(queued) == 1
     built = pool_built(pool_id=version.pk)
     assert built is not None and built.state == PoolState.BUILT
     count = PoolDocument.objects.filter(version=version).count()
@@ -147,17 +156,21 @@ def test_a_build_run_twice_builds_once(pooled_campaign: Any) -> None:
 
 
 def test_a_queued_build_shows_no_documents_and_no_number(
-    pooled_campaign: Any, api_client_for: Any, admin_user: Any
+    pooled_campaign: Any,
+    api_client_for: Any,
+    admin_user: Any,
+    django_capture_on_commit_callbacks: Any,
 ) -> None:
-    with mock.patch("judging.workflows.pools._send"):
+    with django_capture_on_commit_callbacks() as queued:  # queued, never run: no commit
         version, _ = pool_requested(campaign=pooled_campaign)
+    assert len(queued) == 1
     body = api_client_for(admin_user).get(f"/api/v1/pools/{version.pk}/").json()
     assert body["state"] == "queued" and body["number"] is None and body["percent"] == 0.0
     assert not PoolDocument.objects.filter(version=version).exists()
 
 
 def test_per_group_priority_pools_only_each_groups_first_runs(
-    campaign: Any, researcher: Any
+    campaign: Any, researcher: Any, as_committed: Any
 ) -> None:
     for tag, group, prio in (("g1-best", "g1", 1), ("g1-second", "g1", 2), ("g2-only", "g2", 1)):
         run_submitted(
@@ -168,7 +181,8 @@ def test_per_group_priority_pools_only_each_groups_first_runs(
             priority=prio,
             results={"401": {f"{tag}-doc": 1.0}},
         )
-    version, _ = pool_requested(campaign=campaign, depth=5, params={"per_group": 1})
+    with as_committed():
+        version, _ = pool_requested(campaign=campaign, depth=5, params={"per_group": 1})
     version.refresh_from_db()
     assert sorted(version.run_tags) == ["g1-best", "g2-only"]
     assert pooled_docs(version) == {"401": ["g1-best-doc", "g2-only-doc"]}
@@ -178,9 +192,10 @@ def test_per_group_priority_pools_only_each_groups_first_runs(
     "strategy", ["rank", "rrf", "borda", "mtf", "maxmean", "hedge", "thompson", "docid"]
 )
 def test_every_strategy_pools_the_same_depth_k_documents(
-    pooled_campaign: Any, strategy: str
+    pooled_campaign: Any, strategy: str, as_committed: Any
 ) -> None:
-    version, _ = pool_requested(campaign=pooled_campaign, strategy=strategy)
+    with as_committed():
+        version, _ = pool_requested(campaign=pooled_campaign, strategy=strategy)
     version.refresh_from_db()
     assert version.state == PoolState.BUILT, version.error
     assert {q: set(ds) for q, ds in pooled_docs(version).items()} == union_at(
@@ -189,8 +204,11 @@ def test_every_strategy_pools_the_same_depth_k_documents(
     assert version.adaptive == (strategy in {"mtf", "maxmean", "hedge", "thompson"})
 
 
-def test_rank_order_puts_documents_by_their_best_rank(pooled_campaign: Any) -> None:
-    version, _ = pool_requested(campaign=pooled_campaign, strategy="rank")
+def test_rank_order_puts_documents_by_their_best_rank(
+    pooled_campaign: Any, as_committed: Any
+) -> None:
+    with as_committed():
+        version, _ = pool_requested(campaign=pooled_campaign, strategy="rank")
     order = pooled_docs(PoolVersion.objects.get(pk=version.pk))["401"]
     # best ranks over the top 3 of sysA, sysB, sysC: a1, x1, c1 at 1; a2, d1 at 2; d2 at 3
     assert set(order[:3]) == {"a1", "x1", "c1"}
@@ -216,14 +234,15 @@ def test_a_bad_request_is_refused_before_anything_is_queued(
 
 
 def test_admins_trigger_pools_through_the_api_and_follow_progress(
-    pooled_campaign: Any, api_client_for: Any, admin_user: Any
+    pooled_campaign: Any, api_client_for: Any, admin_user: Any, as_committed: Any
 ) -> None:
     client = api_client_for(admin_user)
-    r = client.post(
-        f"/api/v1/campaigns/{pooled_campaign.pk}/pools/",
-        {"strategy": "depth", "depth": 2, "runs": ["sysA", "sysB"]},
-        format="json",
-    )
+    with as_committed():
+        r = client.post(
+            f"/api/v1/campaigns/{pooled_campaign.pk}/pools/",
+            {"strategy": "depth", "depth": 2, "runs": ["sysA", "sysB"]},
+            format="json",
+        )
     assert r.status_code == 202
     body = client.get(f"/api/v1/pools/{r.json()['id']}/").json()
     assert body["state"] == "built" and body["percent"] == 100.0
@@ -244,14 +263,17 @@ def test_researchers_and_annotators_cannot_trigger_pooling(
 
 
 def test_annotators_cannot_read_pools(
-    pooled_campaign: Any, api_client_for: Any, annotator: Any
+    pooled_campaign: Any, api_client_for: Any, annotator: Any, as_committed: Any
 ) -> None:
-    version, _ = pool_requested(campaign=pooled_campaign)
+    with as_committed():
+        version, _ = pool_requested(campaign=pooled_campaign)
     client = api_client_for(annotator)
     assert client.get(f"/api/v1/pools/{version.pk}/").status_code == 403
     assert client.get(f"/api/v1/campaigns/{pooled_campaign.pk}/pools/").status_code == 403
 
 
+# Real commits: the command reports after its request has committed and the build has run.
+@pytest.mark.django_db(transaction=True)
 def test_build_pool_command_builds_a_version(pooled_campaign: Any) -> None:
     from io import StringIO
 
@@ -265,24 +287,27 @@ def test_build_pool_command_builds_a_version(pooled_campaign: Any) -> None:
     )
 
 
-def test_the_admin_action_queues_the_next_pool(pooled_campaign: Any, admin_user: Any) -> None:
+def test_the_admin_action_queues_the_next_pool(
+    pooled_campaign: Any, admin_user: Any, as_committed: Any
+) -> None:
     from django.test import Client
 
     admin_user.is_superuser = True
     admin_user.save()
     client = Client()
     client.force_login(admin_user)
-    r = client.post(
-        "/admin/campaigns/campaign/",
-        {"action": "build_next_pool", "_selected_action": [pooled_campaign.pk]},
-    )
+    with as_committed():
+        r = client.post(
+            "/admin/campaigns/campaign/",
+            {"action": "build_next_pool", "_selected_action": [pooled_campaign.pk]},
+        )
     assert r.status_code == 302
     assert PoolVersion.objects.get().state == PoolState.BUILT
 
 
 @pytest.mark.parametrize("strategy", ["mtf", "hedge", "maxmean"])
 def test_the_judging_queue_asks_an_adaptive_strategy_for_the_next_document(
-    campaign: Any, researcher: Any, annotator: Any, strategy: str
+    campaign: Any, researcher: Any, annotator: Any, strategy: str, as_committed: Any
 ) -> None:
     from judging.assessments.queue import judgment_record, lease_next
     from metrics.pooling import make_strategy
@@ -301,7 +326,8 @@ def test_the_judging_queue_asks_an_adaptive_strategy_for_the_next_document(
         Document(campaign=campaign, docid=d, text=d)
         for d in sorted({d for r in runs.values() for d in r})
     )
-    pool_requested(campaign=campaign, strategy=strategy, depth=4)
+    with as_committed():
+        pool_requested(campaign=campaign, strategy=strategy, depth=4)
 
     served = []
     while (lease := lease_next(campaign=campaign, annotator=annotator)) is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import os
 import pickle
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from judging.campaigns.formats import (
     parse_documents,
     parse_topics,
 )
+from tests._shared_data import SHARED_DATA, needs_shared_data
 
 
 def problems_of(excinfo: pytest.ExceptionInfo[ImportFormatError]) -> list[tuple[int, str]]:
@@ -811,16 +811,8 @@ def test_tsv_documents_round_trip(rows: dict[str, str]) -> None:
 
 # --------------------------------------------------------------------------- real data
 
-SHARED_DATA = Path(
-    os.environ.get(
-        "POOLJUDGE_SHARED_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    )
-)
 CRANFIELD = SHARED_DATA / "cranfield"
-needs_cranfield = pytest.mark.skipif(
-    not (CRANFIELD / "cran.all.1400").exists(),
-    reason=f"Cranfield collection not found in {CRANFIELD} (set POOLJUDGE_SHARED_DATA)",
-)
+needs_cranfield = needs_shared_data("cranfield", "cran.all.1400")
 
 
 def cranqrel_pairs() -> list[tuple[str, str]]:

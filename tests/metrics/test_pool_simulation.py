@@ -9,23 +9,14 @@ from __future__ import annotations
 
 import io
 import json
-import os
-from pathlib import Path
 
 import pytest
 
 from metrics.pool_cli import load_rankings, main, parse_strata, parse_topics
 from metrics.pooling import make_strategy, simulate
+from tests._shared_data import SHARED_DATA, needs_shared_data
 
-
-def shared_data() -> Path:
-    override = os.environ.get("POOLJUDGE_SHARED_DATA")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
-
-ROBUST = shared_data() / "robust03"
+ROBUST = SHARED_DATA / "robust03"
 REFERENCE_AT_100 = {"docid": 5.6, "rank": 17.2, "mtf": 19.4, "maxmean": 20.6, "hedge": 21.2}
 
 
@@ -143,10 +134,7 @@ def test_pool_is_a_subcommand_of_the_metrics_cli(tiny):
     assert out.getvalue() == "1 Q0 b1\n"
 
 
-needs_robust = pytest.mark.skipif(
-    not (ROBUST / "qrels.txt").is_file(),
-    reason=f"shared TREC data not found at {ROBUST} (set POOLJUDGE_SHARED_DATA)",
-)
+needs_robust = needs_shared_data("robust03", "qrels.txt")
 
 
 @pytest.fixture(scope="module")
