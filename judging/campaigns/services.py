@@ -110,7 +110,7 @@ def campaign_create(
 # --- Topics and documents ---------------------------------------------------------------------
 
 
-def _format_error(exc: formats.ImportFormatError, what: str) -> InvalidInput:
+def _format_error(exc: ReaderError, what: str) -> InvalidInput:
     problems = [InputProblem(p.message, line=p.line) for p in exc.problems]
     return InvalidInput(
         f"the {what} file has {exc.total} problem(s)",
@@ -149,7 +149,7 @@ def topics_import(
         records = formats.parse_topics(
             data, fmt=fmt, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS, **options
         )
-    except formats.ImportFormatError as exc:
+    except ReaderError as exc:
         raise _format_error(exc, "topics") from None
     summary = ImportSummary()
     with transaction.atomic():
@@ -225,7 +225,7 @@ def documents_import(
             Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
             summary.created += len(batch)
             summary.updated += len(updates)
-    except formats.ImportFormatError as exc:
+    except ReaderError as exc:
         raise _format_error(exc, "documents") from None
     from judging.assessments.queue import slots_text_loaded
     from judging.pools.models import PoolDocument
