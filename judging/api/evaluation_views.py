@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from judging.api.permissions import IsResearcher
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
-from judging.core.errors import InputProblem, InvalidInput
+from judging.core.errors import InvalidInput
 from judging.evaluation.models import EvalMode, Evaluation
 from judging.evaluation.services import (
     evaluate_runs,
@@ -25,6 +25,7 @@ from judging.evaluation.services import (
     significance,
 )
 from judging.evaluation.services import qrels_version as find_qrels_version
+from metrics.problems import Problem
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
 
@@ -36,7 +37,7 @@ def qrels_version(campaign: Campaign, number: str | None) -> QrelsVersion:
     if version is None:
         raise InvalidInput(
             "the campaign has no qrels version yet",
-            [InputProblem("import or publish qrels first", location="qrels")],
+            [Problem.at("qrels", "import or publish qrels first")],
         )
     return version
 
@@ -46,11 +47,7 @@ def _mode(request: Request) -> str:
     if mode not in EvalMode.values:
         raise InvalidInput(
             "unknown mode",
-            [
-                InputProblem(
-                    f"mode {mode!r} is not one of {', '.join(EvalMode.values)}", location="mode"
-                )
-            ],
+            [Problem.at("mode", f"mode {mode!r} is not one of {', '.join(EvalMode.values)}")],
         )
     return mode
 
@@ -207,7 +204,7 @@ class BiasReportView(APIView):
         except ValueError:
             raise InvalidInput(
                 "depth is not a number",
-                [InputProblem("depth must be a whole number", location="depth")],
+                [Problem.at("depth", "depth must be a whole number")],
             ) from None
         report = bias_report_request(
             campaign=campaign,

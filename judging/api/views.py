@@ -23,10 +23,11 @@ from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
-from judging.core.errors import Conflict, InputProblem, InvalidInput, NotAllowed, TooLarge
+from judging.core.errors import Conflict, InvalidInput, NotAllowed, TooLarge
 from judging.core.roles import account, is_admin, roles_of
 from judging.pools import services as pool_services
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
+from metrics.problems import Problem
 
 ERRORS = {
     400: OpenApiResponse(s.ErrorSerializer, description="invalid input, every problem listed"),
@@ -51,7 +52,7 @@ def _read_upload(request: Request, limit: int, what: str) -> tuple[bytes, str]:
     if upload is None or isinstance(upload, str):
         raise InvalidInput(
             f"send {what} as multipart field 'file'",
-            [InputProblem("missing file", location="file")],
+            [Problem.at("file", "missing file")],
         )
     if upload.size is not None and upload.size > limit:
         raise TooLarge(f"{what} is {upload.size:,} bytes; the limit is {limit:,} bytes")
@@ -359,7 +360,7 @@ def _runs_by_ref(campaign: Campaign, refs: list[str]) -> list[Run]:
     for ref in refs:
         run = runs.get(ref) or by_id.get(ref)
         if run is None:
-            problems.append(InputProblem(f"no run {ref!r} in this campaign", location="runs"))
+            problems.append(Problem.at("runs", f"no run {ref!r} in this campaign"))
         else:
             chosen.append(run)
     if problems:

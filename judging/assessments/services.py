@@ -20,11 +20,12 @@ from judging.assessments.models import (
 from judging.campaigns.models import Campaign
 from judging.campaigns.services import read_limited
 from judging.core.bulk import insert_rows
-from judging.core.errors import InputProblem, InvalidInput
+from judging.core.errors import InvalidInput
 from judging.core.roles import Account, UserLike
 from judging.evaluation.services import evaluations_after_qrels
 from metrics.io import parse_qrels
 from metrics.problems import InvalidInput as ReaderError
+from metrics.problems import Problem
 
 
 def canonical_lines(rows: Iterable[tuple[str, str, int]]) -> list[str]:
@@ -63,7 +64,7 @@ def qrels_import(
     except ReaderError as exc:
         raise InvalidInput(
             f"the qrels file has {exc.total} problem(s); nothing was stored",
-            [InputProblem(p.message, line=p.line) for p in exc.problems],
+            exc.problems,
             total=exc.total,
             source=source,
         ) from None
@@ -72,8 +73,7 @@ def qrels_import(
     unknown = [q for q in table.qids if q not in topic_ids]
     if unknown:
         problems = [
-            InputProblem(f"topic {q!r} is not in campaign {campaign.name!r}", location=q)
-            for q in unknown
+            Problem.at(q, f"topic {q!r} is not in campaign {campaign.name!r}") for q in unknown
         ]
         raise InvalidInput(
             f"the qrels name {len(unknown)} unknown topic(s); nothing was stored",
@@ -214,21 +214,13 @@ def adjudicate(
     if grade not in campaign.grade_values():
         raise InvalidInput(
             "the grade is not on the campaign's scale",
-            [
-                InputProblem(
-                    f"grade {grade!r} is not one of {campaign.grade_values()}", location="grade"
-                )
-            ],
+            [Problem.at("grade", f"grade {grade!r} is not one of {campaign.grade_values()}")],
         )
     topic = campaign.topics.filter(qid=qid).first()
     if topic is None or not Judgment.objects.filter(topic=topic, docid=docid).exists():
         raise InvalidInput(
             "nothing to adjudicate",
-            [
-                InputProblem(
-                    f"no judgment of document {docid!r} for topic {qid!r}", location="docid"
-                )
-            ],
+            [Problem.at("docid", f"no judgment of document {docid!r} for topic {qid!r}")],
         )
     adjudication, _ = Adjudication.objects.update_or_create(
         topic=topic,

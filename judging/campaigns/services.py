@@ -29,11 +29,12 @@ from judging.campaigns.models import (
     UnknownTopicPolicy,
 )
 from judging.campaigns.models import Run as RunModel
-from judging.core.errors import Conflict, InputProblem, InvalidInput, TooLarge
+from judging.core.errors import Conflict, InvalidInput, TooLarge
 from judging.core.roles import Account
 from judging.evaluation.services import evaluations_after_run
 from metrics.io import Run, read_run
 from metrics.problems import InvalidInput as ReaderError
+from metrics.problems import Problem, Problems
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -56,7 +57,7 @@ def read_limited(data: bytes, *, limit: int, what: str) -> bytes:
                     raise TooLarge(f"{what} decompresses to more than {limit:,} bytes (the limit)")
     except (OSError, EOFError, zlib.error) as exc:
         raise InvalidInput(
-            f"{what} is not a valid gzip file", [InputProblem(f"bad gzip data: {exc}", line=0)]
+            f"{what} is not a valid gzip file", [Problem(0, f"bad gzip data: {exc}")]
         ) from None
     return out.getvalue()
 
@@ -98,7 +99,7 @@ def campaign_create(
         campaign.full_clean()
     except ValidationError as exc:
         problems = [
-            InputProblem(msg, location=fieldname)
+            Problem.at(fieldname, msg)
             for fieldname, msgs in exc.message_dict.items()
             for msg in msgs
         ]
@@ -111,7 +112,7 @@ def campaign_create(
 
 
 def _format_error(exc: ReaderError, what: str) -> InvalidInput:
-    problems = [InputProblem(p.message, line=p.line) for p in exc.problems]
+    problems = exc.problems
     return InvalidInput(
         f"the {what} file has {exc.total} problem(s)",
         problems,
@@ -252,7 +253,7 @@ def _run_from_file(data: bytes, source: str) -> Run:
     try:
         return read_run(data, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS)
     except ReaderError as exc:
-        problems = [InputProblem(p.message, line=p.line) for p in exc.problems]
+        problems = exc.problems
         raise InvalidInput(
             f"the run file has {exc.total} problem(s); nothing was stored",
             problems,
@@ -263,46 +264,41 @@ def _run_from_file(data: bytes, source: str) -> Run:
 
 def _run_from_json(results: Any) -> Run:
     """``results`` is ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape)."""
-    limit = settings.POOLJUDGE_MAX_PROBLEMS
-    problems: list[InputProblem] = []
-    total = 0
-
-    def problem(message: str, location: str) -> None:
-        nonlocal total
-        total += 1
-        if len(problems) < limit:
-            problems.append(InputProblem(message, location=location))
-
+    problems = Problems(settings.POOLJUDGE_MAX_PROBLEMS)
     clean: dict[str, dict[str, float]] = {}
     if not isinstance(results, Mapping) or not results:
-        problem("'results' must be a non-empty object {qid: {docid: score}}", "results")
+        problems.add_at("results", "'results' must be a non-empty object {qid: {docid: score}}")
     else:
         for qid, ranked in results.items():
             if not qid or any(ch.isspace() for ch in qid):
-                problem("a topic id must be non-empty and contain no white space", "results")
+                problems.add_at(
+                    "results", "a topic id must be non-empty and contain no white space"
+                )
                 continue
             if not isinstance(ranked, Mapping):
-                problem("must be an object {docid: score}", f"results.{qid}")
+                problems.add_at(f"results.{qid}", "must be an object {docid: score}")
                 continue
             for docid, score in ranked.items():
                 where = f"results.{qid}.{docid}"
                 if not docid or any(ch.isspace() for ch in docid):
-                    problem("docid must be non-empty and contain no white space", where)
+                    problems.add_at(where, "docid must be non-empty and contain no white space")
                 elif (
                     isinstance(score, bool)
                     or not isinstance(score, int | float)
                     or not math.isfinite(score)
                 ):
-                    problem(f"score {score!r} is not a finite number", where)
+                    problems.add_at(where, f"score {score!r} is not a finite number")
                 else:
                     clean.setdefault(str(qid), {})[docid] = float(score)
-    if total:
+    if problems:
         raise InvalidInput(
-            f"the run has {total} problem(s); nothing was stored", problems, total=total
+            f"the run has {problems.total} problem(s); nothing was stored",
+            problems.sorted(),
+            total=problems.total,
         )
     run = Run.from_dict({q: d for q, d in clean.items() if d})
     if len(run) == 0:
-        raise InvalidInput("the run is empty", [InputProblem("no results", location="results")])
+        raise InvalidInput("the run is empty", [Problem.at("results", "no results")])
     return run
 
 
@@ -360,7 +356,7 @@ def run_submit(
             found = ", ".join(run.tags[:5]) or "none"
             raise InvalidInput(
                 "name the run: give 'tag', or submit a file whose lines share one tag",
-                [InputProblem(f"the file has {len(run.tags)} distinct tags ({found})", line=0)],
+                [Problem(0, f"the file has {len(run.tags)} distinct tags ({found})")],
             )
         tag = run.tags[0]
         _check_tag(campaign, tag)
@@ -374,7 +370,7 @@ def run_submit(
     if not known.any():
         raise InvalidInput(
             "every line names a topic the campaign does not have",
-            [InputProblem(f"unknown topics: {', '.join(unknown[:20])}", line=0)],
+            [Problem(0, f"unknown topics: {', '.join(unknown[:20])}")],
         )
     dropped = int(lengths[~known].sum())
 
@@ -433,11 +429,11 @@ def _unknown_topics(
     first = _first_lines(raw, set(unknown)) if raw is not None else {}
     unknown.sort(key=lambda q: first.get(q, 0))
     problems = [
-        InputProblem(
+        Problem(
+            first.get(q, 0),
             f"topic {q!r} is not in campaign {campaign.name!r} ({counts[q]} line(s)"
             + (f", first at line {first[q]})" if q in first else ")"),
-            line=first.get(q) if raw is not None else None,
-            location=None if raw is not None else f"results.{q}",
+            None if raw is not None else f"results.{q}",
         )
         for q in unknown
     ]
@@ -454,7 +450,7 @@ def _check_tag(campaign: Campaign, tag: str) -> None:
     if not tag or len(tag) > 100 or any(ch.isspace() for ch in tag):
         raise InvalidInput(
             "the run tag is not valid",
-            [InputProblem("a tag is 1-100 characters without white space", location="tag")],
+            [Problem.at("tag", "a tag is 1-100 characters without white space")],
         )
     if RunModel.objects.filter(campaign=campaign, tag=tag).exists():
         raise Conflict(f"run tag {tag!r} is already used in campaign {campaign.name!r}")
@@ -484,6 +480,6 @@ def json_results_from_body(body: Any) -> Any:
             return json.loads(body)
         except json.JSONDecodeError as exc:
             raise InvalidInput(
-                "'results' is not valid JSON", [InputProblem(str(exc), location="results")]
+                "'results' is not valid JSON", [Problem.at("results", str(exc))]
             ) from None
     return body

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.campaigns.models import Campaign, RankedList, Run, Topic
-from judging.core.errors import InputProblem, InvalidInput
+from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike, is_admin
 from judging.evaluation.models import EvalMode, EvalState, Evaluation
 from metrics.curve import recall_curve
@@ -25,6 +25,7 @@ from metrics.evaluate import Evaluator
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
 from metrics.names import parse_measures
+from metrics.problems import Problem
 from metrics.stats import bootstrap_ci, compare_runs
 
 CURVE_DEPTH = 100
@@ -94,9 +95,7 @@ def _measures(campaign: Campaign, measures: Sequence[str] | None) -> list[str]:
     try:
         parse_measures(names)
     except ValueError as exc:
-        raise InvalidInput(
-            "unknown measure", [InputProblem(str(exc), location="measures")]
-        ) from None
+        raise InvalidInput("unknown measure", [Problem.at("measures", str(exc))]) from None
     return names
 
 
@@ -296,11 +295,7 @@ def significance(
     if test not in ("t", "randomization", "bootstrap"):
         raise InvalidInput(
             "unknown test",
-            [
-                InputProblem(
-                    f"test {test!r} is not one of t, randomization, bootstrap", location="test"
-                )
-            ],
+            [Problem.at("test", f"test {test!r} is not one of t, randomization, bootstrap")],
         )
     names = list(campaign.measures)
     key = ",".join(sorted(names))
