@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Count, QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -23,7 +24,8 @@ from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
-from judging.core.errors import Conflict, InvalidInput, NotAllowed, TooLarge
+from judging.core import uploads
+from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import account, is_admin, roles_of
 from judging.pools import services as pool_services
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
@@ -36,27 +38,14 @@ ERRORS = {
 }
 
 
-def _check_length(request: Request, limit: int, what: str) -> None:
-    """Refuse an oversized body before reading it (413)."""
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    # Allow a little room for the multipart envelope and the other form fields.
-    if length > limit + 64 * 1024:
-        raise TooLarge(f"{what} is {length:,} bytes; the limit is {limit:,} bytes")
-
-
-def _read_upload(request: Request, limit: int, what: str) -> tuple[bytes, str]:
+def _uploaded_file(request: Request, what: str) -> UploadedFile:
     upload = request.data.get("file")
-    if upload is None or isinstance(upload, str):
+    if not isinstance(upload, UploadedFile):
         raise InvalidInput(
             f"send {what} as multipart field 'file'",
             [Problem.at("file", "missing file")],
         )
-    if upload.size is not None and upload.size > limit:
-        raise TooLarge(f"{what} is {upload.size:,} bytes; the limit is {limit:,} bytes")
-    return upload.read(), upload.name or "upload"
+    return upload
 
 
 class MeView(APIView):
@@ -113,12 +102,14 @@ class CampaignViewSet(
     @topics.mapping.post
     def import_topics(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
-        limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
-        _check_length(request, limit, "the topics file")
-        data, name = _read_upload(request, limit, "the topics file")
-        data = services.read_limited(data, limit=limit, what="the topics file")
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            what="the topics file",
+        )
+        upload = _uploaded_file(request, "the topics file")
         summary = services.topics_import(
-            campaign=campaign, data=data, fmt=request.data.get("format") or None, source=name
+            campaign=campaign, data=upload, fmt=request.data.get("format") or None
         )
         return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
 
@@ -143,12 +134,14 @@ class CampaignViewSet(
     @documents.mapping.post
     def import_documents(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
-        limit = settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES
-        _check_length(request, limit, "the documents file")
-        data, name = _read_upload(request, limit, "the documents file")
-        data = services.read_limited(data, limit=limit, what="the documents file")
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES,
+            what="the documents file",
+        )
+        upload = _uploaded_file(request, "the documents file")
         summary = services.documents_import(
-            campaign=campaign, data=data, fmt=request.data.get("format") or None, source=name
+            campaign=campaign, data=upload, fmt=request.data.get("format") or None
         )
         return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
 
@@ -169,13 +162,16 @@ class CampaignViewSet(
     @qrels.mapping.post
     def import_qrels(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
-        limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
-        _check_length(request, limit, "the qrels file")
-        data, name = _read_upload(request, limit, "the qrels file")
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            what="the qrels file",
+        )
+        upload = _uploaded_file(request, "the qrels file")
         version = qrels_services.qrels_import(
             campaign=campaign,
-            data=data,
-            source=name,
+            data=upload,
+            source=upload.name or "upload",
             note=str(request.data.get("note", "")),
             created_by=account(request.user),
         )
@@ -217,8 +213,11 @@ class CampaignViewSet(
         campaign = self.get_object()
         if not IsResearcher().has_permission(request, self):
             raise NotAllowed("only researchers and admins may submit runs")
-        limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
-        _check_length(request, limit, "the run")
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            what="the run",
+        )
         ser = s.RunSubmitSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         args: dict[str, Any] = dict(ser.validated_data)
@@ -226,11 +225,7 @@ class CampaignViewSet(
             raise NotAllowed("only admins decide whether a run is pooled")
         upload = args.pop("file", None)
         if upload is not None:
-            if upload.size is not None and upload.size > limit:
-                raise TooLarge(
-                    f"the run file is {upload.size:,} bytes; the limit is {limit:,} bytes"
-                )
-            args["data"] = upload.read()
+            args["data"] = upload
             args["source"] = upload.name or "run"
         else:
             args["results"] = services.json_results_from_body(args.pop("results"))

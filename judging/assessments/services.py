@@ -18,13 +18,12 @@ from judging.assessments.models import (
     QrelsVersion,
 )
 from judging.campaigns.models import Campaign
-from judging.campaigns.services import read_limited
+from judging.core import uploads
 from judging.core.bulk import insert_rows
 from judging.core.errors import InvalidInput
 from judging.core.roles import Account, UserLike
 from judging.evaluation.services import evaluations_after_qrels
 from metrics.io import parse_qrels
-from metrics.problems import InvalidInput as ReaderError
 from metrics.problems import Problem
 
 
@@ -48,7 +47,7 @@ def _next_number(campaign: Campaign) -> int:
 def qrels_import(
     *,
     campaign: Campaign,
-    data: bytes,
+    data: uploads.Source,
     source: str = "qrels",
     note: str = "",
     created_by: Account | None = None,
@@ -58,16 +57,12 @@ def qrels_import(
     Every qrels topic must be a campaign topic; grades are kept as given (negative grades mean
     pooled but unjudged). Validated whole first; on any problem nothing is stored.
     """
-    raw = read_limited(data, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, what="the qrels file")
-    try:
-        table = parse_qrels(raw, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS)
-    except ReaderError as exc:
-        raise InvalidInput(
-            f"the qrels file has {exc.total} problem(s); nothing was stored",
-            exc.problems,
-            total=exc.total,
-            source=source,
-        ) from None
+    what = "the qrels file"
+    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
+    with uploads.reading(what):
+        table = parse_qrels(
+            upload.data, source=upload.name, max_problems=settings.POOLJUDGE_MAX_PROBLEMS
+        )
     topic_ids = dict(campaign.topics.values_list("qid", "id"))
     rows = [(q, d, int(g)) for q, judged in table.to_dict().items() for d, g in judged.items()]
     unknown = [q for q in table.qids if q not in topic_ids]

@@ -1,6 +1,8 @@
 """Parsers for importing topics and documents: TREC SGML, JSON lines, TSV and SMART.
 
-Pure Python (standard library only) so that commands, the API and tests share one implementation.
+No models and no database, so that commands, the API and tests share one implementation. Gzip and
+UTF-8 decoding are ``judging.core.uploads``'s; uploads reach these parsers through it already
+decompressed.
 
 Inputs are ``bytes`` (raw file content), ``str`` (the text itself, *not* a file name), an
 ``os.PathLike`` (a file to open) or, for documents, a binary stream. Gzip is recognised by its magic
@@ -27,12 +29,12 @@ import itertools
 import json
 import os
 import re
-import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Literal
 
+from judging.core.uploads import GZIP_MAGIC, decode_lines, gunzip, gunzip_head
 from metrics.problems import InvalidInput, Problem, Problems
 
 __all__ = [
@@ -55,7 +57,6 @@ Input = bytes | str | os.PathLike[str] | BinaryIO
 
 _HEAD_BYTES = 8192
 _CHUNK_BYTES = 1 << 20
-_GZIP_MAGIC = b"\x1f\x8b"
 _BOM = "\ufeff"
 
 
@@ -163,68 +164,14 @@ def _peek(chunks: Iterator[bytes], size: int = _HEAD_BYTES) -> tuple[bytes, Iter
     return head, itertools.chain([head], chunks)
 
 
-def _gunzip(chunks: Iterable[bytes], problems: Problems, source: str) -> Iterator[bytes]:
-    """Decompress gzip data, including files made of several concatenated members."""
-    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    started = False
-    try:
-        for chunk in chunks:
-            while chunk:
-                started = True
-                out = decoder.decompress(chunk)
-                if out:
-                    yield out
-                if decoder.eof:
-                    chunk = decoder.unused_data
-                    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                    started = False
-                else:
-                    chunk = b""
-        tail = decoder.flush()
-    except zlib.error as exc:
-        problems.fatal(source, 0, f"corrupt gzip data ({exc})")
-    if tail:
-        yield tail
-    if started and not decoder.eof:
-        problems.fatal(source, 0, "gzip data is truncated")
-
-
 def _decompressed(
     chunks: Iterator[bytes], problems: Problems, source: str
 ) -> tuple[bytes, Iterator[bytes]]:
     """The decompressed head (for sniffing) and all decompressed chunks, head included."""
     head, chunks = _peek(chunks)
-    if head.startswith(_GZIP_MAGIC):
-        head, chunks = _peek(_gunzip(chunks, problems, source))
+    if head.startswith(GZIP_MAGIC):
+        head, chunks = _peek(gunzip(chunks, source=source, problems=problems))
     return head, chunks
-
-
-def _split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    pending = b""
-    for chunk in chunks:
-        pieces = (pending + chunk).split(b"\n")
-        pending = pieces.pop()
-        yield from pieces
-    if pending:
-        yield pending
-
-
-def _decode_lines(chunks: Iterable[bytes], problems: Problems) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` pairs without line endings; bad UTF-8 is a problem on its line."""
-    for number, raw in enumerate(_split_lines(chunks), start=1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.add(
-                number,
-                f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-            )
-            line = raw.decode("utf-8", "replace")
-        if number == 1 and line.startswith(_BOM):
-            line = line[1:]
-        yield number, line
 
 
 # --------------------------------------------------------------------------- sniffing
@@ -235,11 +182,8 @@ _TREC_DOC = re.compile(rb"<\s*doc(?:\s[^<>]*)?>", re.IGNORECASE)
 
 
 def _sniffable(head: bytes, source: str) -> bytes:
-    if head.startswith(_GZIP_MAGIC):
-        try:
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head)
-        except zlib.error as exc:
-            raise InvalidInput(source, [Problem(0, f"corrupt gzip data ({exc})")]) from None
+    if head.startswith(GZIP_MAGIC):
+        head = gunzip_head(head, source=source)
     if head.startswith(_BOM.encode()):
         head = head[3:]
     return head.lstrip()
@@ -402,7 +346,7 @@ def parse_topics(
         if fmt is None:
             fmt = detect_topic_format(head, source=name)
         _check_format(fmt, TOPIC_FORMATS, name)
-        lines = _decode_lines(chunks, problems)
+        lines = decode_lines(chunks, problems)
         if fmt == "trec":
             topics, attempts = _trec_topics(lines, problems)
         elif fmt == "jsonl":
@@ -711,7 +655,7 @@ def iter_documents(
         "tsv": _tsv_documents,
         "smart": _smart_documents,
     }[fmt]
-    return _documents(parser, _decode_lines(chunks, problems), problems, name, close)
+    return _documents(parser, decode_lines(chunks, problems), problems, name, close)
 
 
 class _Counter:

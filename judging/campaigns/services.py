@@ -6,18 +6,16 @@ leaves nothing stored. Errors are ``judging.core.errors`` exceptions.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import json
 import math
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
 from judging.campaigns import formats
@@ -29,38 +27,12 @@ from judging.campaigns.models import (
     UnknownTopicPolicy,
 )
 from judging.campaigns.models import Run as RunModel
-from judging.core.errors import Conflict, InvalidInput, TooLarge
+from judging.core import uploads
+from judging.core.errors import Conflict, InvalidInput
 from judging.core.roles import Account
 from judging.evaluation.services import evaluations_after_run
 from metrics.io import Run, read_run
-from metrics.problems import InvalidInput as ReaderError
 from metrics.problems import Problem, Problems
-
-GZIP_MAGIC = b"\x1f\x8b"
-
-
-def read_limited(data: bytes, *, limit: int, what: str) -> bytes:
-    """Return ``data`` decompressed if gzip, refusing anything over ``limit`` bytes (413).
-
-    The limit applies after decompression too, so a small gzip bomb is refused as well.
-    """
-    if len(data) > limit:
-        raise TooLarge(f"{what} is {len(data):,} bytes; the limit is {limit:,} bytes")
-    if data[:2] != GZIP_MAGIC:
-        return data
-    out = io.BytesIO()
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
-            while chunk := gz.read(1 << 20):
-                out.write(chunk)
-                if out.tell() > limit:
-                    raise TooLarge(f"{what} decompresses to more than {limit:,} bytes (the limit)")
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InvalidInput(
-            f"{what} is not a valid gzip file", [Problem(0, f"bad gzip data: {exc}")]
-        ) from None
-    return out.getvalue()
-
 
 # --- Campaigns --------------------------------------------------------------------------------
 
@@ -111,16 +83,6 @@ def campaign_create(
 # --- Topics and documents ---------------------------------------------------------------------
 
 
-def _format_error(exc: ReaderError, what: str) -> InvalidInput:
-    problems = exc.problems
-    return InvalidInput(
-        f"the {what} file has {exc.total} problem(s)",
-        problems,
-        total=exc.total,
-        source=exc.source,
-    )
-
-
 @dataclass
 class ImportSummary:
     created: int = 0
@@ -140,18 +102,22 @@ class ImportSummary:
 def topics_import(
     *,
     campaign: Campaign,
-    data: bytes,
+    data: uploads.Source,
     fmt: str | None = None,
     source: str | None = None,
     **options: Any,
 ) -> ImportSummary:
     """Create or update topics from a TREC ``<top>``, JSONL or SMART ``.I/.W`` file."""
-    try:
+    what = "the topics file"
+    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
+    with uploads.reading(what):
         records = formats.parse_topics(
-            data, fmt=fmt, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS, **options
+            upload.data,
+            fmt=fmt,
+            source=upload.name,
+            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            **options,
         )
-    except ReaderError as exc:
-        raise _format_error(exc, "topics") from None
     summary = ImportSummary()
     with transaction.atomic():
         existing = {t.qid: t for t in campaign.topics.all()}
@@ -184,50 +150,55 @@ def topics_import(
 def documents_import(
     *,
     campaign: Campaign,
-    data: bytes,
+    data: uploads.Source,
     fmt: str | None = None,
     source: str | None = None,
 ) -> ImportSummary:
     """Create or replace documents from JSONL, TREC ``<DOC>``, TSV or SMART files.
 
     Streams the records and validates them all before committing: a bad file stores nothing.
+    The document size limit guards uploads; files given as a path or bytes (the operator's own,
+    from a command) have none.
     """
+    what = "the documents file"
+    limit = settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES if isinstance(data, UploadedFile) else None
+    upload = uploads.read(data, what=what, limit=limit, source=source)
     summary = ImportSummary()
-    try:
-        with transaction.atomic():
-            existing = dict(campaign.documents.values_list("docid", "id"))
-            batch: list[Document] = []
-            updates: list[Document] = []
-            for rec in formats.iter_documents(
-                data, fmt=fmt, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS
-            ):
-                doc = Document(
-                    campaign=campaign,
-                    docid=rec.docid,
-                    title=rec.title,
-                    text=rec.text,
-                    url=rec.url,
-                    metadata=dict(rec.metadata),
-                )
-                if rec.docid in existing:
-                    doc.pk = existing[rec.docid]
-                    updates.append(doc)
-                else:
-                    batch.append(doc)
-                if len(batch) >= 2000:
-                    Document.objects.bulk_create(batch)
-                    summary.created += len(batch)
-                    batch.clear()
-                if len(updates) >= 2000:
-                    Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
-                    summary.updated += len(updates)
-                    updates.clear()
-            Document.objects.bulk_create(batch)
-            Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
-            summary.created += len(batch)
-            summary.updated += len(updates)
-    except ReaderError as exc:
-        raise _format_error(exc, "documents") from None
+    with uploads.reading(what), transaction.atomic():
+        existing = dict(campaign.documents.values_list("docid", "id"))
+        batch: list[Document] = []
+        updates: list[Document] = []
+        for rec in formats.iter_documents(
+            upload.data,
+            fmt=fmt,
+            source=upload.name,
+            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+        ):
+            doc = Document(
+                campaign=campaign,
+                docid=rec.docid,
+                title=rec.title,
+                text=rec.text,
+                url=rec.url,
+                metadata=dict(rec.metadata),
+            )
+            if rec.docid in existing:
+                doc.pk = existing[rec.docid]
+                updates.append(doc)
+            else:
+                batch.append(doc)
+            if len(batch) >= 2000:
+                Document.objects.bulk_create(batch)
+                summary.created += len(batch)
+                batch.clear()
+            if len(updates) >= 2000:
+                Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
+                summary.updated += len(updates)
+                updates.clear()
+        Document.objects.bulk_create(batch)
+        Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
+        summary.created += len(batch)
+        summary.updated += len(updates)
     from judging.assessments.queue import slots_text_loaded
     from judging.pools.models import PoolDocument
 
@@ -249,17 +220,11 @@ def documents_import(
 # --- Runs -------------------------------------------------------------------------------------
 
 
-def _run_from_file(data: bytes, source: str) -> Run:
-    try:
-        return read_run(data, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS)
-    except ReaderError as exc:
-        problems = exc.problems
-        raise InvalidInput(
-            f"the run file has {exc.total} problem(s); nothing was stored",
-            problems,
-            total=exc.total,
-            source=source,
-        ) from None
+def _run_from_file(upload: uploads.Upload) -> Run:
+    with uploads.reading("the run file"):
+        return read_run(
+            upload.data, source=upload.name, max_problems=settings.POOLJUDGE_MAX_PROBLEMS
+        )
 
 
 def _run_from_json(results: Any) -> Run:
@@ -326,7 +291,7 @@ def run_submit(
     *,
     campaign: Campaign,
     owner: Account,
-    data: bytes | None = None,
+    data: uploads.Source | None = None,
     results: Any = None,
     tag: str | None = None,
     group: str = "",
@@ -347,8 +312,11 @@ def run_submit(
         _check_tag(campaign, tag)
     raw = b""
     if data is not None:
-        raw = read_limited(data, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, what="the run file")
-        run = _run_from_file(raw, source)
+        upload = uploads.read(
+            data, what="the run file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source
+        )
+        raw = upload.data
+        run = _run_from_file(upload)
     else:
         run = _run_from_json(results)
     if not tag:
