@@ -31,10 +31,12 @@ from judging.pools import services as pool_services
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
 from metrics.problems import Problem
 
+# Every 4xx answer has the shape of ErrorSerializer (judging.api.errors).
 ERRORS = {
     400: OpenApiResponse(s.ErrorSerializer, description="invalid input, every problem listed"),
+    401: OpenApiResponse(s.ErrorSerializer, description="no or bad credentials"),
     403: OpenApiResponse(s.ErrorSerializer, description="not allowed for your role"),
-    404: OpenApiResponse(description="no such object visible to you"),
+    404: OpenApiResponse(s.ErrorSerializer, description="no such object visible to you"),
 }
 
 
