@@ -25,7 +25,7 @@ class InvalidInput(DomainError):
     """Input that fails validation; lists every problem (capped) and the total count.
 
     The service-level error (400). Readers raise ``metrics.problems.InvalidInput`` instead;
-    the service that called the reader turns it into this.
+    ``judging.core.uploads.reading`` turns that into this.
     """
 
     code = "invalid_input"
