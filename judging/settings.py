@@ -140,8 +140,11 @@ LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
 # --- Uploads -------------------------------------------------------------------------------
-# Largest run/qrels/topic file accepted (after gzip decompression); larger answers 413.
+# Largest run/qrels/topic file accepted as received; larger answers 413.
 POOLJUDGE_MAX_UPLOAD_BYTES = env_bytes("POOLJUDGE_MAX_UPLOAD_BYTES", 256 * 1024**2)
+# Largest output of a gzip file, counted as it is decompressed (413 above, so a gzip bomb stops
+# early). Unset or 0: the same as the file's limit as received.
+POOLJUDGE_MAX_DECOMPRESSED_BYTES = env_bytes("POOLJUDGE_MAX_DECOMPRESSED_BYTES", 0) or None
 # Largest document collection accepted through the API (management commands have no limit).
 POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES = env_bytes("POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES", 1024**3)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", 64 * 1024**2)

@@ -314,7 +314,7 @@ def test_a_grade_off_the_scale_is_rejected_listing_the_problem(
     assert problems[0]["location"] == "grade"
     assert "7" in problems[0]["message"] and "[0, 1, 2]" in problems[0]["message"]
     r = judge(client, held["id"], "very")
-    assert r.status_code == 400 and "grade" in r.json()
+    assert r.status_code == 400 and r.json()["problems"][0]["location"] == "grade"
     assert not Judgment.objects.exists()
 
 

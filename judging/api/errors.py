@@ -1,20 +1,104 @@
-"""The one place where domain errors become HTTP answers."""
+"""The one place where errors become HTTP answers, all of one shape.
+
+Every 4xx answer of the API is ``{"error": code, "detail": message}``, plus, when there are
+problems, ``"problems": [{"message", "line"?, "location"?}, ...]``, ``"problem_count"`` and
+``"problems_shown"`` (``judging.core.errors.InvalidInput.as_dict``). Domain errors carry their
+own code and status; DRF's and Django's errors (serializer validation, authentication,
+permissions, 404, 405, 429, parse errors, an oversized body) are put in the same shape here,
+and so is a reader error that reached a view unconverted, so it answers 400, never 500.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from rest_framework import status
+from django.conf import settings
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404
+from rest_framework import exceptions
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from judging.core.errors import DomainError
+from judging.core import uploads
+from judging.core.errors import DomainError, InvalidInput, TooLarge
+from metrics.problems import InvalidInput as ReaderError
+from metrics.problems import Problem
+
+# DRF's codes are ours (``not_found``, ``permission_denied``, ``parse_error``, ...) but for this.
+_CODES: dict[type[exceptions.APIException], str] = {
+    exceptions.AuthenticationFailed: "not_authenticated",
+}
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ReaderError):
+        exc = uploads.invalid_input(exc, "the input")
+    elif isinstance(exc, RequestDataTooBig):
+        exc = TooLarge(f"the request body is too large ({exc})")
+    elif isinstance(exc, exceptions.ValidationError):
+        exc = _invalid_input(exc.detail)
     if isinstance(exc, DomainError):
         return Response(exc.as_dict(), status=exc.status)
+    # DRF turns Http404 and Django's PermissionDenied into its own and sets the headers
+    # (WWW-Authenticate, Retry-After); only the body is ours.
     response = drf_exception_handler(exc, context)
-    if response is not None and response.status_code == status.HTTP_413_REQUEST_ENTITY_TOO_LARGE:
-        response.data = {"error": "too_large", "detail": str(exc)}
+    if response is not None:
+        response.data = {"error": _code(exc), "detail": _message(response.data)}
     return response
+
+
+def _code(exc: Exception) -> str:
+    if isinstance(exc, Http404):
+        return "not_found"
+    if isinstance(exc, DjangoPermissionDenied):
+        return "permission_denied"
+    for kind, code in _CODES.items():
+        if isinstance(exc, kind):
+            return code
+    if isinstance(exc, exceptions.APIException):
+        return str(exc.default_code)
+    return "error"
+
+
+def _message(data: Any) -> str:
+    if isinstance(data, dict) and "detail" in data:
+        return str(data["detail"])
+    return str(data)
+
+
+def _invalid_input(detail: Any) -> InvalidInput:
+    """A serializer's errors as one problem per message, located by field path."""
+    problems = [
+        Problem.at(location, message) if location else Problem(0, message)
+        for location, message in _flatten(detail, "")
+    ]
+    if len(problems) == 1:
+        message = str(problems[0])  # "grade: A valid integer is required."
+    else:
+        message = f"the request has {len(problems)} problem(s)"
+    return InvalidInput(message, problems[: settings.POOLJUDGE_MAX_PROBLEMS], total=len(problems))
+
+
+def _flatten(detail: Any, path: str) -> list[tuple[str, str]]:
+    """``(path, message)`` pairs: ``results[3].docid``; errors not tied to a field have no path."""
+    if isinstance(detail, dict):
+        out: list[tuple[str, str]] = []
+        for key, value in detail.items():
+            if key == api_settings.NON_FIELD_ERRORS_KEY:
+                out += _flatten(value, path)
+            elif isinstance(key, int):  # a ListField's errors, by index
+                out += _flatten(value, f"{path}[{key}]")
+            else:
+                out += _flatten(value, f"{path}.{key}" if path else str(key))
+        return out
+    if isinstance(detail, list):
+        if all(isinstance(item, str) for item in detail):
+            return [(path, str(item)) for item in detail]
+        out = []
+        for index, item in enumerate(detail):
+            if item:  # a list serializer answers {} for the items that are valid
+                out += _flatten(item, f"{path}[{index}]")
+        return out
+    return [(path, str(detail))]

@@ -19,7 +19,7 @@ from judging.api.views import ERRORS
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
-from judging.core.errors import InputProblem, InvalidInput, NotFound
+from judging.core.errors import InvalidInput, NotFound
 from judging.evaluation.bias import bias_report_request
 from judging.evaluation.models import BiasKind, EvalMode, EvalState, Evaluation
 from judging.evaluation.selectors import (
@@ -32,6 +32,7 @@ from judging.evaluation.selectors import (
     significance,
 )
 from judging.evaluation.services import evaluation_request
+from metrics.problems import Problem
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
 
@@ -43,7 +44,7 @@ def qrels_version(campaign: Campaign, number: str | int | None) -> QrelsVersion:
     if version is None:
         raise InvalidInput(
             "the campaign has no qrels version yet",
-            [InputProblem("import or publish qrels first", location="qrels")],
+            [Problem.at("qrels", "import or publish qrels first")],
         )
     return version
 
@@ -53,11 +54,7 @@ def _mode(value: str | None) -> str:
     if mode not in EvalMode.values:
         raise InvalidInput(
             "unknown mode",
-            [
-                InputProblem(
-                    f"mode {mode!r} is not one of {', '.join(EvalMode.values)}", location="mode"
-                )
-            ],
+            [Problem.at("mode", f"mode {mode!r} is not one of {', '.join(EvalMode.values)}")],
         )
     return mode
 
@@ -246,7 +243,7 @@ class BiasReportView(APIView):
         except ValueError:
             raise InvalidInput(
                 "depth is not a number",
-                [InputProblem("depth must be a whole number", location="depth")],
+                [Problem.at("depth", "depth must be a whole number")],
             ) from None
         report = bias_report(
             campaign=campaign,

@@ -154,6 +154,8 @@ class ProblemSerializer(serializers.Serializer[Any]):
 
 
 class ErrorSerializer(serializers.Serializer[Any]):
+    """The one shape of every 4xx answer; the problem fields only where there are problems."""
+
     error = serializers.CharField()
     detail = serializers.CharField()
     problems = ProblemSerializer(many=True, required=False)

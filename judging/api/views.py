@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -24,7 +25,8 @@ from judging.assessments.models import QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import campaign_list
-from judging.core.errors import Conflict, InputProblem, InvalidInput, NotAllowed, TooLarge
+from judging.core import uploads
+from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import account, roles_of
 from judging.pools import services as pool_services
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
@@ -32,35 +34,25 @@ from judging.workflows.documents import documents_imported
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
+from metrics.problems import Problem
 
+# Every 4xx answer has the shape of ErrorSerializer (judging.api.errors).
 ERRORS = {
     400: OpenApiResponse(s.ErrorSerializer, description="invalid input, every problem listed"),
+    401: OpenApiResponse(s.ErrorSerializer, description="no or bad credentials"),
     403: OpenApiResponse(s.ErrorSerializer, description="not allowed for your role"),
-    404: OpenApiResponse(description="no such object visible to you"),
+    404: OpenApiResponse(s.ErrorSerializer, description="no such object visible to you"),
 }
 
 
-def _check_length(request: Request, limit: int, what: str) -> None:
-    """Refuse an oversized body before reading it (413)."""
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    # Allow a little room for the multipart envelope and the other form fields.
-    if length > limit + 64 * 1024:
-        raise TooLarge(f"{what} is {length:,} bytes; the limit is {limit:,} bytes")
-
-
-def _read_upload(request: Request, limit: int, what: str) -> tuple[bytes, str]:
+def _uploaded_file(request: Request, what: str) -> UploadedFile:
     upload = request.data.get("file")
-    if upload is None or isinstance(upload, str):
+    if not isinstance(upload, UploadedFile):
         raise InvalidInput(
             f"send {what} as multipart field 'file'",
-            [InputProblem("missing file", location="file")],
+            [Problem.at("file", "missing file")],
         )
-    if upload.size is not None and upload.size > limit:
-        raise TooLarge(f"{what} is {upload.size:,} bytes; the limit is {limit:,} bytes")
-    return upload.read(), upload.name or "upload"
+    return upload
 
 
 class MeView(APIView):
@@ -132,12 +124,14 @@ class CampaignViewSet(
     @topics.mapping.post
     def import_topics(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
-        limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
-        _check_length(request, limit, "the topics file")
-        data, name = _read_upload(request, limit, "the topics file")
-        data = services.read_limited(data, limit=limit, what="the topics file")
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            what="the topics file",
+        )
+        upload = _uploaded_file(request, "the topics file")
         summary = services.topics_import(
-            campaign=campaign, data=data, fmt=request.data.get("format") or None, source=name
+            campaign=campaign, data=upload, fmt=request.data.get("format") or None
         )
         return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
 
@@ -162,12 +156,14 @@ class CampaignViewSet(
     @documents.mapping.post
     def import_documents(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
-        limit = settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES
-        _check_length(request, limit, "the documents file")
-        data, name = _read_upload(request, limit, "the documents file")
-        data = services.read_limited(data, limit=limit, what="the documents file")
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES,
+            what="the documents file",
+        )
+        upload = _uploaded_file(request, "the documents file")
         summary = documents_imported(
-            campaign=campaign, data=data, fmt=request.data.get("format") or None, source=name
+            campaign=campaign, data=upload, fmt=request.data.get("format") or None
         )
         return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
 
@@ -188,13 +184,16 @@ class CampaignViewSet(
     @qrels.mapping.post
     def import_qrels(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
-        limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
-        _check_length(request, limit, "the qrels file")
-        data, name = _read_upload(request, limit, "the qrels file")
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            what="the qrels file",
+        )
+        upload = _uploaded_file(request, "the qrels file")
         version = qrels_imported(
             campaign=campaign,
-            data=data,
-            source=name,
+            data=upload,
+            source=upload.name or "upload",
             note=str(request.data.get("note", "")),
             created_by=account(request.user),
         )
@@ -236,19 +235,18 @@ class CampaignViewSet(
         campaign = self.get_object()
         if not IsResearcher().has_permission(request, self):
             raise NotAllowed("only researchers and admins may submit runs")
-        limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
-        _check_length(request, limit, "the run")
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            what="the run",
+        )
         ser = s.RunSubmitSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         args: dict[str, Any] = dict(ser.validated_data)
         services.run_pooled_check(user=request.user, pooled=args.get("pooled"))
         upload = args.pop("file", None)
         if upload is not None:
-            if upload.size is not None and upload.size > limit:
-                raise TooLarge(
-                    f"the run file is {upload.size:,} bytes; the limit is {limit:,} bytes"
-                )
-            args["data"] = upload.read()
+            args["data"] = upload
             args["source"] = upload.name or "run"
         else:
             args["results"] = services.json_results_from_body(args.pop("results"))
@@ -385,7 +383,7 @@ def _runs_by_ref(campaign: Campaign, refs: list[str]) -> list[Run]:
     for ref in refs:
         run = runs.get(ref) or by_id.get(ref)
         if run is None:
-            problems.append(InputProblem(f"no run {ref!r} in this campaign", location="runs"))
+            problems.append(Problem.at("runs", f"no run {ref!r} in this campaign"))
         else:
             chosen.append(run)
     if problems:

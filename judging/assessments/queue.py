@@ -37,8 +37,9 @@ from judging.assessments.models import (
     TopicAssignment,
 )
 from judging.campaigns.models import Campaign, Document, RankedList, Topic
-from judging.core.errors import Conflict, InputProblem, InvalidInput, NotFound
+from judging.core.errors import Conflict, InvalidInput, NotFound
 from judging.core.roles import Account
+from metrics.problems import Problem
 
 MAX_ACTIVE_SECONDS = 3600.0
 # A skipped (released) item is not served again to the same annotator within their next
@@ -360,7 +361,7 @@ def _check_grade(campaign: Campaign, grade: Any) -> int:
     if isinstance(grade, bool) or not isinstance(grade, int) or grade not in grades:
         raise InvalidInput(
             "the grade is not on the campaign's scale",
-            [InputProblem(f"grade {grade!r} is not one of {grades}", location="grade")],
+            [Problem.at("grade", f"grade {grade!r} is not one of {grades}")],
         )
     return int(grade)
 

@@ -18,12 +18,12 @@ from judging.assessments.models import (
     QrelsVersion,
 )
 from judging.campaigns.models import Campaign
-from judging.campaigns.services import read_limited
+from judging.core import uploads
 from judging.core.bulk import insert_rows
-from judging.core.errors import InputProblem, InvalidInput
+from judging.core.errors import InvalidInput
 from judging.core.roles import Account, UserLike
 from metrics.io import parse_qrels
-from metrics.problems import InvalidInput as ReaderError
+from metrics.problems import Problem
 
 
 def canonical_lines(rows: Iterable[tuple[str, str, int]]) -> list[str]:
@@ -46,7 +46,7 @@ def _next_number(campaign: Campaign) -> int:
 def qrels_import(
     *,
     campaign: Campaign,
-    data: bytes,
+    data: uploads.Source,
     source: str = "qrels",
     note: str = "",
     created_by: Account | None = None,
@@ -56,23 +56,18 @@ def qrels_import(
     Every qrels topic must be a campaign topic; grades are kept as given (negative grades mean
     pooled but unjudged). Validated whole first; on any problem nothing is stored.
     """
-    raw = read_limited(data, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, what="the qrels file")
-    try:
-        table = parse_qrels(raw, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS)
-    except ReaderError as exc:
-        raise InvalidInput(
-            f"the qrels file has {exc.total} problem(s); nothing was stored",
-            [InputProblem(p.message, line=p.line) for p in exc.problems],
-            total=exc.total,
-            source=source,
-        ) from None
+    what = "the qrels file"
+    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
+    with uploads.reading(what):
+        table = parse_qrels(
+            upload.data, source=upload.name, max_problems=settings.POOLJUDGE_MAX_PROBLEMS
+        )
     topic_ids = dict(campaign.topics.values_list("qid", "id"))
     rows = [(q, d, int(g)) for q, judged in table.to_dict().items() for d, g in judged.items()]
     unknown = [q for q in table.qids if q not in topic_ids]
     if unknown:
         problems = [
-            InputProblem(f"topic {q!r} is not in campaign {campaign.name!r}", location=q)
-            for q in unknown
+            Problem.at(q, f"topic {q!r} is not in campaign {campaign.name!r}") for q in unknown
         ]
         raise InvalidInput(
             f"the qrels name {len(unknown)} unknown topic(s); nothing was stored",
@@ -211,21 +206,13 @@ def adjudicate(
     if grade not in campaign.grade_values():
         raise InvalidInput(
             "the grade is not on the campaign's scale",
-            [
-                InputProblem(
-                    f"grade {grade!r} is not one of {campaign.grade_values()}", location="grade"
-                )
-            ],
+            [Problem.at("grade", f"grade {grade!r} is not one of {campaign.grade_values()}")],
         )
     topic = campaign.topics.filter(qid=qid).first()
     if topic is None or not Judgment.objects.filter(topic=topic, docid=docid).exists():
         raise InvalidInput(
             "nothing to adjudicate",
-            [
-                InputProblem(
-                    f"no judgment of document {docid!r} for topic {qid!r}", location="docid"
-                )
-            ],
+            [Problem.at("docid", f"no judgment of document {docid!r} for topic {qid!r}")],
         )
     adjudication, _ = Adjudication.objects.update_or_create(
         topic=topic,

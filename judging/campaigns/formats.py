@@ -1,13 +1,15 @@
 """Parsers for importing topics and documents: TREC SGML, JSON lines, TSV and SMART.
 
-Pure Python (standard library only) so that commands, the API and tests share one implementation.
+No models and no database, so that commands, the API and tests share one implementation. Gzip and
+UTF-8 decoding are ``judging.core.uploads``'s; uploads reach these parsers through it already
+decompressed.
 
 Inputs are ``bytes`` (raw file content), ``str`` (the text itself, *not* a file name), an
 ``os.PathLike`` (a file to open) or, for documents, a binary stream. Gzip is recognised by its magic
 bytes, text must be UTF-8 (a BOM is tolerated) and CRLF line endings are accepted everywhere.
 
 Every parser collects problems with their 1-based line numbers instead of stopping at the first one
-and raises :class:`ImportFormatError` listing them all (capped at ``max_problems``, with the total).
+and raises :class:`InvalidInput` listing them all (capped at ``max_problems``, with the total).
 
 Normalisation, the same for every format:
 
@@ -27,18 +29,18 @@ import itertools
 import json
 import os
 import re
-import zlib
 from bisect import bisect_right
-from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Literal, NoReturn
+from typing import Any, BinaryIO, Literal
+
+from judging.core.uploads import GZIP_MAGIC, decode_lines, gunzip, gunzip_head
+from metrics.problems import InvalidInput, Problem, Problems
 
 __all__ = [
     "DOCUMENT_FORMATS",
     "TOPIC_FORMATS",
     "DocumentRecord",
-    "FormatProblem",
-    "ImportFormatError",
     "TopicRecord",
     "detect_document_format",
     "detect_topic_format",
@@ -55,7 +57,6 @@ Input = bytes | str | os.PathLike[str] | BinaryIO
 
 _HEAD_BYTES = 8192
 _CHUNK_BYTES = 1 << 20
-_GZIP_MAGIC = b"\x1f\x8b"
 _BOM = "\ufeff"
 
 
@@ -78,73 +79,10 @@ class DocumentRecord:
     metadata: dict[str, str] = field(default_factory=dict, hash=False)
 
 
-@dataclass(frozen=True, slots=True)
-class FormatProblem:
-    line: int  # 1-based; 0 means the whole file
-    message: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.message}" if self.line else self.message
-
-
-class ImportFormatError(ValueError):
-    """The input could not be imported; ``problems`` lists why, ``total`` counts them all."""
-
-    def __init__(
-        self, source: str, problems: Sequence[FormatProblem], total: int | None = None
-    ) -> None:
-        problem_list = list(problems)
-        count = len(problem_list) if total is None else total
-        super().__init__(source, problem_list, count)  # args rebuild the error when unpickled
-        self.source = source
-        self.problems = problem_list
-        self.total = count
-
-    def __str__(self) -> str:
-        if not self.problems:
-            return f"{self.source}: invalid input"
-        first = self.problems[0]
-        where = f"{self.source} line {first.line}" if first.line else self.source
-        text = f"{where}: {first.message}"
-        more = self.total - 1
-        if more > 0:
-            text += f" (and {more} more problem{'s' if more > 1 else ''})"
-        return text
-
-
-class _Problems:
-    """Collects problems, keeping the first ``cap`` and counting all of them."""
-
-    def __init__(self, source: str, cap: int) -> None:
-        if cap < 1:
-            raise ValueError("max_problems must be at least 1")
-        self.source = source
-        self.cap = cap
-        self.kept: list[FormatProblem] = []
-        self.total = 0
-
-    def add(self, line: int, message: str) -> None:
-        self.total += 1
-        if len(self.kept) < self.cap:
-            self.kept.append(FormatProblem(line, message))
-
-    def error(self) -> ImportFormatError:
-        ordered = sorted(self.kept, key=lambda p: p.line)  # stable: same line keeps its order
-        return ImportFormatError(self.source, ordered, self.total)
-
-    def raise_if_any(self) -> None:
-        if self.total:
-            raise self.error()
-
-    def fatal(self, line: int, message: str) -> NoReturn:
-        self.add(line, message)
-        raise self.error()
-
-
 class _Ids:
     """Rejects ids with whitespace and duplicates, naming the line of the first occurrence."""
 
-    def __init__(self, kind: str, problems: _Problems) -> None:
+    def __init__(self, kind: str, problems: Problems) -> None:
         self.kind = kind
         self.problems = problems
         self.seen: dict[str, int] = {}
@@ -226,66 +164,14 @@ def _peek(chunks: Iterator[bytes], size: int = _HEAD_BYTES) -> tuple[bytes, Iter
     return head, itertools.chain([head], chunks)
 
 
-def _gunzip(chunks: Iterable[bytes], problems: _Problems) -> Iterator[bytes]:
-    """Decompress gzip data, including files made of several concatenated members."""
-    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    started = False
-    try:
-        for chunk in chunks:
-            while chunk:
-                started = True
-                out = decoder.decompress(chunk)
-                if out:
-                    yield out
-                if decoder.eof:
-                    chunk = decoder.unused_data
-                    decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                    started = False
-                else:
-                    chunk = b""
-        tail = decoder.flush()
-    except zlib.error as exc:
-        problems.fatal(0, f"corrupt gzip data ({exc})")
-    if tail:
-        yield tail
-    if started and not decoder.eof:
-        problems.fatal(0, "gzip data is truncated")
-
-
-def _decompressed(chunks: Iterator[bytes], problems: _Problems) -> tuple[bytes, Iterator[bytes]]:
+def _decompressed(
+    chunks: Iterator[bytes], problems: Problems, source: str
+) -> tuple[bytes, Iterator[bytes]]:
     """The decompressed head (for sniffing) and all decompressed chunks, head included."""
     head, chunks = _peek(chunks)
-    if head.startswith(_GZIP_MAGIC):
-        head, chunks = _peek(_gunzip(chunks, problems))
+    if head.startswith(GZIP_MAGIC):
+        head, chunks = _peek(gunzip(chunks, source=source, problems=problems))
     return head, chunks
-
-
-def _split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    pending = b""
-    for chunk in chunks:
-        pieces = (pending + chunk).split(b"\n")
-        pending = pieces.pop()
-        yield from pieces
-    if pending:
-        yield pending
-
-
-def _decode_lines(chunks: Iterable[bytes], problems: _Problems) -> Iterator[tuple[int, str]]:
-    """``(line number, text)`` pairs without line endings; bad UTF-8 is a problem on its line."""
-    for number, raw in enumerate(_split_lines(chunks), start=1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.add(
-                number,
-                f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
-            )
-            line = raw.decode("utf-8", "replace")
-        if number == 1 and line.startswith(_BOM):
-            line = line[1:]
-        yield number, line
 
 
 # --------------------------------------------------------------------------- sniffing
@@ -296,13 +182,8 @@ _TREC_DOC = re.compile(rb"<\s*doc(?:\s[^<>]*)?>", re.IGNORECASE)
 
 
 def _sniffable(head: bytes, source: str) -> bytes:
-    if head.startswith(_GZIP_MAGIC):
-        try:
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head)
-        except zlib.error as exc:
-            raise ImportFormatError(
-                source, [FormatProblem(0, f"corrupt gzip data ({exc})")]
-            ) from None
+    if head.startswith(GZIP_MAGIC):
+        head = gunzip_head(head, source=source)
     if head.startswith(_BOM.encode()):
         head = head[3:]
     return head.lstrip()
@@ -316,17 +197,17 @@ def detect_topic_format(head: bytes, *, source: str = "input") -> str:
     """Guess the topic format (one of ``TOPIC_FORMATS``) from the first few KB of a file."""
     text = _sniffable(head, source)
     if not text:
-        raise ImportFormatError(source, [FormatProblem(0, "no topics found")])
+        raise InvalidInput(source, [Problem(0, "no topics found")])
     if text.startswith(b"{"):
         return "jsonl"
     if _SMART_START.match(_first_line(text)):
         return "smart"
     if _TREC_TOPIC.search(text):
         return "trec"
-    raise ImportFormatError(
+    raise InvalidInput(
         source,
         [
-            FormatProblem(
+            Problem(
                 0,
                 "unrecognised topic format: expected TREC <top> topics, JSON lines "
                 "or SMART .I/.W queries",
@@ -339,7 +220,7 @@ def detect_document_format(head: bytes, *, source: str = "input") -> str:
     """Guess the document format (one of ``DOCUMENT_FORMATS``) from the first few KB of a file."""
     text = _sniffable(head, source)
     if not text:
-        raise ImportFormatError(source, [FormatProblem(0, "no documents found")])
+        raise InvalidInput(source, [Problem(0, "no documents found")])
     first = _first_line(text)
     if text.startswith(b"{"):
         return "jsonl"
@@ -349,10 +230,10 @@ def detect_document_format(head: bytes, *, source: str = "input") -> str:
         return "tsv"  # before TREC, so that a "<doc>" inside some TSV text does not mislead
     if _TREC_DOC.search(text):
         return "trec"
-    raise ImportFormatError(
+    raise InvalidInput(
         source,
         [
-            FormatProblem(
+            Problem(
                 0,
                 "unrecognised document format: expected JSON lines, TREC <DOC> documents, "
                 "TSV (docid<TAB>text) or SMART .I/.T/.W documents",
@@ -364,8 +245,8 @@ def detect_document_format(head: bytes, *, source: str = "input") -> str:
 def _check_format(fmt: str, known: tuple[str, ...], source: str) -> None:
     if fmt not in known:
         expected = ", ".join(known)
-        raise ImportFormatError(
-            source, [FormatProblem(0, f"unknown format {fmt!r} (expected one of {expected})")]
+        raise InvalidInput(
+            source, [Problem(0, f"unknown format {fmt!r} (expected one of {expected})")]
         )
 
 
@@ -391,7 +272,7 @@ def _paragraphs(lines: Iterable[str]) -> str:
     return "\n".join(paragraphs)
 
 
-def _json_object(line: str, number: int, problems: _Problems) -> dict[str, Any] | None:
+def _json_object(line: str, number: int, problems: Problems) -> dict[str, Any] | None:
     try:
         value = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -404,7 +285,7 @@ def _json_object(line: str, number: int, problems: _Problems) -> dict[str, Any] 
 
 
 def _json_id(
-    obj: dict[str, Any], keys: tuple[str, ...], kind: str, number: int, problems: _Problems
+    obj: dict[str, Any], keys: tuple[str, ...], kind: str, number: int, problems: Problems
 ) -> str | None:
     for key in keys:
         if key not in obj:
@@ -422,7 +303,7 @@ def _json_id(
 
 
 def _json_str(
-    obj: dict[str, Any], keys: tuple[str, ...], number: int, problems: _Problems
+    obj: dict[str, Any], keys: tuple[str, ...], number: int, problems: Problems
 ) -> tuple[str | None, str | None]:
     """``(key, value)`` of the first key present; value None when it is not a string."""
     for key in keys:
@@ -458,14 +339,14 @@ def parse_topics(
     if smart_numbering not in ("sequential", "id"):
         raise ValueError("smart_numbering must be 'sequential' or 'id'")
     name = _source_name(data, source)
-    problems = _Problems(name, max_problems)
+    problems = Problems(max_problems)
     chunks, close = _open_chunks(data)
     try:
-        head, chunks = _decompressed(chunks, problems)
+        head, chunks = _decompressed(chunks, problems, name)
         if fmt is None:
             fmt = detect_topic_format(head, source=name)
         _check_format(fmt, TOPIC_FORMATS, name)
-        lines = _decode_lines(chunks, problems)
+        lines = decode_lines(chunks, problems)
         if fmt == "trec":
             topics, attempts = _trec_topics(lines, problems)
         elif fmt == "jsonl":
@@ -476,7 +357,7 @@ def parse_topics(
         close()
     if not attempts:
         problems.add(0, "no topics found")
-    problems.raise_if_any()
+    problems.raise_if_any(name)
     return topics
 
 
@@ -485,7 +366,7 @@ def _topic_record(
     title: str,
     line: int,
     ids: _Ids,
-    problems: _Problems,
+    problems: Problems,
     *,
     description: str = "",
     narrative: str = "",
@@ -533,7 +414,7 @@ class _OpenTopic:
 
 
 def _trec_topics(
-    lines: Iterator[tuple[int, str]], problems: _Problems
+    lines: Iterator[tuple[int, str]], problems: Problems
 ) -> tuple[list[TopicRecord], int]:
     # Topic files are small, so read them whole and map offsets back to line numbers.
     starts: list[int] = []
@@ -638,7 +519,7 @@ def _trec_topics(
 
 
 def _jsonl_topics(
-    lines: Iterator[tuple[int, str]], problems: _Problems
+    lines: Iterator[tuple[int, str]], problems: Problems
 ) -> tuple[list[TopicRecord], int]:
     ids = _Ids("qid", problems)
     topics: list[TopicRecord] = []
@@ -674,7 +555,7 @@ def _jsonl_topics(
     return topics, attempts
 
 
-def _json_tags(value: object, number: int, problems: _Problems) -> tuple[str, ...] | None:
+def _json_tags(value: object, number: int, problems: Problems) -> tuple[str, ...] | None:
     if value is None:
         return ()
     if isinstance(value, str):
@@ -686,7 +567,7 @@ def _json_tags(value: object, number: int, problems: _Problems) -> tuple[str, ..
 
 
 def _smart_sections(
-    lines: Iterator[tuple[int, str]], problems: _Problems
+    lines: Iterator[tuple[int, str]], problems: Problems
 ) -> Iterator[tuple[int, str, dict[str, list[str]]]]:
     """``(line of .I, .I value, {letter: lines})`` per record; repeated sections are appended."""
     record: tuple[int, str, dict[str, list[str]]] | None = None
@@ -718,7 +599,7 @@ def _smart_sections(
 
 
 def _smart_topics(
-    lines: Iterator[tuple[int, str]], problems: _Problems, numbering: SmartNumbering
+    lines: Iterator[tuple[int, str]], problems: Problems, numbering: SmartNumbering
 ) -> tuple[list[TopicRecord], int]:
     qids = _Ids("qid", problems)
     seen_values = _Ids(".I", problems)  # a repeated .I means a damaged file in either numbering
@@ -754,14 +635,14 @@ def iter_documents(
 
     The format is detected (and an unknown one rejected) before this returns. Valid documents are
     yielded as they are read; invalid ones are skipped and, after the last document, the iterator
-    raises :class:`ImportFormatError` listing every problem. Callers that import inside one
+    raises :class:`InvalidInput` listing every problem. Callers that import inside one
     transaction can therefore simply let the error roll it back.
     """
     name = _source_name(data, source)
-    problems = _Problems(name, max_problems)
+    problems = Problems(max_problems)
     chunks, close = _open_chunks(data)
     try:
-        head, chunks = _decompressed(chunks, problems)
+        head, chunks = _decompressed(chunks, problems, name)
         if fmt is None:
             fmt = detect_document_format(head, source=name)
         _check_format(fmt, DOCUMENT_FORMATS, name)
@@ -774,7 +655,7 @@ def iter_documents(
         "tsv": _tsv_documents,
         "smart": _smart_documents,
     }[fmt]
-    return _documents(parser, _decode_lines(chunks, problems), problems, close)
+    return _documents(parser, decode_lines(chunks, problems), problems, name, close)
 
 
 class _Counter:
@@ -785,14 +666,15 @@ class _Counter:
 
 
 _DocumentParser = Callable[
-    [Iterator[tuple[int, str]], _Problems, _Ids, _Counter], Iterator[DocumentRecord]
+    [Iterator[tuple[int, str]], Problems, _Ids, _Counter], Iterator[DocumentRecord]
 ]
 
 
 def _documents(
     parser: _DocumentParser,
     lines: Iterator[tuple[int, str]],
-    problems: _Problems,
+    problems: Problems,
+    source: str,
     close: Callable[[], None],
 ) -> Iterator[DocumentRecord]:
     counter = _Counter()
@@ -802,7 +684,7 @@ def _documents(
         close()
     if not counter.attempts:
         problems.add(0, "no documents found")
-    problems.raise_if_any()
+    problems.raise_if_any(source)
 
 
 def parse_documents(
@@ -821,7 +703,7 @@ _DOCUMENT_TEXT_KEYS = ("text", "contents", "body")
 
 
 def _jsonl_documents(
-    lines: Iterator[tuple[int, str]], problems: _Problems, ids: _Ids, counter: _Counter
+    lines: Iterator[tuple[int, str]], problems: Problems, ids: _Ids, counter: _Counter
 ) -> Iterator[DocumentRecord]:
     for number, line in lines:
         if not line.strip():
@@ -856,7 +738,7 @@ _TSV_ID_NAMES = frozenset(_DOCUMENT_ID_KEYS) | {"docno"}
 
 
 def _tsv_documents(
-    lines: Iterator[tuple[int, str]], problems: _Problems, ids: _Ids, counter: _Counter
+    lines: Iterator[tuple[int, str]], problems: Problems, ids: _Ids, counter: _Counter
 ) -> Iterator[DocumentRecord]:
     columns: list[str] | None = None  # column names, from the header or the first row's width
     for number, line in lines:
@@ -931,7 +813,7 @@ def _sgml_text(fragment: str) -> str:
 
 
 def _trec_documents(
-    lines: Iterator[tuple[int, str]], problems: _Problems, ids: _Ids, counter: _Counter
+    lines: Iterator[tuple[int, str]], problems: Problems, ids: _Ids, counter: _Counter
 ) -> Iterator[DocumentRecord]:
     body: list[str] | None = None  # pieces of the open <DOC>, one per line
     start = 0
@@ -972,7 +854,7 @@ def _trec_documents(
             yield record
 
 
-def _trec_document(body: str, start: int, problems: _Problems, ids: _Ids) -> DocumentRecord | None:
+def _trec_document(body: str, start: int, problems: Problems, ids: _Ids) -> DocumentRecord | None:
     docno = _DOCNO.search(body)
     if docno is None:
         problems.add(start, "<DOC> without a <DOCNO>")
@@ -1000,7 +882,7 @@ def _trec_document(body: str, start: int, problems: _Problems, ids: _Ids) -> Doc
 
 
 def _smart_documents(
-    lines: Iterator[tuple[int, str]], problems: _Problems, ids: _Ids, counter: _Counter
+    lines: Iterator[tuple[int, str]], problems: Problems, ids: _Ids, counter: _Counter
 ) -> Iterator[DocumentRecord]:
     for line, value, sections in _smart_sections(lines, problems):
         counter.attempts += 1

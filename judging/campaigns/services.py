@@ -6,12 +6,9 @@ leaves nothing stored. Errors are ``judging.core.errors`` exceptions.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
 import json
 import math
-import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +16,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
 from judging.campaigns import formats
@@ -30,36 +28,11 @@ from judging.campaigns.models import (
     UnknownTopicPolicy,
 )
 from judging.campaigns.models import Run as RunModel
-from judging.core.errors import Conflict, InputProblem, InvalidInput, NotAllowed, TooLarge
+from judging.core import uploads
+from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import Account, UserLike, is_admin
 from metrics.io import Run, read_run
-from metrics.problems import InvalidInput as ReaderError
-
-GZIP_MAGIC = b"\x1f\x8b"
-
-
-def read_limited(data: bytes, *, limit: int, what: str) -> bytes:
-    """Return ``data`` decompressed if gzip, refusing anything over ``limit`` bytes (413).
-
-    The limit applies after decompression too, so a small gzip bomb is refused as well.
-    """
-    if len(data) > limit:
-        raise TooLarge(f"{what} is {len(data):,} bytes; the limit is {limit:,} bytes")
-    if data[:2] != GZIP_MAGIC:
-        return data
-    out = io.BytesIO()
-    try:
-        with gzip.GzipFile(fileobj=io.BytesIO(data)) as gz:
-            while chunk := gz.read(1 << 20):
-                out.write(chunk)
-                if out.tell() > limit:
-                    raise TooLarge(f"{what} decompresses to more than {limit:,} bytes (the limit)")
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InvalidInput(
-            f"{what} is not a valid gzip file", [InputProblem(f"bad gzip data: {exc}", line=0)]
-        ) from None
-    return out.getvalue()
-
+from metrics.problems import Problem, Problems
 
 # --- Campaigns --------------------------------------------------------------------------------
 
@@ -104,7 +77,7 @@ def _full_clean(instance: Any, what: str, *, exclude: Iterable[str] | None = Non
         instance.full_clean(exclude=exclude)
     except ValidationError as exc:
         problems = [
-            InputProblem(msg, location=fieldname)
+            Problem.at(fieldname, msg)
             for fieldname, msgs in exc.message_dict.items()
             for msg in msgs
         ]
@@ -116,7 +89,7 @@ def _only_fields(data: Mapping[str, Any], allowed: frozenset[str], what: str) ->
     if unknown:
         raise InvalidInput(
             f"{what}: unknown or read-only field(s)",
-            [InputProblem(f"{name!r} cannot be changed", location=name) for name in unknown],
+            [Problem.at(name, f"{name!r} cannot be changed") for name in unknown],
         )
 
 
@@ -156,16 +129,6 @@ def campaign_update(*, campaign: Campaign, data: Mapping[str, Any]) -> Campaign:
 # --- Topics and documents ---------------------------------------------------------------------
 
 
-def _format_error(exc: formats.ImportFormatError, what: str) -> InvalidInput:
-    problems = [InputProblem(p.message, line=p.line) for p in exc.problems]
-    return InvalidInput(
-        f"the {what} file has {exc.total} problem(s)",
-        problems,
-        total=exc.total,
-        source=exc.source,
-    )
-
-
 @dataclass
 class ImportSummary:
     created: int = 0
@@ -185,18 +148,22 @@ class ImportSummary:
 def topics_import(
     *,
     campaign: Campaign,
-    data: bytes,
+    data: uploads.Source,
     fmt: str | None = None,
     source: str | None = None,
     **options: Any,
 ) -> ImportSummary:
     """Create or update topics from a TREC ``<top>``, JSONL or SMART ``.I/.W`` file."""
-    try:
+    what = "the topics file"
+    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
+    with uploads.reading(what):
         records = formats.parse_topics(
-            data, fmt=fmt, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS, **options
+            upload.data,
+            fmt=fmt,
+            source=upload.name,
+            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            **options,
         )
-    except formats.ImportFormatError as exc:
-        raise _format_error(exc, "topics") from None
     summary = ImportSummary()
     with transaction.atomic():
         existing = {t.qid: t for t in campaign.topics.all()}
@@ -229,111 +196,105 @@ def topics_import(
 def documents_import(
     *,
     campaign: Campaign,
-    data: bytes,
+    data: uploads.Source,
     fmt: str | None = None,
     source: str | None = None,
 ) -> ImportSummary:
     """Create or replace documents from JSONL, TREC ``<DOC>``, TSV or SMART files.
 
     Streams the records and validates them all before committing: a bad file stores nothing.
+    The document size limit guards uploads; files given as a path or bytes (the operator's own,
+    from a command) have none.
     """
+    what = "the documents file"
+    limit = settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES if isinstance(data, UploadedFile) else None
+    upload = uploads.read(data, what=what, limit=limit, source=source)
     summary = ImportSummary()
-    try:
-        with transaction.atomic():
-            existing = dict(campaign.documents.values_list("docid", "id"))
-            batch: list[Document] = []
-            updates: list[Document] = []
-            for rec in formats.iter_documents(
-                data, fmt=fmt, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS
-            ):
-                doc = Document(
-                    campaign=campaign,
-                    docid=rec.docid,
-                    title=rec.title,
-                    text=rec.text,
-                    url=rec.url,
-                    metadata=dict(rec.metadata),
-                )
-                if rec.docid in existing:
-                    doc.pk = existing[rec.docid]
-                    updates.append(doc)
-                else:
-                    batch.append(doc)
-                if len(batch) >= 2000:
-                    Document.objects.bulk_create(batch)
-                    summary.created += len(batch)
-                    batch.clear()
-                if len(updates) >= 2000:
-                    Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
-                    summary.updated += len(updates)
-                    updates.clear()
-            Document.objects.bulk_create(batch)
-            Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
-            summary.created += len(batch)
-            summary.updated += len(updates)
-    except formats.ImportFormatError as exc:
-        raise _format_error(exc, "documents") from None
+    with uploads.reading(what), transaction.atomic():
+        existing = dict(campaign.documents.values_list("docid", "id"))
+        batch: list[Document] = []
+        updates: list[Document] = []
+        for rec in formats.iter_documents(
+            upload.data,
+            fmt=fmt,
+            source=upload.name,
+            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+        ):
+            doc = Document(
+                campaign=campaign,
+                docid=rec.docid,
+                title=rec.title,
+                text=rec.text,
+                url=rec.url,
+                metadata=dict(rec.metadata),
+            )
+            if rec.docid in existing:
+                doc.pk = existing[rec.docid]
+                updates.append(doc)
+            else:
+                batch.append(doc)
+            if len(batch) >= 2000:
+                Document.objects.bulk_create(batch)
+                summary.created += len(batch)
+                batch.clear()
+            if len(updates) >= 2000:
+                Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
+                summary.updated += len(updates)
+                updates.clear()
+        Document.objects.bulk_create(batch)
+        Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
+        summary.created += len(batch)
+        summary.updated += len(updates)
     return summary
 
 
 # --- Runs -------------------------------------------------------------------------------------
 
 
-def _run_from_file(data: bytes, source: str) -> Run:
-    try:
-        return read_run(data, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS)
-    except ReaderError as exc:
-        problems = [InputProblem(p.message, line=p.line) for p in exc.problems]
-        raise InvalidInput(
-            f"the run file has {exc.total} problem(s); nothing was stored",
-            problems,
-            total=exc.total,
-            source=source,
-        ) from None
+def _run_from_file(upload: uploads.Upload) -> Run:
+    with uploads.reading("the run file"):
+        return read_run(
+            upload.data, source=upload.name, max_problems=settings.POOLJUDGE_MAX_PROBLEMS
+        )
 
 
 def _run_from_json(results: Any) -> Run:
     """``results`` is ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape)."""
-    limit = settings.POOLJUDGE_MAX_PROBLEMS
-    problems: list[InputProblem] = []
-    total = 0
-
-    def problem(message: str, location: str) -> None:
-        nonlocal total
-        total += 1
-        if len(problems) < limit:
-            problems.append(InputProblem(message, location=location))
-
+    problems = Problems(settings.POOLJUDGE_MAX_PROBLEMS)
     clean: dict[str, dict[str, float]] = {}
     if not isinstance(results, Mapping) or not results:
-        problem("'results' must be a non-empty object {qid: {docid: score}}", "results")
+        problems.add_at("results", "'results' must be a non-empty object {qid: {docid: score}}")
     else:
         for qid, ranked in results.items():
             if not qid or any(ch.isspace() for ch in qid):
-                problem("a topic id must be non-empty and contain no white space", "results")
+                problems.add_at(
+                    "results", "a topic id must be non-empty and contain no white space"
+                )
                 continue
             if not isinstance(ranked, Mapping):
-                problem("must be an object {docid: score}", f"results.{qid}")
+                problems.add_at(f"results.{qid}", "must be an object {docid: score}")
                 continue
             for docid, score in ranked.items():
                 where = f"results.{qid}.{docid}"
                 if not docid or any(ch.isspace() for ch in docid):
-                    problem("docid must be non-empty and contain no white space", where)
+                    problems.add_at(where, "docid must be non-empty and contain no white space")
                 elif (
                     isinstance(score, bool)
                     or not isinstance(score, int | float)
                     or not math.isfinite(score)
                 ):
-                    problem(f"score {score!r} is not a finite number", where)
+                    problems.add_at(where, f"score {score!r} is not a finite number")
                 else:
                     clean.setdefault(str(qid), {})[docid] = float(score)
-    if total:
+    if problems:
         raise InvalidInput(
-            f"the run has {total} problem(s); nothing was stored", problems, total=total
+            f"the run has {problems.total} problem(s); nothing was stored",
+            problems.sorted(),
+            total=problems.total,
         )
     run = Run.from_dict({q: d for q, d in clean.items() if d})
     if len(run) == 0:
-        raise InvalidInput("the run is empty", [InputProblem("no results", location="results")])
+        raise InvalidInput("the run is empty", [Problem.at("results", "no results")])
     return run
 
 
@@ -361,7 +322,7 @@ def run_submit(
     *,
     campaign: Campaign,
     owner: Account,
-    data: bytes | None = None,
+    data: uploads.Source | None = None,
     results: Any = None,
     tag: str | None = None,
     group: str = "",
@@ -382,8 +343,11 @@ def run_submit(
         _check_tag(campaign, tag)
     raw = b""
     if data is not None:
-        raw = read_limited(data, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, what="the run file")
-        run = _run_from_file(raw, source)
+        upload = uploads.read(
+            data, what="the run file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source
+        )
+        raw = upload.data
+        run = _run_from_file(upload)
     else:
         run = _run_from_json(results)
     if not tag:
@@ -391,7 +355,7 @@ def run_submit(
             found = ", ".join(run.tags[:5]) or "none"
             raise InvalidInput(
                 "name the run: give 'tag', or submit a file whose lines share one tag",
-                [InputProblem(f"the file has {len(run.tags)} distinct tags ({found})", line=0)],
+                [Problem(0, f"the file has {len(run.tags)} distinct tags ({found})")],
             )
         tag = run.tags[0]
         _check_tag(campaign, tag)
@@ -405,7 +369,7 @@ def run_submit(
     if not known.any():
         raise InvalidInput(
             "every line names a topic the campaign does not have",
-            [InputProblem(f"unknown topics: {', '.join(unknown[:20])}", line=0)],
+            [Problem(0, f"unknown topics: {', '.join(unknown[:20])}")],
         )
     dropped = int(lengths[~known].sum())
 
@@ -463,11 +427,11 @@ def _unknown_topics(
     first = _first_lines(raw, set(unknown)) if raw is not None else {}
     unknown.sort(key=lambda q: first.get(q, 0))
     problems = [
-        InputProblem(
+        Problem(
+            first.get(q, 0),
             f"topic {q!r} is not in campaign {campaign.name!r} ({counts[q]} line(s)"
             + (f", first at line {first[q]})" if q in first else ")"),
-            line=first.get(q) if raw is not None else None,
-            location=None if raw is not None else f"results.{q}",
+            None if raw is not None else f"results.{q}",
         )
         for q in unknown
     ]
@@ -484,7 +448,7 @@ def _check_tag(campaign: Campaign, tag: str) -> None:
     if not tag or len(tag) > 100 or any(ch.isspace() for ch in tag):
         raise InvalidInput(
             "the run tag is not valid",
-            [InputProblem("a tag is 1-100 characters without white space", location="tag")],
+            [Problem.at("tag", "a tag is 1-100 characters without white space")],
         )
     if RunModel.objects.filter(campaign=campaign, tag=tag).exists():
         raise Conflict(f"run tag {tag!r} is already used in campaign {campaign.name!r}")
@@ -537,6 +501,6 @@ def json_results_from_body(body: Any) -> Any:
             return json.loads(body)
         except json.JSONDecodeError as exc:
             raise InvalidInput(
-                "'results' is not valid JSON", [InputProblem(str(exc), location="results")]
+                "'results' is not valid JSON", [Problem.at("results", str(exc))]
             ) from None
     return body

@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-
-@dataclass(frozen=True)
-class InputProblem:
-    """One thing wrong with submitted input, located by line (files) or path (JSON)."""
-
-    message: str
-    line: int | None = None
-    location: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"message": self.message}
-        if self.line is not None:
-            out["line"] = self.line
-        if self.location is not None:
-            out["location"] = self.location
-        return out
+from metrics.problems import Problem
 
 
 class DomainError(Exception):
@@ -38,14 +22,18 @@ class DomainError(Exception):
 
 
 class InvalidInput(DomainError):
-    """Input that fails validation; lists every problem (capped) and the total count."""
+    """Input that fails validation; lists every problem (capped) and the total count.
+
+    The service-level error (400). Readers raise ``metrics.problems.InvalidInput`` instead;
+    ``judging.core.uploads.reading`` turns that into this.
+    """
 
     code = "invalid_input"
 
     def __init__(
         self,
         message: str,
-        problems: list[InputProblem],
+        problems: list[Problem],
         *,
         total: int | None = None,
         source: str | None = None,

@@ -13,13 +13,14 @@ from django.utils import timezone
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
-from judging.core.errors import InputProblem, InvalidInput
+from judging.core.errors import InvalidInput
 from judging.evaluation.models import BiasKind, BiasReport, EvalState
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from metrics.bias import LeaveOneOut, compare_qrels_versions, estimate_penalty, judged_at_k
 from metrics.io import Qrels
 from metrics.names import parse_measures
 from metrics.pooling import make_strategy, simulate
+from metrics.problems import Problem
 
 EFFICIENCY_STRATEGIES = ("docid", "rank", "mtf", "hedge")
 
@@ -32,17 +33,11 @@ def bias_params(
     try:
         canonical = parse_measures([measure])[0].name
     except ValueError as exc:
-        raise InvalidInput(
-            "unknown measure", [InputProblem(str(exc), location="measure")]
-        ) from None
+        raise InvalidInput("unknown measure", [Problem.at("measure", str(exc))]) from None
     if kind not in BiasKind.values:
         raise InvalidInput(
             "unknown analysis",
-            [
-                InputProblem(
-                    f"kind {kind!r} is not one of {', '.join(BiasKind.values)}", location="kind"
-                )
-            ],
+            [Problem.at("kind", f"kind {kind!r} is not one of {', '.join(BiasKind.values)}")],
         )
     return canonical, depth or campaign.pool_depth, kind
 

@@ -16,11 +16,12 @@ from django.db.models import QuerySet
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import anonymise, run_label, run_labels
-from judging.core.errors import InputProblem, InvalidInput
+from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.evaluation.bias import bias_params
 from judging.evaluation.models import BiasReport, EvalMode, EvalState, Evaluation, measures_key
 from metrics.names import parse_measures
+from metrics.problems import Problem
 from metrics.stats import compare_runs
 
 
@@ -151,11 +152,7 @@ def significance(
     if test not in ("t", "randomization", "bootstrap"):
         raise InvalidInput(
             "unknown test",
-            [
-                InputProblem(
-                    f"test {test!r} is not one of t, randomization, bootstrap", location="test"
-                )
-            ],
+            [Problem.at("test", f"test {test!r} is not one of t, randomization, bootstrap")],
         )
     names = list(campaign.measures)
     key = measures_key(names)

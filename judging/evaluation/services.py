@@ -17,13 +17,14 @@ from django.utils import timezone
 from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, RankedList, Run, Topic
-from judging.core.errors import InputProblem, InvalidInput
+from judging.core.errors import InvalidInput
 from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
 from metrics.curve import recall_curve
 from metrics.evaluate import Evaluator
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
 from metrics.names import parse_measures
+from metrics.problems import Problem
 from metrics.stats import bootstrap_ci
 
 CURVE_DEPTH = 100
@@ -77,9 +78,7 @@ def _measures(campaign: Campaign, measures: Sequence[str] | None) -> list[str]:
     try:
         parse_measures(names)
     except ValueError as exc:
-        raise InvalidInput(
-            "unknown measure", [InputProblem(str(exc), location="measures")]
-        ) from None
+        raise InvalidInput("unknown measure", [Problem.at("measures", str(exc))]) from None
     return names
 
 
@@ -191,11 +190,7 @@ def evaluation_request(
     if mode not in EvalMode.values:
         raise InvalidInput(
             "unknown mode",
-            [
-                InputProblem(
-                    f"mode {mode!r} is not one of {', '.join(EvalMode.values)}", location="mode"
-                )
-            ],
+            [Problem.at("mode", f"mode {mode!r} is not one of {', '.join(EvalMode.values)}")],
         )
     names = _measures(version.campaign, None)
     evaluation, created = _claim(run, version, mode, names, measures_key(names))

@@ -22,10 +22,11 @@ from django.utils import timezone
 
 from judging.campaigns.models import Campaign, Document, RankedList, Run
 from judging.core.bulk import insert_rows
-from judging.core.errors import Conflict, InputProblem, InvalidInput
+from judging.core.errors import Conflict, InvalidInput
 from judging.core.roles import Account
 from judging.pools.models import PENDING, PoolDocument, PoolState, PoolVersion
 from metrics.pooling import STRATEGIES, Strategy, make_strategy, topic_sort_key
+from metrics.problems import Problem
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,7 @@ def _strategy_for(
         return make_strategy(name, **args), args
     except ValueError as exc:
         raise InvalidInput(
-            "the pooling strategy is not valid", [InputProblem(str(exc), location="params")]
+            "the pooling strategy is not valid", [Problem.at("params", str(exc))]
         ) from None
 
 
@@ -91,25 +92,18 @@ def pool_request(
     problems = []
     if strategy not in STRATEGIES:
         problems.append(
-            InputProblem(
-                f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}",
-                location="strategy",
-            )
+            Problem.at("strategy", f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
         )
     if depth < 1:
-        problems.append(InputProblem("depth must be at least 1", location="depth"))
+        problems.append(Problem.at("depth", "depth must be at least 1"))
     if budget is not None and budget < 1:
-        problems.append(InputProblem("budget must be at least 1", location="budget"))
+        problems.append(Problem.at("budget", "budget must be at least 1"))
     chosen = list(runs) if runs is not None else list(campaign.runs.filter(pooled=True))
     foreign = [r.tag for r in chosen if r.campaign_id != campaign.pk]
     if foreign:
-        problems.append(
-            InputProblem(f"runs of another campaign: {', '.join(foreign)}", location="runs")
-        )
+        problems.append(Problem.at("runs", f"runs of another campaign: {', '.join(foreign)}"))
     if not chosen:
-        problems.append(
-            InputProblem("no runs to pool (mark runs as pooled or list them)", location="runs")
-        )
+        problems.append(Problem.at("runs", "no runs to pool (mark runs as pooled or list them)"))
     if problems:
         raise InvalidInput("the pool request is not valid", problems)
     strat, _ = _strategy_for(strategy, params, chosen)

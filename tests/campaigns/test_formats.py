@@ -16,8 +16,6 @@ from judging.campaigns.formats import (
     DOCUMENT_FORMATS,
     TOPIC_FORMATS,
     DocumentRecord,
-    FormatProblem,
-    ImportFormatError,
     TopicRecord,
     detect_document_format,
     detect_topic_format,
@@ -25,10 +23,11 @@ from judging.campaigns.formats import (
     parse_documents,
     parse_topics,
 )
+from metrics.problems import InvalidInput, Problem
 from tests._shared_data import SHARED_DATA, needs_shared_data
 
 
-def problems_of(excinfo: pytest.ExceptionInfo[ImportFormatError]) -> list[tuple[int, str]]:
+def problems_of(excinfo: pytest.ExceptionInfo[InvalidInput]) -> list[tuple[int, str]]:
     return [(p.line, p.message) for p in excinfo.value.problems]
 
 
@@ -137,7 +136,7 @@ def test_trec_topic_with_an_empty_num_is_reported_with_the_file_name_and_line() 
         "<top>\n<num> Number: 3\n</top>\n"  # lines 14-16
     )
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics(text, source="topics.txt")
 
     assert problems_of(excinfo) == [
@@ -159,7 +158,7 @@ def test_error_message_names_the_first_problem_and_counts_the_rest() -> None:
         "<top>\n<num> 1\n<title> again\n</top>\n"  # 15-18
     )
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics(text, source="topics.txt")
 
     assert problems_of(excinfo) == [
@@ -174,7 +173,7 @@ def test_error_message_names_the_first_problem_and_counts_the_rest() -> None:
 def test_trec_topic_that_is_never_closed_is_a_problem() -> None:
     text = "<top>\n<num> 1\n<title> one\n</top>\n<top>\n<num> 2\n<title> cut off"
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics(text)
 
     assert problems_of(excinfo) == [(5, "<top> is never closed")]
@@ -183,7 +182,7 @@ def test_trec_topic_that_is_never_closed_is_a_problem() -> None:
 def test_trec_topic_closing_tag_without_opening_is_a_problem() -> None:
     text = "<top>\n<num> 1\n<title> one\n</top>\n</top>\n"
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics(text)
 
     assert problems_of(excinfo) == [(5, "</top> without an opening <top>")]
@@ -223,7 +222,7 @@ def test_jsonl_topic_problems_are_reported_per_line() -> None:
         '{"qid": "a b", "title": "spaced id"}',  # 10
     ]
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics("\n".join(lines))
 
     assert problems_of(excinfo) == [
@@ -275,7 +274,7 @@ def test_smart_topics_read_cisi_queries_with_title_and_author_sections() -> None
 def test_smart_topic_problems_are_reported_with_lines() -> None:
     text = "stray\n.I 1\n.W\none\n.I\n.W\ntwo\n.I 01\n.W\nthree\n.I 4\n.W\n"
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics(text, fmt="smart")
 
     assert problems_of(excinfo) == [
@@ -304,7 +303,7 @@ def test_a_path_is_read_and_named_after_its_file(tmp_path: Path) -> None:
     path = tmp_path / "queries.jsonl.gz"
     path.write_bytes(gzip.compress(b'{"qid": "1", "title": "t"}\n{"qid": "1", "title": "u"}\n'))
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics(path)
 
     assert str(excinfo.value) == "queries.jsonl.gz line 2: duplicate qid 1 (first on line 1)"
@@ -313,7 +312,7 @@ def test_a_path_is_read_and_named_after_its_file(tmp_path: Path) -> None:
 def test_bad_utf8_is_a_problem_on_its_line() -> None:
     data = b'{"qid": "1", "title": "ok"}\n{"qid": "2", "title": "caf\xe9"}\n'
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics(data)
 
     assert problems_of(excinfo) == [(2, "not valid UTF-8 (byte 0xe9 at column 27)")]
@@ -321,7 +320,7 @@ def test_bad_utf8_is_a_problem_on_its_line() -> None:
 
 @pytest.mark.parametrize("data", [b"", b"  \r\n\n", "\ufeff", gzip.compress(b"", mtime=0)])
 def test_empty_input_has_no_topics(data: bytes | str) -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics(data)
 
     assert problems_of(excinfo) == [(0, "no topics found")]
@@ -329,14 +328,14 @@ def test_empty_input_has_no_topics(data: bytes | str) -> None:
 
 
 def test_explicit_format_with_nothing_in_it_has_no_topics() -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics("<topics></topics>\n", fmt="trec")
 
     assert problems_of(excinfo) == [(0, "no topics found")]
 
 
 def test_unknown_format_name_is_refused() -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics(ROBUST_TOPICS, fmt="xml")
 
     assert problems_of(excinfo) == [
@@ -345,7 +344,7 @@ def test_unknown_format_name_is_refused() -> None:
 
 
 def test_unrecognisable_topics_are_refused() -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics("601 turkey iraq water\n")
 
     assert excinfo.value.problems[0].line == 0
@@ -355,9 +354,9 @@ def test_unrecognisable_topics_are_refused() -> None:
 def test_corrupt_gzip_is_a_whole_file_problem() -> None:
     data = gzip.compress(ROBUST_TOPICS.encode())
 
-    with pytest.raises(ImportFormatError) as truncated:
+    with pytest.raises(InvalidInput) as truncated:
         parse_topics(data[:-12])
-    with pytest.raises(ImportFormatError) as corrupt:
+    with pytest.raises(InvalidInput) as corrupt:
         parse_topics(data[:10] + b"\x00" * 40)
 
     assert problems_of(truncated) == [(0, "gzip data is truncated")]
@@ -368,7 +367,7 @@ def test_corrupt_gzip_is_a_whole_file_problem() -> None:
 def test_problems_are_capped_but_all_counted() -> None:
     text = "\n".join("{broken" for _ in range(250))
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics(text, max_problems=5)
 
     assert [p.line for p in excinfo.value.problems] == [1, 2, 3, 4, 5]
@@ -377,7 +376,7 @@ def test_problems_are_capped_but_all_counted() -> None:
 
 
 def test_default_cap_is_one_hundred_problems() -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_topics("\n".join("{broken" for _ in range(150)))
 
     assert len(excinfo.value.problems) == 100
@@ -392,11 +391,11 @@ def test_document_records_are_hashable_although_metadata_is_a_dict() -> None:
 
 
 def test_import_error_survives_pickling_for_task_results() -> None:
-    error = ImportFormatError("t.txt", [FormatProblem(3, "bad")], 4)
+    error = InvalidInput("t.txt", [Problem(3, "bad")], 4)
 
     copy = pickle.loads(pickle.dumps(error))
 
-    assert (copy.source, copy.problems, copy.total) == ("t.txt", [FormatProblem(3, "bad")], 4)
+    assert (copy.source, copy.problems, copy.total) == ("t.txt", [Problem(3, "bad")], 4)
     assert str(copy) == "t.txt line 3: bad (and 3 more problems)"
 
 
@@ -435,14 +434,14 @@ def test_document_format_is_detected_from_the_head(head: bytes, expected: str) -
 
 
 def test_corrupt_gzip_head_is_refused_by_detection() -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         detect_document_format(b"\x1f\x8b" + b"\x00" * 30, source="docs.gz")
 
     assert str(excinfo.value).startswith("docs.gz: corrupt gzip data")
 
 
 def test_undetectable_document_format_is_refused() -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         detect_document_format(b"just some words\n", source="docs.txt")
 
     assert str(excinfo.value).startswith("docs.txt: unrecognised document format")
@@ -484,7 +483,7 @@ def test_jsonl_document_problems_are_reported_per_line() -> None:
         '{"docid": "d6", "text": 6}',  # 6
     ]
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_documents("\n".join(lines))
 
     assert problems_of(excinfo) == [
@@ -589,7 +588,7 @@ def test_trec_document_problems_are_reported_with_lines() -> None:
         "<DOC>\n<DOCNO>D3</DOCNO>\n"  # 20-21
     )
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_documents(text)
 
     assert problems_of(excinfo) == [
@@ -629,7 +628,7 @@ def test_tsv_header_names_the_columns_and_extra_ones_become_metadata() -> None:
 
 
 def test_tsv_header_only_has_no_documents() -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_documents("docid\ttitle\ttext\n")
 
     assert problems_of(excinfo) == [(0, "no documents found")]
@@ -638,7 +637,7 @@ def test_tsv_header_only_has_no_documents() -> None:
 def test_tsv_problems_are_reported_with_lines() -> None:
     text = "docid\ttitle\ttext\nd1\tt\tx\nd2\tonly two\n\tt\tx\nd1\tt\tagain\nd5\ta\tb\tc\n"
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_documents(text)
 
     assert problems_of(excinfo) == [
@@ -650,7 +649,7 @@ def test_tsv_problems_are_reported_with_lines() -> None:
 
 
 def test_tsv_without_header_needs_two_or_three_fields() -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_documents("a\tb\tc\td\n", fmt="tsv")
 
     assert problems_of(excinfo) == [
@@ -712,7 +711,7 @@ def test_smart_documents_collect_authors_and_source_and_ignore_cross_references(
 def test_smart_document_problems_are_reported_with_lines() -> None:
     text = ".I 01\n.W\na\n.I\n.W\nb\n.I 1\n.W\nc\n"
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_documents(text)
 
     assert problems_of(excinfo) == [
@@ -734,7 +733,7 @@ def test_valid_documents_are_yielded_before_the_error_at_the_end() -> None:
     documents = iter_documents("d1\tx\nd1\ty\nd3\tz\n")
     seen = []
 
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         for document in documents:
             seen.append(document.docid)
 
@@ -743,7 +742,7 @@ def test_valid_documents_are_yielded_before_the_error_at_the_end() -> None:
 
 
 def test_unknown_document_format_is_refused_before_iterating() -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         iter_documents("d1\tx\n", fmt="csv")
 
     assert problems_of(excinfo) == [
@@ -752,7 +751,7 @@ def test_unknown_document_format_is_refused_before_iterating() -> None:
 
 
 def test_empty_document_input_has_no_documents() -> None:
-    with pytest.raises(ImportFormatError) as excinfo:
+    with pytest.raises(InvalidInput) as excinfo:
         parse_documents(b"\n\n", fmt="jsonl", source="docs.jsonl")
 
     assert str(excinfo.value) == "docs.jsonl: no documents found"

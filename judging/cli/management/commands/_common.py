@@ -22,11 +22,12 @@ def get_campaign(ref: str) -> Campaign:
     return found
 
 
-def read_path(path: str) -> bytes:
+def read_path(path: str) -> Path:
+    """The file at ``path``, checked to exist; the service reads it (``judging.core.uploads``)."""
     p = Path(path)
     if not p.is_file():
         raise CommandError(f"{path}: no such file")
-    return p.read_bytes()
+    return p
 
 
 def as_command_error(exc: DomainError) -> CommandError:
