@@ -30,6 +30,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports  # the layers and 'metrics is pure' contracts in pyproject.toml
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
