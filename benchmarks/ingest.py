@@ -3,10 +3,10 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/pooljudge_bench .venv/bin/python \
         benchmarks/ingest.py [--topics 1000] [--docs 1000] [--repeat 3]
 
-The service path is the one the API uses (``run_submit``: read, validate the whole file, rank in
-trec_eval order, store in one transaction). The baseline is ``COPY bare FROM STDIN`` of the same
-file into an unindexed table on the same database. Each measurement runs in its own process;
-the figure is the median of ``--repeat`` runs; peak memory is the child's maximum RSS.
+The service path is the one the API uses (``workflows.runs.run_submitted``: read, validate the whole
+file, rank in trec_eval order, store in one transaction). The baseline is ``COPY bare FROM STDIN``
+of the same file into an unindexed table on the same database. Each measurement runs in its own
+process; the figure is the median of ``--repeat`` runs; peak memory is the child's maximum RSS.
 """
 
 from __future__ import annotations
@@ -160,7 +160,7 @@ def main() -> None:
     print(f"{'path':<38} {'seconds':>8} {'ratio':>6} {'peak MB':>8}")
     print(f"{'PostgreSQL COPY into a bare table':<38} {copy_s:8.2f} {1.0:6.2f} {copy_mb:8.0f}")
     print(
-        f"{'Pooljudge run_submit (validate+store)':<38} {ours_s:8.2f} {ours_s / copy_s:6.2f} "
+        f"{'Pooljudge run_submitted (validate+store)':<38} {ours_s:8.2f} {ours_s / copy_s:6.2f} "
         f"{ours_mb:8.0f}"
     )
     print(

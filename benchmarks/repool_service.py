@@ -3,9 +3,9 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/pooljudge_repool_bench \
     CELERY_BROKER_URL=redis://127.0.0.1:6379/14 .venv/bin/python benchmarks/repool_service.py
 
-Sets up the campaign once (topics, the Medical runs through ``run_submit``, the qrels), then times
-``pool_request`` -> Celery task on a real worker over Redis -> version built (committed), as an
-admin's trigger would run. Without CELERY_BROKER_URL the task runs inline. Target: under 30 s.
+Sets up the campaign once (topics, the Medical runs through ``run_submitted``, the qrels), then
+times ``pool_requested`` -> Celery task on a real worker over Redis -> version built (committed), as
+an admin's trigger would run. Without CELERY_BROKER_URL the task runs inline. Target: under 30 s.
 """
 
 from __future__ import annotations
