@@ -45,7 +45,9 @@ ERRORS = {
 }
 
 
-def _uploaded_file(request: Request, what: str) -> UploadedFile:
+def _uploaded_file(request: Request, what: str, *, limit: int) -> UploadedFile:
+    """The multipart field 'file', refused early when the request says it is over ``limit``."""
+    uploads.check_request_size(request.META.get("CONTENT_LENGTH"), limit=limit, what=what)
     upload = request.data.get("file")
     if not isinstance(upload, UploadedFile):
         raise InvalidInput(
@@ -124,12 +126,9 @@ class CampaignViewSet(
     @topics.mapping.post
     def import_topics(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
-        uploads.check_request_size(
-            request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
-            what="the topics file",
+        upload = _uploaded_file(
+            request, "the topics file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES
         )
-        upload = _uploaded_file(request, "the topics file")
         summary = services.topics_import(
             campaign=campaign, data=upload, fmt=request.data.get("format") or None
         )
@@ -156,12 +155,9 @@ class CampaignViewSet(
     @documents.mapping.post
     def import_documents(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
-        uploads.check_request_size(
-            request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES,
-            what="the documents file",
+        upload = _uploaded_file(
+            request, "the documents file", limit=settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES
         )
-        upload = _uploaded_file(request, "the documents file")
         summary = documents_imported(
             campaign=campaign, data=upload, fmt=request.data.get("format") or None
         )
@@ -184,12 +180,9 @@ class CampaignViewSet(
     @qrels.mapping.post
     def import_qrels(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
-        uploads.check_request_size(
-            request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
-            what="the qrels file",
+        upload = _uploaded_file(
+            request, "the qrels file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES
         )
-        upload = _uploaded_file(request, "the qrels file")
         version = qrels_imported(
             campaign=campaign,
             data=upload,
