@@ -51,9 +51,10 @@ import numpy.typing as npt
 
 from metrics.evaluate import Evaluator
 from metrics.io import Qrels, Run, docid_hashes
-from metrics.measures import TOP_K_FAMILIES, Ideal, Ranked, compute
+from metrics.measures import Ideal, Ranked
 from metrics.names import Measure, parse_measure
 from metrics.pooling import parse_topics, topic_sort_key
+from metrics.registry import compute
 from metrics.stats import kendall_tau_b, tau_ap
 
 __all__ = [
@@ -81,9 +82,6 @@ Bytes = npt.NDArray[np.bytes_]
 
 Compat = Literal["trec_eval"] | None
 LeaveOut = Literal["run", "group"]
-
-# Families whose value at cutoff k ignores rows ranked below k: rows are cut there before scoring.
-_CUTTABLE = TOP_K_FAMILIES | {"Judged", "Unjudged"}
 
 
 def _num(x: float | None) -> float | None:
@@ -568,7 +566,7 @@ class LeaveOneOut:
         nt, nr = len(self.topics), len(self.runs)
         ncell = nr * nt
         keep = np.ones(self.cell.size, dtype=bool) if not without else ~self.row_removed
-        if m.family in _CUTTABLE and m.cutoff is not None:
+        if m.spec.cuttable and m.cutoff is not None:  # rows below k cannot change the value
             keep &= self.pos <= m.cutoff
         cell = self.cell[keep]
         offsets = np.zeros(ncell + 1, dtype=np.int64)
@@ -585,7 +583,7 @@ class LeaveOneOut:
             judged=grade >= 0,
             num_rel=num_rel.reshape(-1),
             num_nonrel=num_nonrel.reshape(-1),
-            ideal=self._ideal(without) if m.family == "nDCG" else self._no_ideal(ncell),
+            ideal=self._ideal(without) if m.spec.reads_ideal else self._no_ideal(ncell),
             level=self.level,
         )
 
@@ -628,10 +626,10 @@ class LeaveOneOut:
     def _values(self, m: Measure, without: bool) -> F64:
         """Per-cell values of ``m``, shape (runs, topics)."""
         nr = len(self.runs)
-        if m.family == "Unjudged":  # the unjudged rows are not kept: 1 - Judged@k
-            judged = self._values(Measure("Judged", m.cutoff), without)
+        if m.spec.loo_complement is not None:  # it counts the rows not kept (Unjudged@k)
+            other = self._values(Measure(m.spec.loo_complement, m.cutoff), without)
             has = (self.num_ret > 0).reshape(nr, -1)
-            out: F64 = np.where(has, 1.0 - judged, 0.0)
+            out: F64 = np.where(has, 1.0 - other, 0.0)
             return out
         return compute(m, self._ranked(m, without))[0].reshape(nr, -1)
 

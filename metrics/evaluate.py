@@ -45,8 +45,9 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.io import Qrels, Run, docid_hashes
-from metrics.measures import TOP_K_FAMILIES, Ideal, Ranked, compute, condensed, optimistic
+from metrics.measures import Ideal, Ranked, condensed, optimistic
 from metrics.names import Measure, parse_measures
+from metrics.registry import compute
 
 __all__ = ["Aggregate", "EvaluationResult", "Evaluator", "Excluded", "evaluate"]
 
@@ -332,13 +333,10 @@ class Evaluator:
         companions: dict[Measure, dict[str, Measure]] = {}
         if self.honest:
             for m in self.measures:
-                comp: dict[str, Measure] = {}
-                if m.family in TOP_K_FAMILIES and m.cutoff is not None:
-                    comp["judged"] = Measure("Judged", m.cutoff)
-                if m.family == "R" and m.cutoff is not None:
-                    comp["ceiling"] = Measure("ceiling", m.cutoff)
-                if comp:
-                    companions[m] = comp
+                if m.cutoff is not None and m.spec.companions:
+                    companions[m] = {
+                        role: Measure(family, m.cutoff) for role, family in m.spec.companions
+                    }
         extra = [c for comp in companions.values() for c in comp.values()]
         computed = list(dict.fromkeys(self.measures + extra))
         return companions, computed
@@ -393,9 +391,7 @@ class Evaluator:
         per_query_treatments: dict[str, dict[str, dict[str, float]]] = {}
         if self.honest:
             cond = condensed(ranked)
-            top_k = [
-                m for m in self.measures if m.family in TOP_K_FAMILIES and m.cutoff is not None
-            ]
+            top_k = [m for m in self.measures if m.spec.treatments and m.cutoff is not None]
             last_use = {m.cutoff: i for i, m in enumerate(top_k)}
             upper_at: dict[int, Ranked] = {}  # e.g. P@10 and nDCG@10 share the one at 10
             for i, m in enumerate(top_k):
@@ -408,14 +404,12 @@ class Evaluator:
                 if last_use[m.cutoff] == i:  # a run-sized ranking: keep it no longer than needed
                     del upper_at[m.cutoff]
                 up_value = np.maximum(opt[0], lower[0])
+                # a ratio of counts keeps the optimistic ranking's counts (micro-averaging sums
+                # them); for the others (AP, nDCG, RR) the value is all there is
                 up = (
                     (up_value, *opt[1:])
-                    if m.family not in ("AP", "nDCG")
-                    else (
-                        up_value,
-                        up_value,
-                        np.ones(up_value.size),
-                    )
+                    if m.spec.micro
+                    else (up_value, up_value, np.ones(up_value.size))
                 )
                 # "lower" is the measure itself, aggregated above
                 treatments[m.name] = {"lower": aggregates[m.name]}

@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from metrics import Evaluator, Qrels, Run
 from metrics.io import docid_hashes
-from metrics.measures import INFAP_EPSILON, Ideal, Ranked, compute
+from metrics.measures import INFAP_EPSILON, Ideal, Ranked
 from metrics.names import parse_measures
+from metrics.registry import compute
 
 # `metrics.evaluate` is shadowed by the function of that name in the package
 evaluate_module = importlib.import_module("metrics.evaluate")
