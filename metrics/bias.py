@@ -49,11 +49,11 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from metrics.evaluate import Evaluator
+from metrics.evaluator import Evaluator
 from metrics.io import Qrels, Run, docid_hashes
 from metrics.measures import Ideal, Ranked
 from metrics.names import Measure, parse_measure
-from metrics.pooling import parse_topics, topic_sort_key
+from metrics.pooling import topic_sort_key
 from metrics.registry import compute
 from metrics.stats import kendall_tau_b, tau_ap
 
@@ -69,7 +69,6 @@ __all__ = [
     "estimate_penalty",
     "judged_at_k",
     "leave_one_out",
-    "parse_topics",
     "restrict_qrels",
     "subset_qrels",
 ]

@@ -57,7 +57,6 @@ __all__ = [
     "RunTable",
     "Source",
     "docid_hashes",
-    "parse_qrels",
     "parse_run",
     "read_qrels",
     "read_run",
@@ -1212,11 +1211,6 @@ def read_run(src: Source, *, source: str | None = None, max_problems: int = 100)
     )
     run.__dict__["hashes"] = _take(cols.hashes, grouped.perm)  # evaluation reuses them
     return run
-
-
-def parse_qrels(src: Source, *, source: str | None = None, max_problems: int = 100) -> Qrels:
-    """Validate a whole TREC qrels file (``qid iteration docid grade``); same as read_qrels."""
-    return read_qrels(src, source=source, max_problems=max_problems)
 
 
 def read_qrels(src: Source, *, source: str | None = None, max_problems: int = 100) -> Qrels:

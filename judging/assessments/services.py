@@ -22,7 +22,7 @@ from judging.campaigns.services import read_limited
 from judging.core.bulk import insert_rows
 from judging.core.errors import InputProblem, InvalidInput
 from judging.evaluation.services import evaluations_after_qrels
-from metrics.io import parse_qrels
+from metrics.io import read_qrels
 from metrics.problems import InvalidInput as ReaderError
 
 
@@ -58,7 +58,7 @@ def qrels_import(
     """
     raw = read_limited(data, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, what="the qrels file")
     try:
-        table = parse_qrels(raw, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS)
+        table = read_qrels(raw, source=source, max_problems=settings.POOLJUDGE_MAX_PROBLEMS)
     except ReaderError as exc:
         raise InvalidInput(
             f"the qrels file has {exc.total} problem(s); nothing was stored",

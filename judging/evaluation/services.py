@@ -21,7 +21,7 @@ from judging.core.errors import InputProblem, InvalidInput
 from judging.core.roles import is_admin
 from judging.evaluation.models import EvalMode, EvalState, Evaluation
 from metrics.curve import recall_curve
-from metrics.evaluate import Evaluator
+from metrics.evaluator import Evaluator
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
 from metrics.names import parse_measures

@@ -21,8 +21,7 @@ from metrics.measures import INFAP_EPSILON, Ideal, Ranked
 from metrics.names import parse_measures
 from metrics.registry import compute
 
-# `metrics.evaluate` is shadowed by the function of that name in the package
-evaluate_module = importlib.import_module("metrics.evaluate")
+evaluate_module = importlib.import_module("metrics.evaluator")
 
 TREC = {
     "P_5": "P@5",

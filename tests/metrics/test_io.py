@@ -22,7 +22,6 @@ from metrics.io import (
     Qrels,
     Run,
     docid_hashes,
-    parse_qrels,
     parse_run,
     read_qrels,
     read_run,
@@ -46,7 +45,7 @@ q2 0 d1 1
 
 
 def _errors(data: bytes, *, qrels: bool = False, **kw: object) -> InvalidInput:
-    reader = parse_qrels if qrels else parse_run
+    reader = read_qrels if qrels else parse_run
     with pytest.raises(InvalidInput) as info:
         reader(data, source="f.txt", **kw)  # type: ignore[arg-type]
     return info.value
@@ -319,7 +318,7 @@ def test_written_qrels_read_back_equal(tmp_path: Path) -> None:
     buf = io.BytesIO()
     write_qrels(qrels, buf)
     assert read_qrels(buf.getvalue()).to_dict() == qrels.to_dict()
-    assert parse_qrels(QRELS).to_dict() == {
+    assert read_qrels(QRELS).to_dict() == {
         "q1": {"d1": 2, "d3": 0},
         "q2": {"d9": -1, "d1": 1},
     }
