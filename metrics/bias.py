@@ -49,8 +49,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from metrics._docindex import DocIndex
 from metrics.evaluator import Evaluator
-from metrics.io import Qrels, Run, docid_hashes
+from metrics.io import Qrels, Run
 from metrics.measures import Ideal, Ranked
 from metrics.names import Measure, parse_measure
 from metrics.pooling import topic_sort_key
@@ -74,7 +75,6 @@ __all__ = [
 ]
 
 I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
 Bytes = npt.NDArray[np.bytes_]
@@ -322,7 +322,7 @@ class LeaveOneOut:
 
     How it is fast: only the qrels documents matter (a pooled document without a judgment is
     unjudged either way), so every retrieved row is looked up once in the qrels of the analysed
-    topics (a hash table over (topic, 64-bit docid hash), confirmed on the docid bytes). A
+    topics (:class:`metrics._docindex.DocIndex`, the Evaluator's per-topic hash table). A
     judgment is in the pool when a pooled run has it in its top K; it leaves the pool with a run
     (group) exactly when that run (group) is its only contributor. Contributor counts per judgment
     give every leave-out pool at once, and each run is scored on the full pool and on its own
@@ -397,7 +397,7 @@ class LeaveOneOut:
         self.unit_names = names
 
     def _judgments(self, qrels: Qrels) -> None:
-        """The qrels of the analysed topics as entries, and a hash table to find them."""
+        """The qrels of the analysed topics as entries, and an index to find them."""
         qindex = {q: i for i, q in enumerate(qrels.qids)}
         spans = [
             (int(qrels.offsets[qindex[q]]), int(qrels.offsets[qindex[q] + 1])) for q in self.topics
@@ -409,77 +409,19 @@ class LeaveOneOut:
         self.e_grade = qrels.grades[rows]
         self._t_span = np.zeros(len(spans) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self._t_span[1:])
-        self.qrels = qrels
-        ehash = docid_hashes(qrels.docids[rows]) if rows.size else np.zeros(0, dtype=np.uint64)
-        self._e_hash = ehash
-        n = max(int(rows.size), 1)
-        self._bits = max(4, math.ceil(math.log2(4 * n)))
-        bucket = self._bucket(self.e_topic, ehash)
-        self._e_by_bucket = np.argsort(bucket, kind="stable")
-        self._b_start = np.zeros((1 << self._bits) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(bucket, minlength=1 << self._bits), out=self._b_start[1:])
-        # Two judgments of one topic with the same 64-bit hash: look documents up exactly instead.
-        key = np.lexsort((ehash, self.e_topic))
-        same = (ehash[key][1:] == ehash[key][:-1]) & (
-            self.e_topic[key][1:] == self.e_topic[key][:-1]
-        )
-        self._exact = bool(np.any(same))
-
-    def _bucket(self, topic: I64, h: U64) -> I64:
-        with np.errstate(over="ignore"):
-            mixed = (h ^ (topic.astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9))) * np.uint64(
-                0x9E3779B97F4A7C15
-            )
-        out: I64 = (mixed >> np.uint64(64 - self._bits)).astype(np.int64)
-        return out
+        # finds a run's docids among these judgments (the spans keep the qrels' docid order)
+        self._index = DocIndex.build(qrels.docids[rows], self._t_span)
 
     def _lookup(self, run: Run, rows: I64, starts: I64, tq: I64) -> tuple[I64, I64]:
         """Judged rows among ``rows`` (a run's rows, query after query from ``starts``, of topics
-        ``tq``): their indices into ``rows`` and their entries in the analysed qrels."""
+        ``tq``): their indices into ``rows``, in order, and their entries in the analysed qrels."""
         none = np.zeros(0, dtype=np.int64)
         if self.e_row.size == 0 or rows.size == 0:
             return none, none
-        if self._exact:
-            idx_parts: list[I64] = []
-            ent_parts: list[I64] = []
-            ends = np.append(starts[1:], rows.size)
-            for a, b, t in zip(starts.tolist(), ends.tolist(), tq.tolist(), strict=True):
-                lo, hi = int(self._t_span[t]), int(self._t_span[t + 1])
-                qd = self.qrels.docids[self.e_row[lo:hi]]
-                if qd.size == 0 or a == b:
-                    continue
-                docs = run.docids[rows[a:b]]
-                j = np.minimum(np.searchsorted(qd, docs), qd.size - 1)
-                ok = np.flatnonzero(qd[j] == docs)
-                idx_parts.append(a + ok)
-                ent_parts.append(lo + j[ok])
-            if not idx_parts:
-                return none, none
-            return np.concatenate(idx_parts), np.concatenate(ent_parts)
-        h = run.hashes[rows]
         sizes = np.diff(np.append(starts, rows.size))
-        b = self._bucket(np.repeat(tq, sizes), h)
-        start = self._b_start[b]
-        count = self._b_start[b + 1] - start
-        live = np.flatnonzero(count > 0)
-        topic = tq[np.searchsorted(starts, live, side="right") - 1]
-        found: list[I64] = [none]
-        entries: list[I64] = [none]
-        k = 0
-        while live.size:
-            e = self._e_by_bucket[start[live] + k]
-            hit = (self._e_hash[e] == h[live]) & (self.e_topic[e] == topic)
-            found.append(live[hit])
-            entries.append(e[hit])
-            k += 1
-            more = ~hit & (count[live] > k)
-            live, topic = live[more], topic[more]
-        idx = np.concatenate(found)
-        ent = np.concatenate(entries)
-        # confirm on the bytes: a different document with the same 64-bit hash is not judged
-        same = run.docids[rows[idx]] == self.qrels.docids[self.e_row[ent]]
-        order = np.argsort(idx[same], kind="stable")
-        return idx[same][order], ent[same][order]
+        idx, ent = self._index.find(run.docids, run.hashes, rows, tq, sizes)
+        order = np.argsort(idx, kind="stable")
+        return idx[order], ent[order]
 
     def _rows(self) -> None:
         """Rank, cell and entry of every retrieved row that is in the qrels; rows per cell."""

@@ -47,6 +47,7 @@ from typing import IO, Any, NamedTuple, Union, cast
 import numpy as np
 import numpy.typing as npt
 
+from metrics._docindex import docid_hashes, hash_words
 from metrics.problems import InvalidInput, Problem, Problems
 
 __all__ = [
@@ -56,7 +57,6 @@ __all__ = [
     "Run",
     "RunTable",
     "Source",
-    "docid_hashes",
     "parse_run",
     "read_qrels",
     "read_run",
@@ -859,7 +859,7 @@ class _Parser:
             ranks=None,
             tags=[],
             lineno=lineno,
-            hashes=_hash_words(doc_words),
+            hashes=hash_words(doc_words),
             nlines=nlines,
         )
         if self.run:
@@ -1076,32 +1076,6 @@ def _words_as_bytes(raw: npt.NDArray[np.uint64], width: int) -> Bytes:
         return _empty_bytes()
     out: Bytes = raw.view(f"S{8 * k}").reshape(n)
     return out if width == 8 * k else out.astype(f"S{max(1, width)}")
-
-
-def docid_hashes(col: Bytes) -> npt.NDArray[np.uint64]:
-    """A 64-bit hash of each bytes value, independent of the array's ``S`` width.
-
-    Used only to find candidate matches quickly; callers confirm matches by comparing the bytes.
-    """
-    n = col.size
-    w = col.dtype.itemsize
-    words = (w + 7) // 8
-    buf = np.zeros((n, words * 8), dtype=np.uint8)
-    buf[:, :w] = col.view(np.uint8).reshape(n, w)
-    return _hash_words(buf.view(np.uint64))
-
-
-def _hash_words(raw: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """:func:`docid_hashes` of values held NUL padded in ``(n, k)`` native uint64 words."""
-    h = np.full(raw.shape[0], 0xCBF29CE484222325, dtype=np.uint64)
-    mult = np.uint64(0x100000001B3)
-    with np.errstate(over="ignore"):
-        for i, word in enumerate(raw.T):
-            mixed = (h ^ word) * mult
-            mixed ^= mixed >> np.uint64(29)
-            # trailing all-NUL words are padding: skipping them keeps the hash width-independent
-            h = mixed if i == 0 else np.where(word != 0, mixed, h)
-    return h
 
 
 def _check_duplicates(

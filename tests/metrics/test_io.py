@@ -16,12 +16,12 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import metrics.io as metrics_io
+from metrics._docindex import docid_hashes
 from metrics.io import (
     InvalidInput,
     Problem,
     Qrels,
     Run,
-    docid_hashes,
     parse_run,
     read_qrels,
     read_run,
