@@ -15,13 +15,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import metrics.io as metrics_io
 from metrics._docindex import docid_hashes
 from metrics.io import (
     InvalidInput,
     Problem,
     Qrels,
     Run,
+    _tokenizer,
     parse_run,
     read_qrels,
     read_run,
@@ -499,9 +499,9 @@ class _Trickle(io.RawIOBase):
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pieces of a few hundred bytes (the heap primed from the third kilobyte on)."""
-    monkeypatch.setattr(metrics_io, "_FIRST_CHUNK", 300)
-    monkeypatch.setattr(metrics_io, "_CHUNK", 700)
-    monkeypatch.setattr(metrics_io, "_PRIME_FROM", 2000)
+    monkeypatch.setattr(_tokenizer, "_FIRST_CHUNK", 300)
+    monkeypatch.setattr(_tokenizer, "_CHUNK", 700)
+    monkeypatch.setattr(_tokenizer, "_PRIME_FROM", 2000)
 
 
 @pytest.mark.usefixtures("small_pieces")
