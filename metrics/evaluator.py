@@ -48,7 +48,7 @@ from metrics._docindex import DocIndex
 from metrics.io import Qrels, Run
 from metrics.measures import Ideal, Ranked, condensed, optimistic
 from metrics.names import Measure, parse_measures
-from metrics.registry import compute
+from metrics.registry import FAMILIES, compute
 
 __all__ = ["Aggregate", "EvaluationResult", "Evaluator", "Excluded", "evaluate"]
 
@@ -174,6 +174,12 @@ class EvaluationResult:
         return out
 
 
+# the families micro-averaging applies to, as the error message lists them
+_MICRO_FAMILIES = ", ".join(
+    f.name if f.cutoff == "none" else f"{f.name}@k" for f in FAMILIES.values() if f.micro
+)
+
+
 def _num(x: float | None) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
 
@@ -224,8 +230,7 @@ class Evaluator:
             if bad:
                 raise ValueError(
                     f"micro-averaging is not defined for {', '.join(bad)}: it applies to "
-                    "ratios of counts (P@k, R@k, ceiling@k, Rprec, Judged@k, Unjudged@k, "
-                    "Success@k, NumRel, NumRet, NumRelRet); these are means of per-query "
+                    f"ratios of counts ({_MICRO_FAMILIES}); these are means of per-query "
                     "ratios, so use average='macro'"
                 )
         self.compat = compat
