@@ -3,14 +3,13 @@
 No Django import here (checked by ruff's banned-api rule).
 """
 
-from metrics.evaluate import Aggregate, EvaluationResult, Evaluator, Excluded, evaluate
+from metrics.evaluator import Aggregate, EvaluationResult, Evaluator, Excluded, evaluate
 from metrics.io import (
     InvalidInput,
     Problem,
     Qrels,
     Run,
     RunTable,
-    parse_qrels,
     parse_run,
     read_qrels,
     read_run,
@@ -34,7 +33,6 @@ __all__ = [
     "evaluate",
     "parse_measure",
     "parse_measures",
-    "parse_qrels",
     "parse_run",
     "read_qrels",
     "read_run",

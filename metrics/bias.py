@@ -49,11 +49,13 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from metrics.evaluate import Evaluator
-from metrics.io import Qrels, Run, docid_hashes
-from metrics.measures import TOP_K_FAMILIES, Ideal, Ranked, compute
+from metrics._docindex import DocIndex
+from metrics.evaluator import Evaluator
+from metrics.io import Qrels, Run
+from metrics.measures import Ideal, Ranked
 from metrics.names import Measure, parse_measure
-from metrics.pooling import parse_topics, topic_sort_key
+from metrics.pooling import topic_sort_key
+from metrics.registry import compute
 from metrics.stats import kendall_tau_b, tau_ap
 
 __all__ = [
@@ -68,22 +70,17 @@ __all__ = [
     "estimate_penalty",
     "judged_at_k",
     "leave_one_out",
-    "parse_topics",
     "restrict_qrels",
     "subset_qrels",
 ]
 
 I64 = npt.NDArray[np.int64]
-U64 = npt.NDArray[np.uint64]
 F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
 Bytes = npt.NDArray[np.bytes_]
 
 Compat = Literal["trec_eval"] | None
 LeaveOut = Literal["run", "group"]
-
-# Families whose value at cutoff k ignores rows ranked below k: rows are cut there before scoring.
-_CUTTABLE = TOP_K_FAMILIES | {"Judged", "Unjudged"}
 
 
 def _num(x: float | None) -> float | None:
@@ -325,7 +322,7 @@ class LeaveOneOut:
 
     How it is fast: only the qrels documents matter (a pooled document without a judgment is
     unjudged either way), so every retrieved row is looked up once in the qrels of the analysed
-    topics (a hash table over (topic, 64-bit docid hash), confirmed on the docid bytes). A
+    topics (:class:`metrics._docindex.DocIndex`, the Evaluator's per-topic hash table). A
     judgment is in the pool when a pooled run has it in its top K; it leaves the pool with a run
     (group) exactly when that run (group) is its only contributor. Contributor counts per judgment
     give every leave-out pool at once, and each run is scored on the full pool and on its own
@@ -400,7 +397,7 @@ class LeaveOneOut:
         self.unit_names = names
 
     def _judgments(self, qrels: Qrels) -> None:
-        """The qrels of the analysed topics as entries, and a hash table to find them."""
+        """The qrels of the analysed topics as entries, and an index to find them."""
         qindex = {q: i for i, q in enumerate(qrels.qids)}
         spans = [
             (int(qrels.offsets[qindex[q]]), int(qrels.offsets[qindex[q] + 1])) for q in self.topics
@@ -412,77 +409,19 @@ class LeaveOneOut:
         self.e_grade = qrels.grades[rows]
         self._t_span = np.zeros(len(spans) + 1, dtype=np.int64)
         np.cumsum(sizes, out=self._t_span[1:])
-        self.qrels = qrels
-        ehash = docid_hashes(qrels.docids[rows]) if rows.size else np.zeros(0, dtype=np.uint64)
-        self._e_hash = ehash
-        n = max(int(rows.size), 1)
-        self._bits = max(4, math.ceil(math.log2(4 * n)))
-        bucket = self._bucket(self.e_topic, ehash)
-        self._e_by_bucket = np.argsort(bucket, kind="stable")
-        self._b_start = np.zeros((1 << self._bits) + 1, dtype=np.int64)
-        np.cumsum(np.bincount(bucket, minlength=1 << self._bits), out=self._b_start[1:])
-        # Two judgments of one topic with the same 64-bit hash: look documents up exactly instead.
-        key = np.lexsort((ehash, self.e_topic))
-        same = (ehash[key][1:] == ehash[key][:-1]) & (
-            self.e_topic[key][1:] == self.e_topic[key][:-1]
-        )
-        self._exact = bool(np.any(same))
-
-    def _bucket(self, topic: I64, h: U64) -> I64:
-        with np.errstate(over="ignore"):
-            mixed = (h ^ (topic.astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9))) * np.uint64(
-                0x9E3779B97F4A7C15
-            )
-        out: I64 = (mixed >> np.uint64(64 - self._bits)).astype(np.int64)
-        return out
+        # finds a run's docids among these judgments (the spans keep the qrels' docid order)
+        self._index = DocIndex.build(qrels.docids[rows], self._t_span)
 
     def _lookup(self, run: Run, rows: I64, starts: I64, tq: I64) -> tuple[I64, I64]:
         """Judged rows among ``rows`` (a run's rows, query after query from ``starts``, of topics
-        ``tq``): their indices into ``rows`` and their entries in the analysed qrels."""
+        ``tq``): their indices into ``rows``, in order, and their entries in the analysed qrels."""
         none = np.zeros(0, dtype=np.int64)
         if self.e_row.size == 0 or rows.size == 0:
             return none, none
-        if self._exact:
-            idx_parts: list[I64] = []
-            ent_parts: list[I64] = []
-            ends = np.append(starts[1:], rows.size)
-            for a, b, t in zip(starts.tolist(), ends.tolist(), tq.tolist(), strict=True):
-                lo, hi = int(self._t_span[t]), int(self._t_span[t + 1])
-                qd = self.qrels.docids[self.e_row[lo:hi]]
-                if qd.size == 0 or a == b:
-                    continue
-                docs = run.docids[rows[a:b]]
-                j = np.minimum(np.searchsorted(qd, docs), qd.size - 1)
-                ok = np.flatnonzero(qd[j] == docs)
-                idx_parts.append(a + ok)
-                ent_parts.append(lo + j[ok])
-            if not idx_parts:
-                return none, none
-            return np.concatenate(idx_parts), np.concatenate(ent_parts)
-        h = run.hashes[rows]
         sizes = np.diff(np.append(starts, rows.size))
-        b = self._bucket(np.repeat(tq, sizes), h)
-        start = self._b_start[b]
-        count = self._b_start[b + 1] - start
-        live = np.flatnonzero(count > 0)
-        topic = tq[np.searchsorted(starts, live, side="right") - 1]
-        found: list[I64] = [none]
-        entries: list[I64] = [none]
-        k = 0
-        while live.size:
-            e = self._e_by_bucket[start[live] + k]
-            hit = (self._e_hash[e] == h[live]) & (self.e_topic[e] == topic)
-            found.append(live[hit])
-            entries.append(e[hit])
-            k += 1
-            more = ~hit & (count[live] > k)
-            live, topic = live[more], topic[more]
-        idx = np.concatenate(found)
-        ent = np.concatenate(entries)
-        # confirm on the bytes: a different document with the same 64-bit hash is not judged
-        same = run.docids[rows[idx]] == self.qrels.docids[self.e_row[ent]]
-        order = np.argsort(idx[same], kind="stable")
-        return idx[same][order], ent[same][order]
+        idx, ent = self._index.find(run.docids, run.hashes, rows, tq, sizes)
+        order = np.argsort(idx, kind="stable")
+        return idx[order], ent[order]
 
     def _rows(self) -> None:
         """Rank, cell and entry of every retrieved row that is in the qrels; rows per cell."""
@@ -568,7 +507,7 @@ class LeaveOneOut:
         nt, nr = len(self.topics), len(self.runs)
         ncell = nr * nt
         keep = np.ones(self.cell.size, dtype=bool) if not without else ~self.row_removed
-        if m.family in _CUTTABLE and m.cutoff is not None:
+        if m.spec.cuttable and m.cutoff is not None:  # rows below k cannot change the value
             keep &= self.pos <= m.cutoff
         cell = self.cell[keep]
         offsets = np.zeros(ncell + 1, dtype=np.int64)
@@ -585,7 +524,7 @@ class LeaveOneOut:
             judged=grade >= 0,
             num_rel=num_rel.reshape(-1),
             num_nonrel=num_nonrel.reshape(-1),
-            ideal=self._ideal(without) if m.family == "nDCG" else self._no_ideal(ncell),
+            ideal=self._ideal(without) if m.spec.reads_ideal else self._no_ideal(ncell),
             level=self.level,
         )
 
@@ -628,10 +567,10 @@ class LeaveOneOut:
     def _values(self, m: Measure, without: bool) -> F64:
         """Per-cell values of ``m``, shape (runs, topics)."""
         nr = len(self.runs)
-        if m.family == "Unjudged":  # the unjudged rows are not kept: 1 - Judged@k
-            judged = self._values(Measure("Judged", m.cutoff), without)
+        if m.spec.loo_complement is not None:  # it counts the rows not kept (Unjudged@k)
+            other = self._values(Measure(m.spec.loo_complement, m.cutoff), without)
             has = (self.num_ret > 0).reshape(nr, -1)
-            out: F64 = np.where(has, 1.0 - judged, 0.0)
+            out: F64 = np.where(has, 1.0 - other, 0.0)
             return out
         return compute(m, self._ranked(m, without))[0].reshape(nr, -1)
 

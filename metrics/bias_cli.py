@@ -26,8 +26,9 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from metrics.bias import LooResult, leave_one_out, parse_topics
+from metrics.bias import LooResult, leave_one_out
 from metrics.io import InvalidInput, Problem, Run, read_qrels, read_run
+from metrics.pooling import parse_topic_spec
 
 __all__ = ["read_groups", "register"]
 
@@ -109,7 +110,7 @@ def run_bias(args: argparse.Namespace, out: TextIO) -> int:
     topics = None
     if args.topics is not None:
         try:
-            topics = parse_topics(args.topics)
+            topics = parse_topic_spec(args.topics)
         except ValueError as exc:
             return _fail(f"--topics: {exc}", EXIT_USAGE)
     qrels = read_qrels(args.qrels)

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from metrics import bias_cli, pool_cli
-from metrics.evaluate import EvaluationResult, Evaluator
+from metrics.evaluator import EvaluationResult, Evaluator
 from metrics.io import InvalidInput, Run, read_qrels, read_run
 from metrics.names import Measure, UnknownMeasureError, parse_measures
 

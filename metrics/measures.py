@@ -3,8 +3,9 @@
 A :class:`Ranked` holds the retrieved documents of every evaluated query, flattened in trec_eval
 order (score descending, ties by docid descending), each row carrying its qrels grade, plus the
 per-query facts from the qrels (R, judged non-relevant count, ideal gains). Every measure is a
-function of a ``Ranked`` that returns per-query ``(value, numerator, denominator)`` arrays; the
-numerator and denominator are what micro-averaging sums (see :func:`compute`).
+function ``(ranked, k)`` of a ``Ranked`` and a cutoff (None: no cutoff) that returns per-query
+``(value, numerator, denominator)`` arrays (:data:`Result`); the numerator and denominator are what
+micro-averaging sums. :mod:`metrics.registry` names them and declares how each is used.
 
 Conventions (trec_eval 10.0; ``level`` = relevance level, default 1):
 
@@ -26,16 +27,28 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.names import Measure
-
 __all__ = [
     "INFAP_EPSILON",
-    "TOP_K_FAMILIES",
     "Ideal",
     "Ranked",
-    "compute",
+    "Result",
+    "average_precision",
+    "bpref",
+    "ceiling",
     "condensed",
+    "infap",
+    "judged",
+    "ndcg",
+    "num_rel",
+    "num_rel_ret",
+    "num_ret",
     "optimistic",
+    "precision",
+    "r_precision",
+    "recall",
+    "reciprocal_rank",
+    "success",
+    "unjudged",
 ]
 
 I64 = npt.NDArray[np.int64]
@@ -43,8 +56,6 @@ F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
 
 INFAP_EPSILON = 0.00001  # trec_eval m_infAP.c
-TOP_K_FAMILIES = frozenset({"P", "R", "RR", "AP", "nDCG", "Success"})
-"""Families whose value at a cutoff depends on unjudged documents in the top k (treatments)."""
 
 
 def _seg_of(offsets: I64) -> I64:
@@ -211,6 +222,10 @@ def _ratio(num: F64, den: F64) -> F64:
 
 
 Result = tuple[F64, F64, F64]
+"""Per-query ``(value, numerator, denominator)``: for ratio-of-counts measures (P, R, ceiling,
+Rprec, Judged, Unjudged, Success, Num*) value = numerator / denominator (0 when the denominator
+is 0) and micro-averaging is sum(numerator) / sum(denominator); for the others numerator = value
+and denominator = 1."""
 
 
 def _frac(num: F64, den: F64) -> Result:
@@ -221,47 +236,54 @@ def _value(v: F64) -> Result:
     return v, v, np.ones(v.size)
 
 
-def _precision(r: Ranked, k: int) -> Result:
+def _cut(k: int | None) -> int:
+    # the registry passes a cutoff to every family that requires one (``cutoff="required"``)
+    assert k is not None
+    return k
+
+
+def precision(r: Ranked, k: int | None) -> Result:
     """P@k = |rel in top k| / k (trec_eval ``P_k``: the divisor is k even if fewer retrieved)."""
+    k = _cut(k)
     return _frac(r.rel_sum(r.rel_top(k)), np.full(r.nq, float(k)))
 
 
-def _recall(r: Ranked, k: int) -> Result:
+def recall(r: Ranked, k: int | None) -> Result:
     """R@k = |rel in top k| / R (trec_eval ``recall_k``)."""
-    return _frac(r.rel_sum(r.rel_top(k)), r.num_rel.astype(np.float64))
+    return _frac(r.rel_sum(r.rel_top(_cut(k))), r.num_rel.astype(np.float64))
 
 
-def _ceiling(r: Ranked, k: int) -> Result:
+def ceiling(r: Ranked, k: int | None) -> Result:
     """ceiling@k = min(k, R) / R: the best R@k any ranking can reach."""
     rr = r.num_rel.astype(np.float64)
-    return _frac(np.minimum(rr, float(k)), rr)
+    return _frac(np.minimum(rr, float(_cut(k))), rr)
 
 
-def _success(r: Ranked, k: int) -> Result:
+def success(r: Ranked, k: int | None) -> Result:
     """Success@k = 1 if any relevant document is in the top k, else 0."""
-    return _value((r.rel_sum(r.rel_top(k)) > 0).astype(np.float64))
+    return _value((r.rel_sum(r.rel_top(_cut(k))) > 0).astype(np.float64))
 
 
-def _rr(r: Ranked, k: int | None) -> Result:
+def reciprocal_rank(r: Ranked, k: int | None) -> Result:
     """RR = 1 / rank of the first relevant document (0 if none; RR@k: none in the top k)."""
     first = r.rel_rank == 1
     top = r.rel_top(k)
     return _value(r.rel_sum(first if top is None else first & top, 1.0 / r.rel_pos))
 
 
-def _ap(r: Ranked, k: int | None) -> Result:
+def average_precision(r: Ranked, k: int | None) -> Result:
     """AP = sum over relevant rows in the top k of P@rank, / R (trec_eval ``map``/``map_cut``)."""
     s = r.rel_sum(r.rel_top(k), r.rel_rank / r.rel_pos)
     return _value(_ratio(s, r.num_rel.astype(np.float64)))
 
 
-def _rprec(r: Ranked) -> Result:
-    """R-prec = |rel in top R| / R."""
+def r_precision(r: Ranked, k: int | None = None) -> Result:
+    """R-prec = |rel in top R| / R (no cutoff: ``k`` is ignored)."""
     top_r = r.rel_pos <= r.num_rel[r.rel_seg]
     return _frac(r.rel_sum(top_r), r.num_rel.astype(np.float64))
 
 
-def _ndcg(r: Ranked, k: int | None) -> Result:
+def ndcg(r: Ranked, k: int | None) -> Result:
     """nDCG@k = DCG@k / IDCG@k, DCG = sum gain / log2(rank + 1), gain = grade (> 0, judged)."""
     rows = r.gain_rows
     if k is not None:
@@ -271,8 +293,8 @@ def _ndcg(r: Ranked, k: int | None) -> Result:
     return _value(_ratio(dcg, r.ideal.idcg(k)))
 
 
-def _bpref(r: Ranked) -> Result:
-    """bpref (Buckley & Voorhees 2004, trec_eval 8+).
+def bpref(r: Ranked, k: int | None = None) -> Result:
+    """bpref (Buckley & Voorhees 2004, trec_eval 8+); no cutoff (``k`` is ignored).
 
     (1/R) * sum over retrieved relevant d of (1 - min(n_d, R) / min(N, R)), n_d = judged
     non-relevant documents ranked above d, N = judged non-relevant in the qrels; the term is 1
@@ -288,8 +310,8 @@ def _bpref(r: Ranked) -> Result:
     return _value(_ratio(r.rel_sum(weights=term), r.num_rel.astype(np.float64)))
 
 
-def _infap(r: Ranked) -> Result:
-    """infAP (Yilmaz & Aslam 2006) exactly as trec_eval's ``m_infAP.c``.
+def infap(r: Ranked, k: int | None = None) -> Result:
+    """infAP (Yilmaz & Aslam 2006) exactly as trec_eval's ``m_infAP.c``; no cutoff.
 
     For the relevant row at 0-based index j > 0, with r, n, u the judged relevant, judged
     non-relevant and pooled-but-unjudged (negative grade) rows above it:
@@ -309,54 +331,35 @@ def _infap(r: Ranked) -> Result:
     return _value(_ratio(r.rel_sum(weights=term), r.num_rel.astype(np.float64)))
 
 
-def _judged(r: Ranked, k: int | None, judged: bool) -> Result:
-    """Judged@k = judged rows in the top k / min(k, retrieved) (0 for an empty ranking)."""
+def _judged_fraction(r: Ranked, k: int | None, judged: bool) -> Result:
     mask = r.judged if judged else ~r.judged
     den = r.num_ret if k is None else np.minimum(r.num_ret, k)
     return _frac(r.per_query(mask & r.top(k)), den.astype(np.float64))
 
 
-def compute(measure: Measure, r: Ranked) -> Result:
-    """Per-query ``(value, numerator, denominator)`` of ``measure`` over ``r``.
+def judged(r: Ranked, k: int | None) -> Result:
+    """Judged@k = judged rows in the top k / min(k, retrieved) (0 for an empty ranking)."""
+    return _judged_fraction(r, k, True)
 
-    For ratio-of-counts measures (P, R, ceiling, Rprec, Judged, Unjudged, Success, Num*) the
-    value is numerator / denominator (0 when the denominator is 0) and micro-averaging is
-    sum(numerator) / sum(denominator). For the others numerator = value, denominator = 1.
-    """
-    f, k = measure.family, measure.cutoff
-    if f == "P":
-        assert k is not None
-        return _precision(r, k)
-    if f == "R":
-        assert k is not None
-        return _recall(r, k)
-    if f == "ceiling":
-        assert k is not None
-        return _ceiling(r, k)
-    if f == "Success":
-        assert k is not None
-        return _success(r, k)
-    if f == "RR":
-        return _rr(r, k)
-    if f == "AP":
-        return _ap(r, k)
-    if f == "Rprec":
-        return _rprec(r)
-    if f == "nDCG":
-        return _ndcg(r, k)
-    if f == "Bpref":
-        return _bpref(r)
-    if f == "infAP":
-        return _infap(r)
-    if f in ("Judged", "Unjudged"):
-        return _judged(r, k, f == "Judged")
-    if f == "NumRel":
-        return _value(r.num_rel.astype(np.float64))
-    if f == "NumRet":
-        return _value(r.num_ret.astype(np.float64))
-    if f == "NumRelRet":
-        return _value(r.rel_sum())
-    raise ValueError(f"no implementation for measure {measure.name}")  # pragma: no cover
+
+def unjudged(r: Ranked, k: int | None) -> Result:
+    """Unjudged@k = unjudged rows in the top k / min(k, retrieved) (0 for an empty ranking)."""
+    return _judged_fraction(r, k, False)
+
+
+def num_rel(r: Ranked, k: int | None = None) -> Result:
+    """NumRel = R, the relevant documents in the qrels (retrieved or not)."""
+    return _value(r.num_rel.astype(np.float64))
+
+
+def num_ret(r: Ranked, k: int | None = None) -> Result:
+    """NumRet = retrieved documents."""
+    return _value(r.num_ret.astype(np.float64))
+
+
+def num_rel_ret(r: Ranked, k: int | None = None) -> Result:
+    """NumRelRet = relevant retrieved documents."""
+    return _value(r.rel_sum())
 
 
 def condensed(r: Ranked) -> Ranked:

@@ -3,7 +3,8 @@
 Every name parses to a :class:`Measure` (a family and an optional cutoff) whose canonical
 :attr:`Measure.name` is the ir_measures spelling. Family names are matched case-insensitively;
 trec_eval names accept both ``_`` and ``.`` before the cutoff (``P_10``, ``P.10``) and trec_eval's
-comma lists (``P.5,10`` is P@5 and P@10).
+comma lists (``P.5,10`` is P@5 and P@10). The names come from the registry
+(:mod:`metrics.registry`): a family added there is parsed here with no change.
 """
 
 from __future__ import annotations
@@ -12,57 +13,14 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["FAMILIES", "Measure", "UnknownMeasureError", "parse_measure", "parse_measures"]
+from metrics.registry import FAMILIES, Family
+
+__all__ = ["Measure", "UnknownMeasureError", "parse_measure", "parse_measures"]
 
 
-@dataclass(frozen=True)
-class _Family:
-    name: str  # canonical ir_measures spelling
-    cutoff: str  # "required", "optional" or "none"
-    trec: str | None  # trec_eval name without cutoff
-    trec_cut: str | None  # trec_eval name prefix with cutoff ("P" -> P_10)
-    micro: bool  # a ratio of per-query counts, so micro-averaging is defined
-    count: bool = False  # an integer count, aggregated by summing
-    doc: str = ""
-
-
-FAMILIES: dict[str, _Family] = {
-    f.name: f
-    for f in (
-        _Family("P", "required", None, "P", True, doc="precision at k: rel in top k / k"),
-        _Family("R", "required", None, "recall", True, doc="recall at k: rel in top k / R"),
-        _Family("ceiling", "required", None, None, True, doc="achievable recall: min(k,R)/R"),
-        _Family("RR", "optional", "recip_rank", None, False, doc="1 / rank of first rel"),
-        _Family("AP", "optional", "map", "map_cut", False, doc="average precision"),
-        _Family("Rprec", "none", "Rprec", None, True, doc="precision at rank R"),
-        _Family("nDCG", "optional", "ndcg", "ndcg_cut", False, doc="normalised DCG"),
-        _Family("Bpref", "none", "bpref", None, False, doc="binary preference"),
-        _Family("Judged", "optional", None, None, True, doc="judged fraction of top k"),
-        _Family("Unjudged", "optional", None, None, True, doc="unjudged fraction of top k"),
-        _Family("infAP", "none", "infAP", None, False, doc="inferred AP (Yilmaz & Aslam)"),
-        _Family("Success", "required", None, "success", True, doc="1 if a rel doc in top k"),
-        _Family("NumRel", "none", "num_rel", None, True, True, doc="relevant documents, R"),
-        _Family("NumRet", "none", "num_ret", None, True, True, doc="retrieved documents"),
-        _Family("NumRelRet", "none", "num_rel_ret", None, True, True, doc="relevant retrieved"),
-    )
-}
-
-# Lower-cased ir_measures-style spellings (and a few common aliases) -> family.
+# Lower-cased ir_measures-style spellings (and each family's aliases) -> family.
 _IR_ALIASES: dict[str, str] = {f.lower(): f for f in FAMILIES}
-_IR_ALIASES.update(
-    {
-        "precision": "P",
-        "recall": "R",
-        "mrr": "RR",
-        "map": "AP",
-        "ndcg": "nDCG",
-        "r-prec": "Rprec",
-        "rprecision": "Rprec",
-        "numrel": "NumRel",
-        "numret": "NumRet",
-        "numrelret": "NumRelRet",
-    }
-)
+_IR_ALIASES.update({a: f.name for f in FAMILIES.values() for a in f.aliases})
 # trec_eval names (lower-cased) -> (family, takes a cutoff)
 _TREC: dict[str, tuple[str, bool]] = {}
 for _f in FAMILIES.values():
@@ -90,6 +48,11 @@ class Measure:
     def name(self) -> str:
         """Canonical ir_measures-style name, e.g. ``nDCG@10``."""
         return self.family if self.cutoff is None else f"{self.family}@{self.cutoff}"
+
+    @property
+    def spec(self) -> Family:
+        """The family's registry entry (:mod:`metrics.registry`)."""
+        return FAMILIES[self.family]
 
     @property
     def trec_name(self) -> str | None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,11 +30,11 @@ from metrics.pooling import (
     SimulationResult,
     Strategy,
     make_strategy,
-    parse_topics,
+    parse_topic_spec,
     simulate,
 )
 
-__all__ = ["add_parser", "load_rankings", "main", "parse_strata", "parse_topics", "register"]
+__all__ = ["add_parser", "load_rankings", "parse_strata", "register"]
 
 
 def parse_strata(spec: str) -> tuple[tuple[int, float], ...]:
@@ -117,7 +116,7 @@ def _strategy(name: str, args: argparse.Namespace, run_order: Sequence[str]) -> 
 def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", nargs="+", required=True, metavar="RUN", help="TREC run files")
     parser.add_argument("--depth", type=int, required=True, metavar="K", help="pool depth k")
-    parser.add_argument("--topics", type=parse_topics, help="e.g. 601-650 or 601,605,610-620")
+    parser.add_argument("--topics", type=parse_topic_spec, help="e.g. 601-650 or 601,605,610-620")
     parser.add_argument("--seed", type=int, default=0, help="thompson/stratified seed (0)")
     parser.add_argument("--beta", type=float, default=0.1, help="hedge beta (0.1)")
     parser.add_argument("--rrf-k", type=float, default=60.0, help="RRF constant k (60)")
@@ -215,18 +214,3 @@ def _run_simulate(args: argparse.Namespace, out: TextIO) -> int:
             for budget, mean in zip(result.budgets, result.mean_found, strict=True):
                 out.write(f"{result.strategy}\t{budget}\t{len(result.found)}\t{mean:.4f}\n")
     return 0
-
-
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    """``python -m metrics pool ARGV...``: ``main(["simulate", "--qrels", ...])``.
-
-    Runs through :func:`metrics.cli.main`, so exit codes and error messages are the CLI's: 0 ok,
-    2 usage or bad parameter, 3 unreadable or invalid input file.
-    """
-    from metrics.cli import main as cli_main
-
-    return cli_main(["pool", *(sys.argv[1:] if argv is None else argv)], out)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())

@@ -54,7 +54,7 @@ __all__ = [
     "ThompsonStrategy",
     "cut_runs",
     "make_strategy",
-    "parse_topics",
+    "parse_topic_spec",
     "priority_runs",
     "simulate",
     "topic_sort_key",
@@ -75,7 +75,7 @@ def topic_sort_key(qid: str) -> tuple[int, int, str]:
     return (0, int(qid), qid) if qid.isdigit() else (1, 0, qid)
 
 
-def parse_topics(spec: str) -> list[str]:
+def parse_topic_spec(spec: str) -> list[str]:
     """Topic ids from ``"601-650"`` or ``"601,605,610-620"`` (ranges inclusive, numeric).
 
     Non-numeric ids may be listed but not used in ranges. Order is kept, duplicates dropped.

@@ -22,7 +22,7 @@ from judging.core import uploads
 from judging.core.bulk import insert_rows
 from judging.core.errors import InvalidInput
 from judging.core.roles import Account, UserLike
-from metrics.io import parse_qrels
+from metrics.io import read_qrels
 from metrics.problems import Problem
 
 
@@ -59,7 +59,7 @@ def qrels_import(
     what = "the qrels file"
     upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
     with uploads.reading(what):
-        table = parse_qrels(
+        table = read_qrels(
             upload.data, source=upload.name, max_problems=settings.POOLJUDGE_MAX_PROBLEMS
         )
     topic_ids = dict(campaign.topics.values_list("qid", "id"))

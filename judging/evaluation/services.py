@@ -20,7 +20,7 @@ from judging.campaigns.models import Campaign, RankedList, Run, Topic
 from judging.core.errors import InvalidInput
 from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
 from metrics.curve import recall_curve
-from metrics.evaluate import Evaluator
+from metrics.evaluator import Evaluator
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
 from metrics.names import parse_measures

@@ -37,10 +37,10 @@ from metrics.bias import (
     estimate_penalty,
     judged_at_k,
     leave_one_out,
-    parse_topics,
     restrict_qrels,
 )
 from metrics.cli import main
+from metrics.pooling import parse_topic_spec
 
 
 def _run(tag: str, docs: dict[str, list[str]]) -> Run:
@@ -168,10 +168,10 @@ def test_compare_qrels_versions_shows_novel_gain_and_recall_drop() -> None:
     assert "C" not in cmp.others_recall_change
 
 
-def test_parse_topics_reads_ranges_and_lists() -> None:
-    assert parse_topics("601-603,700") == ["601", "602", "603", "700"]
+def test_parse_topic_spec_reads_ranges_and_lists() -> None:
+    assert parse_topic_spec("601-603,700") == ["601", "602", "603", "700"]
     with pytest.raises(ValueError):
-        parse_topics("650-601")
+        parse_topic_spec("650-601")
 
 
 def test_topics_filter_limits_the_pool_and_the_average() -> None:

@@ -26,11 +26,12 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run, read_qrels, read_run
-from metrics.bias import LeaveOneOut, judged_at_k, parse_topics, restrict_qrels
+from metrics.bias import LeaveOneOut, judged_at_k, restrict_qrels
+from metrics.pooling import parse_topic_spec
 
 pytestmark = pytest.mark.data
 
-ROBUST_TOPICS = parse_topics("601-650")
+ROBUST_TOPICS = parse_topic_spec("601-650")
 
 
 def _runs(root: Path) -> dict[str, Run]:

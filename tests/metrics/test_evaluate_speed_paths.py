@@ -1,12 +1,13 @@
-"""The fast paths of Evaluator.evaluate: the per-query hash table, its exact fallback, the
-stretches of run rows, and the measures computed on the relevant rows only.
+"""The fast paths of Evaluator.evaluate: the docid index (a per-query hash table, and its exact
+fallback when hashes collide), the stretches of run rows, and the measures computed on the
+relevant rows only.
 
-Each is checked against pytrec_eval, and against the other path where both apply, bit for bit.
+Each path is forced by giving the docid index weak hashes or probe positions, and its results are
+checked against pytrec_eval and against the normal path, bit for bit.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import numpy as np
@@ -15,13 +16,11 @@ import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from metrics import Evaluator, Qrels, Run
-from metrics.io import docid_hashes
-from metrics.measures import INFAP_EPSILON, Ideal, Ranked, compute
+from metrics import Evaluator, Qrels, Run, _docindex
+from metrics._docindex import docid_hashes
+from metrics.measures import INFAP_EPSILON, Ideal, Ranked
 from metrics.names import parse_measures
-
-# `metrics.evaluate` is shadowed by the function of that name in the package
-evaluate_module = importlib.import_module("metrics.evaluate")
+from metrics.registry import compute
 
 TREC = {
     "P_5": "P@5",
@@ -79,9 +78,8 @@ def test_docids_sharing_a_hash_inside_one_query_use_the_exact_search(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fast = _results(_trec(QRELS), RUN)
-    monkeypatch.setattr(evaluate_module, "docid_hashes", _weak_hash)
-    ev = _trec(QRELS)
-    assert ev._table is None  # "ab", "cd" and "ij" of q1 share a hash
+    monkeypatch.setattr(_docindex, "docid_hashes", _weak_hash)
+    ev = _trec(QRELS)  # "ab", "cd" and "ij" of q1 share a hash: no table, a binary search
     _assert_matches_pytrec(QRELS, RUN, ev)
     assert _results(ev, RUN) == fast
 
@@ -94,10 +92,9 @@ def test_a_docid_whose_hash_marks_a_free_slot_uses_the_exact_search(
     fast = _results(_trec(qrels), run)
     # a distinct hash per docid, with "a" hashing to the free-slot marker
     monkeypatch.setattr(
-        evaluate_module, "docid_hashes", lambda col: np.char.str_len(col).astype(np.uint64) - 1
+        _docindex, "docid_hashes", lambda col: np.char.str_len(col).astype(np.uint64) - 1
     )
     ev = _trec(qrels)
-    assert ev._table is None
     _assert_matches_pytrec(qrels, run, ev)
     assert _results(ev, run) == fast
 
@@ -142,9 +139,8 @@ def test_judgments_that_all_share_one_probe_chain_are_all_found(
         "q3": {"nope": 1.0, "only": 0.5},
     }
     fast = _results(_trec(qrels), run)
-    monkeypatch.setattr(evaluate_module, "_home", home)
+    monkeypatch.setattr(_docindex, "_home", home)
     ev = _trec(qrels)
-    assert ev._table is not None
     _assert_matches_pytrec(qrels, run, ev)
     assert _results(ev, run) == fast
 
@@ -218,9 +214,10 @@ def test_hash_table_and_exact_search_give_identical_results(
     measures = [*TREC.values(), "Success@3", "AP@3", "RR@2", "Judged@5", "ceiling@3"]
     for compat in ("trec_eval", None):
         fast = Evaluator(qrels, measures, compat=compat, ci=None)
-        exact = Evaluator(qrels, measures, compat=compat, ci=None)
-        exact._table = None
-        assert fast._table is not None
+        with pytest.MonkeyPatch.context() as mp:
+            # every qrels docid hashing to the free-slot marker: no table, the exact search
+            mp.setattr(_docindex, "docid_hashes", lambda col: np.zeros(col.size, dtype=np.uint64))
+            exact = Evaluator(qrels, measures, compat=compat, ci=None)
         assert _results(fast, run) == _results(exact, run)
 
 

@@ -15,14 +15,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-import metrics.io as metrics_io
+from metrics._docindex import docid_hashes
 from metrics.io import (
     InvalidInput,
     Problem,
     Qrels,
     Run,
-    docid_hashes,
-    parse_qrels,
+    _tokenizer,
     parse_run,
     read_qrels,
     read_run,
@@ -46,7 +45,7 @@ q2 0 d1 1
 
 
 def _errors(data: bytes, *, qrels: bool = False, **kw: object) -> InvalidInput:
-    reader = parse_qrels if qrels else parse_run
+    reader = read_qrels if qrels else parse_run
     with pytest.raises(InvalidInput) as info:
         reader(data, source="f.txt", **kw)  # type: ignore[arg-type]
     return info.value
@@ -319,7 +318,7 @@ def test_written_qrels_read_back_equal(tmp_path: Path) -> None:
     buf = io.BytesIO()
     write_qrels(qrels, buf)
     assert read_qrels(buf.getvalue()).to_dict() == qrels.to_dict()
-    assert parse_qrels(QRELS).to_dict() == {
+    assert read_qrels(QRELS).to_dict() == {
         "q1": {"d1": 2, "d3": 0},
         "q2": {"d9": -1, "d1": 1},
     }
@@ -500,9 +499,9 @@ class _Trickle(io.RawIOBase):
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pieces of a few hundred bytes (the heap primed from the third kilobyte on)."""
-    monkeypatch.setattr(metrics_io, "_FIRST_CHUNK", 300)
-    monkeypatch.setattr(metrics_io, "_CHUNK", 700)
-    monkeypatch.setattr(metrics_io, "_PRIME_FROM", 2000)
+    monkeypatch.setattr(_tokenizer, "_FIRST_CHUNK", 300)
+    monkeypatch.setattr(_tokenizer, "_CHUNK", 700)
+    monkeypatch.setattr(_tokenizer, "_PRIME_FROM", 2000)
 
 
 @pytest.mark.usefixtures("small_pieces")

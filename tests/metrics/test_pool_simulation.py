@@ -12,22 +12,29 @@ import json
 
 import pytest
 
-from metrics.pool_cli import load_rankings, main, parse_strata, parse_topics
-from metrics.pooling import make_strategy, simulate
+from metrics.cli import main as cli_main
+from metrics.pool_cli import load_rankings, parse_strata
+from metrics.pooling import make_strategy, parse_topic_spec, simulate
 from tests._shared_data import SHARED_DATA, needs_shared_data
+
+
+def _pool(argv, out=None):
+    """``python -m metrics pool ARGV...`` through the CLI's entry point."""
+    return cli_main(["pool", *argv], out)
+
 
 ROBUST = SHARED_DATA / "robust03"
 REFERENCE_AT_100 = {"docid": 5.6, "rank": 17.2, "mtf": 19.4, "maxmean": 20.6, "hedge": 21.2}
 
 
 def test_topic_ranges_and_lists_expand_in_order():
-    assert parse_topics("601-603") == ["601", "602", "603"]
-    assert parse_topics("601,605,610-612") == ["601", "605", "610", "611", "612"]
-    assert parse_topics("7, 5-6,7") == ["7", "5", "6"]
+    assert parse_topic_spec("601-603") == ["601", "602", "603"]
+    assert parse_topic_spec("601,605,610-612") == ["601", "605", "610", "611", "612"]
+    assert parse_topic_spec("7, 5-6,7") == ["7", "5", "6"]
     with pytest.raises(ValueError, match="empty topic range"):
-        parse_topics("650-601")
+        parse_topic_spec("650-601")
     with pytest.raises(ValueError, match="two integers"):
-        parse_topics("a-b")
+        parse_topic_spec("a-b")
 
 
 def test_strata_are_read_as_depth_rate_pairs():
@@ -54,7 +61,7 @@ def test_runs_are_ranked_as_trec_eval_ranks_them(tiny):
 
 def test_simulate_command_prints_mean_relevant_found_per_budget(tiny):
     out = io.StringIO()
-    code = main(
+    code = _pool(
         [
             "simulate",
             "--qrels",
@@ -91,7 +98,7 @@ def test_simulate_command_writes_json_with_per_topic_counts(tiny):
     out = io.StringIO()
     args = ["simulate", "--qrels", str(tiny / "qrels"), "--runs", str(tiny / "A.run")]
     args += ["--depth", "3", "--strategy", "hedge", "--budget", "2", "--format", "json"]
-    assert main(args, out) == 0
+    assert _pool(args, out) == 0
     doc = json.loads(out.getvalue())
     assert doc["strategy"] == "hedge"
     assert doc["params"] == {"beta": 0.1}
@@ -102,7 +109,7 @@ def test_simulate_command_writes_json_with_per_topic_counts(tiny):
 def test_build_command_writes_a_trec_pool_file(tiny):
     target = tiny / "pool.txt"
     args = ["build", "--runs", str(tiny / "A.run"), str(tiny / "B.run"), "--depth", "1"]
-    assert main([*args, "-o", str(target)]) == 0
+    assert _pool([*args, "-o", str(target)]) == 0
     assert target.read_text() == "1 Q0 a2\n1 Q0 b1\n2 Q0 z\n"
 
 
@@ -111,23 +118,21 @@ def test_build_command_pools_only_the_priority_run_of_each_group(tiny):
     out = io.StringIO()
     args = ["build", "--runs", str(tiny / "B.run"), str(tiny / "A.run"), "--depth", "1"]
     args += ["--groups", str(tiny / "groups.tsv"), "--per-group", "1"]
-    assert main(args, out) == 0
+    assert _pool(args, out) == 0
     # no priority column: command-line order decides, so B (given first) is the group's run
     assert out.getvalue() == "1 Q0 b1\n"
 
 
 def test_bad_input_is_reported_on_stderr_with_the_cli_exit_codes(tiny, capsys):
     args = ["build", "--runs", str(tiny / "missing.run"), "--depth", "5"]
-    assert main(args) == 3
+    assert _pool(args) == 3
     assert "pool: error:" in capsys.readouterr().err
     args = ["build", "--runs", str(tiny / "A.run"), "--depth", "5", "--per-group", "1"]
-    assert main([*args, "--strategy", "rank"]) == 2
+    assert _pool([*args, "--strategy", "rank"]) == 2
     assert "depth strategy only" in capsys.readouterr().err
 
 
 def test_pool_is_a_subcommand_of_the_metrics_cli(tiny):
-    from metrics.cli import main as cli_main
-
     out = io.StringIO()
     args = ["pool", "build", "--runs", str(tiny / "B.run"), "--depth", "1", "--strategy", "rank"]
     assert cli_main(args, out) == 0
@@ -152,7 +157,7 @@ def robust():
 def test_robust03_relevant_found_after_100_judgments_matches_the_reference(robust, name, expected):
     runs, qrels = robust
     assert len(runs) == 17
-    topics = parse_topics("601-650")
+    topics = parse_topic_spec("601-650")
     result = simulate(runs, qrels, make_strategy(name), depth=100, budgets=[100], topics=topics)
     assert len(result.found) == 50
     assert result.mean_found[0] == pytest.approx(expected, rel=0.05)
@@ -162,7 +167,7 @@ def test_robust03_relevant_found_after_100_judgments_matches_the_reference(robus
 @needs_robust
 def test_robust03_thompson_is_reproducible_and_beats_rank_order(robust):
     runs, qrels = robust
-    topics = parse_topics("601-650")
+    topics = parse_topic_spec("601-650")
 
     def run(name, **params):
         strategy = make_strategy(name, **params)
@@ -178,7 +183,7 @@ def test_robust03_thompson_is_reproducible_and_beats_rank_order(robust):
 @pytest.mark.parametrize("name", ["docid", "rank", "rrf", "borda", "mtf", "maxmean", "hedge"])
 def test_robust03_judging_the_whole_pool_finds_every_pooled_relevant_document(robust, name):
     runs, qrels = robust
-    topics = parse_topics("601-650")
+    topics = parse_topic_spec("601-650")
     pooled_relevant = {
         q: sum(
             1

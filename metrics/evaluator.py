@@ -44,15 +44,16 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from metrics.io import Qrels, Run, docid_hashes
-from metrics.measures import TOP_K_FAMILIES, Ideal, Ranked, compute, condensed, optimistic
+from metrics._docindex import DocIndex
+from metrics.io import Qrels, Run
+from metrics.measures import Ideal, Ranked, condensed, optimistic
 from metrics.names import Measure, parse_measures
+from metrics.registry import FAMILIES, compute
 
 __all__ = ["Aggregate", "EvaluationResult", "Evaluator", "Excluded", "evaluate"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
-U64 = npt.NDArray[np.uint64]
 
 Compat = Literal["trec_eval"] | None
 Average = Literal["macro", "micro"]
@@ -173,99 +174,18 @@ class EvaluationResult:
         return out
 
 
+# the families micro-averaging applies to, as the error message lists them
+_MICRO_FAMILIES = ", ".join(
+    f.name if f.cutoff == "none" else f"{f.name}@k" for f in FAMILIES.values() if f.micro
+)
+
+
 def _num(x: float | None) -> float | None:
     return None if x is None or math.isnan(x) else float(x)
 
 
 def _canonical(name: str) -> str:
     return parse_measures([name])[0].name
-
-
-_EMPTY = np.uint64(0)  # the key of a free slot (qrels with a docid of that hash get no table)
-_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2**64 / golden ratio
-
-
-def _home(keys: U64, shift: U64) -> I64:
-    """First slot to probe for each key, in a table of ``2**(64 - shift)`` slots.
-
-    Fibonacci hashing: the top bits of ``key * 2**64/phi`` depend on every bit of the key.
-    """
-    out: I64 = ((keys * _FIBONACCI) >> shift).view(np.int64)
-    return out
-
-
-@dataclass(frozen=True)
-class _DocTable:
-    """Open-addressing hash table (linear probing) of the qrels docid hashes, one per query.
-
-    Query i owns the ``2**b + n_i`` slots from ``base[i]`` for its n_i judgments, where
-    ``2**b >= 4 n_i`` and ``shift[i] = 64 - b``. A key starts at its home slot (:func:`_home`,
-    among the first ``2**b``) and moves right until it finds itself or a free slot; the n_i
-    extra slots mean no chain wraps around or leaves the query's slots. A slot holds the key
-    (``_EMPTY`` when free) and its qrels row. Building and finding are vectorised in rounds:
-    in each, every key not yet placed (or found, or known absent) looks at one slot.
-    """
-
-    base: I64
-    shift: U64
-    keys: U64
-    rows: I64
-
-    @classmethod
-    def build(cls, hashes: U64, offsets: I64) -> _DocTable | None:
-        """The table of qrels docid ``hashes`` (query i: rows ``offsets[i]:offsets[i+1]``).
-
-        None when two docids of one query share a hash, or a hash is ``_EMPTY``: the caller
-        then needs an exact search.
-        """
-        if np.any(hashes == _EMPTY):
-            return None
-        counts = np.diff(offsets)
-        # b = 2 + bit length of n - 1 (frexp's exponent): the smallest b >= 2 with 2**b >= 4 n
-        bits = 2 + np.frexp(np.maximum(counts - 1, 0))[1].astype(np.int64)
-        size = (np.int64(1) << bits) + counts
-        base = np.concatenate(([0], np.cumsum(size)[:-1])).astype(np.int64)
-        shift = (64 - bits).astype(np.uint64)
-        keys = np.full(int(size.sum()), _EMPTY, dtype=np.uint64)
-        rows = np.zeros(keys.size, dtype=np.int64)
-        seg = np.repeat(np.arange(counts.size), counts)
-        row = np.arange(hashes.size, dtype=np.int64)
-        key = hashes
-        slot = base[seg] + _home(hashes, shift[seg])
-        while row.size:
-            free = keys[slot] == _EMPTY
-            rows[slot[free]] = row[free]
-            won = free & (rows[slot] == row)  # one of the keys that tried a free slot got it
-            keys[slot[won]] = key[won]
-            lost = ~won
-            row, key, slot = row[lost], key[lost], slot[lost]
-            if np.any(keys[slot] == key):  # an equal key holds the slot: a hash collision
-                return None
-            slot += 1
-        return cls(base, shift, keys, rows)
-
-    def find(self, hashes: U64, sel_q: I64, sizes: I64) -> tuple[I64, I64]:
-        """Where ``hashes`` are in the table: indices of the hashes found and their qrels rows.
-
-        The first ``sizes[0]`` hashes are looked up in query ``sel_q[0]``, the next ``sizes[1]``
-        in ``sel_q[1]``, and so on.
-        """
-        slot = np.repeat(self.base[sel_q], sizes) + _home(
-            hashes, np.repeat(self.shift[sel_q], sizes)
-        )
-        idx = np.arange(hashes.size, dtype=np.int64)
-        key = hashes
-        found: list[I64] = [np.zeros(0, dtype=np.int64)]
-        rows: list[I64] = [np.zeros(0, dtype=np.int64)]
-        while idx.size:
-            held = self.keys[slot]
-            hit = held == key
-            at = np.flatnonzero(hit)
-            found.append(idx[at])
-            rows.append(self.rows[slot[at]])
-            go = np.flatnonzero(~hit & (held != _EMPTY))
-            idx, key, slot = idx[go], key[go], slot[go] + 1
-        return np.concatenate(found), np.concatenate(rows)
 
 
 class Evaluator:
@@ -310,8 +230,7 @@ class Evaluator:
             if bad:
                 raise ValueError(
                     f"micro-averaging is not defined for {', '.join(bad)}: it applies to "
-                    "ratios of counts (P@k, R@k, ceiling@k, Rprec, Judged@k, Unjudged@k, "
-                    "Success@k, NumRel, NumRet, NumRelRet); these are means of per-query "
+                    f"ratios of counts ({_MICRO_FAMILIES}); these are means of per-query "
                     "ratios, so use average='macro'"
                 )
         self.compat = compat
@@ -332,13 +251,10 @@ class Evaluator:
         companions: dict[Measure, dict[str, Measure]] = {}
         if self.honest:
             for m in self.measures:
-                comp: dict[str, Measure] = {}
-                if m.family in TOP_K_FAMILIES and m.cutoff is not None:
-                    comp["judged"] = Measure("Judged", m.cutoff)
-                if m.family == "R" and m.cutoff is not None:
-                    comp["ceiling"] = Measure("ceiling", m.cutoff)
-                if comp:
-                    companions[m] = comp
+                if m.cutoff is not None and m.spec.companions:
+                    companions[m] = {
+                        role: Measure(family, m.cutoff) for role, family in m.spec.companions
+                    }
         extra = [c for comp in companions.values() for c in comp.values()]
         computed = list(dict.fromkeys(self.measures + extra))
         return companions, computed
@@ -353,8 +269,7 @@ class Evaluator:
         judged_nonrel = (q.grades >= 0) & (q.grades < level)
         self._num_nonrel = np.bincount(seg[judged_nonrel], minlength=nq).astype(np.int64)
         self._ideal = Ideal.from_grades(q.grades, q.offsets)
-        # docid lookups: a hash table per query, or None for the exact search (see _lookup)
-        self._table = _DocTable.build(docid_hashes(q.docids), q.offsets)
+        self._index = DocIndex.build(q.docids, q.offsets)  # finds run docids in the qrels
         self._last_ideal: tuple[bytes, Ideal] | None = None
 
     # -- evaluation ------------------------------------------------------------------------
@@ -393,9 +308,7 @@ class Evaluator:
         per_query_treatments: dict[str, dict[str, dict[str, float]]] = {}
         if self.honest:
             cond = condensed(ranked)
-            top_k = [
-                m for m in self.measures if m.family in TOP_K_FAMILIES and m.cutoff is not None
-            ]
+            top_k = [m for m in self.measures if m.spec.treatments and m.cutoff is not None]
             last_use = {m.cutoff: i for i, m in enumerate(top_k)}
             upper_at: dict[int, Ranked] = {}  # e.g. P@10 and nDCG@10 share the one at 10
             for i, m in enumerate(top_k):
@@ -408,14 +321,12 @@ class Evaluator:
                 if last_use[m.cutoff] == i:  # a run-sized ranking: keep it no longer than needed
                     del upper_at[m.cutoff]
                 up_value = np.maximum(opt[0], lower[0])
+                # a ratio of counts keeps the optimistic ranking's counts (micro-averaging sums
+                # them); for the others (AP, nDCG, RR) the value is all there is
                 up = (
                     (up_value, *opt[1:])
-                    if m.family not in ("AP", "nDCG")
-                    else (
-                        up_value,
-                        up_value,
-                        np.ones(up_value.size),
-                    )
+                    if m.spec.micro
+                    else (up_value, up_value, np.ones(up_value.size))
                 )
                 # "lower" is the measure itself, aggregated above
                 treatments[m.name] = {"lower": aggregates[m.name]}
@@ -506,26 +417,7 @@ class Evaluator:
     def _lookup(self, run: Run, rows: I64, sel_q: I64, sizes: I64) -> tuple[I64, I64]:
         """Run rows ``rows`` (``sizes[i]`` of them for qrels query ``sel_q[i]``, in that order)
         that the qrels judge: their indices into ``rows`` and their qrels rows."""
-        q = self.qrels
-        if self._table is not None:
-            at, pos = self._table.find(run.hashes[rows], sel_q, sizes)
-            same = q.docids[pos] == run.docids[rows[at]]  # the hashes matched: confirm the bytes
-            return at[same], pos[same]
-        # no table (two docids of one query share a hash): binary search per query
-        docs = run.docids[rows]
-        hit = np.zeros(rows.size, dtype=bool)
-        pos = np.zeros(rows.size, dtype=np.int64)
-        a = 0
-        for qi, size in zip(sel_q.tolist(), sizes.tolist(), strict=True):
-            b = a + size
-            lo, hi = int(q.offsets[qi]), int(q.offsets[qi + 1])
-            if hi > lo and b > a:
-                at = np.minimum(np.searchsorted(q.docids[lo:hi], docs[a:b]), hi - lo - 1)
-                pos[a:b] = lo + at
-                hit[a:b] = q.docids[lo + at] == docs[a:b]
-            a = b
-        at = np.flatnonzero(hit)
-        return at, pos[at]
+        return self._index.find(run.docids, run.hashes, rows, sel_q, sizes)
 
     def _aggregate(self, m: Measure, value: F64, num: F64, den: F64) -> Aggregate:
         n = int(value.size)

@@ -1,71 +1,58 @@
-"""Readers and writers for TREC run and qrels files.
+"""The fast reader's insides: TREC lines to columns, vectorised over pieces of about 1 MB.
 
-Formats (whitespace separated, one record per line; blank lines and lines whose first field starts
-with ``#`` are skipped; CRLF line endings are tolerated; UTF-8):
+Why it is built this way (reading is most of the time of evaluating a run file, and a plain
+``line.split()`` loop costs seconds per million lines):
 
-- run:   ``qid Q0 docid rank score tag`` (6 fields; the second field is ignored)
-- qrels: ``qid iter docid grade``       (4 fields; the second field is ignored)
+- **Pieces, not lines or whole files.** The stream is cut at line ends into pieces that grow
+  from 256 KB to 1 MB (:func:`read_pieces`). Parsing needs about ten times a piece in
+  temporaries: small pieces keep a 1 MB run's peak memory near pytrec_eval's (1 MB pieces from
+  the start had cost 73 MB against its 44 on the Medical runs), while 1 MB is large enough for
+  numpy's per-call overhead not to matter, and 36 MB files never sit in memory whole. One
+  thread: two saved ~10% but cost 40 MB of peak memory (a malloc arena each).
+- **Token boundaries in one pass.** The usual layout (single spaces or tabs, no comments) is
+  cut with one ``flatnonzero`` over the separator bytes (:meth:`Parser._cut`); anything else
+  goes through a general whitespace pass (:meth:`Parser._cut_lines`), and a piece whose lines do
+  not all have the right number of fields is re-read line by line (:meth:`Parser._slow`), so
+  every problem gets its exact line number.
+- **Fixed-width gathers and SWAR arithmetic.** Tokens are gathered as 8-byte words
+  (:class:`_Chunk`); digits are classified eight at a time with carry-free byte tricks and
+  summed eight at a time (SIMD within a register, :func:`_swar8`); a decimal point is removed
+  by moving the digits to its left one place over it, so no division per digit
+  (:func:`_decimals`). A fixed point position (``%.6f``) makes those masks scalars.
+- **Exact numbers.** A mantissa of at most 2**53 divided by an exact power of ten is correctly
+  rounded in IEEE arithmetic (Clinger 1990): the value ``float()`` gives. Longer mantissas are
+  divided in x87 extended precision where that is exact; exponents, ``+`` and junk go through
+  numpy's and then Python's own conversion (so each bad token gets its message).
+- **Less work for what nobody reads.** ``read_run`` validates ranks without computing them; a
+  constant tag column is checked, not gathered; line numbers are implied until a message needs
+  them; docid hashes (:func:`metrics._docindex.hash_words`) come from the words already
+  gathered.
+- **Heap priming.** glibc returns large freed blocks to the system until its mmap threshold
+  adapts; :func:`_prime_heap` makes it adapt before the first big piece, so temporaries reuse
+  freed heap instead of faulting in fresh pages (page faults reading a 36 MB run: ~100,000 ->
+  17,000).
 
-Sources may be a path (``str`` or ``os.PathLike``), a binary file object, or ``bytes``; gzip is
-recognised by its magic bytes, so ``.gz`` files and plain files are both read the same way.
-
-A file is validated whole: every problem (wrong field count, a score that is not a finite number,
-a rank or grade that is not an integer, a duplicate docid within a topic, bad UTF-8, no data lines)
-is collected with its 1-based line number and reported together in :class:`InvalidInput`.
-
-Speed: the file is streamed in pieces that end at line ends (256 KB growing to 1 MB), each parsed
-by a vectorised path over its raw bytes (numpy: token boundaries, fixed-width gathers, digit
-arithmetic for numbers), so memory stays near the size of the result. A piece whose lines do not
-all have the right number of fields is re-read by a line-by-line validating path, so error
-messages carry exact line numbers. Numbers parsed by the vectorised path are exactly the values
-``float()``/``strtod`` give: a decimal mantissa of at most 2**53 divided by an exact power of ten
-is correctly rounded in IEEE arithmetic (Clinger 1990); longer mantissas are divided in x87
-extended precision where that is exact, and other spellings (exponents, ``+``) go through
-numpy's and Python's own conversions.
-:func:`read_run` validates the rank column but does not keep it (trec_eval ignores it);
-:func:`parse_run` keeps it.
-
-Documents ids are kept as UTF-8 bytes in numpy ``S`` arrays: compact, and byte order is the order
-trec_eval's ``strcmp`` uses for tie-breaking.
+The pure-Python reference reader the tests compare against is :mod:`metrics.io._reference`.
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import math
-import os
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property
-from pathlib import Path
-from typing import IO, Any, NamedTuple, Union, cast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
+from metrics._docindex import docid_hashes, hash_words
+from metrics.io.tables import empty_bytes
 from metrics.problems import InvalidInput, Problem, Problems
 
-__all__ = [
-    "InvalidInput",
-    "Problem",
-    "Qrels",
-    "Run",
-    "RunTable",
-    "Source",
-    "docid_hashes",
-    "parse_qrels",
-    "parse_run",
-    "read_qrels",
-    "read_run",
-    "write_qrels",
-    "write_run",
-]
-
-Source = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, IO[bytes]]
+__all__ = ["Cols", "Parser", "read_pieces", "show"]
 
 I64 = npt.NDArray[np.int64]
 F64 = npt.NDArray[np.float64]
@@ -73,7 +60,7 @@ Bytes = npt.NDArray[np.bytes_]
 U8 = npt.NDArray[np.uint8]
 Bool = npt.NDArray[np.bool_]
 
-_CHUNK = 1 << 20  # largest piece parsed at once (see _pieces)
+_CHUNK = 1 << 20  # largest piece parsed at once (see read_pieces)
 _FIRST_CHUNK = 1 << 18  # smallest piece, but for the last
 _PRIME_FROM = 4 * _CHUNK  # bytes read before the heap is primed (see _prime_heap)
 _POW10_FLOAT = np.array([10.0**i for i in range(23)], dtype=np.float64)
@@ -83,332 +70,12 @@ _INT_RE = re.compile(rb"[+-]?[0-9]+")
 _FLOAT_RE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
-# --------------------------------------------------------------------------------------------
-# Problems
-
-
-def _show(token: bytes) -> str:
+def show(token: bytes) -> str:
     text = token.decode("utf-8", "backslashreplace")
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-# --------------------------------------------------------------------------------------------
-# Data types
-
-
-def _empty_bytes() -> Bytes:
-    return np.empty(0, dtype="S1")
-
-
-def _segments(offsets: I64) -> I64:
-    """Query index of every row, from segment offsets."""
-    return np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
-
-
-@dataclass(frozen=True)
-class RunTable:
-    """A run's columns in file order, for ingestion (see :func:`parse_run`)."""
-
-    qids: list[str]
-    docids: list[str]
-    ranks: I64
-    scores: F64
-    tags: list[str]
-    lines: int
-
-
-@dataclass(frozen=True, eq=False)
-class Run:
-    """A run grouped per query: columnar, numpy-backed.
-
-    Rows of one query are contiguous, in file order; ``offsets[i]:offsets[i+1]`` are the rows of
-    ``qids[i]``. ``docids`` holds UTF-8 bytes. Build one with :func:`read_run` or
-    :meth:`Run.from_dict`.
-    """
-
-    qids: tuple[str, ...]
-    offsets: I64
-    docids: Bytes
-    scores: F64
-    tag: str = ""
-    tags: tuple[str, ...] = field(default=(), repr=False)  # every distinct tag, first-seen order
-
-    @classmethod
-    def from_dict(cls, run: Mapping[str, Mapping[str, float]], *, tag: str = "") -> Run:
-        """Build a run from ``{qid: {docid: score}}``."""
-        qids = tuple(str(q) for q in run)
-        sizes = [len(run[q]) for q in run]
-        offsets = np.zeros(len(qids) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        docs = [str(d).encode() for q in run for d in run[q]]
-        scores = np.fromiter(
-            (float(s) for q in run for s in run[q].values()), np.float64, count=int(offsets[-1])
-        )
-        if not np.all(np.isfinite(scores)):
-            raise ValueError("run scores must be finite numbers")
-        docids = np.array(docs, dtype=np.bytes_) if docs else _empty_bytes()
-        return cls(qids, offsets, docids, scores, tag, tags=(tag,) if tag else ())
-
-    def __len__(self) -> int:
-        return int(self.offsets[-1])
-
-    def with_float32_scores(self) -> Run:
-        """This run with scores rounded to single precision.
-
-        trec_eval 9.x (and so pytrec_eval, and many published figures) stored scores as C
-        ``float``; rounding reproduces its ties and order. trec_eval 10 keeps doubles.
-        """
-        return Run(
-            self.qids,
-            self.offsets,
-            self.docids,
-            self.scores.astype(np.float32).astype(np.float64),
-            self.tag,
-            self.tags,
-        )
-
-    @cached_property
-    def _index(self) -> dict[str, int]:
-        return {q: i for i, q in enumerate(self.qids)}
-
-    def __contains__(self, qid: object) -> bool:
-        return qid in self._index
-
-    @cached_property
-    def hashes(self) -> npt.NDArray[np.uint64]:
-        """64-bit hash of every docid (see :func:`docid_hashes`)."""
-        return docid_hashes(self.docids)
-
-    @cached_property
-    def order(self) -> I64:
-        """Row permutation into trec_eval order.
-
-        Within each query: score descending (as double), ties broken by docid in *descending* byte
-        order (trec_eval ``form_res_rels.c``); queries keep their place.
-        """
-        return _trec_order(self.offsets, self.scores, self.docids)
-
-    def ranking(self, qid: str) -> list[str]:
-        """Docids of ``qid`` in trec_eval order (score desc, docid desc); ``[]`` if absent."""
-        i = self._index.get(qid)
-        if i is None:
-            return []
-        rows = self.order[self.offsets[i] : self.offsets[i + 1]]
-        return [d.decode() for d in self.docids[rows].tolist()]
-
-    def scores_of(self, qid: str) -> dict[str, float]:
-        """``{docid: score}`` of one query (empty if absent)."""
-        i = self._index.get(qid)
-        if i is None:
-            return {}
-        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
-        return dict(
-            zip(
-                (d.decode() for d in self.docids[a:b].tolist()),
-                self.scores[a:b].tolist(),
-                strict=True,
-            )
-        )
-
-    def to_dict(self) -> dict[str, dict[str, float]]:
-        """``{qid: {docid: score}}``."""
-        return {q: self.scores_of(q) for q in self.qids}
-
-
-@dataclass(frozen=True, eq=False)
-class Qrels:
-    """Relevance judgments grouped per query: columnar, numpy-backed.
-
-    ``docids`` (UTF-8 bytes) are sorted within each query so lookups are binary searches.
-    Negative grades mean "pooled but not judged" (trec_eval's convention).
-    """
-
-    qids: tuple[str, ...]
-    offsets: I64
-    docids: Bytes
-    grades: I64
-
-    @classmethod
-    def from_dict(cls, qrels: Mapping[str, Mapping[str, int]]) -> Qrels:
-        """Build qrels from ``{qid: {docid: grade}}``."""
-        qids = tuple(str(q) for q in qrels)
-        sizes = [len(qrels[q]) for q in qrels]
-        offsets = np.zeros(len(qids) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        docs = [str(d).encode() for q in qrels for d in qrels[q]]
-        grades = np.fromiter(
-            (int(g) for q in qrels for g in qrels[q].values()), np.int64, count=int(offsets[-1])
-        )
-        docids = np.array(docs, dtype=np.bytes_) if docs else _empty_bytes()
-        return cls._sorted(qids, offsets, docids, grades)
-
-    @classmethod
-    def _sorted(cls, qids: tuple[str, ...], offsets: I64, docids: Bytes, grades: I64) -> Qrels:
-        if docids.size:
-            # sort by (query, docid bytes): rank the docids once, then one integer sort
-            keys = _byte_keys(docids)
-            by_doc = np.argsort(keys[0]) if len(keys) == 1 else np.lexsort(keys[::-1])
-            rank = np.empty(docids.size, dtype=np.int64)
-            rank[by_doc] = np.arange(docids.size, dtype=np.int64)
-            order = np.argsort(_segments(offsets) * docids.size + rank, kind="stable")
-            docids, grades = docids[order], grades[order]
-        return cls(qids, offsets, docids, grades)
-
-    def __len__(self) -> int:
-        return int(self.offsets[-1])
-
-    @cached_property
-    def _index(self) -> dict[str, int]:
-        return {q: i for i, q in enumerate(self.qids)}
-
-    def __contains__(self, qid: object) -> bool:
-        return qid in self._index
-
-    def judgments(self, qid: str) -> dict[str, int]:
-        """``{docid: grade}`` of one query (empty if the query has no judgments)."""
-        i = self._index.get(qid)
-        if i is None:
-            return {}
-        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
-        return dict(
-            zip(
-                (d.decode() for d in self.docids[a:b].tolist()),
-                self.grades[a:b].tolist(),
-                strict=True,
-            )
-        )
-
-    def to_dict(self) -> dict[str, dict[str, int]]:
-        """``{qid: {docid: grade}}``."""
-        return {q: self.judgments(q) for q in self.qids}
-
-    def num_rel(self, qid: str, relevance_level: int = 1) -> int:
-        """Number of documents of ``qid`` with grade >= ``relevance_level``."""
-        i = self._index.get(qid)
-        if i is None:
-            return 0
-        g = self.grades[self.offsets[i] : self.offsets[i + 1]]
-        return int(np.count_nonzero(g >= relevance_level))
-
-
-def _byte_keys(col: Bytes) -> list[npt.NDArray[np.uint64]]:
-    """Each value's bytes as big-endian uint64 words: comparing the words in turn compares the
-    bytes (NUL padded) in order, and numeric sort keys sort much faster than ``S`` values."""
-    n = col.size
-    w = col.dtype.itemsize
-    k = max(1, (w + 7) // 8)
-    buf = np.zeros((n, 8 * k), dtype=np.uint8)
-    buf[:, :w] = np.ascontiguousarray(col).view(np.uint8).reshape(n, w)
-    words = buf.view(">u8").astype(np.uint64)
-    return [words[:, j] for j in range(k)]
-
-
-def _tie_groups(tie: Bool) -> tuple[I64, I64]:
-    """Rows in runs of ties (``tie[i]``: rows i and i+1 tie) and each one's group number."""
-    n = tie.size + 1
-    member = np.zeros(n, dtype=bool)
-    member[:-1] |= tie
-    member[1:] |= tie
-    rows = np.flatnonzero(member)
-    starts = np.ones(rows.size, dtype=bool)
-    starts[1:] = ~tie[rows[1:] - 1] | (rows[1:] - 1 != rows[:-1])
-    return rows, np.cumsum(starts) - 1
-
-
-def _reverse_groups(tie: Bool) -> I64:
-    """The identity permutation with every run of tied rows reversed."""
-    rows, group = _tie_groups(tie)
-    first = np.flatnonzero(np.diff(group, prepend=-1))  # each group's first place in rows
-    last = np.append(first[1:], rows.size) - 1
-    order = np.arange(tie.size + 1, dtype=np.int64)
-    order[rows] = rows[(first + last)[group] - np.arange(rows.size)]
-    return order
-
-
-def _trec_order(offsets: I64, scores: F64, docids: Bytes) -> I64:
-    """Permutation: per segment, score descending, ties by docid descending (byte order)."""
-    n = scores.size
-    ident = np.arange(n, dtype=np.int64)
-    if n < 2:
-        return ident
-    seg = _segments(offsets)
-    same_q = seg[1:] == seg[:-1]
-    d = scores[1:] - scores[:-1]
-    if not np.any(same_q & (d > 0)):
-        # Already score-descending within each query (the usual case): only ties may need fixing.
-        tie = same_q & (d == 0)
-        if not np.any(tie):
-            return ident
-        rising = docids[1:][tie] > docids[:-1][tie]
-        if not np.any(rising):
-            return ident
-        if np.all(rising):  # ties listed in ascending docid order (common): reverse each group
-            return _reverse_groups(tie)
-        order = ident
-    else:
-        order = np.lexsort((-scores, seg))
-    s = scores[order]
-    q = seg[order]
-    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
-    if not np.any(tie):
-        return order
-    # Rows that belong to a group of equal (query, score): re-sort those by docid, descending.
-    rows, group = _tie_groups(tie)
-    sub = np.lexsort((*_byte_keys(docids[order[rows]])[::-1], -group))[::-1]
-    order = order.copy()
-    order[rows] = order[rows[sub]]
-    return order
-
-
-# --------------------------------------------------------------------------------------------
-# Sources
-
-
-class _Prefixed:
-    """A binary stream with its first bytes already read (to look for the gzip magic)."""
-
-    def __init__(self, head: bytes, rest: Any) -> None:
-        self.head = head
-        self.rest = rest
-
-    def read(self, n: int = -1) -> bytes:
-        if self.head:
-            out, self.head = self.head, b""
-            return out
-        raw = self.rest.read(n)
-        return bytes(raw)
-
-
-def _open_source(src: Source, source: str | None) -> tuple[Any, str, Any]:
-    """A binary stream over ``src`` (gzip undone), its name, and what to close afterwards."""
-    closer: Any = None
-    if isinstance(src, bytes | bytearray | memoryview):
-        stream: Any = io.BytesIO(src)
-        name = source or "<bytes>"
-    elif isinstance(src, str | os.PathLike):
-        stream = closer = open(src, "rb")  # noqa: SIM115 - closed by the caller
-        name = source or os.fspath(src)
-    elif hasattr(src, "read"):
-        stream = src
-        name = source or str(getattr(src, "name", "<stream>"))
-    else:
-        raise TypeError(f"cannot read TREC data from {type(src).__name__}")
-    head = stream.read(2)
-    if isinstance(head, str):
-        raise TypeError("TREC readers need a binary file object (open the file with 'rb')")
-    head = bytes(head)
-    while 0 < len(head) < 2:  # a stream may hand out fewer bytes than asked
-        more = bytes(stream.read(2 - len(head)))
-        if not more:
-            break
-        head += more
-    stream = _Prefixed(head, stream)
-    if head == b"\x1f\x8b":
-        stream = gzip.GzipFile(fileobj=stream, mode="rb")
-    return stream, name, closer
-
-
-def _pieces(stream: Any, name: str) -> Iterator[bytes]:
+def read_pieces(stream: Any, name: str) -> Iterator[bytes]:
     """The stream's bytes in pieces that end at line ends.
 
     Pieces grow from ``_FIRST_CHUNK`` to ``_CHUNK`` bytes (an eighth of what was read so far):
@@ -437,12 +104,8 @@ def _pieces(stream: Any, name: str) -> Iterator[bytes]:
         yield carry
 
 
-# --------------------------------------------------------------------------------------------
-# Vectorised parsing
-
-
 @dataclass
-class _Cols:
+class Cols:
     """Parsed columns of one chunk (or of the whole file once concatenated).
 
     ``lineno`` holds each row's 1-based line number, or None when the rows are exactly the
@@ -717,7 +380,7 @@ def _prime_heap() -> None:
         del block
 
 
-class _Parser:
+class Parser:
     """Chunked parser shared by runs and qrels.
 
     The data is cut at line ends into chunks of about ``_CHUNK`` bytes. Each chunk is parsed on
@@ -732,9 +395,9 @@ class _Parser:
         self.problems = problems
 
     # -- whole file ------------------------------------------------------------------------
-    def parse(self, pieces: Iterable[bytes]) -> _Cols:
+    def parse(self, pieces: Iterable[bytes]) -> Cols:
         """Parse the pieces (each ending at a line end) in order."""
-        parts: list[tuple[_Cols, Problems]] = []
+        parts: list[tuple[Cols, Problems]] = []
         seen = 0
         for piece in pieces:
             seen += len(piece)
@@ -743,12 +406,12 @@ class _Parser:
             parts.append(self._chunk(piece))
         return self._concat(parts)
 
-    def _chunk(self, chunk: bytes) -> tuple[_Cols, Problems]:
+    def _chunk(self, chunk: bytes) -> tuple[Cols, Problems]:
         probs = Problems(self.problems.limit)
         cols = self._fast(chunk, probs)
         return (cols if cols is not None else self._slow(chunk, probs)), probs
 
-    def _concat(self, parts: list[tuple[_Cols, Problems]]) -> _Cols:
+    def _concat(self, parts: list[tuple[Cols, Problems]]) -> Cols:
         def cat(xs: list[Any], dtype: Any) -> Any:
             xs = [x for x in xs if x.size]
             if len(xs) == 1:
@@ -766,7 +429,7 @@ class _Parser:
                 linenos.append(own + base)
             base += cols.nlines
         ps = [cols for cols, _ in parts]
-        return _Cols(
+        return Cols(
             qids=cat([p.qids for p in ps], "S1"),
             docids=cat([p.docids for p in ps], "S1"),
             nums=cat([p.nums for p in ps], np.float64 if self.run else np.int64),
@@ -828,7 +491,7 @@ class _Parser:
         lineno = np.flatnonzero(data_line).astype(np.int64) + 1
         return starts[idx], ends[idx], lineno, int(nl.size)
 
-    def _fast(self, chunk: bytes, probs: Problems) -> _Cols | None:
+    def _fast(self, chunk: bytes, probs: Problems) -> Cols | None:
         """Columns of a chunk whose every data line has the right number of fields (bad numbers
         are reported to ``probs``), or None when the chunk needs the validating path."""
         if not chunk.isascii():
@@ -853,14 +516,14 @@ class _Parser:
         st = en - ln
         c = _Chunk(arr, int(ln.max()) if ln.size else 1)
         doc_words, doc_width = c.left_words(st[:, 2], ln[:, 2])
-        cols = _Cols(
+        cols = Cols(
             qids=c.left(st[:, 0], ln[:, 0]),
             docids=_words_as_bytes(doc_words, doc_width),
             nums=np.zeros(0),
             ranks=None,
             tags=[],
             lineno=lineno,
-            hashes=_hash_words(doc_words),
+            hashes=hash_words(doc_words),
             nlines=nlines,
         )
         if self.run:
@@ -881,7 +544,7 @@ class _Parser:
         chunk: bytes,
         en: I64,
         lens: I64,
-        cols: _Cols,
+        cols: Cols,
         what: str,
         probs: Problems,
         *,
@@ -898,13 +561,13 @@ class _Parser:
             tok = chunk[int(en[i] - lens[i]) : int(en[i])]
             v = _python_int(tok)
             if v is None or not -(2**63) <= v < 2**63:
-                probs.add(cols.line(i), f"{what} {_show(tok)} is not an integer")
+                probs.add(cols.line(i), f"{what} {show(tok)} is not an integer")
             elif vals is not None:
                 vals[i] = v
         return vals
 
     def _floats(
-        self, c: _Chunk, chunk: bytes, en: I64, lens: I64, cols: _Cols, probs: Problems
+        self, c: _Chunk, chunk: bytes, en: I64, lens: I64, cols: Cols, probs: Problems
     ) -> F64:
         num = _decimals(c.words(en, lens), lens, real=True)
         # m / 10**f with m <= 2**53 and f <= 22: one IEEE operation on exact operands, hence
@@ -947,7 +610,7 @@ class _Parser:
         return vals
 
     # -- validating path ---------------------------------------------------------------------
-    def _slow(self, chunk: bytes, probs: Problems) -> _Cols:
+    def _slow(self, chunk: bytes, probs: Problems) -> Cols:
         qids: list[bytes] = []
         docids: list[bytes] = []
         fnums: list[float] = []
@@ -977,7 +640,7 @@ class _Parser:
             if self.run:
                 rank = _python_int(fields[3])
                 if rank is None or not -(2**63) <= rank < 2**63:
-                    probs.add(line, f"rank {_show(fields[3])} is not an integer")
+                    probs.add(line, f"rank {show(fields[3])} is not an integer")
                     bad = True
                 score = _python_float(fields[4])
                 if score is None:
@@ -992,7 +655,7 @@ class _Parser:
             else:
                 grade = _python_int(fields[3])
                 if grade is None or not -(2**63) <= grade < 2**63:
-                    probs.add(line, f"grade {_show(fields[3])} is not an integer")
+                    probs.add(line, f"grade {show(fields[3])} is not an integer")
                     continue
                 inums.append(grade)
             qids.append(fields[0])
@@ -1000,10 +663,10 @@ class _Parser:
             lineno.append(line)
 
         def sarr(xs: list[bytes]) -> Bytes:
-            return np.array(xs, dtype=np.bytes_) if xs else _empty_bytes()
+            return np.array(xs, dtype=np.bytes_) if xs else empty_bytes()
 
         docs = sarr(docids)
-        return _Cols(
+        return Cols(
             qids=sarr(qids),
             docids=docs,
             nums=(
@@ -1031,267 +694,16 @@ def _distinct_bytes(col: Bytes) -> list[bytes]:
 def _score_message(tok: bytes) -> str:
     low = tok.lower().lstrip(b"+-")
     if low in (b"nan", b"inf", b"infinity"):
-        return f"score {_show(tok)} is not a finite number"
+        return f"score {show(tok)} is not a finite number"
     if _FLOAT_RE.fullmatch(tok):
-        return f"score {_show(tok)} is out of range"
-    return f"score {_show(tok)} is not a number"
-
-
-# --------------------------------------------------------------------------------------------
-# Grouping and duplicates
-
-
-@dataclass
-class _Grouped:
-    qids: tuple[str, ...]
-    offsets: I64
-    perm: I64 | None  # rows in grouped order (None: file order is already grouped)
-
-
-def _group(qcol: Bytes) -> _Grouped:
-    """Group rows by qid, queries in first-seen order, rows in file order within a query."""
-    n = qcol.size
-    if n == 0:
-        return _Grouped((), np.zeros(1, dtype=np.int64), None)
-    change = np.flatnonzero(qcol[1:] != qcol[:-1]) + 1
-    heads = np.concatenate(([0], change)).astype(np.int64)
-    head_q = qcol[heads].tolist()
-    index: dict[bytes, int] = {}
-    seg_q = np.fromiter((index.setdefault(q, len(index)) for q in head_q), np.int64, heads.size)
-    qids = tuple(q.decode() for q in index)
-    if len(index) == heads.size:  # every query contiguous
-        offsets = np.append(heads, n).astype(np.int64)
-        return _Grouped(qids, offsets, None)
-    lengths = np.diff(np.append(heads, n))
-    row_q = np.repeat(seg_q, lengths)
-    perm = np.argsort(row_q, kind="stable").astype(np.int64)
-    offsets = np.zeros(len(index) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(row_q, minlength=len(index)), out=offsets[1:])
-    return _Grouped(qids, offsets, perm)
+        return f"score {show(tok)} is out of range"
+    return f"score {show(tok)} is not a number"
 
 
 def _words_as_bytes(raw: npt.NDArray[np.uint64], width: int) -> Bytes:
     """``(n, k)`` native words of NUL-padded values as an ``S<width>`` array."""
     n, k = raw.shape
     if n == 0:
-        return _empty_bytes()
+        return empty_bytes()
     out: Bytes = raw.view(f"S{8 * k}").reshape(n)
     return out if width == 8 * k else out.astype(f"S{max(1, width)}")
-
-
-def docid_hashes(col: Bytes) -> npt.NDArray[np.uint64]:
-    """A 64-bit hash of each bytes value, independent of the array's ``S`` width.
-
-    Used only to find candidate matches quickly; callers confirm matches by comparing the bytes.
-    """
-    n = col.size
-    w = col.dtype.itemsize
-    words = (w + 7) // 8
-    buf = np.zeros((n, words * 8), dtype=np.uint8)
-    buf[:, :w] = col.view(np.uint8).reshape(n, w)
-    return _hash_words(buf.view(np.uint64))
-
-
-def _hash_words(raw: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """:func:`docid_hashes` of values held NUL padded in ``(n, k)`` native uint64 words."""
-    h = np.full(raw.shape[0], 0xCBF29CE484222325, dtype=np.uint64)
-    mult = np.uint64(0x100000001B3)
-    with np.errstate(over="ignore"):
-        for i, word in enumerate(raw.T):
-            mixed = (h ^ word) * mult
-            mixed ^= mixed >> np.uint64(29)
-            # trailing all-NUL words are padding: skipping them keeps the hash width-independent
-            h = mixed if i == 0 else np.where(word != 0, mixed, h)
-    return h
-
-
-def _check_duplicates(
-    qcol: Bytes, docids: Bytes, cols: _Cols, grouped: _Grouped, problems: Problems
-) -> None:
-    """Report every docid that appears more than once for the same query."""
-    n = docids.size
-    if n < 2:
-        return
-    row_q = _segments(grouped.offsets)
-    if grouped.perm is not None:  # row_q is in grouped order; map back to file order
-        q_file = np.empty(n, dtype=np.int64)
-        q_file[grouped.perm] = row_q
-        row_q = q_file
-    hashes = cols.hashes
-    if len(grouped.qids) < 1 << 20:
-        # (query, 44 hash bits) keys: one sort; equal keys are only candidates, confirmed on the
-        # docid bytes below (a collision among a million rows has odds of about 1 in 30)
-        key = (hashes >> np.uint64(20)) | (row_q.astype(np.uint64) << np.uint64(44))
-        ordered = np.sort(key)
-        same = ordered[1:] == ordered[:-1]
-        if not same.any():
-            return
-        dupkeys = np.unique(ordered[1:][same])
-        at = np.minimum(np.searchsorted(dupkeys, key), dupkeys.size - 1)
-        cand = np.flatnonzero(dupkeys[at] == key)
-    else:
-        cand = np.arange(n)
-    sub = np.lexsort((docids[cand], row_q[cand]))
-    order = cand[sub]
-    d = docids[order]
-    q = row_q[order]
-    dup = np.flatnonzero((d[1:] == d[:-1]) & (q[1:] == q[:-1])) + 1
-    for i in dup.tolist():
-        j = i
-        while j > 0 and q[j - 1] == q[i] and d[j - 1] == d[i]:
-            j -= 1
-        first = cols.line(int(order[j]))
-        line = cols.line(int(order[i]))
-        problems.add(
-            line,
-            f"duplicate docid {_show(bytes(d[i]))} for query "
-            f"{_show(bytes(qcol[order[i]]))} (first on line {first})",
-        )
-
-
-# --------------------------------------------------------------------------------------------
-# Public readers
-
-
-def _parse(
-    src: Source, source: str | None, max_problems: int, *, run: bool, rank_values: bool = True
-) -> tuple[_Cols, _Grouped]:
-    stream, name, closer = _open_source(src, source)
-    problems = Problems(max(1, max_problems))
-    try:
-        parser = _Parser(run=run, problems=problems, rank_values=rank_values)
-        cols = parser.parse(_pieces(stream, name))
-    finally:
-        if closer is not None:
-            closer.close()
-    if cols.qids.size == 0 and problems.total == 0:
-        problems.add(0, "no data lines (empty file)")
-    grouped = _group(cols.qids)
-    _check_duplicates(cols.qids, cols.docids, cols, grouped, problems)
-    problems.raise_if_any(name)
-    return cols, grouped
-
-
-def _take(a: Any, perm: I64 | None) -> Any:
-    return a if perm is None else a[perm]
-
-
-def parse_run(src: Source, *, source: str | None = None, max_problems: int = 100) -> RunTable:
-    """Validate a whole TREC run file and return its columns in file order.
-
-    Format: ``qid Q0 docid rank score tag`` per line. Raises :class:`InvalidInput` listing
-    every problem (at most ``max_problems``, with the total).
-    """
-    cols, _ = _parse(src, source, max_problems, run=True)
-    assert cols.ranks is not None
-    return RunTable(
-        qids=np.char.decode(cols.qids, "utf-8").tolist(),
-        docids=np.char.decode(cols.docids, "utf-8").tolist(),
-        ranks=cols.ranks,
-        scores=cols.nums.astype(np.float64, copy=False),
-        tags=[t.decode() for t in cols.tags],
-        lines=int(cols.qids.size),
-    )
-
-
-def read_run(src: Source, *, source: str | None = None, max_problems: int = 100) -> Run:
-    """Read and validate a TREC run into a :class:`Run` grouped per query.
-
-    ``tag`` is the first tag in the file, ``tags`` every distinct tag in first-seen order.
-    Raises :class:`InvalidInput` on any problem.
-    """
-    cols, grouped = _parse(src, source, max_problems, run=True, rank_values=False)
-    tags = tuple(t.decode() for t in cols.tags)
-    run = Run(
-        qids=grouped.qids,
-        offsets=grouped.offsets,
-        docids=_take(cols.docids, grouped.perm),
-        scores=_take(cols.nums, grouped.perm),
-        tag=tags[0] if tags else "",
-        tags=tags,
-    )
-    run.__dict__["hashes"] = _take(cols.hashes, grouped.perm)  # evaluation reuses them
-    return run
-
-
-def parse_qrels(src: Source, *, source: str | None = None, max_problems: int = 100) -> Qrels:
-    """Validate a whole TREC qrels file (``qid iteration docid grade``); same as read_qrels."""
-    return read_qrels(src, source=source, max_problems=max_problems)
-
-
-def read_qrels(src: Source, *, source: str | None = None, max_problems: int = 100) -> Qrels:
-    """Read and validate TREC qrels (``qid iteration docid grade``) into :class:`Qrels`.
-
-    Grades are integers; negative grades are kept (pooled but unjudged). A docid judged twice
-    for one query is an error. Raises :class:`InvalidInput` on any problem.
-    """
-    cols, grouped = _parse(src, source, max_problems, run=False)
-    return Qrels._sorted(
-        grouped.qids,
-        grouped.offsets,
-        _take(cols.docids, grouped.perm),
-        _take(cols.nums, grouped.perm).astype(np.int64, copy=False),
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Writers
-
-
-def _open_out(dst: str | os.PathLike[str] | IO[bytes]) -> tuple[IO[bytes], bool]:
-    if isinstance(dst, str | os.PathLike):
-        path = Path(dst)
-        if path.suffix == ".gz":
-            return cast(IO[bytes], gzip.open(path, "wb")), True
-        return path.open("wb"), True
-    return dst, False
-
-
-def _write_lines(dst: str | os.PathLike[str] | IO[bytes], lines: Iterable[str]) -> None:
-    out, owned = _open_out(dst)
-    try:
-        batch: list[str] = []
-        for line in lines:
-            batch.append(line)
-            if len(batch) >= 65536:
-                out.write("".join(batch).encode())
-                batch.clear()
-        out.write("".join(batch).encode())
-    finally:
-        if owned:
-            out.close()
-
-
-def write_run(run: Run, dst: str | os.PathLike[str] | IO[bytes], *, tag: str | None = None) -> None:
-    """Write a run in TREC format, each query in trec_eval order with ranks 1..n.
-
-    Scores are written with ``repr`` (shortest text that reads back to the same double). A path
-    ending in ``.gz`` is gzip-compressed.
-    """
-    name = tag if tag is not None else (run.tag or "run")
-    if not name or any(c.isspace() for c in name):
-        raise ValueError(f"run tag must be a non-empty word, got {name!r}")
-    order = run.order
-    docs = run.docids[order].tolist()
-    scores = run.scores[order].tolist()
-
-    def lines() -> Iterable[str]:
-        for i, qid in enumerate(run.qids):
-            a, b = int(run.offsets[i]), int(run.offsets[i + 1])
-            for r in range(a, b):
-                yield f"{qid} Q0 {docs[r].decode()} {r - a + 1} {scores[r]!r} {name}\n"
-
-    _write_lines(dst, lines())
-
-
-def write_qrels(qrels: Qrels, dst: str | os.PathLike[str] | IO[bytes]) -> None:
-    """Write qrels in TREC format (``qid 0 docid grade``), docids sorted within each query."""
-    docs = qrels.docids.tolist()
-    grades = qrels.grades.tolist()
-
-    def lines() -> Iterable[str]:
-        for i, qid in enumerate(qrels.qids):
-            for r in range(int(qrels.offsets[i]), int(qrels.offsets[i + 1])):
-                yield f"{qid} 0 {docs[r].decode()} {grades[r]}\n"
-
-    _write_lines(dst, lines())

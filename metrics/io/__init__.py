@@ -1,0 +1,33 @@
+"""Reading and writing TREC run and qrels files, and the tables they are read into.
+
+The public interface:
+
+- tables (:mod:`metrics.io.tables`): :class:`Run` and :class:`Qrels`, grouped per query, and
+  :class:`RunTable`, a run's columns in file order;
+- readers and writers (:mod:`metrics.io.trec`): :func:`read_run`, :func:`read_qrels`,
+  :func:`parse_run` (file order, ranks kept), :func:`write_run`, :func:`write_qrels`; a
+  :data:`Source` is a path, a binary file object or bytes, gzip or not;
+- every reader validates the whole file and raises :class:`InvalidInput` listing each
+  :class:`Problem` with its line (:mod:`metrics.problems`).
+
+The fast tokenizer behind the readers is private (:mod:`metrics.io._tokenizer`), as is the
+plain reference reader the tests compare it with (:mod:`metrics.io._reference`).
+"""
+
+from metrics.io.tables import Qrels, Run, RunTable
+from metrics.io.trec import Source, parse_run, read_qrels, read_run, write_qrels, write_run
+from metrics.problems import InvalidInput, Problem
+
+__all__ = [
+    "InvalidInput",
+    "Problem",
+    "Qrels",
+    "Run",
+    "RunTable",
+    "Source",
+    "parse_run",
+    "read_qrels",
+    "read_run",
+    "write_qrels",
+    "write_run",
+]
