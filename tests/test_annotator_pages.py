@@ -6,9 +6,11 @@ import re
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
-from judging.assessments.models import Judgment, JudgmentChange
+from judging.assessments.models import Judgment, JudgmentChange, Lease
 from judging.campaigns.models import Document
 from judging.workflows.pools import pool_requested
 from judging.workflows.runs import run_submitted
@@ -49,7 +51,7 @@ def browser(annotator: Any) -> Client:
 def test_the_judging_page_shows_topic_and_document_and_nothing_about_systems(
     browser: Client, judging_campaign: Any
 ) -> None:
-    html = browser.get(f"/annotate/{judging_campaign.pk}/").content.decode()
+    html = _page(browser, f"/annotate/{judging_campaign.pk}/")
     assert "solar sails" in html and "How do solar &lt;sails&gt; work?" in html
     assert "Relevant: physics of light pressure." in html
     assert 'id="docid">D1<' in html  # documents come in the pool's order (docid order here)
@@ -62,11 +64,20 @@ def test_the_judging_page_shows_topic_and_document_and_nothing_about_systems(
 def test_document_text_is_escaped_and_query_terms_are_highlighted(
     browser: Client, judging_campaign: Any
 ) -> None:
-    html = browser.get(f"/annotate/{judging_campaign.pk}/").content.decode()
+    html = _page(browser, f"/annotate/{judging_campaign.pk}/")
     assert "<script>alert" not in html
     assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in html
     assert "<mark>solar</mark>" in html and "&lt;b&gt;<mark>sails</mark>&lt;/b&gt;" in html
     assert "&amp; &quot;quotes&quot;" in html
+
+
+def _page(browser: Client, url: str) -> str:
+    """The judging page as a browser shows it: its GET only reads, and without a lease it
+    posts for the next document at once (the page's script does that)."""
+    html = browser.get(url).content.decode()
+    if 'id="next-form"' in html:
+        html = browser.post(f"{url}next/", follow=True).content.decode()
+    return html
 
 
 def _lease(html: str) -> str:
@@ -79,7 +90,7 @@ def test_a_grade_judges_and_moves_on_and_undo_brings_it_back(
     browser: Client, judging_campaign: Any, annotator: Any
 ) -> None:
     url = f"/annotate/{judging_campaign.pk}/"
-    lease = _lease(browser.get(url).content.decode())
+    lease = _lease(_page(browser, url))
     r = browser.post(f"{url}submit/", {"lease": lease, "grade": "2", "active_seconds": "4.5"})
     assert r.status_code == 302 and r["Location"] == url
     j = Judgment.objects.get(annotator=annotator)
@@ -87,20 +98,18 @@ def test_a_grade_judges_and_moves_on_and_undo_brings_it_back(
     # a double click posts the same lease again: still one judgment, one history row
     browser.post(f"{url}submit/", {"lease": lease, "grade": "2"})
     assert Judgment.objects.count() == 1 and JudgmentChange.objects.count() == 1
-    assert 'id="docid">D2<' in browser.get(url).content.decode()
+    assert 'id="docid">D2<' in _page(browser, url)
     browser.post(f"{url}undo/")
     assert Judgment.objects.count() == 0
-    assert 'id="docid">D1<' in browser.get(url).content.decode()
+    assert 'id="docid">D1<' in _page(browser, url)
 
 
 def test_going_back_changes_an_earlier_judgment_and_keeps_history(
     browser: Client, judging_campaign: Any, annotator: Any
 ) -> None:
     url = f"/annotate/{judging_campaign.pk}/"
-    browser.post(
-        f"{url}submit/", {"lease": _lease(browser.get(url).content.decode()), "grade": "0"}
-    )
-    page = browser.get(url).content.decode()
+    browser.post(f"{url}submit/", {"lease": _lease(_page(browser, url)), "grade": "0"})
+    page = _page(browser, url)
     back = re.search(r'id="back-link" href="([^"]+)"', page)
     assert back
     judged_page = browser.get(back.group(1)).content.decode()
@@ -116,25 +125,23 @@ def test_going_back_changes_an_earlier_judgment_and_keeps_history(
 
 def test_skipping_moves_to_another_document(browser: Client, judging_campaign: Any) -> None:
     url = f"/annotate/{judging_campaign.pk}/"
-    first = browser.get(url).content.decode()
+    first = _page(browser, url)
     browser.post(f"{url}skip/", {"lease": _lease(first)})
-    assert 'id="docid">D1<' not in browser.get(url).content.decode()
+    assert 'id="docid">D1<' not in _page(browser, url)
 
 
 def test_when_everything_is_judged_the_page_says_so(browser: Client, judging_campaign: Any) -> None:
     url = f"/annotate/{judging_campaign.pk}/"
     for _ in range(3):
-        browser.post(
-            f"{url}submit/", {"lease": _lease(browser.get(url).content.decode()), "grade": "1"}
-        )
-    assert "Nothing left to judge" in browser.get(url).content.decode()
+        browser.post(f"{url}submit/", {"lease": _lease(_page(browser, url)), "grade": "1"})
+    assert "Nothing left to judge" in _page(browser, url)
     work = browser.get("/annotate/").content.decode()
     assert "401" in work and "secret-run-tag" not in work
 
 
 def test_renewing_extends_the_lease(browser: Client, judging_campaign: Any) -> None:
     url = f"/annotate/{judging_campaign.pk}/"
-    lease = _lease(browser.get(url).content.decode())
+    lease = _lease(_page(browser, url))
     r = browser.post(f"{url}renew/", {"lease": lease})
     assert r.status_code == 200 and r.json()["ok"] is True
     assert browser.post(f"{url}renew/", {"lease": "999999"}).status_code == 404
@@ -157,9 +164,7 @@ def test_admins_see_progress_agreement_and_publish_qrels(
     browser: Client, judging_campaign: Any, admin_user: Any, as_committed: Any
 ) -> None:
     url = f"/annotate/{judging_campaign.pk}/"
-    browser.post(
-        f"{url}submit/", {"lease": _lease(browser.get(url).content.decode()), "grade": "2"}
-    )
+    browser.post(f"{url}submit/", {"lease": _lease(_page(browser, url)), "grade": "2"})
     admin = Client()
     admin.force_login(admin_user)
     page = admin.get(f"/manage/{judging_campaign.pk}/").content.decode()
@@ -173,3 +178,19 @@ def test_admins_see_progress_agreement_and_publish_qrels(
     v = QrelsVersion.objects.get(campaign=judging_campaign)
     assert (v.number, v.num_judgments, v.num_relevant) == (1, 1, 1)
     assert v.evaluations.get().state == "done"  # the run was evaluated after the commit
+
+
+def test_the_judging_page_get_only_reads(browser: Client, judging_campaign: Any) -> None:
+    url = f"/annotate/{judging_campaign.pk}/"
+    for _ in range(2):  # without a lease (it offers to get one), then with one
+        assert _writes_of_get(browser, url) == set(), url
+        _page(browser, url)
+    assert Lease.objects.count() == 1
+    assert _writes_of_get(browser, f"{url}done/") == set()
+
+
+def _writes_of_get(browser: Client, url: str) -> set[str]:
+    with CaptureQueriesContext(connection) as ctx:
+        assert browser.get(url).status_code == 200
+    verbs = {q["sql"].lstrip().split(" ", 1)[0].upper() for q in ctx.captured_queries}
+    return verbs & {"INSERT", "UPDATE", "DELETE"}

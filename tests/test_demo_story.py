@@ -69,7 +69,9 @@ def test_the_demo_annotator_has_pool_v1_items_to_judge_right_away(demo: Campaign
     annotator = get_user_model().objects.get(username="annotator")
     client = Client()
     client.force_login(annotator)
-    page = client.get(f"/annotate/{demo.pk}/").content.decode()
+    start = client.get(f"/annotate/{demo.pk}/").content.decode()  # reads: asks for a lease
+    assert 'id="next-form"' in start
+    page = client.post(f"/annotate/{demo.pk}/next/", follow=True).content.decode()
     assert 'id="docid"' in page and "Topic 6" in page
 
 

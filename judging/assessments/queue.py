@@ -38,7 +38,7 @@ from judging.assessments.models import (
 )
 from judging.campaigns.models import Campaign, Document, RankedList, Topic
 from judging.core.errors import Conflict, InvalidInput, NotFound
-from judging.core.roles import Account
+from judging.core.roles import Account, UserLike
 from metrics.problems import Problem
 
 MAX_ACTIVE_SECONDS = 3600.0
@@ -183,6 +183,26 @@ def _pick_in_topics(
         if slot is not None:
             return slot
     return None
+
+
+def lease_current(*, campaign: Campaign, annotator: UserLike) -> Lease | None:
+    """The annotator's active lease in the campaign, if any: a read, for the pages' GETs.
+
+    An annotator holds at most one active lease, their latest (``lease_next`` keeps it so)."""
+    lease = (
+        Lease.objects.filter(annotator_id=annotator.pk, slot__campaign=campaign)
+        .select_related("slot__topic", "slot__campaign")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    if (
+        lease is None
+        or lease.state != LeaseState.ACTIVE
+        or lease.expires_at <= timezone.now()
+        or lease.slot.judged_at is not None
+    ):
+        return None
+    return lease
 
 
 def lease_next(*, campaign: Campaign, annotator: Account) -> Lease | None:

@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from judging.assessments import queue
-from judging.assessments.models import Judgment, Lease
+from judging.assessments.models import Judgment
 from judging.assessments.selectors import annotator_progress
 from judging.campaigns.models import Campaign, Document, Topic
 from judging.core.errors import DomainError
@@ -71,26 +71,23 @@ def my_work(request: HttpRequest) -> HttpResponse:
     return render(request, "annotate/my_work.html", {"campaigns": campaigns})
 
 
-@login_required
-def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = _annotator_campaign(request, campaign_id)
-    lease = queue.lease_next(campaign=campaign, annotator=account(request.user))
-    last = (
-        Judgment.objects.filter(campaign=campaign, annotator_id=request.user.pk)
+def _last_judgment(campaign: Campaign, user: UserLike) -> Judgment | None:
+    return (
+        Judgment.objects.filter(campaign=campaign, annotator_id=user.pk)
         .order_by("-updated_at", "-pk")
         .first()
     )
+
+
+@login_required
+def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The document the annotator holds a lease on. A GET only reads: without an active lease
+    the page asks for the next document with a POST (sent at once by the page's script)."""
+    campaign = _annotator_campaign(request, campaign_id)
+    lease = queue.lease_current(campaign=campaign, annotator=request.user)
+    last = _last_judgment(campaign, request.user)
     if lease is None:
-        return render(
-            request,
-            "annotate/done.html",
-            {
-                "campaign": campaign,
-                "last": last,
-                "topics": annotator_progress(campaign, request.user),
-            },
-        )
-    lease = Lease.objects.select_related("slot__topic").get(pk=lease.pk)
+        return render(request, "annotate/next.html", {"campaign": campaign, "last": last})
     topic = lease.slot.topic
     context = {
         "campaign": campaign,
@@ -102,6 +99,33 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
         **_item_context(campaign, topic, lease.slot.docid),
     }
     return render(request, "annotate/judge.html", context)
+
+
+@login_required
+def done(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _annotator_campaign(request, campaign_id)
+    return render(
+        request,
+        "annotate/done.html",
+        {
+            "campaign": campaign,
+            "last": _last_judgment(campaign, request.user),
+            "topics": annotator_progress(campaign, request.user),
+        },
+    )
+
+
+def _to_next(request: HttpRequest, campaign: Campaign) -> HttpResponse:
+    """After a write (a POST): lease the next document, or say that nothing is left."""
+    if queue.lease_next(campaign=campaign, annotator=account(request.user)) is None:
+        return redirect("annotate-done", campaign_id=campaign.pk)
+    return redirect("annotate-judge", campaign_id=campaign.pk)
+
+
+@login_required
+@require_POST
+def next_item(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    return _to_next(request, _annotator_campaign(request, campaign_id))
 
 
 @login_required
@@ -118,7 +142,7 @@ def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
     except (ValueError, DomainError) as exc:
         if isinstance(exc, DomainError):
             flash_error(request, exc, messages.WARNING)
-    return redirect("annotate-judge", campaign_id=campaign.pk)
+    return _to_next(request, campaign)
 
 
 @login_required
@@ -132,7 +156,7 @@ def skip(request: HttpRequest, campaign_id: int) -> HttpResponse:
     except (ValueError, DomainError) as exc:
         if isinstance(exc, DomainError):
             flash_error(request, exc, messages.WARNING)
-    return redirect("annotate-judge", campaign_id=campaign.pk)
+    return _to_next(request, campaign)
 
 
 @login_required
@@ -140,7 +164,7 @@ def skip(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _annotator_campaign(request, campaign_id)
     queue.judgment_undo(campaign=campaign, annotator=account(request.user))
-    return redirect("annotate-judge", campaign_id=campaign.pk)
+    return _to_next(request, campaign)  # the undone item, leased again, or the next one
 
 
 @login_required
