@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +33,11 @@ def empty_bytes() -> Bytes:
 def segments(offsets: I64) -> I64:
     """Query index of every row, from segment offsets."""
     return np.repeat(np.arange(offsets.size - 1, dtype=np.int64), np.diff(offsets))
+
+
+def _by_docid(docids: Bytes, values: Any, a: int, b: int) -> dict[str, Any]:
+    """``{docid: value}`` of rows ``a:b`` (one query's rows)."""
+    return dict(zip((d.decode() for d in docids[a:b].tolist()), values[a:b].tolist(), strict=True))
 
 
 @dataclass(frozen=True)
@@ -130,14 +136,7 @@ class Run:
         i = self._index.get(qid)
         if i is None:
             return {}
-        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
-        return dict(
-            zip(
-                (d.decode() for d in self.docids[a:b].tolist()),
-                self.scores[a:b].tolist(),
-                strict=True,
-            )
-        )
+        return _by_docid(self.docids, self.scores, int(self.offsets[i]), int(self.offsets[i + 1]))
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{qid: {docid: score}}``."""
@@ -198,14 +197,7 @@ class Qrels:
         i = self._index.get(qid)
         if i is None:
             return {}
-        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
-        return dict(
-            zip(
-                (d.decode() for d in self.docids[a:b].tolist()),
-                self.grades[a:b].tolist(),
-                strict=True,
-            )
-        )
+        return _by_docid(self.docids, self.grades, int(self.offsets[i]), int(self.offsets[i + 1]))
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{qid: {docid: grade}}``."""

@@ -41,6 +41,7 @@ from metrics.bias import (
 )
 from metrics.cli import main
 from metrics.pooling import parse_topic_spec
+from tests.metrics.strategies import collections
 
 
 def _run(tag: str, docs: dict[str, list[str]]) -> Run:
@@ -186,27 +187,6 @@ def test_topics_filter_limits_the_pool_and_the_average() -> None:
 
 # --------------------------------------------------------------------------------------------
 # Property: the vectorised leave-one-out equals pytrec_eval on explicitly restricted qrels
-
-DOCS = [f"d{i}" for i in range(12)]
-
-
-@st.composite
-def collections(draw: st.DrawFn) -> tuple[Qrels, dict[str, Run]]:
-    topics = ["1", "2", "3"][: draw(st.integers(1, 3))]
-    qrels: dict[str, dict[str, int]] = {}
-    for q in topics:
-        judged = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=10))
-        qrels[q] = {d: draw(st.integers(-1, 2)) for d in judged}
-    runs: dict[str, Run] = {}
-    for r in range(draw(st.integers(2, 5))):
-        ranking: dict[str, dict[str, float]] = {}
-        for q in topics:
-            if draw(st.booleans()) or not ranking:
-                docs = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=8))
-                scores = draw(st.lists(st.integers(0, 3), min_size=len(docs), max_size=len(docs)))
-                ranking[q] = {d: float(s) for d, s in zip(docs, scores, strict=True)}
-        runs[f"r{r}"] = Run.from_dict(ranking, tag=f"r{r}")
-    return Qrels.from_dict(qrels), runs
 
 
 def _pool(runs: dict[str, Run], tags: list[str], depth: int) -> dict[str, set[str]]:

@@ -18,6 +18,7 @@ from metrics import Evaluator, Qrels, Run, evaluate
 from metrics.bias import LeaveOneOut, restrict_qrels
 from metrics.names import Measure, parse_measure
 from metrics.registry import FAMILIES, Family
+from tests.metrics.strategies import collections as shared_collections
 
 
 def _measures(k: int = 3) -> list[Measure]:
@@ -49,26 +50,8 @@ def test_every_spelling_of_a_family_parses_to_it(family: Family) -> None:
         assert Measure(family.name).trec_name == family.trec
 
 
-DOCS = list("abcdefghij")
-
-
-@st.composite
-def collections(draw: st.DrawFn) -> tuple[Qrels, dict[str, Run]]:
-    topics = ["1", "2", "3"][: draw(st.integers(1, 3))]
-    qrels: dict[str, dict[str, int]] = {}
-    for q in topics:
-        judged = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=10))
-        qrels[q] = {d: draw(st.integers(-1, 3)) for d in judged}
-    runs: dict[str, Run] = {}
-    for r in range(draw(st.integers(2, 4))):
-        ranking: dict[str, dict[str, float]] = {}
-        for q in topics:
-            if draw(st.booleans()) or not ranking:
-                docs = draw(st.lists(st.sampled_from(DOCS), unique=True, min_size=1, max_size=8))
-                scores = draw(st.lists(st.integers(0, 3), min_size=len(docs), max_size=len(docs)))
-                ranking[q] = {d: float(s) for d, s in zip(docs, scores, strict=True)}
-        runs[f"r{r}"] = Run.from_dict(ranking, tag=f"r{r}")
-    return Qrels.from_dict(qrels), runs
+def collections() -> st.SearchStrategy[tuple[Qrels, dict[str, Run]]]:
+    return shared_collections(docs=tuple("abcdefghij"), max_grade=3, max_runs=4)
 
 
 @settings(max_examples=60, deadline=None)
