@@ -10,6 +10,7 @@ from judging.assessments.queue import slots_enqueue
 from judging.assessments.selectors import judged_documents
 from judging.pools.models import PoolVersion
 from judging.pools.services import pool_build, pool_is_stale, pool_request
+from judging.workflows._signature import takes_arguments_of
 
 
 def _send(pool_id: int) -> None:
@@ -18,6 +19,7 @@ def _send(pool_id: int) -> None:
     build_pool.delay(pool_id)
 
 
+@takes_arguments_of(pool_request)
 def pool_requested(**request: Any) -> tuple[PoolVersion, bool]:
     """Ask for the next pool version (``pools.services.pool_request``, same arguments and
     errors) and send the build to a worker after commit. A request while a build is pending

@@ -10,6 +10,7 @@ from judging.assessments.models import QrelsVersion
 from judging.assessments.services import qrels_import, qrels_publish
 from judging.evaluation.bias import bias_report_request
 from judging.evaluation.services import evaluations_after_qrels
+from judging.workflows._signature import takes_arguments_of
 
 
 def _after(version: QrelsVersion) -> None:
@@ -19,6 +20,7 @@ def _after(version: QrelsVersion) -> None:
     bias_report_request(campaign=version.campaign, qrels=version)
 
 
+@takes_arguments_of(qrels_import)
 def qrels_imported(**upload: Any) -> QrelsVersion:
     """Store a TREC qrels file as the next version (``assessments.services.qrels_import``, same
     arguments and errors), then evaluate against it."""
@@ -28,6 +30,7 @@ def qrels_imported(**upload: Any) -> QrelsVersion:
     return version
 
 
+@takes_arguments_of(qrels_publish)
 def qrels_published(**publication: Any) -> tuple[QrelsVersion, bool]:
     """Snapshot the judgments as the next version (``assessments.services.qrels_publish``);
     a new version is evaluated, an unchanged one (``created`` False) is not."""
