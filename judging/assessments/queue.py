@@ -39,6 +39,8 @@ from judging.assessments.models import (
 from judging.campaigns.models import Campaign, Document, RankedList, Topic
 from judging.core.errors import Conflict, InvalidInput, NotFound
 from judging.core.roles import Account, UserLike
+from judging.pools.models import PoolDocument, PoolVersion
+from judging.pools.services import strategy_for_version
 from metrics.problems import Problem
 
 MAX_ACTIVE_SECONDS = 3600.0
@@ -54,13 +56,11 @@ def in_overlap(qid: str, docid: str, fraction: float) -> bool:
     return zlib.crc32(f"{qid}\0{docid}".encode()) / 2**32 < fraction
 
 
-def slots_enqueue(*, version: Any) -> int:
+def slots_enqueue(*, version: PoolVersion) -> int:
     """Queue the never-judged documents of a newly built pool version (inside its transaction).
 
     Items already queued by an earlier version keep their slot. Returns the slots created.
     """
-    from judging.pools.models import PoolDocument
-
     campaign = version.campaign
     existing = set(
         JudgingSlot.objects.filter(campaign=campaign).values_list("topic_id", "docid", "slot")
@@ -129,11 +129,9 @@ def _lock_first(qs: QuerySet[JudgingSlot]) -> JudgingSlot | None:
 
 
 def _adaptive_pick(
-    campaign: Campaign, topic: Topic, candidates: QuerySet[JudgingSlot], version: Any
+    campaign: Campaign, topic: Topic, candidates: QuerySet[JudgingSlot], version: PoolVersion
 ) -> JudgingSlot | None:
     """Ask an adaptive strategy for the topic's next document, given its judgments so far."""
-    from judging.pools.services import strategy_for_version
-
     judged = list(
         Judgment.objects.filter(topic=topic)
         .order_by("created_at", "pk")

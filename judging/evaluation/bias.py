@@ -16,6 +16,7 @@ from judging.campaigns.models import Campaign, Run
 from judging.core.errors import InvalidInput
 from judging.evaluation.models import BiasKind, BiasReport, EvalState
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
+from judging.pools.models import PoolState, PoolVersion
 from metrics.bias import LeaveOneOut, compare_qrels_versions, estimate_penalty, judged_at_k
 from metrics.io import Qrels
 from metrics.names import parse_measures
@@ -81,8 +82,6 @@ def bias_report_request(
 
 def _novel_at(campaign: Campaign, version: QrelsVersion) -> set[str]:
     """Runs that contributed to no pool version built before this qrels version was made."""
-    from judging.pools.models import PoolState, PoolVersion
-
     contributed: set[str] = set()
     for tags in PoolVersion.objects.filter(
         campaign=campaign, state=PoolState.BUILT, finished_at__lte=version.created_at
