@@ -26,11 +26,6 @@ from judging.core.errors import DomainError, InvalidInput, TooLarge
 from metrics.problems import InvalidInput as ReaderError
 from metrics.problems import Problem
 
-# DRF's codes are ours (``not_found``, ``permission_denied``, ``parse_error``, ...) but for this.
-_CODES: dict[type[exceptions.APIException], str] = {
-    exceptions.AuthenticationFailed: "not_authenticated",
-}
-
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ReaderError):
@@ -54,10 +49,9 @@ def _code(exc: Exception) -> str:
         return "not_found"
     if isinstance(exc, DjangoPermissionDenied):
         return "permission_denied"
-    for kind, code in _CODES.items():
-        if isinstance(exc, kind):
-            return code
-    if isinstance(exc, exceptions.APIException):
+    if isinstance(exc, exceptions.AuthenticationFailed):  # one code for both 401s
+        return "not_authenticated"
+    if isinstance(exc, exceptions.APIException):  # DRF's codes are ours: not_found, parse_error...
         return str(exc.default_code)
     return "error"
 

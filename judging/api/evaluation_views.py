@@ -31,7 +31,7 @@ from judging.evaluation.selectors import (
     run_evaluations,
     significance,
 )
-from judging.evaluation.services import evaluation_request
+from judging.evaluation.services import check_mode, evaluation_request
 from metrics.problems import Problem
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
@@ -47,16 +47,6 @@ def qrels_version(campaign: Campaign, number: str | int | None) -> QrelsVersion:
             [Problem.at("qrels", "import or publish qrels first")],
         )
     return version
-
-
-def _mode(value: str | None) -> str:
-    mode = value or EvalMode.HONEST
-    if mode not in EvalMode.values:
-        raise InvalidInput(
-            "unknown mode",
-            [Problem.at("mode", f"mode {mode!r} is not one of {', '.join(EvalMode.values)}")],
-        )
-    return mode
 
 
 class EvaluationRequestSerializer(serializers.Serializer[Any]):
@@ -95,7 +85,7 @@ class RunEvaluationsView(APIView):
             rows = list(run_evaluations(run))
         else:
             version = qrels_version(run.campaign, params.get("qrels"))
-            mode = _mode(params.get("mode"))
+            mode = check_mode(params.get("mode") or EvalMode.HONEST)
             evaluation = run_evaluation(run, version, mode)
             if evaluation is None:
                 raise NotFound(
@@ -160,7 +150,7 @@ class LeaderboardView(APIView):
             campaign=campaign,
             version=version,
             user=request.user,
-            mode=_mode(request.query_params.get("mode")),
+            mode=check_mode(request.query_params.get("mode") or EvalMode.HONEST),
         )
         if request.query_params.get("format") == "csv":
             response = HttpResponse(leaderboard_csv(board), content_type="text/csv")

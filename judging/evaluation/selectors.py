@@ -74,11 +74,13 @@ def leaderboard(
     rows = []
     for run in campaign.runs.select_related("owner").order_by("tag"):
         ev = evaluations.get(run.pk)
+        label = run_label(run, user)
+        own = label == run.tag  # visible by name: id and group shown too
         row: dict[str, Any] = {
-            "run_id": run.pk if run_label(run, user) == run.tag else None,
-            "run": run_label(run, user),
+            "run_id": run.pk if own else None,
+            "run": label,
             "pooled": run.pooled,
-            "group": run.group if run_label(run, user) == run.tag else "",
+            "group": run.group if own else "",
             "state": ev.state if ev else "missing",
         }
         if ev is not None and ev.state == EvalState.DONE:

@@ -182,16 +182,22 @@ def _claim(
         return Evaluation.objects.get(run=run, qrels=version, mode=mode, measures_key=key), False
 
 
-def evaluation_request(
-    *, run: Run, version: QrelsVersion, mode: str = EvalMode.HONEST
-) -> Evaluation:
-    """Ask for the run's evaluation against ``version`` in ``mode`` (campaign's measures): the
-    stored row, or a pending one computed by a task after commit. A failed one is tried again."""
+def check_mode(mode: str) -> str:
+    """``mode`` if it is an evaluation mode (honest, trec_eval); else a 400 naming the field."""
     if mode not in EvalMode.values:
         raise InvalidInput(
             "unknown mode",
             [Problem.at("mode", f"mode {mode!r} is not one of {', '.join(EvalMode.values)}")],
         )
+    return mode
+
+
+def evaluation_request(
+    *, run: Run, version: QrelsVersion, mode: str = EvalMode.HONEST
+) -> Evaluation:
+    """Ask for the run's evaluation against ``version`` in ``mode`` (campaign's measures): the
+    stored row, or a pending one computed by a task after commit. A failed one is tried again."""
+    check_mode(mode)
     names = _measures(version.campaign, None)
     evaluation, created = _claim(run, version, mode, names, measures_key(names))
     if created or evaluation.state == EvalState.FAILED:

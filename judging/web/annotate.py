@@ -163,8 +163,9 @@ def skip(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_POST
 def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _annotator_campaign(request, campaign_id)
-    queue.judgment_undo(campaign=campaign, annotator=account(request.user))
-    return _to_next(request, campaign)  # the undone item, leased again, or the next one
+    if queue.judgment_undo(campaign=campaign, annotator=account(request.user)) is not None:
+        return redirect("annotate-judge", campaign_id=campaign.pk)  # the undone item, leased
+    return _to_next(request, campaign)
 
 
 @login_required
