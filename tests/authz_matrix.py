@@ -1,0 +1,329 @@
+"""The authorization matrix: for every named URL pattern and method, the status each role gets.
+
+Roles (columns, in this order): anonymous, annotator (assigned to the campaign's topics, holds
+the lease and the judgments the URLs name), other annotator (no assignment, lease or judgment),
+researcher (owns the run the URLs name), other researcher (owns another run), admin (staff).
+
+The rules these rows encode (DESIGN.md, "Who uses it" and "Bad input and failure"):
+
+- the API answers 401 to anonymous callers; pages redirect them to the login page (302); the
+  admin site and the staff pages redirect everybody who is not staff to the admin's login (302);
+- annotators judge and see their own leases and judgments only (another's: 404), never runs,
+  pools, qrels or results (403);
+- researchers read results of every run anonymised but only their own runs (another's: 404),
+  submit runs and ask for evaluations and bias reports; they never judge (403);
+- admins set up and run campaigns (imports, pools, adjudication, publishing) and see everything;
+  an admin does not judge unless also an annotator (403).
+
+A URL pattern of the URL conf without a row here fails the matrix test: a new endpoint or page
+gets its row, and so a decision about who may use it, when it is added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+ROLES = ("anonymous", "annotator", "other_annotator", "researcher", "other_researcher", "admin")
+
+
+def s(*statuses: int) -> dict[str, int]:
+    """One row: a status for each of ROLES, in order."""
+    assert len(statuses) == len(ROLES), statuses
+    return dict(zip(ROLES, statuses, strict=True))
+
+
+@dataclass(frozen=True)
+class Route:
+    """How to fill a pattern's arguments: argument name -> the dataset object whose pk it takes
+    (``campaign``, ``run``, ``pool``, ``qrels``, ``lease``, ``judgment``), or a literal; and a
+    query string to add."""
+
+    kwargs: dict[str, str] = field(default_factory=dict)
+    query: str = ""
+
+
+CAMPAIGN = Route({"campaign_id": "campaign"})
+CAMPAIGN_PK = Route({"pk": "campaign"})
+RUN_PK = Route({"pk": "run"})
+RUN_ID = Route({"run_id": "run"})
+POOL_PK = Route({"pk": "pool"})
+QRELS_PK = Route({"pk": "qrels"})
+LEASE_PK = Route({"pk": "lease"})
+JUDGMENT_PK = Route({"pk": "judgment"})
+
+ROUTES: dict[str, Route] = {
+    "api-leases": CAMPAIGN,
+    "api-undo": CAMPAIGN,
+    "api-judging-progress": CAMPAIGN,
+    "api-agreement": CAMPAIGN,
+    "api-disagreements": CAMPAIGN,
+    "api-adjudications": CAMPAIGN,
+    "api-qrels-publish": CAMPAIGN,
+    "api-qrels-diff": Route({"pk": "qrels"}, "?against=1"),
+    "api-qrels-export": QRELS_PK,
+    "api-run-evaluations": RUN_PK,
+    "api-leaderboard": CAMPAIGN_PK,
+    "api-significance": CAMPAIGN_PK,
+    "api-bias": CAMPAIGN_PK,
+    "campaign-detail": CAMPAIGN_PK,
+    "campaign-documents": CAMPAIGN_PK,
+    "campaign-pools": CAMPAIGN_PK,
+    "campaign-qrels": CAMPAIGN_PK,
+    "campaign-runs": CAMPAIGN_PK,
+    "campaign-topics": CAMPAIGN_PK,
+    "run-detail": RUN_PK,
+    "run-download": RUN_PK,
+    "qrels-detail": QRELS_PK,
+    "qrels-export": QRELS_PK,
+    "pool-detail": POOL_PK,
+    "pool-cancel": POOL_PK,
+    "pool-diff": POOL_PK,
+    "pool-documents": POOL_PK,
+    "pool-missing-text": POOL_PK,
+    "lease-detail": LEASE_PK,
+    "lease-judgment": LEASE_PK,
+    "lease-renew": LEASE_PK,
+    "judgment-detail": JUDGMENT_PK,
+    "annotate-judge": CAMPAIGN,
+    "annotate-next": CAMPAIGN,
+    "annotate-done": CAMPAIGN,
+    "annotate-submit": CAMPAIGN,
+    "annotate-skip": CAMPAIGN,
+    "annotate-undo": CAMPAIGN,
+    "annotate-renew": CAMPAIGN,
+    "annotate-judged": Route({"campaign_id": "campaign", "judgment_id": "judgment"}),
+    "leaderboard": CAMPAIGN,
+    "compare": CAMPAIGN,
+    "bias": CAMPAIGN,
+    "bias-compute": CAMPAIGN,
+    "bias-chart": Route({"campaign_id": "campaign", "chart": "=scatter"}),
+    "run-page": RUN_ID,
+    "run-recall-svg": RUN_ID,
+    "run-evaluate": RUN_ID,
+    "manage-progress": CAMPAIGN,
+    "manage-agreement": CAMPAIGN,
+    "manage-adjudicate": CAMPAIGN,
+    "manage-publish": CAMPAIGN,
+}
+
+# --- the matrix -----------------------------------------------------------------------------
+# (url name, method) -> statuses, columns:
+#   anonymous  annotator  other_annotator  researcher  other_researcher  admin
+# HEAD is asked wherever GET is and expects GET's row, OPTIONS on every API pattern (anonymous:
+# 401, or 200 where the pattern is public; the others 200 or 403, never anything else), unless
+# the table has a row for them.
+MATRIX: dict[tuple[str, str], dict[str, int]] = {
+    # --- API: who is asking, the schema -------------------------------------------------
+    # a token for the credentials sent (anonymous sends wrong ones)
+    ("api-token", "POST"): s(400, 200, 200, 200, 200, 200),
+    ("api-me", "GET"): s(401, 200, 200, 200, 200, 200),
+    ("api-root", "GET"): s(401, 200, 200, 200, 200, 200),
+    ("api-schema", "GET"): s(200, 200, 200, 200, 200, 200),  # public, as the docs page
+    ("api-docs", "GET"): s(200, 200, 200, 200, 200, 200),
+    ("api-docs", "OPTIONS"): s(405, 405, 405, 405, 405, 405),  # a page: no metadata to show
+    # --- API: campaigns -----------------------------------------------------------------
+    ("campaign-list", "GET"): s(401, 200, 200, 200, 200, 200),
+    ("campaign-list", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("campaign-detail", "GET"): s(401, 200, 200, 200, 200, 200),
+    ("campaign-detail", "PUT"): s(401, 403, 403, 403, 403, 200),
+    ("campaign-detail", "PATCH"): s(401, 403, 403, 403, 403, 200),
+    ("campaign-topics", "GET"): s(401, 200, 200, 200, 200, 200),  # annotators judge them
+    ("campaign-topics", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("campaign-documents", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("campaign-documents", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("campaign-qrels", "GET"): s(401, 403, 403, 200, 200, 200),  # as GET /qrels/
+    ("campaign-qrels", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("campaign-runs", "GET"): s(401, 403, 403, 200, 200, 200),  # each researcher: their own
+    ("campaign-runs", "POST"): s(401, 403, 403, 201, 201, 201),
+    ("campaign-pools", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("campaign-pools", "POST"): s(401, 403, 403, 403, 403, 202),
+    # --- API: runs (the researcher's own; the other researcher's: 404) --------------------
+    ("run-list", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("run-detail", "GET"): s(401, 403, 403, 200, 404, 200),
+    ("run-detail", "PATCH"): s(401, 403, 403, 200, 404, 200),
+    ("run-detail", "DELETE"): s(401, 403, 403, 204, 404, 204),
+    ("run-download", "GET"): s(401, 403, 403, 200, 404, 200),
+    ("api-run-evaluations", "GET"): s(401, 403, 403, 200, 404, 200),
+    ("api-run-evaluations", "POST"): s(401, 403, 403, 202, 404, 202),
+    # --- API: results (every researcher, other runs anonymised) ---------------------------
+    ("api-leaderboard", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-significance", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-bias", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-bias", "POST"): s(401, 403, 403, 202, 202, 202),
+    # --- API: qrels versions (results: researchers and admins) ----------------------------
+    ("qrels-list", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("qrels-detail", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("qrels-export", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-qrels-export", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-qrels-diff", "GET"): s(401, 403, 403, 200, 200, 200),
+    # --- API: pools (researchers read them; admins build and cancel) ----------------------
+    ("pool-list", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("pool-detail", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("pool-documents", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("pool-diff", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("pool-missing-text", "GET"): s(401, 403, 403, 403, 403, 200),
+    # the pool is built: the admin passes the check and is told it cannot be cancelled
+    ("pool-cancel", "POST"): s(401, 403, 403, 403, 403, 409),
+    # --- API: judging (annotators; another annotator's lease or judgment: 404) ------------
+    ("api-leases", "POST"): s(401, 201, 204, 403, 403, 403),  # nothing left for the other one
+    ("api-undo", "POST"): s(401, 201, 204, 403, 403, 403),
+    ("lease-detail", "GET"): s(401, 200, 404, 403, 403, 403),
+    ("lease-detail", "DELETE"): s(401, 204, 404, 403, 403, 403),
+    ("lease-renew", "POST"): s(401, 200, 404, 403, 403, 403),
+    ("lease-judgment", "POST"): s(401, 201, 404, 403, 403, 403),
+    ("judgment-list", "GET"): s(401, 200, 200, 403, 403, 403),  # each annotator: their own
+    ("judgment-detail", "GET"): s(401, 200, 404, 403, 403, 403),
+    ("judgment-detail", "PATCH"): s(401, 200, 404, 403, 403, 403),
+    # --- API: running the judging (admins) ------------------------------------------------
+    ("api-judging-progress", "GET"): s(401, 403, 403, 403, 403, 200),
+    ("api-agreement", "GET"): s(401, 403, 403, 403, 403, 200),
+    ("api-disagreements", "GET"): s(401, 403, 403, 403, 403, 200),
+    ("api-adjudications", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("api-qrels-publish", "POST"): s(401, 403, 403, 403, 403, 200),  # nothing new: 200
+    # --- pages: signing in ----------------------------------------------------------------
+    ("home", "GET"): s(302, 200, 200, 200, 200, 200),
+    ("login", "GET"): s(200, 200, 200, 200, 200, 200),
+    # each role's own credentials: signed in, redirected; anonymous sends wrong ones: the form
+    ("login", "POST"): s(200, 302, 302, 302, 302, 302),
+    ("logout", "GET"): s(405, 405, 405, 405, 405, 405),  # a GET never signs anybody out
+    ("logout", "POST"): s(302, 302, 302, 302, 302, 302),
+    # --- pages: judging (annotators) ------------------------------------------------------
+    ("annotate-home", "GET"): s(302, 200, 200, 403, 403, 403),
+    ("annotate-judge", "GET"): s(302, 200, 200, 403, 403, 403),
+    ("annotate-done", "GET"): s(302, 200, 200, 403, 403, 403),
+    ("annotate-next", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("annotate-next", "POST"): s(302, 302, 302, 403, 403, 403),
+    # the other annotator posts the annotator's lease: refused (flashed), nothing stored
+    ("annotate-submit", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("annotate-submit", "POST"): s(302, 302, 302, 403, 403, 403),
+    ("annotate-skip", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("annotate-skip", "POST"): s(302, 302, 302, 403, 403, 403),
+    ("annotate-undo", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("annotate-undo", "POST"): s(302, 302, 302, 403, 403, 403),
+    ("annotate-renew", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("annotate-renew", "POST"): s(302, 200, 404, 403, 403, 403),
+    ("annotate-judged", "GET"): s(302, 200, 404, 403, 403, 403),
+    ("annotate-judged", "POST"): s(302, 302, 404, 403, 403, 403),
+    # --- pages: results (researchers and admins) ------------------------------------------
+    ("leaderboard", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("compare", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("bias", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("bias-chart", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("bias-compute", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("bias-compute", "POST"): s(302, 403, 403, 302, 302, 302),
+    ("run-page", "GET"): s(302, 403, 403, 200, 404, 200),
+    ("run-recall-svg", "GET"): s(302, 403, 403, 200, 404, 200),
+    ("run-evaluate", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("run-evaluate", "POST"): s(302, 403, 403, 302, 404, 302),
+    # --- pages: running the judging (staff; everybody else to the admin's login) ----------
+    ("manage-progress", "GET"): s(302, 302, 302, 302, 302, 200),
+    ("manage-agreement", "GET"): s(302, 302, 302, 302, 302, 200),
+    ("manage-adjudicate", "GET"): s(302, 302, 302, 302, 302, 405),
+    ("manage-adjudicate", "POST"): s(302, 302, 302, 302, 302, 302),
+    ("manage-publish", "GET"): s(302, 302, 302, 302, 302, 405),
+    ("manage-publish", "POST"): s(302, 302, 302, 302, 302, 302),
+    # --- the admin site: everything but its login and logout is for staff ---------------
+    ("admin:index", "GET"): s(302, 302, 302, 302, 302, 200),
+    ("admin:app_list", "GET"): s(302, 302, 302, 302, 302, 200),
+    ("admin:login", "GET"): s(200, 200, 200, 200, 200, 302),  # staff: on to the index
+    ("admin:login", "HEAD"): s(200, 200, 200, 200, 200, 200),  # only a GET redirects staff
+    # staff sign out by POST only; the others are sent to the admin's login first
+    ("admin:logout", "GET"): s(302, 302, 302, 302, 302, 405),
+    ("admin:logout", "POST"): s(302, 302, 302, 302, 302, 302),
+    ("admin:password_change", "GET"): s(302, 302, 302, 302, 302, 200),
+    ("admin:password_change_done", "GET"): s(302, 302, 302, 302, 302, 200),
+    ("admin:jsi18n", "GET"): s(302, 302, 302, 302, 302, 200),
+    # without its parameters the admin is refused too
+    ("admin:autocomplete", "GET"): s(302, 302, 302, 302, 302, 403),
+    # the password form of a user (the researcher's)
+    ("admin:auth_user_password_change", "GET"): s(302, 302, 302, 302, 302, 200),
+    # campaigns have no page outside the admin to go to
+    ("admin:view_on_site", "GET"): s(302, 302, 302, 302, 302, 404),
+}
+
+# The admin's pages of each registered model, by the admin's status (anonymous and non-staff:
+# 302 to the admin's login): changelist, add, change, delete (the confirmation page, GET only:
+# writes through the admin are checked by the immutability tests), history.
+ADMIN_MODEL_PAGES = ("changelist", "add", "change", "delete", "history")
+ADMIN_MODELS: dict[str, dict[str, int]] = {
+    "auth_group": dict(changelist=200, add=200, change=200, delete=200, history=200),
+    "auth_user": dict(changelist=200, add=200, change=200, delete=200, history=200),
+    "authtoken_tokenproxy": dict(changelist=200, add=200, change=200, delete=200, history=200),
+    "core_workerheartbeat": dict(changelist=200, add=200, change=200, delete=200, history=200),
+    "campaigns_campaign": dict(changelist=200, add=200, change=200, delete=200, history=200),
+    "campaigns_topic": dict(changelist=200, add=200, change=200, delete=200, history=200),
+    "campaigns_document": dict(changelist=200, add=200, change=200, delete=200, history=200),
+    # runs arrive through the API or import_run
+    "campaigns_run": dict(changelist=200, add=403, change=200, delete=200, history=200),
+    # versions are imported or published; a stored one is shown read-only
+    "assessments_qrelsversion": dict(changelist=200, add=403, change=200, delete=200, history=200),
+    "pools_poolversion": dict(changelist=200, add=403, change=200, delete=200, history=200),
+    "pools_pooldocument": dict(changelist=200, add=403, change=200, delete=200, history=200),
+}
+for _model, _pages in ADMIN_MODELS.items():
+    assert set(_pages) == set(ADMIN_MODEL_PAGES), _model
+    for _page, _status in _pages.items():
+        MATRIX[(f"admin:{_model}_{_page}", "GET")] = s(302, 302, 302, 302, 302, _status)
+
+# URL patterns without a name that the matrix cannot address, with the reason.
+UNNAMED_ALLOWED = {
+    "admin/(?P<url>.*)$": "the admin's catch-all: a 404 or a redirect to a slash URL",
+    "<path:object_id>/": "the admin's old change URL, redirecting to <id>/change/",
+}
+
+
+def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
+    """The request body for a row: (kind, data), kind json | form | multipart; None: no body.
+    Valid bodies, so that a role that passes the check gets the real answer (201, 200, ...)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.authz_dataset import PASSWORD
+
+    user = d.users.get(role)
+    key = (name, method)
+    if key == ("api-token", "POST"):
+        username = user.get_username() if user else "nobody"
+        return "json", {"username": username, "password": PASSWORD if user else "wrong"}
+    if key == ("login", "POST"):
+        username = user.get_username() if user else "nobody"
+        return "form", {"username": username, "password": PASSWORD if user else "wrong"}
+    if key == ("campaign-list", "POST"):
+        return "json", {"name": "Matrix campaign 2"}
+    if key == ("campaign-detail", "PUT"):
+        return "json", {"name": "Matrix campaign renamed", "description": "changed"}
+    if key == ("campaign-detail", "PATCH"):
+        return "json", {"description": "changed"}
+    if key == ("campaign-topics", "POST"):
+        topic = b'{"qid": "499", "title": "new topic"}\n'
+        return "multipart", {"file": SimpleUploadedFile("t.jsonl", topic), "format": "jsonl"}
+    if key == ("campaign-documents", "POST"):
+        doc = b'{"docid": "new-doc", "title": "t", "text": "x"}\n'
+        return "multipart", {"file": SimpleUploadedFile("d.jsonl", doc), "format": "jsonl"}
+    if key == ("campaign-qrels", "POST"):
+        return "multipart", {"file": SimpleUploadedFile("q.txt", b"401 0 d401-1 2\n")}
+    if key == ("campaign-runs", "POST"):
+        return "json", {"tag": f"matrix-new-{role}", "results": {"401": {"d401-1": 1.0}}}
+    if key == ("campaign-pools", "POST"):
+        return "json", {}
+    if key == ("run-detail", "PATCH"):
+        return "json", {"description": "changed"}
+    if key in {("api-run-evaluations", "POST"), ("api-bias", "POST")}:
+        return "json", {"mode": "trec_eval"} if name == "api-run-evaluations" else {"depth": 2}
+    if key == ("lease-judgment", "POST"):
+        return "json", {"grade": 2}
+    if key == ("judgment-detail", "PATCH"):
+        return "json", {"grade": 0 if d.judgment.grade else 2}
+    if key == ("api-adjudications", "POST"):
+        return "json", {"topic": d.judgment.topic.qid, "docid": d.judgment.docid, "grade": 0}
+    if key in {("annotate-submit", "POST"), ("annotate-skip", "POST")}:
+        return "form", {"lease": str(d.lease.pk), "grade": "2"}
+    if key == ("annotate-renew", "POST"):
+        return "form", {"lease": str(d.lease.pk)}
+    if key == ("annotate-judged", "POST"):
+        return "form", {"grade": "0" if d.judgment.grade else "2"}
+    if key == ("manage-adjudicate", "POST"):
+        return "form", {"topic": d.judgment.topic.qid, "docid": d.judgment.docid, "grade": "0"}
+    if key == ("bias-compute", "POST"):
+        return "form", {"depth": "2"}
+    return None
