@@ -8,6 +8,9 @@ from judging.api import judging_views as jv
 from judging.api import views
 
 router = DefaultRouter()
+# No `.json` twins of the routes: the actions take no `format` argument (a 500 on each), and
+# ?format= is ours (downloads), not a renderer override.
+router.include_format_suffixes = False
 router.register("campaigns", views.CampaignViewSet, basename="campaign")
 router.register("runs", views.RunViewSet, basename="run")
 router.register("qrels", views.QrelsVersionViewSet, basename="qrels")
@@ -19,7 +22,12 @@ urlpatterns = [
     path("auth/token/", obtain_auth_token, name="api-token"),
     path("me/", views.MeView.as_view(), name="api-me"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # a page: OPTIONS has no template to render (a 500), so it answers 405 as POST does
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api-schema", http_method_names=["get", "head"]),
+        name="api-docs",
+    ),
     path("campaigns/<int:campaign_id>/leases/", jv.CampaignLeaseView.as_view(), name="api-leases"),
     path("campaigns/<int:campaign_id>/undo/", jv.UndoView.as_view(), name="api-undo"),
     path(
