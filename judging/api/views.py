@@ -168,6 +168,8 @@ class CampaignViewSet(
     @action(detail=True, methods=["get"], url_path="qrels", permission_classes=[IsMember])
     def qrels(self, request: Request, pk: str | None = None) -> Response:
         campaign = self.get_object()
+        if not IsResearcher().has_permission(request, self):
+            raise NotAllowed("only researchers and admins may read qrels")
         versions = QrelsVersion.objects.visible_to(request.user).filter(campaign=campaign)
         page = self.paginate_queryset(versions)  # type: ignore[arg-type]
         return self.get_paginated_response(s.QrelsVersionSerializer(page, many=True).data)
