@@ -143,6 +143,7 @@ def build() -> Dataset:
         assert lease is not None, "the matrix needs a lease left for the annotator"
         qrels, _ = qrels_published(campaign=campaign, note="matrix v1", created_by=admin)
         bias_report_request(campaign=campaign)
+        bias_report_request(campaign=campaign, kind="loo_group")
     judgment = Judgment.objects.filter(annotator=annotator).order_by("pk").first()
     assert judgment is not None
     WorkerHeartbeat.objects.create(hostname="matrix-host", token="matrix-token")

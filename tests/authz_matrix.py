@@ -36,11 +36,11 @@ def s(*statuses: int) -> dict[str, int]:
 @dataclass(frozen=True)
 class Route:
     """How to fill a pattern's arguments: argument name -> the dataset object whose pk it takes
-    (``campaign``, ``run``, ``pool``, ``qrels``, ``lease``, ``judgment``), or a literal; and a
-    query string to add."""
+    (``campaign``, ``run``, ``pool``, ``qrels``, ``lease``, ``judgment``), or ``=literal``; and
+    the query strings to ask it with (each one a request of every row of the pattern)."""
 
     kwargs: dict[str, str] = field(default_factory=dict)
-    query: str = ""
+    queries: tuple[str, ...] = ("",)
 
 
 CAMPAIGN = Route({"campaign_id": "campaign"})
@@ -60,12 +60,12 @@ ROUTES: dict[str, Route] = {
     "api-disagreements": CAMPAIGN,
     "api-adjudications": CAMPAIGN,
     "api-qrels-publish": CAMPAIGN,
-    "api-qrels-diff": Route({"pk": "qrels"}, "?against=1"),
+    "api-qrels-diff": Route({"pk": "qrels"}, ("?against=1",)),
     "api-qrels-export": QRELS_PK,
     "api-run-evaluations": RUN_PK,
-    "api-leaderboard": CAMPAIGN_PK,
+    "api-leaderboard": Route({"pk": "campaign"}, ("", "?format=csv")),
     "api-significance": CAMPAIGN_PK,
-    "api-bias": CAMPAIGN_PK,
+    "api-bias": Route({"pk": "campaign"}, ("", "?kind=loo_group")),
     "campaign-detail": CAMPAIGN_PK,
     "campaign-documents": CAMPAIGN_PK,
     "campaign-pools": CAMPAIGN_PK,
@@ -93,9 +93,9 @@ ROUTES: dict[str, Route] = {
     "annotate-undo": CAMPAIGN,
     "annotate-renew": CAMPAIGN,
     "annotate-judged": Route({"campaign_id": "campaign", "judgment_id": "judgment"}),
-    "leaderboard": CAMPAIGN,
+    "leaderboard": Route({"campaign_id": "campaign"}, ("", "?format=csv")),
     "compare": CAMPAIGN,
-    "bias": CAMPAIGN,
+    "bias": Route({"campaign_id": "campaign"}, ("", "?kind=loo_group")),
     "bias-compute": CAMPAIGN,
     "bias-chart": Route({"campaign_id": "campaign", "chart": "=scatter"}),
     "run-page": RUN_ID,
