@@ -13,6 +13,7 @@ import copy
 import hashlib
 import json
 import logging
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -36,6 +37,7 @@ from tests.authz_matrix import (
 )
 
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
+RUN_COUNT = re.compile(rb'"num_runs":\s*\d')
 DENIED = {401, 403, 404, 405}
 
 # Leaks to researchers that other changes of issue 11 remove (the pools' run_tags and the bias
@@ -379,6 +381,8 @@ def _run_matrix(d: authz_dataset.Dataset, clients: dict[str, Client], record_pro
             if refused and mark != after:
                 mismatches.append(f"{where}: refused ({got}) but the database changed")
             leaks = [x for x in _secrets(role) if x.encode() in content]
+            if role in ("annotator", "other_annotator") and RUN_COUNT.search(content):
+                leaks.append("a run count")  # blind: not even how many runs exist
             if refused:
                 leaks += [x for x in _denied_secrets(call, d) if x.encode() in content]
             if role in ("researcher", "other_researcher"):
