@@ -17,7 +17,9 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     scale = ScaleItemSerializer(many=True, required=False)
     num_topics = serializers.IntegerField(read_only=True)
     num_documents = serializers.IntegerField(read_only=True)
-    num_runs = serializers.IntegerField(read_only=True)
+    num_runs = serializers.IntegerField(
+        read_only=True, allow_null=True, help_text="null for annotators, blind to systems"
+    )
 
     class Meta:
         model = Campaign

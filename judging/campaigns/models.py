@@ -39,12 +39,18 @@ class CampaignQuerySet(models.QuerySet["Campaign"]):
             return self.all()
         return self.none()
 
-    def with_counts(self) -> CampaignQuerySet:
-        """Annotated with ``num_topics``, ``num_documents`` and ``num_runs``."""
+    def with_counts(self, *, runs: bool = True) -> CampaignQuerySet:
+        """Annotated with ``num_topics``, ``num_documents`` and ``num_runs`` (None when not
+        ``runs``: for those who may not know how many runs exist)."""
+        num_runs: Any = (
+            models.Count("runs", distinct=True)
+            if runs
+            else models.Value(None, output_field=models.IntegerField())
+        )
         return self.annotate(
             num_topics=models.Count("topics", distinct=True),
             num_documents=models.Count("documents", distinct=True),
-            num_runs=models.Count("runs", distinct=True),
+            num_runs=num_runs,
         )
 
 

@@ -7,12 +7,13 @@ from typing import Any
 from django.db.models import QuerySet
 
 from judging.campaigns.models import Campaign, Run
-from judging.core.roles import UserLike, is_admin
+from judging.core.roles import UserLike, is_admin, is_researcher
 
 
 def campaign_list(*, user: UserLike) -> QuerySet[Campaign]:
-    """The campaigns the user may see, with their topic, document and run counts."""
-    return Campaign.objects.visible_to(user).with_counts()
+    """The campaigns the user may see, with their topic, document and run counts; annotators
+    are blind to systems, so their run count is None (not even how many runs exist)."""
+    return Campaign.objects.visible_to(user).with_counts(runs=is_researcher(user))
 
 
 def run_label(run: Run, user: UserLike) -> str:
