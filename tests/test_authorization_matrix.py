@@ -10,6 +10,7 @@ annotator names a run (nor one to a researcher another researcher's run).
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import logging
@@ -35,6 +36,9 @@ from tests.authz_matrix import (
     UNNAMED_ALLOWED,
     body,
 )
+
+# the admin's add page of documents builds a URLField form (Django 6's new default scheme)
+pytestmark = pytest.mark.filterwarnings("ignore:The default scheme will be changed")
 
 UNSAFE = {"POST", "PUT", "PATCH", "DELETE"}
 RUN_COUNT = re.compile(rb'"num_runs":\s*\d')
@@ -224,17 +228,25 @@ def _content(response: Any) -> bytes:
     return bytes(response.content)
 
 
+@functools.cache
+def _tables() -> list[str]:
+    from django.db import connection
+
+    names = connection.introspection.table_names()
+    return sorted(name for name in names if name != "django_session")
+
+
 def _fingerprint() -> str:
-    """A hash of every row of every table (but sessions, which sign-ins and flashes touch)."""
-    from django.apps import apps
+    """A hash of every row of every table (but sessions, which sign-ins and flashes touch); raw
+    SQL, as it is taken twice for every write."""
+    from django.db import connection
 
     digest = hashlib.sha256()
-    for model in sorted(apps.get_models(), key=lambda m: m._meta.db_table):
-        if model._meta.db_table == "django_session":
-            continue
-        rows = model._default_manager.order_by("pk").values_list()
-        digest.update(model._meta.db_table.encode())
-        digest.update(repr(list(rows)).encode())
+    with connection.cursor() as cursor:
+        for table in _tables():
+            cursor.execute(f"SELECT * FROM {connection.ops.quote_name(table)}")
+            digest.update(table.encode())
+            digest.update(repr(sorted(map(repr, cursor.fetchall()))).encode())
     return digest.hexdigest()
 
 
