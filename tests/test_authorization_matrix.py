@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from django.contrib.admin.sites import site
+from django.core.cache import caches
 from django.db import transaction
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
@@ -228,6 +229,15 @@ def _content(response: Any) -> bytes:
     return bytes(response.content)
 
 
+def _clear_local_caches() -> None:
+    """Clear the process's own caches (never a shared one, such as Redis)."""
+    from django.core.cache.backends.locmem import LocMemCache
+
+    for cache in caches.all():
+        if isinstance(cache, LocMemCache):
+            cache.clear()
+
+
 @functools.cache
 def _tables() -> list[str]:
     from django.db import connection
@@ -368,6 +378,7 @@ def _run_matrix(d: authz_dataset.Dataset, clients: dict[str, Client], record_pro
             cookies = copy.deepcopy(client.cookies)  # a sign-in or -out must not carry over
             quiet = (call.name, call.method, role) in QUIET_REFUSALS
             watch = call.method in UNSAFE and call.name not in SIGN_IN_OUT
+            _clear_local_caches()  # as the transaction: no throttle or rate limit carries over
             with transaction.atomic():
                 mark = _quiet_refusal_state(d) if quiet else _fingerprint() if watch else None
                 response = _send(client, call, role, d)
