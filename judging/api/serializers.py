@@ -2,10 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Document, Run, Topic, UnknownTopicPolicy
+from judging.campaigns.selectors import visible_run_tags
 
 
 class ScaleItemSerializer(serializers.Serializer[Any]):
@@ -197,8 +200,14 @@ class PoolRequestSerializer(serializers.Serializer[Any]):
 
 
 class PoolVersionSerializer(serializers.ModelSerializer[Any]):
+    """A pool version; ``run_tags`` as the requesting user may see them (pass the request in the
+    context): admins every tag, researchers their own and the others anonymised."""
+
     percent = serializers.FloatField(read_only=True)
     base = serializers.SerializerMethodField()
+    run_tags = serializers.SerializerMethodField(
+        help_text="Tags of the contributing runs; other researchers' runs anonymised."
+    )
 
     class Meta:
         from judging.pools.models import PoolVersion
@@ -234,6 +243,12 @@ class PoolVersionSerializer(serializers.ModelSerializer[Any]):
 
     def get_base(self, version: Any) -> int | None:
         return version.base.number if version.base_id else None
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_run_tags(self, version: Any) -> list[str]:
+        request = self.context.get("request")
+        user = getattr(request, "user", None) or AnonymousUser()
+        return visible_run_tags(version.campaign_id, list(version.run_tags), user)
 
 
 class PoolDocumentSerializer(serializers.Serializer[Any]):

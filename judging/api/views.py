@@ -258,7 +258,9 @@ class CampaignViewSet(
         if not IsResearcher().has_permission(request, self):
             raise NotAllowed("only researchers and admins may read pools")
         page = self.paginate_queryset(versions)  # type: ignore[arg-type]
-        return self.get_paginated_response(s.PoolVersionSerializer(page, many=True).data)
+        return self.get_paginated_response(
+            s.PoolVersionSerializer(page, many=True, context={"request": request}).data
+        )
 
     @extend_schema(
         request=s.PoolRequestSerializer,
@@ -283,7 +285,7 @@ class CampaignViewSet(
         )
         version.refresh_from_db()
         return Response(
-            s.PoolVersionSerializer(version).data,
+            s.PoolVersionSerializer(version, context={"request": request}).data,
             status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK,
         )
 
@@ -457,4 +459,4 @@ class PoolVersionViewSet(
         version = self.get_object()
         pool_services.pool_cancel(version=version)
         version.refresh_from_db()
-        return Response(s.PoolVersionSerializer(version).data)
+        return Response(s.PoolVersionSerializer(version, context={"request": request}).data)

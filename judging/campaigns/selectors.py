@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from judging.campaigns.models import Campaign, Run
-from judging.core.roles import UserLike, is_admin
+from judging.core.roles import UserLike, is_admin, is_researcher
 
 
 def campaign_list(*, user: UserLike) -> QuerySet[Campaign]:
@@ -25,6 +25,38 @@ def run_label(run: Run, user: UserLike) -> str:
 def run_labels(campaign: Campaign, user: UserLike) -> dict[str, str]:
     """Run tag -> what the user may see of it, for every run of the campaign."""
     return {run.tag: run_label(run, user) for run in campaign.runs.all()}
+
+
+def visible_run_tags(campaign_id: int, tags: list[str], user: UserLike) -> list[str]:
+    """``tags`` (runs of one campaign) as the user may see them, in the same order: admins every
+    tag, researchers their own runs' tags and the others anonymised (so the count is kept),
+    everyone else nothing. A tag whose run is gone is anonymised too."""
+    if is_admin(user):
+        return list(tags)
+    if not is_researcher(user):
+        return []
+    labels = {
+        run.tag: run_label(run, user)
+        for run in Run.objects.filter(campaign_id=campaign_id, tag__in=tags).only(
+            "pk", "tag", "owner_id"
+        )
+    }
+    return [labels.get(tag, "anonymous run") for tag in tags]
+
+
+def group_labels(groups: dict[str, list[str]], labels: dict[str, str]) -> dict[str, str]:
+    """Group name -> what the user may see of it, given each group's run tags and the user's
+    run labels (``run_labels``): a group is named only to a user who may see one of its runs by
+    tag; the others are "anonymous group #n" (n counts the anonymised groups from 1)."""
+    out: dict[str, str] = {}
+    hidden = 0
+    for name, tags in groups.items():
+        if any(labels.get(tag) == tag for tag in tags):
+            out[name] = name
+        else:
+            hidden += 1
+            out[name] = f"anonymous group #{hidden}"
+    return out
 
 
 def anonymise(value: Any, labels: dict[str, str]) -> Any:

@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
-from judging.campaigns.selectors import anonymise, run_label, run_labels
+from judging.campaigns.selectors import anonymise, group_labels, run_label, run_labels
 from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.evaluation.bias import bias_params
@@ -216,5 +216,17 @@ def bias_report(
         "computed_at": report.computed_at,
     }
     if report.state == EvalState.DONE:
-        out["result"] = anonymise(dict(report.result), run_labels(campaign, user))
+        out["result"] = _anonymised_result(dict(report.result), run_labels(campaign, user))
     return out
+
+
+def _anonymised_result(result: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
+    """A bias report's result with the runs and groups the user may not see by name anonymised:
+    run tags wherever they appear, and (leave-one-group-out) the groups with none of the user's
+    runs."""
+    loo = result.get("loo")
+    if isinstance(loo, dict) and isinstance(loo.get("groups"), dict):
+        groups = loo["groups"]
+        names = group_labels({g: list(v.get("runs", [])) for g, v in groups.items()}, labels)
+        result["loo"] = {**loo, "groups": {names[g]: v for g, v in groups.items()}}
+    return anonymise(result, labels)
