@@ -350,19 +350,59 @@ class QrelsVersionViewSet(
 
     serializer_class = s.QrelsVersionSerializer
     permission_classes = [IsResearcher]
+    http_method_names = ["get", "put", "patch", "delete", "head", "options"]
 
     def get_queryset(self) -> QuerySet[QrelsVersion]:
         return QrelsVersion.objects.visible_to(self.request.user)
 
+    def _immutable(self) -> Conflict:
+        version = self.get_object()
+        return Conflict(
+            f"qrels version {version.number} is stored and never changes or goes away; "
+            "publish or import a new version instead"
+        )
+
     @extend_schema(
-        responses={(200, "text/plain"): str},
-        description="The version in TREC qrels format (qid 0 docid grade).",
+        request=None,
+        responses={409: OpenApiResponse(s.ErrorSerializer, description="versions are immutable")},
+        description="Refused: a stored qrels version never changes.",
+    )
+    def update(self, request: Request, pk: str | None = None) -> Response:
+        raise self._immutable()
+
+    @extend_schema(
+        request=None,
+        responses={409: OpenApiResponse(s.ErrorSerializer, description="versions are immutable")},
+        description="Refused: a stored qrels version never changes.",
+    )
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        raise self._immutable()
+
+    @extend_schema(
+        responses={409: OpenApiResponse(s.ErrorSerializer, description="versions are immutable")},
+        description="Refused: a stored qrels version is never deleted.",
+    )
+    def destroy(self, request: Request, pk: str | None = None) -> Response:
+        raise self._immutable()
+
+    @extend_schema(
+        responses={
+            (200, "text/plain"): str,
+            409: OpenApiResponse(
+                s.ErrorSerializer,
+                description="integrity_check_failed: the rows do not hash to the stored hash",
+            ),
+        },
+        description="The version in TREC qrels format (qid 0 docid grade), with its sha256 in "
+        "X-Content-SHA256. The rows are hashed again first: a version whose rows no longer "
+        "match its stored hash is refused (409 integrity_check_failed, logged), never served.",
     )
     @action(detail=True, methods=["get"])
     def export(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
         version = self.get_object()
         response = StreamingHttpResponse(
-            qrels_services.qrels_export_lines(version), content_type="text/plain"
+            qrels_services.qrels_export_lines(version),  # checked against its hash first
+            content_type="text/plain",
         )
         response["Content-Disposition"] = (
             f'attachment; filename="{version.campaign.name}-qrels-v{version.number}.txt"'
