@@ -12,6 +12,7 @@ from django.test import Client
 
 from judging.campaigns.models import Campaign, Run
 from judging.pools.models import PoolVersion
+from judging.workflows.qrels import qrels_imported
 
 pytestmark = pytest.mark.django_db
 
@@ -153,3 +154,73 @@ def test_annotators_read_no_pool(shared: Campaign, api_client_for: Any, annotato
     client = api_client_for(annotator)
     assert client.get("/api/v1/pools/").status_code == 403
     assert client.get(f"/api/v1/campaigns/{shared.pk}/pools/").status_code == 403
+
+
+# --- a 409 on submission says nothing about other researchers' tags ---------------------------
+
+
+def submit(client: Any, campaign: Campaign, tag: str, doc: str = "d1") -> Any:
+    return client.post(
+        f"/api/v1/campaigns/{campaign.pk}/runs/",
+        {"tag": tag, "results": {"401": {doc: 1.0, "d2": 0.5}}},
+        format="json",
+    )
+
+
+def test_a_tag_another_researcher_uses_is_accepted_as_if_it_were_free(
+    campaign: Campaign,
+    researcher: Any,
+    other_researcher: Any,
+    api_client_for: Any,
+    as_committed: Any,
+) -> None:
+    oscar, rita_ = api_client_for(other_researcher), api_client_for(researcher)
+    assert submit(oscar, campaign, "r2-secret-run").status_code == 201
+    with as_committed():  # a qrels version, so that runs are evaluated as they arrive
+        qrels_imported(campaign=campaign, data=b"401 0 d1 1\n401 0 d2 0\n", source="q")
+    # Rita's probes: a taken tag and a free one get the same answer, naming only her run
+    with as_committed():
+        taken = submit(rita_, campaign, "r2-secret-run")
+        free = submit(rita_, campaign, "never-used")
+    assert taken.status_code == free.status_code == 201, taken.content
+    assert taken.json()["tag"] == "r2-secret-run" and free.json()["tag"] == "never-used"
+    assert set(taken.json()) == set(free.json())
+    # her own views name the run as she did, nowhere with the campaign's suffix
+    for url in (
+        f"/api/v1/runs/{taken.json()['id']}/",
+        f"/api/v1/runs/{taken.json()['id']}/evaluations/",
+        "/api/v1/runs/",
+        f"/api/v1/campaigns/{campaign.pk}/runs/",
+        f"/api/v1/campaigns/{campaign.pk}/leaderboard/",
+    ):
+        r = rita_.get(url)
+        assert r.status_code == 200, url
+        assert "r2-secret-run~" not in r.content.decode(), url
+    evaluations = rita_.get(f"/api/v1/runs/{taken.json()['id']}/evaluations/").json()
+    assert evaluations["run"] == "r2-secret-run"
+    assert evaluations["evaluations"][0]["result"]["run"] == "r2-secret-run"
+    download = rita_.get(f"/api/v1/runs/{taken.json()['id']}/download/")
+    text = b"".join(download.streaming_content).decode()
+    assert text.split()[5] == "r2-secret-run" and "~" not in download["Content-Disposition"]
+    # a second run of hers with that tag is the only 409, and it says it is hers
+    again = submit(rita_, campaign, "r2-secret-run", doc="d3")
+    assert again.status_code == 409
+    assert again.json()["detail"].startswith("you already have a run tagged 'r2-secret-run'")
+    # Oscar's own second submission under his tag is a 409 too; nothing else changed for him
+    assert submit(oscar, campaign, "r2-secret-run", doc="d3").status_code == 409
+    assert [r["tag"] for r in oscar.get("/api/v1/runs/").json()["results"]] == ["r2-secret-run"]
+
+
+def test_admins_see_tags_that_tell_the_two_runs_apart(
+    campaign: Campaign,
+    researcher: Any,
+    other_researcher: Any,
+    admin_user: Any,
+    api_client_for: Any,
+) -> None:
+    assert submit(api_client_for(other_researcher), campaign, "bm25").status_code == 201
+    assert submit(api_client_for(researcher), campaign, "bm25").status_code == 201
+    runs = api_client_for(admin_user).get(f"/api/v1/campaigns/{campaign.pk}/runs/").json()
+    tags = {r["owner"]: r["tag"] for r in runs["results"]}
+    assert tags == {"oscar-researcher": "bm25", "rita-researcher": "bm25~2"}
+    assert set(Run.objects.filter(campaign=campaign).values_list("name", flat=True)) == {"bm25"}

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Document, Run, Topic, UnknownTopicPolicy
 from judging.campaigns.selectors import visible_run_tags
+from judging.core.roles import is_admin
 
 
 class ScaleItemSerializer(serializers.Serializer[Any]):
@@ -73,7 +74,12 @@ class FileUploadSerializer(serializers.Serializer[Any]):
 
 
 class RunSerializer(serializers.ModelSerializer[Run]):
+    """A run; ``tag`` as the requesting user knows it (pass the request in the context): the
+    name its submitter gave it, for admins its tag in the campaign (the same unless another
+    researcher's run had that name: then it carries a suffix, ``name~2``)."""
+
     owner = serializers.CharField(source="owner.username", read_only=True)
+    tag = serializers.SerializerMethodField()
     campaign: serializers.PrimaryKeyRelatedField[Campaign] = serializers.PrimaryKeyRelatedField(
         read_only=True
     )
@@ -101,6 +107,10 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
     def get_num_topics(self, run: Run) -> int:
         return len(run.topic_counts)
+
+    def get_tag(self, run: Run) -> str:
+        request = self.context.get("request")
+        return run.tag if request is not None and is_admin(request.user) else run.name
 
 
 class RunUpdateSerializer(serializers.ModelSerializer[Run]):

@@ -24,7 +24,7 @@ from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
-from judging.campaigns.selectors import campaign_list
+from judging.campaigns.selectors import campaign_list, run_label
 from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import account, roles_of
@@ -206,7 +206,9 @@ class CampaignViewSet(
             Run.objects.visible_to(request.user).filter(campaign=campaign).select_related("owner")
         )
         page = self.paginate_queryset(runs)  # type: ignore[arg-type]
-        return self.get_paginated_response(s.RunSerializer(page, many=True).data)
+        return self.get_paginated_response(
+            s.RunSerializer(page, many=True, context={"request": request}).data
+        )
 
     @extend_schema(
         request={
@@ -244,7 +246,10 @@ class CampaignViewSet(
         else:
             args["results"] = services.json_results_from_body(args.pop("results"))
         run = run_submitted(campaign=campaign, owner=account(request.user), **args)
-        return Response(s.RunSerializer(run).data, status=status.HTTP_201_CREATED)
+        return Response(
+            s.RunSerializer(run, context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
 
     # --- pools ----------------------------------------------------------------------------
     @extend_schema(
@@ -324,7 +329,7 @@ class RunViewSet(
         ser = s.RunUpdateSerializer(data=request.data, partial=True)
         ser.is_valid(raise_exception=True)
         run = services.run_update(run=run, by=request.user, data=ser.validated_data)
-        return Response(s.RunSerializer(run).data)
+        return Response(s.RunSerializer(run, context={"request": request}).data)
 
     def perform_destroy(self, instance: Run) -> None:
         services.run_delete(run=instance)
@@ -336,8 +341,11 @@ class RunViewSet(
     @action(detail=True, methods=["get"])
     def download(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
         run = self.get_object()
-        response = StreamingHttpResponse(services.run_as_trec(run), content_type="text/plain")
-        response["Content-Disposition"] = f'attachment; filename="{run.tag}.run"'
+        tag = run_label(run, request.user)
+        response = StreamingHttpResponse(
+            services.run_as_trec(run, tag=tag), content_type="text/plain"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{tag}.run"'
         return response
 
 
