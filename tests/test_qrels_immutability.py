@@ -252,6 +252,36 @@ def test_the_triggers_are_installed_on_this_database() -> None:
     assert immutability.expected(connection.vendor)
 
 
+def test_the_triggers_come_back_after_a_migration_that_rebuilt_a_table() -> None:
+    """SQLite rebuilds a table to alter it, and the rebuilt table has no triggers: every
+    ``migrate`` installs them again (post_migrate); installing twice changes nothing."""
+    from judging.assessments.apps import _reinstall_triggers
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "sqlite":
+            cursor.execute("DROP TRIGGER pj_qrelsentry_no_delete")
+        else:
+            cursor.execute("DROP TRIGGER pj_qrelsentry_no_delete ON assessments_qrelsentry")
+    assert "pj_qrelsentry_no_delete" not in immutability.installed(connection)
+    _reinstall_triggers(using="default")
+    _reinstall_triggers(using="default")
+    assert immutability.installed(connection) == immutability.expected(connection.vendor)
+
+
+def test_the_guarded_columns_can_still_be_altered_by_a_later_migration() -> None:
+    """No trigger names a column in a WHEN clause on PostgreSQL (which would forbid altering the
+    column's type): a later migration may widen a guarded column."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite rebuilds the table instead (see the test above)")
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # no deferred checks pending: ALTER may
+        cursor.execute("ALTER TABLE assessments_qrelsversion ALTER COLUMN source TYPE varchar(40)")
+        cursor.execute(
+            "ALTER TABLE assessments_judgmentchange ALTER COLUMN docid TYPE varchar(600)"
+        )
+        cursor.execute("ALTER TABLE assessments_judgment ALTER COLUMN docid TYPE varchar(600)")
+
+
 # --- raw SQL ----------------------------------------------------------------------------------
 
 RAW = [

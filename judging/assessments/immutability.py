@@ -79,7 +79,7 @@ _LATEST = (
     "AND h.docid = OLD.docid AND h.annotator_id = OLD.annotator_id ORDER BY h.id DESC LIMIT 1"
 )
 
-TRIGGERS = (
+SQLITE_TRIGGERS = (
     "pj_qrelsentry_no_update",
     "pj_qrelsentry_no_delete",
     "pj_qrelsversion_no_delete",
@@ -90,16 +90,32 @@ TRIGGERS = (
     "pj_judgment_grade",
     "pj_judgment_delete",
 )
+POSTGRESQL_TRIGGERS = (
+    "pj_qrelsentry_no_update",
+    "pj_qrelsentry_no_delete",
+    "pj_qrelsversion_guard",
+    "pj_judgmentchange_guard",
+    "pj_judgment_guard",
+)
+POSTGRESQL_FUNCTIONS = (
+    "pooljudge_refuse",
+    "pooljudge_qrelsversion_guard",
+    "pooljudge_judgmentchange_guard",
+    "pooljudge_judgment_guard",
+)
 TABLES = {
     "pj_qrelsentry_no_update": "assessments_qrelsentry",
     "pj_qrelsentry_no_delete": "assessments_qrelsentry",
     "pj_qrelsversion_no_delete": "assessments_qrelsversion",
     "pj_qrelsversion_no_update": "assessments_qrelsversion",
+    "pj_qrelsversion_guard": "assessments_qrelsversion",
     "pj_judgmentchange_no_delete": "assessments_judgmentchange",
     "pj_judgmentchange_no_update": "assessments_judgmentchange",
+    "pj_judgmentchange_guard": "assessments_judgmentchange",
     "pj_judgment_identity": "assessments_judgment",
     "pj_judgment_grade": "assessments_judgment",
     "pj_judgment_delete": "assessments_judgment",
+    "pj_judgment_guard": "assessments_judgment",
 }
 
 
@@ -156,29 +172,72 @@ def _sqlite() -> list[str]:
 
 
 def _postgresql() -> list[str]:
-    def trigger(name: str, event: str, function: str, when: str = "") -> str:
-        condition = f"WHEN ({when}) " if when else ""
+    """Functions with the conditions in their bodies, not in the triggers' WHEN: PostgreSQL
+    refuses to alter the type of a column a WHEN clause names, which would block later
+    migrations of these tables."""
+
+    def trigger(name: str, event: str, function: str) -> str:
         return (
             f"DROP TRIGGER IF EXISTS {name} ON {TABLES[name]}; "
             f"CREATE TRIGGER {name} BEFORE {event} ON {TABLES[name]} FOR EACH ROW "
-            f"{condition}EXECUTE FUNCTION {function}"
+            f"EXECUTE FUNCTION {function}"
+        )
+
+    def refuse(message: str) -> str:
+        return f"RAISE EXCEPTION USING ERRCODE = 'restrict_violation', MESSAGE = '{message}';"
+
+    def function(name: str, body: str) -> str:
+        return (
+            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+            f"{body}\n$$"
         )
 
     latest_grade = _LATEST.format(col="h.new_grade")
-    judgment_guard = f"""
-CREATE OR REPLACE FUNCTION pooljudge_judgment_guard() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
+    return [
+        function(
+            "pooljudge_refuse",
+            "BEGIN\n  RAISE EXCEPTION USING ERRCODE = 'restrict_violation', "
+            "MESSAGE = TG_ARGV[0];\nEND",
+        ),
+        function(
+            "pooljudge_qrelsversion_guard",
+            f"""BEGIN
+  IF TG_OP = 'DELETE' THEN
+    {refuse(VERSION_DELETE)}
+  END IF;
+  IF {_changed(VERSION_COLUMNS, "IS DISTINCT FROM")} THEN
+    {refuse(VERSION_UPDATE)}
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        function(
+            "pooljudge_judgmentchange_guard",
+            f"""BEGIN
+  IF TG_OP = 'DELETE' THEN
+    {refuse(HISTORY_DELETE)}
+  END IF;
+  IF {_changed(HISTORY_COLUMNS, "IS DISTINCT FROM")}
+     OR (NEW.judgment_id IS NOT NULL AND NEW.judgment_id IS DISTINCT FROM OLD.judgment_id) THEN
+    {refuse(HISTORY_UPDATE)}
+  END IF;
+  RETURN NEW;
+END""",
+        ),
+        function(
+            "pooljudge_judgment_guard",
+            f"""DECLARE
   found boolean;
   latest integer;
 BEGIN
   IF TG_OP = 'UPDATE' THEN
     IF {_changed(JUDGMENT_IDENTITY_COLUMNS, "IS DISTINCT FROM")} THEN
-      RAISE EXCEPTION USING ERRCODE = 'restrict_violation', MESSAGE = '{JUDGMENT_IDENTITY}';
+      {refuse(JUDGMENT_IDENTITY)}
     END IF;
     IF NEW.grade IS DISTINCT FROM OLD.grade THEN
       latest := ({latest_grade});
       IF latest IS DISTINCT FROM NEW.grade THEN
-        RAISE EXCEPTION USING ERRCODE = 'restrict_violation', MESSAGE = '{JUDGMENT_GRADE}';
+        {refuse(JUDGMENT_GRADE)}
       END IF;
     END IF;
     RETURN NEW;
@@ -187,38 +246,16 @@ BEGIN
     WHERE h.topic_id = OLD.topic_id AND h.docid = OLD.docid AND h.annotator_id = OLD.annotator_id
     ORDER BY h.id DESC LIMIT 1;
   IF found IS NULL OR latest IS NOT NULL THEN
-    RAISE EXCEPTION USING ERRCODE = 'restrict_violation', MESSAGE = '{JUDGMENT_DELETE}';
+    {refuse(JUDGMENT_DELETE)}
   END IF;
   RETURN OLD;
-END $$"""
-    refuse = """
-CREATE OR REPLACE FUNCTION pooljudge_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  RAISE EXCEPTION USING ERRCODE = 'restrict_violation', MESSAGE = TG_ARGV[0];
-END $$"""
-    return [
-        refuse,
-        judgment_guard,
+END""",
+        ),
         trigger("pj_qrelsentry_no_update", "UPDATE", f"pooljudge_refuse('{ENTRY}')"),
         trigger("pj_qrelsentry_no_delete", "DELETE", f"pooljudge_refuse('{ENTRY}')"),
-        trigger("pj_qrelsversion_no_delete", "DELETE", f"pooljudge_refuse('{VERSION_DELETE}')"),
-        trigger(
-            "pj_qrelsversion_no_update",
-            "UPDATE",
-            f"pooljudge_refuse('{VERSION_UPDATE}')",
-            _changed(VERSION_COLUMNS, "IS DISTINCT FROM"),
-        ),
-        trigger("pj_judgmentchange_no_delete", "DELETE", f"pooljudge_refuse('{HISTORY_DELETE}')"),
-        trigger(
-            "pj_judgmentchange_no_update",
-            "UPDATE",
-            f"pooljudge_refuse('{HISTORY_UPDATE}')",
-            f"{_changed(HISTORY_COLUMNS, 'IS DISTINCT FROM')} OR (NEW.judgment_id IS NOT NULL "
-            "AND NEW.judgment_id IS DISTINCT FROM OLD.judgment_id)",
-        ),
-        trigger("pj_judgment_identity", "UPDATE OR DELETE", "pooljudge_judgment_guard()"),
-        f"DROP TRIGGER IF EXISTS pj_judgment_grade ON {TABLES['pj_judgment_grade']}",
-        f"DROP TRIGGER IF EXISTS pj_judgment_delete ON {TABLES['pj_judgment_delete']}",
+        trigger("pj_qrelsversion_guard", "UPDATE OR DELETE", "pooljudge_qrelsversion_guard()"),
+        trigger("pj_judgmentchange_guard", "UPDATE OR DELETE", "pooljudge_judgmentchange_guard()"),
+        trigger("pj_judgment_guard", "UPDATE OR DELETE", "pooljudge_judgment_guard()"),
     ]
 
 
@@ -236,28 +273,23 @@ def install(connection: BaseDatabaseWrapper) -> None:
 
 def uninstall(connection: BaseDatabaseWrapper) -> None:
     with connection.cursor() as cursor:
-        for name in TRIGGERS:
-            if connection.vendor == "sqlite":
+        if connection.vendor == "sqlite":
+            for name in SQLITE_TRIGGERS:
                 cursor.execute(f"DROP TRIGGER IF EXISTS {name}")
-            elif connection.vendor == "postgresql":
+        elif connection.vendor == "postgresql":
+            for name in POSTGRESQL_TRIGGERS:
                 cursor.execute(f"DROP TRIGGER IF EXISTS {name} ON {TABLES[name]}")
-        if connection.vendor == "postgresql":
-            cursor.execute("DROP FUNCTION IF EXISTS pooljudge_refuse()")
-            cursor.execute("DROP FUNCTION IF EXISTS pooljudge_judgment_guard()")
+            for function in POSTGRESQL_FUNCTIONS:
+                cursor.execute(f"DROP FUNCTION IF EXISTS {function}()")
 
 
 def expected(vendor: str) -> set[str]:
-    """The triggers :func:`install` creates on this database (PostgreSQL guards judgments with one
-    trigger function)."""
-    if vendor == "sqlite":
-        return set(TRIGGERS)
-    if vendor == "postgresql":
-        return set(TRIGGERS) - {"pj_judgment_grade", "pj_judgment_delete"}
-    return set()
+    """The triggers :func:`install` creates on this database."""
+    return set({"sqlite": SQLITE_TRIGGERS, "postgresql": POSTGRESQL_TRIGGERS}.get(vendor, ()))
 
 
 def installed(connection: BaseDatabaseWrapper) -> set[str]:
-    """The names of the triggers present in the database."""
+    """The names of this module's triggers present in the database."""
     with connection.cursor() as cursor:
         if connection.vendor == "sqlite":
             cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
@@ -265,7 +297,7 @@ def installed(connection: BaseDatabaseWrapper) -> set[str]:
             cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
         else:
             return set()
-        return {row[0] for row in cursor.fetchall()} & set(TRIGGERS)
+        return {row[0] for row in cursor.fetchall()} & expected(connection.vendor)
 
 
 _state = threading.local()
