@@ -24,6 +24,30 @@ def need_service(available: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _flush_past_the_sqlite_triggers() -> Iterator[None]:
+    """``transactional_db`` tests empty the database after themselves with a flush: PostgreSQL's
+    TRUNCATE fires no row trigger, SQLite's flush deletes row by row, which the immutability
+    triggers refuse for qrels and judgments (judging/assessments/immutability.py)."""
+    from django.db import connection
+
+    from judging.assessments.immutability import unguarded
+
+    if connection.vendor != "sqlite":
+        yield
+        return
+    operations = type(connection.ops)
+    original = operations.execute_sql_flush
+
+    def execute_sql_flush(self: Any, sql_list: Any) -> None:
+        with unguarded():
+            original(self, sql_list)
+
+    operations.execute_sql_flush = execute_sql_flush  # type: ignore[method-assign]
+    yield
+    operations.execute_sql_flush = original  # type: ignore[method-assign]
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The shared real TREC data folder (for every test, metrics too); skipped when absent."""

@@ -152,11 +152,11 @@ def test_a_published_version_never_changes(
     # v1 still exports and hashes as before
     assert export_text(admin, v1["id"]) == EXPORT
     assert QrelsVersion.objects.get(pk=v1["id"]).content_hash == v1["content_hash"]
-    # and the API has no way to change or delete a version
+    # and the API refuses to change or delete a version (409: it is stored, hence immutable)
     url = f"/api/v1/qrels/{v1['id']}/"
-    assert admin.patch(url, {"note": "edited"}, format="json").status_code == 405
-    assert admin.put(url, {"note": "edited"}, format="json").status_code == 405
-    assert admin.delete(url).status_code == 405
+    assert admin.patch(url, {"note": "edited"}, format="json").status_code == 409
+    assert admin.put(url, {"note": "edited"}, format="json").status_code == 409
+    assert admin.delete(url).status_code == 409
 
 
 def test_the_export_is_served_with_and_without_a_trailing_slash(

@@ -132,12 +132,16 @@ def test_unknown_topics_are_dropped_and_counted_under_the_ignore_policy(
     assert response.json()["topic_counts"] == {"401": 3, "402": 1}
 
 
-def test_a_used_tag_is_a_conflict(api_client_for: Any, researcher: Any, campaign: Any) -> None:
+def test_a_tag_of_ones_own_is_a_conflict(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
     client = api_client_for(researcher)
     assert submit(client, campaign, GOOD).status_code == 201
     again = submit(client, campaign, GOOD.replace(b"d9", b"d8"))
     assert again.status_code == 409
-    assert again.json()["detail"] == "run tag 'bm25' is already used in campaign 'Test campaign'"
+    assert again.json()["detail"] == (
+        "you already have a run tagged 'bm25' in campaign 'Test campaign'"
+    )
     assert Run.objects.count() == 1 and RankedList.objects.count() == 2
 
 

@@ -15,14 +15,16 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
+from django.db.models import ProtectedError, RestrictedError
 from django.http import Http404
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from judging.assessments.immutability import is_immutability_error, message_of
 from judging.core import uploads
-from judging.core.errors import DomainError, InvalidInput, TooLarge
+from judging.core.errors import Conflict, DomainError, InvalidInput, TooLarge
 from metrics.problems import InvalidInput as ReaderError
 from metrics.problems import Problem
 
@@ -34,6 +36,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = TooLarge(f"the request body is too large ({exc})")
     elif isinstance(exc, exceptions.ValidationError):
         exc = _invalid_input(exc.detail)
+    elif isinstance(exc, ProtectedError | RestrictedError):
+        exc = Conflict(f"refused: {_protected(exc)}")
+    elif is_immutability_error(exc):
+        exc = Conflict(f"refused by the database: {message_of(exc)}")
     if isinstance(exc, DomainError):
         return Response(exc.as_dict(), status=exc.status)
     # DRF turns Http404 and Django's PermissionDenied into its own and sets the headers
@@ -42,6 +48,17 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if response is not None:
         response.data = {"error": _code(exc), "detail": _message(response.data)}
     return response
+
+
+def _protected(exc: ProtectedError | RestrictedError) -> str:
+    """'it would delete 98 qrels entries, 98 judgments': what the deletion would take with it."""
+    counts: dict[str, int] = {}
+    objects = exc.protected_objects if isinstance(exc, ProtectedError) else exc.restricted_objects
+    for obj in objects:
+        name = str(obj._meta.verbose_name_plural)
+        counts[name] = counts.get(name, 0) + 1
+    kept = ", ".join(f"{n} {name}" for name, n in sorted(counts.items()))
+    return f"it would delete {kept}, which are kept (stored qrels and the judgments under them)"
 
 
 def _code(exc: Exception) -> str:

@@ -19,6 +19,7 @@ from judging.api.views import ERRORS
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
+from judging.campaigns.selectors import run_label
 from judging.core.errors import InvalidInput, NotFound
 from judging.evaluation.bias import bias_report_request
 from judging.evaluation.models import BiasKind, EvalMode, EvalState, Evaluation
@@ -97,7 +98,12 @@ class RunEvaluationsView(APIView):
             if evaluation.state == EvalState.PENDING:
                 return Response(_pending(evaluation), status=status.HTTP_202_ACCEPTED)
             rows = [evaluation]
-        return Response({"run": run.tag, "evaluations": [evaluation_as_dict(e) for e in rows]})
+        return Response(
+            {
+                "run": run_label(run, request.user),
+                "evaluations": [evaluation_as_dict(e, request.user) for e in rows],
+            }
+        )
 
     @extend_schema(
         request=EvaluationRequestSerializer,
@@ -118,9 +124,11 @@ class RunEvaluationsView(APIView):
         body = (
             _pending(evaluation)
             if evaluation.state == EvalState.PENDING
-            else evaluation_as_dict(evaluation)
+            else evaluation_as_dict(evaluation, request.user)
         )
-        return Response({"run": run.tag, **body}, status=status.HTTP_202_ACCEPTED)
+        return Response(
+            {"run": run_label(run, request.user), **body}, status=status.HTTP_202_ACCEPTED
+        )
 
 
 def _pending(evaluation: Evaluation) -> dict[str, Any]:

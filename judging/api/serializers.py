@@ -2,10 +2,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import AnonymousUser
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Document, Run, Topic, UnknownTopicPolicy
+from judging.campaigns.selectors import visible_run_tags
+from judging.core.roles import is_admin
 
 
 class ScaleItemSerializer(serializers.Serializer[Any]):
@@ -72,7 +76,12 @@ class FileUploadSerializer(serializers.Serializer[Any]):
 
 
 class RunSerializer(serializers.ModelSerializer[Run]):
+    """A run; ``tag`` as the requesting user knows it (pass the request in the context): the
+    name its submitter gave it, for admins its tag in the campaign (the same unless another
+    researcher's run had that name: then it carries a suffix, ``name~2``)."""
+
     owner = serializers.CharField(source="owner.username", read_only=True)
+    tag = serializers.SerializerMethodField()
     campaign: serializers.PrimaryKeyRelatedField[Campaign] = serializers.PrimaryKeyRelatedField(
         read_only=True
     )
@@ -100,6 +109,10 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
     def get_num_topics(self, run: Run) -> int:
         return len(run.topic_counts)
+
+    def get_tag(self, run: Run) -> str:
+        request = self.context.get("request")
+        return run.tag if request is not None and is_admin(request.user) else run.name
 
 
 class RunUpdateSerializer(serializers.ModelSerializer[Run]):
@@ -199,8 +212,14 @@ class PoolRequestSerializer(serializers.Serializer[Any]):
 
 
 class PoolVersionSerializer(serializers.ModelSerializer[Any]):
+    """A pool version; ``run_tags`` as the requesting user may see them (pass the request in the
+    context): admins every tag, researchers their own and the others anonymised."""
+
     percent = serializers.FloatField(read_only=True)
     base = serializers.SerializerMethodField()
+    run_tags = serializers.SerializerMethodField(
+        help_text="Tags of the contributing runs; other researchers' runs anonymised."
+    )
 
     class Meta:
         from judging.pools.models import PoolVersion
@@ -236,6 +255,12 @@ class PoolVersionSerializer(serializers.ModelSerializer[Any]):
 
     def get_base(self, version: Any) -> int | None:
         return version.base.number if version.base_id else None
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_run_tags(self, version: Any) -> list[str]:
+        request = self.context.get("request")
+        user = getattr(request, "user", None) or AnonymousUser()
+        return visible_run_tags(version.campaign_id, list(version.run_tags), user)
 
 
 class PoolDocumentSerializer(serializers.Serializer[Any]):

@@ -24,7 +24,7 @@ from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
-from judging.campaigns.selectors import campaign_list
+from judging.campaigns.selectors import campaign_list, run_label
 from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import account, roles_of
@@ -208,7 +208,9 @@ class CampaignViewSet(
             Run.objects.visible_to(request.user).filter(campaign=campaign).select_related("owner")
         )
         page = self.paginate_queryset(runs)  # type: ignore[arg-type]
-        return self.get_paginated_response(s.RunSerializer(page, many=True).data)
+        return self.get_paginated_response(
+            s.RunSerializer(page, many=True, context={"request": request}).data
+        )
 
     @extend_schema(
         request={
@@ -246,7 +248,10 @@ class CampaignViewSet(
         else:
             args["results"] = services.json_results_from_body(args.pop("results"))
         run = run_submitted(campaign=campaign, owner=account(request.user), **args)
-        return Response(s.RunSerializer(run).data, status=status.HTTP_201_CREATED)
+        return Response(
+            s.RunSerializer(run, context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
 
     # --- pools ----------------------------------------------------------------------------
     @extend_schema(
@@ -260,7 +265,9 @@ class CampaignViewSet(
         if not IsResearcher().has_permission(request, self):
             raise NotAllowed("only researchers and admins may read pools")
         page = self.paginate_queryset(versions)  # type: ignore[arg-type]
-        return self.get_paginated_response(s.PoolVersionSerializer(page, many=True).data)
+        return self.get_paginated_response(
+            s.PoolVersionSerializer(page, many=True, context={"request": request}).data
+        )
 
     @extend_schema(
         request=s.PoolRequestSerializer,
@@ -285,7 +292,7 @@ class CampaignViewSet(
         )
         version.refresh_from_db()
         return Response(
-            s.PoolVersionSerializer(version).data,
+            s.PoolVersionSerializer(version, context={"request": request}).data,
             status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK,
         )
 
@@ -324,7 +331,7 @@ class RunViewSet(
         ser = s.RunUpdateSerializer(data=request.data, partial=True)
         ser.is_valid(raise_exception=True)
         run = services.run_update(run=run, by=request.user, data=ser.validated_data)
-        return Response(s.RunSerializer(run).data)
+        return Response(s.RunSerializer(run, context={"request": request}).data)
 
     def perform_destroy(self, instance: Run) -> None:
         services.run_delete(run=instance)
@@ -336,8 +343,11 @@ class RunViewSet(
     @action(detail=True, methods=["get"])
     def download(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
         run = self.get_object()
-        response = StreamingHttpResponse(services.run_as_trec(run), content_type="text/plain")
-        response["Content-Disposition"] = f'attachment; filename="{run.tag}.run"'
+        tag = run_label(run, request.user)
+        response = StreamingHttpResponse(
+            services.run_as_trec(run, tag=tag), content_type="text/plain"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{tag}.run"'
         return response
 
 
@@ -350,19 +360,59 @@ class QrelsVersionViewSet(
 
     serializer_class = s.QrelsVersionSerializer
     permission_classes = [IsResearcher]
+    http_method_names = ["get", "put", "patch", "delete", "head", "options"]
 
     def get_queryset(self) -> QuerySet[QrelsVersion]:
         return QrelsVersion.objects.visible_to(self.request.user)
 
+    def _immutable(self) -> Conflict:
+        version = self.get_object()
+        return Conflict(
+            f"qrels version {version.number} is stored and never changes or goes away; "
+            "publish or import a new version instead"
+        )
+
     @extend_schema(
-        responses={(200, "text/plain"): str},
-        description="The version in TREC qrels format (qid 0 docid grade).",
+        request=None,
+        responses={409: OpenApiResponse(s.ErrorSerializer, description="versions are immutable")},
+        description="Refused: a stored qrels version never changes.",
+    )
+    def update(self, request: Request, pk: str | None = None) -> Response:
+        raise self._immutable()
+
+    @extend_schema(
+        request=None,
+        responses={409: OpenApiResponse(s.ErrorSerializer, description="versions are immutable")},
+        description="Refused: a stored qrels version never changes.",
+    )
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        raise self._immutable()
+
+    @extend_schema(
+        responses={409: OpenApiResponse(s.ErrorSerializer, description="versions are immutable")},
+        description="Refused: a stored qrels version is never deleted.",
+    )
+    def destroy(self, request: Request, pk: str | None = None) -> Response:
+        raise self._immutable()
+
+    @extend_schema(
+        responses={
+            (200, "text/plain"): str,
+            409: OpenApiResponse(
+                s.ErrorSerializer,
+                description="integrity_check_failed: the rows do not hash to the stored hash",
+            ),
+        },
+        description="The version in TREC qrels format (qid 0 docid grade), with its sha256 in "
+        "X-Content-SHA256. The rows are hashed again first: a version whose rows no longer "
+        "match its stored hash is refused (409 integrity_check_failed, logged), never served.",
     )
     @action(detail=True, methods=["get"])
     def export(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
         version = self.get_object()
         response = StreamingHttpResponse(
-            qrels_services.qrels_export_lines(version), content_type="text/plain"
+            qrels_services.qrels_export_lines(version),  # checked against its hash first
+            content_type="text/plain",
         )
         response["Content-Disposition"] = (
             f'attachment; filename="{version.campaign.name}-qrels-v{version.number}.txt"'
@@ -459,4 +509,4 @@ class PoolVersionViewSet(
         version = self.get_object()
         pool_services.pool_cancel(version=version)
         version.refresh_from_db()
-        return Response(s.PoolVersionSerializer(version).data)
+        return Response(s.PoolVersionSerializer(version, context={"request": request}).data)

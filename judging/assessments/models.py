@@ -34,7 +34,10 @@ class QrelsVersionQuerySet(models.QuerySet["QrelsVersion"]):
 class QrelsVersion(models.Model):
     """An immutable snapshot of judgments. ``number`` counts up per campaign from 1."""
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="qrels_versions")
+    # PROTECT here and below: nothing deletes a stored version or the judgments under it as a
+    # side effect (a topic or campaign deleted in the admin); triggers refuse the rest (see
+    # judging/assessments/immutability.py).
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="qrels_versions")
     number = models.PositiveIntegerField()
     source = models.CharField(max_length=20, choices=QrelsSource.choices)
     content_hash = models.CharField(
@@ -65,12 +68,15 @@ class QrelsVersion(models.Model):
 
 
 class QrelsEntry(models.Model):
-    version = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="entries")
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    """One row of a stored qrels version: written once with its version, never changed."""
+
+    version = models.ForeignKey(QrelsVersion, on_delete=models.PROTECT, related_name="entries")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
     docid = models.CharField(max_length=255)
     grade = models.IntegerField()
 
     class Meta:
+        verbose_name_plural = "qrels entries"
         constraints = [
             models.UniqueConstraint(
                 fields=["version", "topic", "docid"], name="qrels_entry_unique"
@@ -181,8 +187,8 @@ class Lease(models.Model):
 class Judgment(models.Model):
     """An annotator's current grade for a (topic, document); changes are kept in history."""
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judgments")
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="judgments")
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="judgments")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="judgments")
     docid = models.CharField(max_length=255)
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgments"
@@ -211,7 +217,7 @@ class JudgmentChange(models.Model):
     judgment = models.ForeignKey(
         Judgment, null=True, on_delete=models.SET_NULL, related_name="history"
     )
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
     docid = models.CharField(max_length=255)
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
@@ -238,8 +244,8 @@ class JudgmentChange(models.Model):
 class Adjudication(models.Model):
     """An admin's final grade for an item its annotators disagreed on."""
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="+")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
     docid = models.CharField(max_length=255)
     grade = models.IntegerField()
     note = models.TextField(blank=True)

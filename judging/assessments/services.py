@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+import logging
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -20,10 +21,12 @@ from judging.assessments.models import (
 from judging.campaigns.models import Campaign
 from judging.core import uploads
 from judging.core.bulk import insert_rows
-from judging.core.errors import InvalidInput
+from judging.core.errors import IntegrityFailure, InvalidInput
 from judging.core.roles import Account, UserLike
 from metrics.io import read_qrels
 from metrics.problems import Problem
+
+logger = logging.getLogger(__name__)
 
 
 def canonical_lines(rows: Iterable[tuple[str, str, int]]) -> list[str]:
@@ -104,9 +107,34 @@ def qrels_rows(version: QrelsVersion) -> list[tuple[str, str, int]]:
     )
 
 
-def qrels_export_lines(version: QrelsVersion) -> Iterator[str]:
-    """The version in TREC qrels format (``qid 0 docid grade``), sorted by qid and docid."""
-    yield from canonical_lines(qrels_rows(version))
+def qrels_export_lines(version: QrelsVersion) -> list[str]:
+    """The version in TREC qrels format (``qid 0 docid grade``), sorted by qid and docid, after
+    checking that the lines still hash to the version's stored hash.
+
+    Raises ``IntegrityFailure`` (and logs an error) when they do not: the rows were changed
+    behind the database's back, and what would be served is not the version it claims to be.
+    """
+    lines = canonical_lines(qrels_rows(version))
+    digest = content_hash(lines)
+    if digest != version.content_hash:
+        logger.error(
+            "qrels version %s (v%s of campaign %s) fails its hash check: stored %s, rows hash "
+            "to %s (%d rows, %d recorded); export refused",
+            version.pk,
+            version.number,
+            version.campaign_id,
+            version.content_hash,
+            digest,
+            len(lines),
+            version.num_judgments,
+        )
+        raise IntegrityFailure(
+            f"qrels version {version.number} fails its integrity check: its {len(lines)} rows "
+            f"(recorded: {version.num_judgments}) do not hash to its stored sha256 "
+            f"{version.content_hash[:12]}; it is not exported. An administrator has been told "
+            "(server log)."
+        )
+    return lines
 
 
 def consensus(campaign: Campaign) -> dict[tuple[str, str], int]:
@@ -145,16 +173,23 @@ def qrels_publish(
 ) -> tuple[QrelsVersion, bool]:
     """Snapshot the judgments as the campaign's next qrels version; returns (version, created).
 
-    The new version is the latest version's judgments overlaid with the consensus of the
-    annotators' judgments (a judgment replaces an older grade of the same item). Publishing when
-    nothing changed returns the latest version instead of a duplicate.
+    The new version is the latest *imported* version's rows (if any) overlaid with the consensus
+    of the annotators' current judgments (a judgment replaces the imported grade of the same
+    item). Not the latest version's rows: an item whose judgment was undone since the last
+    publish must leave the next version, not live on from the last one. Publishing when nothing
+    changed returns the latest version instead of a duplicate.
     """
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
         latest = QrelsVersion.objects.filter(campaign=campaign).latest_first().first()
+        imported = (
+            QrelsVersion.objects.filter(campaign=campaign, source=QrelsSource.IMPORTED)
+            .latest_first()
+            .first()
+        )
         merged: dict[tuple[str, str], int] = {}
-        if latest is not None:
-            merged = {(q, d): g for q, d, g in qrels_rows(latest)}
+        if imported is not None:
+            merged = {(q, d): g for q, d, g in qrels_rows(imported)}
         merged.update(consensus(campaign))
         rows = [(q, d, g) for (q, d), g in merged.items()]
         lines = canonical_lines(rows)

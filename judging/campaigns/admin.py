@@ -3,10 +3,11 @@ from __future__ import annotations
 from django.contrib import admin
 
 from judging.campaigns.models import Campaign, Document, Run, Topic
+from judging.core.admin import KeepsProtectedAdmin
 
 
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin[Campaign]):
+class CampaignAdmin(KeepsProtectedAdmin):
     list_display = (
         "name",
         "relevance_threshold",
@@ -24,14 +25,14 @@ class CampaignAdmin(admin.ModelAdmin[Campaign]):
 
 
 @admin.register(Topic)
-class TopicAdmin(admin.ModelAdmin[Topic]):
+class TopicAdmin(KeepsProtectedAdmin):
     list_display = ("qid", "title", "campaign")
     list_filter = ("campaign",)
     search_fields = ("qid", "title", "description")
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin[Document]):
+class DocumentAdmin(KeepsProtectedAdmin):
     list_display = ("docid", "title", "campaign")
     list_filter = ("campaign",)
     search_fields = ("docid", "title")

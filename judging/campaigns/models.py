@@ -202,8 +202,18 @@ class RunQuerySet(models.QuerySet["Run"]):
 
 
 class Run(models.Model):
+    """A submitted run. Its submitter names it (``name``, unique among their own runs of the
+    campaign); ``tag`` is its name in the campaign, unique there: the name itself, or the name
+    with a suffix (``~2``, ``~3``, ...) when another researcher's run already has that tag. Only
+    admins see ``tag``; the submitter sees ``name`` and other researchers an anonymous label
+    (``campaigns.selectors.run_label``), so no answer tells a researcher which tags others use.
+    """
+
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="runs")
     tag = models.CharField(max_length=100)
+    name = models.CharField(
+        max_length=100, help_text="The tag as its submitter gave it (unique among their runs)."
+    )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="runs"
     )
@@ -229,6 +239,9 @@ class Run(models.Model):
         ordering = ["campaign", "tag"]
         constraints = [
             models.UniqueConstraint(fields=["campaign", "tag"], name="run_tag_unique"),
+            models.UniqueConstraint(
+                fields=["campaign", "owner", "name"], name="run_name_unique_per_owner"
+            ),
         ]
 
     def __str__(self) -> str:

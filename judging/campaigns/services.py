@@ -340,7 +340,7 @@ def run_submit(
     """
     if tag is not None:
         tag = tag.strip()
-        _check_tag(campaign, tag)
+        _check_tag(campaign, owner, tag)
     raw = b""
     if data is not None:
         upload = uploads.read(
@@ -358,7 +358,7 @@ def run_submit(
                 [Problem(0, f"the file has {len(run.tags)} distinct tags ({found})")],
             )
         tag = run.tags[0]
-        _check_tag(campaign, tag)
+        _check_tag(campaign, owner, tag)
 
     topic_ids = dict(campaign.topics.values_list("qid", "id"))
     lengths = np.diff(run.offsets)
@@ -389,11 +389,12 @@ def run_submit(
             counts_per_topic[qid] = b - a
     checksum = hashlib.sha256(raw).hexdigest() if data is not None else _checksum(results)
 
-    try:
-        with transaction.atomic():
-            stored = RunModel.objects.create(
+    for attempt in range(3):  # another researcher may take the same tag at the same moment
+        try:
+            stored = _run_store(
                 campaign=campaign,
-                tag=tag,
+                tag=_campaign_tag(campaign, tag),
+                name=tag,
                 owner=owner,
                 group=group,
                 description=description,
@@ -403,20 +404,31 @@ def run_submit(
                 num_entries=sum(counts_per_topic.values()),
                 topic_counts=counts_per_topic,
                 dropped_lines=dropped,
+                rankings=rankings,
             )
-            RankedList.objects.bulk_create(
-                (
-                    RankedList(run=stored, topic_id=t, size=n, docids=d.decode(), scores=sc)
-                    for t, n, d, sc in rankings
-                ),
-                batch_size=200,
-            )
-    except IntegrityError:
-        if RunModel.objects.filter(campaign=campaign, tag=tag).exists():
-            raise Conflict(
-                f"run tag {tag!r} is already used in campaign {campaign.name!r}"
-            ) from None
-        raise
+        except IntegrityError:
+            if RunModel.objects.filter(campaign=campaign, owner=owner, name=tag).exists():
+                raise Conflict(
+                    f"you already have a run tagged {tag!r} in campaign {campaign.name!r}"
+                ) from None
+            if attempt == 2:
+                raise
+            continue
+        return stored
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _run_store(*, rankings: list[tuple[int, int, bytes, bytes]], **fields: Any) -> RunModel:
+    """The run row and its ranked lists, in one transaction."""
+    with transaction.atomic():
+        stored = RunModel.objects.create(**fields)
+        RankedList.objects.bulk_create(
+            (
+                RankedList(run=stored, topic_id=t, size=n, docids=d.decode(), scores=sc)
+                for t, n, d, sc in rankings
+            ),
+            batch_size=200,
+        )
     return stored
 
 
@@ -444,14 +456,33 @@ def _unknown_topics(
     )
 
 
-def _check_tag(campaign: Campaign, tag: str) -> None:
+def _check_tag(campaign: Campaign, owner: Account, tag: str) -> None:
+    """A valid tag, not yet used by this submitter in the campaign. Other researchers' tags do
+    not count: the run gets a campaign-unique tag of its own (``_campaign_tag``), so the answer
+    is the same whether or not someone else uses the tag."""
     if not tag or len(tag) > 100 or any(ch.isspace() for ch in tag):
         raise InvalidInput(
             "the run tag is not valid",
             [Problem.at("tag", "a tag is 1-100 characters without white space")],
         )
-    if RunModel.objects.filter(campaign=campaign, tag=tag).exists():
-        raise Conflict(f"run tag {tag!r} is already used in campaign {campaign.name!r}")
+    if RunModel.objects.filter(campaign=campaign, owner=owner, name=tag).exists():
+        raise Conflict(f"you already have a run tagged {tag!r} in campaign {campaign.name!r}")
+
+
+def _campaign_tag(campaign: Campaign, name: str) -> str:
+    """The run's tag in the campaign: ``name`` if no run has it, else ``name~2``, ``name~3``...
+    (cut to fit 100 characters), the first that no run has."""
+    taken = set(
+        RunModel.objects.filter(campaign=campaign, tag__startswith=name[:80]).values_list(
+            "tag", flat=True
+        )
+    )
+    candidate, n = name, 1
+    while candidate in taken:
+        n += 1
+        suffix = f"~{n}"
+        candidate = name[: 100 - len(suffix)] + suffix
+    return candidate
 
 
 def run_pooled_check(*, user: UserLike, pooled: bool | None) -> None:
@@ -481,13 +512,15 @@ def run_delete(*, run: RunModel) -> None:
     run.delete()
 
 
-def run_as_trec(run: RunModel) -> Iterable[str]:
-    """The stored run as TREC lines, in trec_eval order, with effective ranks."""
+def run_as_trec(run: RunModel, *, tag: str | None = None) -> Iterable[str]:
+    """The stored run as TREC lines, in trec_eval order, with effective ranks, tagged ``tag``
+    (default: the name its submitter gave it)."""
+    tag = tag or run.name
     lists = RankedList.objects.filter(run=run).select_related("topic").order_by("topic__qid")
     for ranked in lists.iterator(chunk_size=100):
         qid = ranked.topic.qid
         yield "".join(
-            f"{qid} Q0 {docid} {rank} {score!r} {run.tag}\n"
+            f"{qid} Q0 {docid} {rank} {score!r} {tag}\n"
             for rank, (docid, score) in enumerate(
                 zip(ranked.docid_list(), ranked.score_array().tolist(), strict=True), 1
             )

@@ -1,4 +1,10 @@
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from judging.core.models import WorkerHeartbeat
 
@@ -7,3 +13,37 @@ from judging.core.models import WorkerHeartbeat
 class WorkerHeartbeatAdmin(admin.ModelAdmin[WorkerHeartbeat]):
     list_display = ("hostname", "token", "seen_at")
     readonly_fields = ("hostname", "token", "seen_at")
+
+
+class KeepsProtectedAdmin(admin.ModelAdmin[Any]):
+    """Deleting an object that stored qrels or judgments rest on (a PROTECT foreign key) is
+    refused by the admin's delete page; it says what is kept and why, in counts (a topic has
+    thousands of rows), not as a list of every row."""
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        if protected:
+            # The refusal is the protection, whatever else the user may or may not delete.
+            perms_needed = set()
+            counts = Counter(str(p._meta.verbose_name_plural) for p in _protected_objects(objs))
+            protected = [
+                f"{n} {name}: stored qrels versions, their rows and the judgments they rest on "
+                "are never deleted"
+                for name, n in sorted(counts.items())
+            ]
+        return deleted, model_count, perms_needed, protected
+
+
+def _protected_objects(objs: Any) -> list[Any]:
+    from django.db import router
+    from django.db.models.deletion import Collector, ProtectedError
+
+    objs = list(objs)
+    if not objs:
+        return []
+    collector = Collector(using=router.db_for_write(objs[0].__class__))
+    try:
+        collector.collect(objs)
+    except ProtectedError as exc:
+        return list(exc.protected_objects)
+    return []

@@ -63,6 +63,13 @@ class Conflict(DomainError):
     code = "conflict"
 
 
+class IntegrityFailure(Conflict):
+    """Stored data that fails its own check (a qrels version whose rows no longer hash to its
+    stored hash): refused rather than served, and logged."""
+
+    code = "integrity_check_failed"
+
+
 class NotFound(DomainError):
     status = 404
     code = "not_found"

@@ -15,7 +15,14 @@ from django.db.models import QuerySet
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
-from judging.campaigns.selectors import anonymise, run_label, run_labels
+from judging.campaigns.selectors import (
+    anonymise,
+    group_labels,
+    run_label,
+    run_labels,
+    sees_run,
+    visible_tags,
+)
 from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.evaluation.bias import bias_params
@@ -28,7 +35,9 @@ from metrics.stats import compare_runs
 def run_evaluations(run: Run) -> QuerySet[Evaluation]:
     """Every stored evaluation of the run, by qrels version and mode."""
     return (
-        Evaluation.objects.filter(run=run).select_related("qrels").order_by("qrels__number", "mode")
+        Evaluation.objects.filter(run=run)
+        .select_related("qrels", "run")
+        .order_by("qrels__number", "mode")
     )
 
 
@@ -44,7 +53,11 @@ def run_evaluation(run: Run, version: QrelsVersion, mode: str) -> Evaluation | N
     )
 
 
-def evaluation_as_dict(evaluation: Evaluation) -> dict[str, Any]:
+def evaluation_as_dict(evaluation: Evaluation, user: UserLike) -> dict[str, Any]:
+    """The stored evaluation, its run named as the user may see it (``run_label``)."""
+    result = evaluation.result
+    if isinstance(result, dict) and "run" in result:
+        result = {**result, "run": run_label(evaluation.run, user)}
     return {
         "qrels_version": evaluation.qrels.number,
         "qrels_hash": evaluation.qrels.content_hash,
@@ -53,7 +66,7 @@ def evaluation_as_dict(evaluation: Evaluation) -> dict[str, Any]:
         "error": evaluation.error,
         "measures": evaluation.measures,
         "computed_at": evaluation.computed_at,
-        "result": evaluation.result,
+        "result": result,
         "slices": evaluation.slices,
         "recall_curve": evaluation.curve,
     }
@@ -75,7 +88,7 @@ def leaderboard(
     for run in campaign.runs.select_related("owner").order_by("tag"):
         ev = evaluations.get(run.pk)
         label = run_label(run, user)
-        own = label == run.tag  # visible by name: id and group shown too
+        own = sees_run(run, user)  # visible by name: id and group shown too
         row: dict[str, Any] = {
             "run_id": run.pk if own else None,
             "run": label,
@@ -216,5 +229,22 @@ def bias_report(
         "computed_at": report.computed_at,
     }
     if report.state == EvalState.DONE:
-        out["result"] = anonymise(dict(report.result), run_labels(campaign, user))
+        out["result"] = _anonymised_result(
+            dict(report.result), run_labels(campaign, user), visible_tags(campaign, user)
+        )
+    return out
+
+
+def _anonymised_result(
+    result: dict[str, Any], labels: dict[str, str], visible: set[str]
+) -> dict[str, Any]:
+    """A bias report's result with the runs and groups the user may not see by name anonymised:
+    run tags wherever they appear, and (leave-one-group-out) the groups with none of the user's
+    runs."""
+    loo = result.get("loo")
+    if isinstance(loo, dict) and isinstance(loo.get("groups"), dict):
+        groups = loo["groups"]
+        names = group_labels({g: list(v.get("runs", [])) for g, v in groups.items()}, visible)
+        result["loo"] = {**loo, "groups": {names[g]: v for g, v in groups.items()}}
+    out: dict[str, Any] = anonymise(result, labels)
     return out

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
+from judging.campaigns.selectors import run_label
 from judging.core.roles import is_researcher
 from judging.evaluation.models import EvalMode, EvalState, Evaluation
 from judging.evaluation.selectors import (
@@ -148,7 +149,7 @@ def run_evaluate(request: HttpRequest, run_id: int) -> HttpResponse:
     return redirect(f"{url}?{urlencode({'qrels': str(version.number), 'mode': mode})}")
 
 
-def _recall_svg(run: Run, evaluation: Evaluation) -> str:
+def _recall_svg(run: Run, evaluation: Evaluation, label: str) -> str:
     curve = evaluation.curve
     ks = curve.get("k", [])
     markers = []
@@ -167,7 +168,7 @@ def _recall_svg(run: Run, evaluation: Evaluation) -> str:
                 dashed=True,
             ),
         ],
-        title=f"Recall@k of {run.tag} (qrels v{evaluation.qrels.number}, macro over "
+        title=f"Recall@k of {label} (qrels v{evaluation.qrels.number}, macro over "
         f"{curve.get('num_queries', 0)} queries)",
         x_label="k (depth)",
         y_label="recall",
@@ -181,6 +182,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run, version, mode, evaluation = _run_evaluation(request, run_id)
     context: dict[str, Any] = {
         "run": run,
+        "run_label": run_label(run, request.user),
         "version": version,
         "mode": mode,
         "evaluation": evaluation,
@@ -188,7 +190,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     }
     if evaluation is not None and evaluation.state == EvalState.DONE:
         result = evaluation.result
-        context["recall_svg"] = _recall_svg(run, evaluation)
+        context["recall_svg"] = _recall_svg(run, evaluation, run_label(run, request.user))
         context["aggregates"] = [
             {"name": m, **result["measures"][m]}
             for m in evaluation.measures
@@ -216,8 +218,8 @@ def run_recall_svg(request: HttpRequest, run_id: int) -> HttpResponse:
     if evaluation is None or evaluation.state != EvalState.DONE:
         raise Http404("no evaluation yet")
     return _svg_response(
-        _recall_svg(run, evaluation),
-        f"recall-{run.tag}-qrels-v{evaluation.qrels.number}.svg",
+        _recall_svg(run, evaluation, run_label(run, request.user)),
+        f"recall-{run_label(run, request.user)}-qrels-v{evaluation.qrels.number}.svg",
         request.GET.get("download") == "1",
     )
 

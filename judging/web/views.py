@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from judging.campaigns.models import Run
-from judging.campaigns.selectors import campaign_list
+from judging.campaigns.selectors import campaign_list, run_label
 from judging.core.roles import is_researcher
 
 
@@ -21,4 +21,7 @@ def home(request: HttpRequest) -> HttpResponse:
         if is_researcher(request.user)
         else Run.objects.none()
     )
-    return render(request, "web/home.html", {"campaigns": campaigns, "runs": runs})
+    rows = list(runs)
+    for run in rows:
+        run.label = run_label(run, request.user)  # type: ignore[attr-defined]
+    return render(request, "web/home.html", {"campaigns": campaigns, "runs": rows})

@@ -7,7 +7,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judging.assessments.selectors import qrels_version
 from judging.assessments.services import qrels_export_lines
-from judging.cli.management.commands._common import add_campaign_argument, get_campaign
+from judging.cli.management.commands._common import (
+    add_campaign_argument,
+    as_command_error,
+    get_campaign,
+)
+from judging.core.errors import DomainError
 
 
 class Command(BaseCommand):
@@ -34,7 +39,10 @@ class Command(BaseCommand):
             raise CommandError(f"campaign {campaign.name!r} has no qrels version yet")
         if version is None:
             raise CommandError(f"campaign {campaign.name!r} has no qrels version {opts['version']}")
-        lines = qrels_export_lines(version)
+        try:
+            lines = qrels_export_lines(version)
+        except DomainError as exc:  # the rows no longer hash to the stored hash
+            raise as_command_error(exc) from None
         if opts["output"] == "-":
             for line in lines:
                 self.stdout.write(line, ending="")
