@@ -154,6 +154,10 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # --- API: qrels versions (results: researchers and admins) ----------------------------
     ("qrels-list", "GET"): s(401, 403, 403, 200, 200, 200),
     ("qrels-detail", "GET"): s(401, 403, 403, 200, 200, 200),
+    # a stored version never changes: the refusal says why (409), after the role checks
+    ("qrels-detail", "PUT"): s(401, 403, 403, 409, 409, 409),
+    ("qrels-detail", "PATCH"): s(401, 403, 403, 409, 409, 409),
+    ("qrels-detail", "DELETE"): s(401, 403, 403, 409, 409, 409),
     ("qrels-export", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-qrels-export", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-qrels-diff", "GET"): s(401, 403, 403, 200, 200, 200),
@@ -257,7 +261,12 @@ ADMIN_MODELS: dict[str, dict[str, int]] = {
     # runs arrive through the API or import_run
     "campaigns_run": dict(changelist=200, add=403, change=200, delete=200, history=200),
     # versions are imported or published; a stored one is shown read-only
-    "assessments_qrelsversion": dict(changelist=200, add=403, change=200, delete=200, history=200),
+    "assessments_qrelsversion": dict(changelist=200, add=403, change=200, delete=403, history=200),
+    # judgments and their history are recorded by annotators; the admin shows them read-only
+    "assessments_judgment": dict(changelist=200, add=403, change=200, delete=403, history=200),
+    "assessments_judgmentchange": dict(
+        changelist=200, add=403, change=200, delete=403, history=200
+    ),
     "pools_poolversion": dict(changelist=200, add=403, change=200, delete=200, history=200),
     "pools_pooldocument": dict(changelist=200, add=403, change=200, delete=200, history=200),
 }
