@@ -35,12 +35,15 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Literal
 
 from judging.core.uploads import GZIP_MAGIC, decode_lines, gunzip, gunzip_head
+from metrics.io.limits import id_problem
 from metrics.problems import InvalidInput, Problem, Problems
 
 __all__ = [
     "DOCUMENT_FORMATS",
+    "NO_TEXT_LIMITS",
     "TOPIC_FORMATS",
     "DocumentRecord",
+    "TextLimits",
     "TopicRecord",
     "detect_document_format",
     "detect_topic_format",
@@ -79,17 +82,57 @@ class DocumentRecord:
     metadata: dict[str, str] = field(default_factory=dict, hash=False)
 
 
-class _Ids:
-    """Rejects ids with whitespace and duplicates, naming the line of the first occurrence."""
+@dataclass(frozen=True, slots=True)
+class TextLimits:
+    """What the stored fields hold (``None``: unbounded): a topics file's longest line, the
+    longest qid and docid in UTF-8 bytes, a topic title's and a document URL's characters."""
 
-    def __init__(self, kind: str, problems: Problems) -> None:
+    line_bytes: int | None = None
+    qid_bytes: int | None = None
+    docid_bytes: int | None = None
+    title_chars: int | None = None
+    url_chars: int | None = None
+
+
+NO_TEXT_LIMITS = TextLimits()
+
+
+def _text_ok(fields: dict[str, str], line: int, problems: Problems) -> bool:
+    """Report each field holding a NUL character (no database stores one); True if none."""
+    ok = True
+    for name, value in fields.items():
+        at = value.find("\x00")
+        if at >= 0:
+            problems.add(line, f"{name} contains a NUL character (at character {at + 1})")
+            ok = False
+    return ok
+
+
+def _too_long(name: str, value: str, limit: int | None, line: int, problems: Problems) -> bool:
+    if limit is not None and len(value) > limit:
+        problems.add(line, f"{name} is {len(value):,} characters long; the limit is {limit:,}")
+        return True
+    return False
+
+
+class _Ids:
+    """Rejects ids with whitespace, over the length limit, with control characters, and
+    duplicates, naming the line of the first occurrence. Carries the reader's limits."""
+
+    def __init__(self, kind: str, problems: Problems, limits: TextLimits = NO_TEXT_LIMITS) -> None:
         self.kind = kind
         self.problems = problems
+        self.limits = limits
+        self.limit = {"qid": limits.qid_bytes, "docid": limits.docid_bytes}.get(kind)
         self.seen: dict[str, int] = {}
 
     def accept(self, ident: str, line: int) -> bool:
         if _WHITESPACE.search(ident):
-            self.problems.add(line, f"{self.kind} {ident!r} contains whitespace")
+            self.problems.add(line, f"{self.kind} {ident[:40]!r} contains whitespace")
+            return False
+        problem = id_problem(self.kind, ident, self.limit)
+        if problem is not None:
+            self.problems.add(line, problem)
             return False
         first = self.seen.get(ident)
         if first is not None:
@@ -328,6 +371,7 @@ def parse_topics(
     source: str | None = None,
     max_problems: int = 100,
     smart_numbering: SmartNumbering = "sequential",
+    limits: TextLimits = NO_TEXT_LIMITS,
 ) -> list[TopicRecord]:
     """Parse a topic file in TREC ``<top>``/``<topic>``, JSON lines or SMART ``.I/.W`` format.
 
@@ -346,13 +390,14 @@ def parse_topics(
         if fmt is None:
             fmt = detect_topic_format(head, source=name)
         _check_format(fmt, TOPIC_FORMATS, name)
-        lines = decode_lines(chunks, problems)
+        lines = decode_lines(chunks, problems, max_line=limits.line_bytes)
+        ids = _Ids("qid", problems, limits)
         if fmt == "trec":
-            topics, attempts = _trec_topics(lines, problems)
+            topics, attempts = _trec_topics(lines, problems, ids)
         elif fmt == "jsonl":
-            topics, attempts = _jsonl_topics(lines, problems)
+            topics, attempts = _jsonl_topics(lines, problems, ids)
         else:
-            topics, attempts = _smart_topics(lines, problems, smart_numbering)
+            topics, attempts = _smart_topics(lines, problems, smart_numbering, ids)
     finally:
         close()
     if not attempts:
@@ -374,7 +419,13 @@ def _topic_record(
 ) -> TopicRecord | None:
     valid = ids.accept(qid, line)
     if not title:
-        problems.add(line, f"topic {qid} has no title")
+        problems.add(line, f"topic {qid[:40]} has no title")
+        valid = False
+    if _too_long("the title", title, ids.limits.title_chars, line, problems):
+        valid = False
+    texts = {"the title": title, "the description": description, "the narrative": narrative}
+    texts.update({f"tag {i + 1}": tag for i, tag in enumerate(tags)})
+    if not _text_ok(texts, line, problems):
         valid = False
     if not valid:
         return None
@@ -414,7 +465,7 @@ class _OpenTopic:
 
 
 def _trec_topics(
-    lines: Iterator[tuple[int, str]], problems: Problems
+    lines: Iterator[tuple[int, str]], problems: Problems, ids: _Ids
 ) -> tuple[list[TopicRecord], int]:
     # Topic files are small, so read them whole and map offsets back to line numbers.
     starts: list[int] = []
@@ -429,7 +480,6 @@ def _trec_topics(
     def line_of(pos: int) -> int:
         return bisect_right(starts, pos)
 
-    ids = _Ids("qid", problems)
     topics: list[TopicRecord] = []
     attempts = 0
     topic: _OpenTopic | None = None
@@ -519,9 +569,8 @@ def _trec_topics(
 
 
 def _jsonl_topics(
-    lines: Iterator[tuple[int, str]], problems: Problems
+    lines: Iterator[tuple[int, str]], problems: Problems, ids: _Ids
 ) -> tuple[list[TopicRecord], int]:
-    ids = _Ids("qid", problems)
     topics: list[TopicRecord] = []
     attempts = 0
     for number, line in lines:
@@ -599,9 +648,8 @@ def _smart_sections(
 
 
 def _smart_topics(
-    lines: Iterator[tuple[int, str]], problems: Problems, numbering: SmartNumbering
+    lines: Iterator[tuple[int, str]], problems: Problems, numbering: SmartNumbering, qids: _Ids
 ) -> tuple[list[TopicRecord], int]:
-    qids = _Ids("qid", problems)
     seen_values = _Ids(".I", problems)  # a repeated .I means a damaged file in either numbering
     topics: list[TopicRecord] = []
     attempts = 0
@@ -630,6 +678,7 @@ def iter_documents(
     fmt: str | None = None,
     source: str | None = None,
     max_problems: int = 100,
+    limits: TextLimits = NO_TEXT_LIMITS,
 ) -> Iterator[DocumentRecord]:
     """Stream documents from JSON lines, TREC ``<DOC>``, TSV or SMART ``.I/.T/.A/.B/.W`` input.
 
@@ -655,7 +704,8 @@ def iter_documents(
         "tsv": _tsv_documents,
         "smart": _smart_documents,
     }[fmt]
-    return _documents(parser, decode_lines(chunks, problems), problems, name, close)
+    ids = _Ids("docid", problems, limits)
+    return _documents(parser, decode_lines(chunks, problems), problems, ids, name, close)
 
 
 class _Counter:
@@ -674,12 +724,13 @@ def _documents(
     parser: _DocumentParser,
     lines: Iterator[tuple[int, str]],
     problems: Problems,
+    ids: _Ids,
     source: str,
     close: Callable[[], None],
 ) -> Iterator[DocumentRecord]:
     counter = _Counter()
     try:
-        yield from parser(lines, problems, _Ids("docid", problems), counter)
+        yield from parser(lines, problems, ids, counter)
     finally:
         close()
     if not counter.attempts:
@@ -693,9 +744,22 @@ def parse_documents(
     fmt: str | None = None,
     source: str | None = None,
     max_problems: int = 100,
+    limits: TextLimits = NO_TEXT_LIMITS,
 ) -> list[DocumentRecord]:
     """All documents of ``data`` as a list (see :func:`iter_documents`)."""
-    return list(iter_documents(data, fmt=fmt, source=source, max_problems=max_problems))
+    return list(
+        iter_documents(data, fmt=fmt, source=source, max_problems=max_problems, limits=limits)
+    )
+
+
+def _document_ok(record: DocumentRecord, line: int, problems: Problems, ids: _Ids) -> bool:
+    """The record's URL fits its column and no field holds a NUL (each problem reported)."""
+    long_url = _too_long("the url", record.url, ids.limits.url_chars, line, problems)
+    texts = {"the title": record.title, "the text": record.text, "the url": record.url}
+    for key, value in record.metadata.items():
+        texts[f"metadata key {key[:40]!r}"] = key
+        texts[f"metadata {key[:40]!r}"] = value
+    return _text_ok(texts, line, problems) and not long_url
 
 
 _DOCUMENT_ID_KEYS = ("docid", "id", "doc_id", "_id")
@@ -729,9 +793,11 @@ def _jsonl_documents(
             for key, value in obj.items()
             if key not in used and isinstance(value, str | int | float | bool)
         }
-        yield DocumentRecord(
+        record = DocumentRecord(
             docid=docid, title=_collapse(title), text=text, url=url.strip(), metadata=metadata
         )
+        if _document_ok(record, number, problems, ids):
+            yield record
 
 
 _TSV_ID_NAMES = frozenset(_DOCUMENT_ID_KEYS) | {"docno"}
@@ -777,13 +843,15 @@ def _tsv_documents(
             continue
         text_column = next(name for name in columns if name in _DOCUMENT_TEXT_KEYS)
         known = {columns[0], "title", text_column, "url"}
-        yield DocumentRecord(
+        record = DocumentRecord(
             docid=docid,
             title=_collapse(row.get("title", "")),
             text=row[text_column],
             url=row.get("url", "").strip(),
             metadata={key: value for key, value in row.items() if key not in known},
         )
+        if _document_ok(record, number, problems, ids):
+            yield record
 
 
 _DOC_TAG = re.compile(r"<\s*(/?)\s*DOC(?:\s[^<>]*)?>", re.IGNORECASE)
@@ -878,7 +946,8 @@ def _trec_document(body: str, start: int, problems: Problems, ids: _Ids) -> Docu
         text = _sgml_text(rest)
     url_match = _URL_ELEMENT.search(body)
     url = _collapse(html.unescape(url_match.group(1))) if url_match else ""
-    return DocumentRecord(docid=docid, title=title, text=text, url=url)
+    record = DocumentRecord(docid=docid, title=title, text=text, url=url)
+    return record if _document_ok(record, docid_line, problems, ids) else None
 
 
 def _smart_documents(
@@ -900,9 +969,11 @@ def _smart_documents(
         origin = _collapse(" ".join(sections.get("B", [])))
         if origin:
             metadata["source"] = origin
-        yield DocumentRecord(
+        record = DocumentRecord(
             docid=docid,
             title=_collapse(" ".join(sections.get("T", []))),
             text=_paragraphs(sections.get("W", [])),
             metadata=metadata,
         )
+        if _document_ok(record, line, problems, ids):
+            yield record
