@@ -18,6 +18,8 @@ from django.test import override_settings
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.campaigns.models import Campaign, Document, RankedList, Run, Topic
+from judging.campaigns.services import run_submit
+from judging.core.errors import InvalidInput as DomainInvalidInput
 from judging.pools.models import PoolDocument, PoolState
 from judging.workflows.pools import pool_requested
 from metrics.io import InvalidInput, Limits, read_qrels, read_run
@@ -255,6 +257,25 @@ def test_control_characters_in_a_run_tag_are_refused_naming_the_tag(
     in_file = problems(post_run(client, campaign, f"401 Q0 d1 1 2.0 {tag}\n".encode()))
     assert in_file[0]["line"] == 1 and f"tag {tag!r}"[:9] in in_file[0]["message"]
     assert where in in_file[0]["message"]
+    assert counts() == before
+
+
+def test_a_nul_or_an_over_long_group_or_description_of_a_run_is_a_400(
+    client: Any, campaign: Campaign, researcher: Any
+) -> None:
+    before = counts()
+    run = b"401 Q0 d1 1 2.0 t\n"
+    found = problems(post_run(client, campaign, run, group="g" * 201, description="a\x00"))
+    assert [p["location"] for p in found] == ["group", "description"]  # (the serializer's)
+    # the service checks too, for the commands (import_run --group)
+    with pytest.raises(DomainInvalidInput) as info:
+        run_submit(
+            campaign=campaign, owner=researcher, data=run, group="g" * 201, description="a\x00"
+        )
+    assert [str(p) for p in info.value.problems] == [
+        "group: at most 200 characters (got 201)",
+        "description: contains a NUL character",
+    ]
     assert counts() == before
 
 

@@ -376,6 +376,7 @@ def run_submit(
     ``Conflict`` (409: tag already used) or ``InvalidInput`` listing every problem with its line;
     on any error nothing is stored.
     """
+    _check_run_fields(group=group, description=description)
     if tag is not None:
         tag = tag.strip()
         _check_tag(campaign, tag)
@@ -497,6 +498,19 @@ def _unknown_topics(
         total=len(problems),
         source=source,
     )
+
+
+def _check_run_fields(**fields: str) -> None:
+    """The run's free text fits its column and holds no NUL (no database stores one)."""
+    problems = []
+    for name, value in fields.items():
+        limit = RunModel._meta.get_field(name).max_length
+        if limit is not None and len(value) > limit:
+            problems.append(Problem.at(name, f"at most {limit:,} characters (got {len(value):,})"))
+        if "\x00" in value:
+            problems.append(Problem.at(name, "contains a NUL character"))
+    if problems:
+        raise InvalidInput("the run is not valid", problems)
 
 
 def _check_tag(campaign: Campaign, tag: str) -> None:
