@@ -504,7 +504,7 @@ def _check_run_fields(**fields: str) -> None:
     """The run's free text fits its column and holds no NUL (no database stores one)."""
     problems = []
     for name, value in fields.items():
-        limit = RunModel._meta.get_field(name).max_length
+        limit = getattr(RunModel._meta.get_field(name), "max_length", None)
         if limit is not None and len(value) > limit:
             problems.append(Problem.at(name, f"at most {limit:,} characters (got {len(value):,})"))
         if "\x00" in value:
