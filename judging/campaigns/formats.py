@@ -24,6 +24,7 @@ Normalisation, the same for every format:
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import json
@@ -855,17 +856,64 @@ def _tsv_documents(
 
 
 _DOC_TAG = re.compile(r"<\s*(/?)\s*DOC(?:\s[^<>]*)?>", re.IGNORECASE)
-_DOCNO = re.compile(r"<DOCNO\b[^>]*>(.*?)</DOCNO\s*>", re.IGNORECASE | re.DOTALL)
-_TITLE_ELEMENTS = [
-    re.compile(rf"<({tag})\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
-    for tag in ("HEADLINE", "TITLE", "TI", "HEAD", "HL")
-]
-_TEXT_ELEMENT = re.compile(r"<TEXT\b[^>]*>(.*?)(?:</TEXT\s*>|\Z)", re.IGNORECASE | re.DOTALL)
-_URL_ELEMENT = re.compile(r"<URL\b[^>]*>(.*?)</URL\s*>", re.IGNORECASE | re.DOTALL)
-_NOT_TEXT = re.compile(
-    r"<(DOCNO|DOCOLDNO|DOCHDR|URL|SCRIPT|STYLE)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL
-)
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# Elements are found by an opening tag, then the closing tag searched from it: once an opening
+# has no closing after it, no later one of the same name has either, so a document full of
+# unclosed tags costs linear time (a lazy ``<X>.*?</X>`` regex rescans the rest of the document
+# from every unclosed opening: 64 KB of "<URL>" lines took 4.5 s). Attributes are bounded, so a
+# "<URL" without its ">" costs at most that much too.
+_TEXT_ELEMENT = re.compile(r"<TEXT\b[^>]{0,1000}>(.*?)(?:</TEXT\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_TITLE_TAGS = ("HEADLINE", "TITLE", "TI", "HEAD", "HL")
+_NOT_TEXT_TAGS = ("DOCNO", "DOCOLDNO", "DOCHDR", "URL", "SCRIPT", "STYLE")
+
+
+@dataclass(frozen=True, slots=True)
+class _Element:
+    start: int  # of the opening tag
+    end: int  # just after the closing tag
+    content: str
+
+
+@functools.cache
+def _tag_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return (
+        re.compile(rf"<{name}\b[^>]{{0,1000}}>", re.IGNORECASE),
+        re.compile(rf"</{name}\s*>", re.IGNORECASE),
+    )
+
+
+def _element(text: str, name: str, pos: int = 0) -> _Element | None:
+    """The first ``<name ...>content</name>`` of ``text`` at or after ``pos``, or None."""
+    opening_tag, closing_tag = _tag_patterns(name)
+    opening = opening_tag.search(text, pos)
+    if opening is None:
+        return None
+    closing = closing_tag.search(text, opening.end())
+    if closing is None:
+        return None
+    return _Element(opening.start(), closing.end(), text[opening.end() : closing.start()])
+
+
+def _without_elements(text: str, names: Iterable[str]) -> str:
+    """``text`` with every complete ``<name>...</name>`` element replaced by a space."""
+    for name in names:
+        pieces: list[str] = []
+        pos = 0
+        while (found := _element(text, name, pos)) is not None:
+            pieces += [text[pos : found.start], " "]
+            pos = found.end
+        text = "".join(pieces) + text[pos:] if pieces else text
+    return text
+
+
+def _without_comments(text: str) -> str:
+    pieces: list[str] = []
+    pos = 0
+    while (start := text.find("<!--", pos)) >= 0 and (end := text.find("-->", start + 4)) >= 0:
+        pieces += [text[pos:start], " "]
+        pos = end + 3
+    return "".join(pieces) + text[pos:] if pieces else text
+
+
 _BLOCK_TAG = re.compile(
     r"</?(?:p|br|div|h[1-6]|li|ul|ol|tr|table|pre|blockquote)\b[^<>]*>", re.IGNORECASE
 )
@@ -874,7 +922,7 @@ _ANY_TAG = re.compile(r"<[^<>]*>")
 
 def _sgml_text(fragment: str) -> str:
     """Text of an SGML/HTML fragment: tags dropped, paragraphs kept one per line."""
-    fragment = _COMMENT.sub(" ", fragment)
+    fragment = _without_comments(fragment)
     fragment = _BLOCK_TAG.sub("\n\n", fragment)
     fragment = _ANY_TAG.sub(" ", fragment)
     return _paragraphs(html.unescape(fragment).split("\n"))
@@ -923,29 +971,29 @@ def _trec_documents(
 
 
 def _trec_document(body: str, start: int, problems: Problems, ids: _Ids) -> DocumentRecord | None:
-    docno = _DOCNO.search(body)
+    docno = _element(body, "DOCNO")
     if docno is None:
         problems.add(start, "<DOC> without a <DOCNO>")
         return None
-    docid_line = start + body.count("\n", 0, docno.start())
-    docid = html.unescape(docno.group(1)).strip()
+    docid_line = start + body.count("\n", 0, docno.start)
+    docid = html.unescape(docno.content).strip()
     if not docid:
         problems.add(docid_line, "<DOCNO> without a document number")
         return None
     if not ids.accept(docid, docid_line):
         return None
-    title_match = next((m for p in _TITLE_ELEMENTS if (m := p.search(body)) is not None), None)
-    title = _collapse(_sgml_text(title_match.group(2))) if title_match else ""
+    title_match = next((e for t in _TITLE_TAGS if (e := _element(body, t)) is not None), None)
+    title = _collapse(_sgml_text(title_match.content)) if title_match else ""
     blocks = [_sgml_text(m.group(1)) for m in _TEXT_ELEMENT.finditer(body)]
     if blocks:
         text = "\n".join(block for block in blocks if block)
     else:
-        rest = _NOT_TEXT.sub(" ", body)
+        rest = _without_elements(body, _NOT_TEXT_TAGS)
         if title_match is not None:
-            rest = rest.replace(title_match.group(0), " ", 1)
+            rest = rest.replace(body[title_match.start : title_match.end], " ", 1)
         text = _sgml_text(rest)
-    url_match = _URL_ELEMENT.search(body)
-    url = _collapse(html.unescape(url_match.group(1))) if url_match else ""
+    url_match = _element(body, "URL")
+    url = _collapse(html.unescape(url_match.content)) if url_match else ""
     record = DocumentRecord(docid=docid, title=title, text=text, url=url)
     return record if _document_ok(record, docid_line, problems, ids) else None
 
