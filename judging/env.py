@@ -34,7 +34,9 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no)")
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def env_int(
+    name: str, default: int, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -44,6 +46,8 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from None
     if minimum is not None and value < minimum:
         raise ImproperlyConfigured(f"{name}={value} must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise ImproperlyConfigured(f"{name}={value} must be at most {maximum}")
     return value
 
 

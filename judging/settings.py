@@ -150,6 +150,13 @@ POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES = env_bytes("POOLJUDGE_MAX_DOCUMENT_UPLOAD_B
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", 64 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_FILE_UPLOAD_MAX_MEMORY_SIZE", 8 * 1024**2)
 POOLJUDGE_MAX_PROBLEMS = env_int("POOLJUDGE_MAX_PROBLEMS", 100, minimum=1)
+# Longest line of a run, qrels or topics file (400 naming the line above; documents have none).
+POOLJUDGE_MAX_LINE_BYTES = env_bytes("POOLJUDGE_MAX_LINE_BYTES", 64 * 1024) or 64 * 1024
+# Longest qid, docid and run tag in UTF-8 bytes, at submission and every import (400 naming the
+# line and the field). At most 255: the database columns hold 255 characters.
+POOLJUDGE_MAX_QID_BYTES = env_int("POOLJUDGE_MAX_QID_BYTES", 255, minimum=1, maximum=255)
+POOLJUDGE_MAX_DOCID_BYTES = env_int("POOLJUDGE_MAX_DOCID_BYTES", 255, minimum=1, maximum=255)
+POOLJUDGE_MAX_TAG_BYTES = env_int("POOLJUDGE_MAX_TAG_BYTES", 255, minimum=1, maximum=255)
 # A pool build with no progress for this long is taken to be abandoned (its worker died) and may be
 # run again by the next request or delivery.
 POOLJUDGE_POOL_STALE_SECONDS = env_int("POOLJUDGE_POOL_STALE_SECONDS", 120, minimum=1)

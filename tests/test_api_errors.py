@@ -193,5 +193,5 @@ def test_a_domain_error_keeps_its_code(api_client_for: Any, researcher: Any, cam
     )
     body = assert_shape(response, 400, "invalid_input")
     assert body["problems"] == [
-        {"message": "a tag is 1-100 characters without white space", "location": "tag"}
+        {"message": "a tag is 1-255 bytes (UTF-8) without white space", "location": "tag"}
     ]

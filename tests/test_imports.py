@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,9 @@ pytestmark = pytest.mark.django_db
 
 def test_cranfield_documents_and_queries_import(shared_data: Path, admin_user: Any) -> None:
     cran = shared_data / "cranfield"
-    call_command("create_campaign", "cranfield")
+    # cranqrel's codes are 1 (complete answer) to 4 (minimum interest): the scale must hold them
+    scale = [{"grade": g, "label": f"code {g}"} for g in range(5)]
+    call_command("create_campaign", "cranfield", scale=json.dumps(scale))
     call_command("import_documents", str(cran / "cran.all.1400"), campaign="cranfield")
     call_command("import_topics", str(cran / "cran.qry"), campaign="cranfield")
     c = Campaign.objects.get(name="cranfield")

@@ -41,6 +41,9 @@ def content_hash(lines: Iterable[str]) -> str:
     return h.hexdigest()
 
 
+_LOWEST_GRADE = -(2**31)  # the grade column is a 32-bit integer
+
+
 def _next_number(campaign: Campaign) -> int:
     top = QrelsVersion.objects.filter(campaign=campaign).aggregate(n=Max("number"))["n"]
     return (top or 0) + 1
@@ -56,17 +59,30 @@ def qrels_import(
 ) -> QrelsVersion:
     """Store a TREC qrels file as the campaign's next qrels version.
 
-    Every qrels topic must be a campaign topic; grades are kept as given (negative grades mean
-    pooled but unjudged). Validated whole first; on any problem nothing is stored.
+    Every qrels topic must be a campaign topic and every grade one of the campaign's scale, or
+    negative (pooled but unjudged; kept as given). Validated whole first; on any problem
+    nothing is stored.
     """
     what = "the qrels file"
     upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
     with uploads.reading(what):
         table = read_qrels(
-            upload.data, source=upload.name, max_problems=settings.POOLJUDGE_MAX_PROBLEMS
+            upload.data,
+            source=upload.name,
+            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            limits=uploads.record_limits(),
+            scale=campaign.grade_values() or None,
         )
     topic_ids = dict(campaign.topics.values_list("qid", "id"))
     rows = [(q, d, int(g)) for q, judged in table.to_dict().items() for d, g in judged.items()]
+    low = [(q, d, g) for q, d, g in rows if g < _LOWEST_GRADE]
+    if low:
+        raise InvalidInput(
+            f"{len(low)} grade(s) are below {_LOWEST_GRADE:,}; nothing was stored",
+            [Problem.at(f"{q} {d}", f"grade {g} is out of range") for q, d, g in low[:20]],
+            total=len(low),
+            source=source,
+        )
     unknown = [q for q in table.qids if q not in topic_ids]
     if unknown:
         problems = [

@@ -24,6 +24,7 @@ Normalisation, the same for every format:
 
 from __future__ import annotations
 
+import functools
 import html
 import itertools
 import json
@@ -35,12 +36,15 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Literal
 
 from judging.core.uploads import GZIP_MAGIC, decode_lines, gunzip, gunzip_head
+from metrics.io.limits import id_problem
 from metrics.problems import InvalidInput, Problem, Problems
 
 __all__ = [
     "DOCUMENT_FORMATS",
+    "NO_TEXT_LIMITS",
     "TOPIC_FORMATS",
     "DocumentRecord",
+    "TextLimits",
     "TopicRecord",
     "detect_document_format",
     "detect_topic_format",
@@ -79,17 +83,57 @@ class DocumentRecord:
     metadata: dict[str, str] = field(default_factory=dict, hash=False)
 
 
-class _Ids:
-    """Rejects ids with whitespace and duplicates, naming the line of the first occurrence."""
+@dataclass(frozen=True, slots=True)
+class TextLimits:
+    """What the stored fields hold (``None``: unbounded): a topics file's longest line, the
+    longest qid and docid in UTF-8 bytes, a topic title's and a document URL's characters."""
 
-    def __init__(self, kind: str, problems: Problems) -> None:
+    line_bytes: int | None = None
+    qid_bytes: int | None = None
+    docid_bytes: int | None = None
+    title_chars: int | None = None
+    url_chars: int | None = None
+
+
+NO_TEXT_LIMITS = TextLimits()
+
+
+def _text_ok(fields: dict[str, str], line: int, problems: Problems) -> bool:
+    """Report each field holding a NUL character (no database stores one); True if none."""
+    ok = True
+    for name, value in fields.items():
+        at = value.find("\x00")
+        if at >= 0:
+            problems.add(line, f"{name} contains a NUL character (at character {at + 1})")
+            ok = False
+    return ok
+
+
+def _too_long(name: str, value: str, limit: int | None, line: int, problems: Problems) -> bool:
+    if limit is not None and len(value) > limit:
+        problems.add(line, f"{name} is {len(value):,} characters long; the limit is {limit:,}")
+        return True
+    return False
+
+
+class _Ids:
+    """Rejects ids with whitespace, over the length limit, with control characters, and
+    duplicates, naming the line of the first occurrence. Carries the reader's limits."""
+
+    def __init__(self, kind: str, problems: Problems, limits: TextLimits = NO_TEXT_LIMITS) -> None:
         self.kind = kind
         self.problems = problems
+        self.limits = limits
+        self.limit = {"qid": limits.qid_bytes, "docid": limits.docid_bytes}.get(kind)
         self.seen: dict[str, int] = {}
 
     def accept(self, ident: str, line: int) -> bool:
         if _WHITESPACE.search(ident):
-            self.problems.add(line, f"{self.kind} {ident!r} contains whitespace")
+            self.problems.add(line, f"{self.kind} {ident[:40]!r} contains whitespace")
+            return False
+        problem = id_problem(self.kind, ident, self.limit)
+        if problem is not None:
+            self.problems.add(line, problem)
             return False
         first = self.seen.get(ident)
         if first is not None:
@@ -328,6 +372,7 @@ def parse_topics(
     source: str | None = None,
     max_problems: int = 100,
     smart_numbering: SmartNumbering = "sequential",
+    limits: TextLimits = NO_TEXT_LIMITS,
 ) -> list[TopicRecord]:
     """Parse a topic file in TREC ``<top>``/``<topic>``, JSON lines or SMART ``.I/.W`` format.
 
@@ -346,13 +391,14 @@ def parse_topics(
         if fmt is None:
             fmt = detect_topic_format(head, source=name)
         _check_format(fmt, TOPIC_FORMATS, name)
-        lines = decode_lines(chunks, problems)
+        lines = decode_lines(chunks, problems, max_line=limits.line_bytes)
+        ids = _Ids("qid", problems, limits)
         if fmt == "trec":
-            topics, attempts = _trec_topics(lines, problems)
+            topics, attempts = _trec_topics(lines, problems, ids)
         elif fmt == "jsonl":
-            topics, attempts = _jsonl_topics(lines, problems)
+            topics, attempts = _jsonl_topics(lines, problems, ids)
         else:
-            topics, attempts = _smart_topics(lines, problems, smart_numbering)
+            topics, attempts = _smart_topics(lines, problems, smart_numbering, ids)
     finally:
         close()
     if not attempts:
@@ -374,7 +420,13 @@ def _topic_record(
 ) -> TopicRecord | None:
     valid = ids.accept(qid, line)
     if not title:
-        problems.add(line, f"topic {qid} has no title")
+        problems.add(line, f"topic {qid[:40]} has no title")
+        valid = False
+    if _too_long("the title", title, ids.limits.title_chars, line, problems):
+        valid = False
+    texts = {"the title": title, "the description": description, "the narrative": narrative}
+    texts.update({f"tag {i + 1}": tag for i, tag in enumerate(tags)})
+    if not _text_ok(texts, line, problems):
         valid = False
     if not valid:
         return None
@@ -414,7 +466,7 @@ class _OpenTopic:
 
 
 def _trec_topics(
-    lines: Iterator[tuple[int, str]], problems: Problems
+    lines: Iterator[tuple[int, str]], problems: Problems, ids: _Ids
 ) -> tuple[list[TopicRecord], int]:
     # Topic files are small, so read them whole and map offsets back to line numbers.
     starts: list[int] = []
@@ -429,7 +481,6 @@ def _trec_topics(
     def line_of(pos: int) -> int:
         return bisect_right(starts, pos)
 
-    ids = _Ids("qid", problems)
     topics: list[TopicRecord] = []
     attempts = 0
     topic: _OpenTopic | None = None
@@ -519,9 +570,8 @@ def _trec_topics(
 
 
 def _jsonl_topics(
-    lines: Iterator[tuple[int, str]], problems: Problems
+    lines: Iterator[tuple[int, str]], problems: Problems, ids: _Ids
 ) -> tuple[list[TopicRecord], int]:
-    ids = _Ids("qid", problems)
     topics: list[TopicRecord] = []
     attempts = 0
     for number, line in lines:
@@ -599,9 +649,8 @@ def _smart_sections(
 
 
 def _smart_topics(
-    lines: Iterator[tuple[int, str]], problems: Problems, numbering: SmartNumbering
+    lines: Iterator[tuple[int, str]], problems: Problems, numbering: SmartNumbering, qids: _Ids
 ) -> tuple[list[TopicRecord], int]:
-    qids = _Ids("qid", problems)
     seen_values = _Ids(".I", problems)  # a repeated .I means a damaged file in either numbering
     topics: list[TopicRecord] = []
     attempts = 0
@@ -630,6 +679,7 @@ def iter_documents(
     fmt: str | None = None,
     source: str | None = None,
     max_problems: int = 100,
+    limits: TextLimits = NO_TEXT_LIMITS,
 ) -> Iterator[DocumentRecord]:
     """Stream documents from JSON lines, TREC ``<DOC>``, TSV or SMART ``.I/.T/.A/.B/.W`` input.
 
@@ -655,7 +705,8 @@ def iter_documents(
         "tsv": _tsv_documents,
         "smart": _smart_documents,
     }[fmt]
-    return _documents(parser, decode_lines(chunks, problems), problems, name, close)
+    ids = _Ids("docid", problems, limits)
+    return _documents(parser, decode_lines(chunks, problems), problems, ids, name, close)
 
 
 class _Counter:
@@ -674,12 +725,13 @@ def _documents(
     parser: _DocumentParser,
     lines: Iterator[tuple[int, str]],
     problems: Problems,
+    ids: _Ids,
     source: str,
     close: Callable[[], None],
 ) -> Iterator[DocumentRecord]:
     counter = _Counter()
     try:
-        yield from parser(lines, problems, _Ids("docid", problems), counter)
+        yield from parser(lines, problems, ids, counter)
     finally:
         close()
     if not counter.attempts:
@@ -693,9 +745,22 @@ def parse_documents(
     fmt: str | None = None,
     source: str | None = None,
     max_problems: int = 100,
+    limits: TextLimits = NO_TEXT_LIMITS,
 ) -> list[DocumentRecord]:
     """All documents of ``data`` as a list (see :func:`iter_documents`)."""
-    return list(iter_documents(data, fmt=fmt, source=source, max_problems=max_problems))
+    return list(
+        iter_documents(data, fmt=fmt, source=source, max_problems=max_problems, limits=limits)
+    )
+
+
+def _document_ok(record: DocumentRecord, line: int, problems: Problems, ids: _Ids) -> bool:
+    """The record's URL fits its column and no field holds a NUL (each problem reported)."""
+    long_url = _too_long("the url", record.url, ids.limits.url_chars, line, problems)
+    texts = {"the title": record.title, "the text": record.text, "the url": record.url}
+    for key, value in record.metadata.items():
+        texts[f"metadata key {key[:40]!r}"] = key
+        texts[f"metadata {key[:40]!r}"] = value
+    return _text_ok(texts, line, problems) and not long_url
 
 
 _DOCUMENT_ID_KEYS = ("docid", "id", "doc_id", "_id")
@@ -729,9 +794,11 @@ def _jsonl_documents(
             for key, value in obj.items()
             if key not in used and isinstance(value, str | int | float | bool)
         }
-        yield DocumentRecord(
+        record = DocumentRecord(
             docid=docid, title=_collapse(title), text=text, url=url.strip(), metadata=metadata
         )
+        if _document_ok(record, number, problems, ids):
+            yield record
 
 
 _TSV_ID_NAMES = frozenset(_DOCUMENT_ID_KEYS) | {"docno"}
@@ -777,27 +844,76 @@ def _tsv_documents(
             continue
         text_column = next(name for name in columns if name in _DOCUMENT_TEXT_KEYS)
         known = {columns[0], "title", text_column, "url"}
-        yield DocumentRecord(
+        record = DocumentRecord(
             docid=docid,
             title=_collapse(row.get("title", "")),
             text=row[text_column],
             url=row.get("url", "").strip(),
             metadata={key: value for key, value in row.items() if key not in known},
         )
+        if _document_ok(record, number, problems, ids):
+            yield record
 
 
 _DOC_TAG = re.compile(r"<\s*(/?)\s*DOC(?:\s[^<>]*)?>", re.IGNORECASE)
-_DOCNO = re.compile(r"<DOCNO\b[^>]*>(.*?)</DOCNO\s*>", re.IGNORECASE | re.DOTALL)
-_TITLE_ELEMENTS = [
-    re.compile(rf"<({tag})\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL)
-    for tag in ("HEADLINE", "TITLE", "TI", "HEAD", "HL")
-]
-_TEXT_ELEMENT = re.compile(r"<TEXT\b[^>]*>(.*?)(?:</TEXT\s*>|\Z)", re.IGNORECASE | re.DOTALL)
-_URL_ELEMENT = re.compile(r"<URL\b[^>]*>(.*?)</URL\s*>", re.IGNORECASE | re.DOTALL)
-_NOT_TEXT = re.compile(
-    r"<(DOCNO|DOCOLDNO|DOCHDR|URL|SCRIPT|STYLE)\b[^>]*>.*?</\1\s*>", re.IGNORECASE | re.DOTALL
-)
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# Elements are found by an opening tag, then the closing tag searched from it: once an opening
+# has no closing after it, no later one of the same name has either, so a document full of
+# unclosed tags costs linear time (a lazy ``<X>.*?</X>`` regex rescans the rest of the document
+# from every unclosed opening: 64 KB of "<URL>" lines took 4.5 s). Attributes are bounded, so a
+# "<URL" without its ">" costs at most that much too.
+_TEXT_ELEMENT = re.compile(r"<TEXT\b[^>]{0,1000}>(.*?)(?:</TEXT\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_TITLE_TAGS = ("HEADLINE", "TITLE", "TI", "HEAD", "HL")
+_NOT_TEXT_TAGS = ("DOCNO", "DOCOLDNO", "DOCHDR", "URL", "SCRIPT", "STYLE")
+
+
+@dataclass(frozen=True, slots=True)
+class _Element:
+    start: int  # of the opening tag
+    end: int  # just after the closing tag
+    content: str
+
+
+@functools.cache
+def _tag_patterns(name: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return (
+        re.compile(rf"<{name}\b[^>]{{0,1000}}>", re.IGNORECASE),
+        re.compile(rf"</{name}\s*>", re.IGNORECASE),
+    )
+
+
+def _element(text: str, name: str, pos: int = 0) -> _Element | None:
+    """The first ``<name ...>content</name>`` of ``text`` at or after ``pos``, or None."""
+    opening_tag, closing_tag = _tag_patterns(name)
+    opening = opening_tag.search(text, pos)
+    if opening is None:
+        return None
+    closing = closing_tag.search(text, opening.end())
+    if closing is None:
+        return None
+    return _Element(opening.start(), closing.end(), text[opening.end() : closing.start()])
+
+
+def _without_elements(text: str, names: Iterable[str]) -> str:
+    """``text`` with every complete ``<name>...</name>`` element replaced by a space."""
+    for name in names:
+        pieces: list[str] = []
+        pos = 0
+        while (found := _element(text, name, pos)) is not None:
+            pieces += [text[pos : found.start], " "]
+            pos = found.end
+        text = "".join(pieces) + text[pos:] if pieces else text
+    return text
+
+
+def _without_comments(text: str) -> str:
+    pieces: list[str] = []
+    pos = 0
+    while (start := text.find("<!--", pos)) >= 0 and (end := text.find("-->", start + 4)) >= 0:
+        pieces += [text[pos:start], " "]
+        pos = end + 3
+    return "".join(pieces) + text[pos:] if pieces else text
+
+
 _BLOCK_TAG = re.compile(
     r"</?(?:p|br|div|h[1-6]|li|ul|ol|tr|table|pre|blockquote)\b[^<>]*>", re.IGNORECASE
 )
@@ -806,7 +922,7 @@ _ANY_TAG = re.compile(r"<[^<>]*>")
 
 def _sgml_text(fragment: str) -> str:
     """Text of an SGML/HTML fragment: tags dropped, paragraphs kept one per line."""
-    fragment = _COMMENT.sub(" ", fragment)
+    fragment = _without_comments(fragment)
     fragment = _BLOCK_TAG.sub("\n\n", fragment)
     fragment = _ANY_TAG.sub(" ", fragment)
     return _paragraphs(html.unescape(fragment).split("\n"))
@@ -855,30 +971,31 @@ def _trec_documents(
 
 
 def _trec_document(body: str, start: int, problems: Problems, ids: _Ids) -> DocumentRecord | None:
-    docno = _DOCNO.search(body)
+    docno = _element(body, "DOCNO")
     if docno is None:
         problems.add(start, "<DOC> without a <DOCNO>")
         return None
-    docid_line = start + body.count("\n", 0, docno.start())
-    docid = html.unescape(docno.group(1)).strip()
+    docid_line = start + body.count("\n", 0, docno.start)
+    docid = html.unescape(docno.content).strip()
     if not docid:
         problems.add(docid_line, "<DOCNO> without a document number")
         return None
     if not ids.accept(docid, docid_line):
         return None
-    title_match = next((m for p in _TITLE_ELEMENTS if (m := p.search(body)) is not None), None)
-    title = _collapse(_sgml_text(title_match.group(2))) if title_match else ""
+    title_match = next((e for t in _TITLE_TAGS if (e := _element(body, t)) is not None), None)
+    title = _collapse(_sgml_text(title_match.content)) if title_match else ""
     blocks = [_sgml_text(m.group(1)) for m in _TEXT_ELEMENT.finditer(body)]
     if blocks:
         text = "\n".join(block for block in blocks if block)
     else:
-        rest = _NOT_TEXT.sub(" ", body)
+        rest = _without_elements(body, _NOT_TEXT_TAGS)
         if title_match is not None:
-            rest = rest.replace(title_match.group(0), " ", 1)
+            rest = rest.replace(body[title_match.start : title_match.end], " ", 1)
         text = _sgml_text(rest)
-    url_match = _URL_ELEMENT.search(body)
-    url = _collapse(html.unescape(url_match.group(1))) if url_match else ""
-    return DocumentRecord(docid=docid, title=title, text=text, url=url)
+    url_match = _element(body, "URL")
+    url = _collapse(html.unescape(url_match.content)) if url_match else ""
+    record = DocumentRecord(docid=docid, title=title, text=text, url=url)
+    return record if _document_ok(record, docid_line, problems, ids) else None
 
 
 def _smart_documents(
@@ -900,9 +1017,11 @@ def _smart_documents(
         origin = _collapse(" ".join(sections.get("B", [])))
         if origin:
             metadata["source"] = origin
-        yield DocumentRecord(
+        record = DocumentRecord(
             docid=docid,
             title=_collapse(" ".join(sections.get("T", []))),
             text=_paragraphs(sections.get("W", [])),
             metadata=metadata,
         )
+        if _document_ok(record, line, problems, ids):
+            yield record

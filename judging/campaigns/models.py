@@ -155,7 +155,7 @@ class Campaign(models.Model):
 
 class Topic(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topics")
-    qid = models.CharField(max_length=64)
+    qid = models.CharField(max_length=255)  # POOLJUDGE_MAX_QID_BYTES is at most this
     title = models.CharField(max_length=1000)
     description = models.TextField(blank=True)
     narrative = models.TextField(blank=True)
@@ -210,9 +210,9 @@ class Run(models.Model):
     """
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="runs")
-    tag = models.CharField(max_length=100)
+    tag = models.CharField(max_length=255)  # POOLJUDGE_MAX_TAG_BYTES is at most this
     name = models.CharField(
-        max_length=100, help_text="The tag as its submitter gave it (unique among their runs)."
+        max_length=255, help_text="The tag as its submitter gave it (unique among their runs)."
     )
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="runs"

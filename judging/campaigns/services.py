@@ -32,6 +32,7 @@ from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import Account, UserLike, is_admin
 from metrics.io import Run, read_run
+from metrics.io.limits import id_problem
 from metrics.problems import Problem, Problems
 
 # --- Campaigns --------------------------------------------------------------------------------
@@ -129,6 +130,17 @@ def campaign_update(*, campaign: Campaign, data: Mapping[str, Any]) -> Campaign:
 # --- Topics and documents ---------------------------------------------------------------------
 
 
+def _text_limits() -> formats.TextLimits:
+    """The settings' id limits and the columns' lengths, for the topic and document readers."""
+    return formats.TextLimits(
+        line_bytes=settings.POOLJUDGE_MAX_LINE_BYTES,
+        qid_bytes=settings.POOLJUDGE_MAX_QID_BYTES,
+        docid_bytes=settings.POOLJUDGE_MAX_DOCID_BYTES,
+        title_chars=Topic._meta.get_field("title").max_length,
+        url_chars=Document._meta.get_field("url").max_length,
+    )
+
+
 @dataclass
 class ImportSummary:
     created: int = 0
@@ -162,6 +174,7 @@ def topics_import(
             fmt=fmt,
             source=upload.name,
             max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            limits=_text_limits(),
             **options,
         )
     summary = ImportSummary()
@@ -219,6 +232,7 @@ def documents_import(
             fmt=fmt,
             source=upload.name,
             max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            limits=_text_limits(),
         ):
             doc = Document(
                 campaign=campaign,
@@ -254,7 +268,10 @@ def documents_import(
 def _run_from_file(upload: uploads.Upload) -> Run:
     with uploads.reading("the run file"):
         return read_run(
-            upload.data, source=upload.name, max_problems=settings.POOLJUDGE_MAX_PROBLEMS
+            upload.data,
+            source=upload.name,
+            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            limits=uploads.record_limits(),
         )
 
 
@@ -271,21 +288,26 @@ def _run_from_json(results: Any) -> Run:
                     "results", "a topic id must be non-empty and contain no white space"
                 )
                 continue
+            bad_qid = id_problem("qid", qid, settings.POOLJUDGE_MAX_QID_BYTES)
+            if bad_qid is not None:
+                problems.add_at(f"results.{_shown(qid)}", bad_qid)
+                continue
             if not isinstance(ranked, Mapping):
                 problems.add_at(f"results.{qid}", "must be an object {docid: score}")
                 continue
             for docid, score in ranked.items():
-                where = f"results.{qid}.{docid}"
+                where = f"results.{qid}.{_shown(docid)}"
+                value = _finite(score)
                 if not docid or any(ch.isspace() for ch in docid):
                     problems.add_at(where, "docid must be non-empty and contain no white space")
                 elif (
-                    isinstance(score, bool)
-                    or not isinstance(score, int | float)
-                    or not math.isfinite(score)
-                ):
-                    problems.add_at(where, f"score {score!r} is not a finite number")
+                    bad := id_problem("docid", docid, settings.POOLJUDGE_MAX_DOCID_BYTES)
+                ) is not None:
+                    problems.add_at(where, bad)
+                elif value is None:
+                    problems.add_at(where, f"score {_shown(repr(score))} is not a finite number")
                 else:
-                    clean.setdefault(str(qid), {})[docid] = float(score)
+                    clean.setdefault(str(qid), {})[docid] = value
     if problems:
         raise InvalidInput(
             f"the run has {problems.total} problem(s); nothing was stored",
@@ -296,6 +318,22 @@ def _run_from_json(results: Any) -> Run:
     if len(run) == 0:
         raise InvalidInput("the run is empty", [Problem.at("results", "no results")])
     return run
+
+
+def _shown(text: str) -> str:
+    """``text`` for a message: at most 40 characters."""
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _finite(score: Any) -> float | None:
+    """A JSON score as a finite float (a 400-digit integer is out of range), else None."""
+    if isinstance(score, bool) or not isinstance(score, int | float):
+        return None
+    try:
+        value = float(score)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _first_lines(data: bytes, qids: set[str]) -> dict[str, int]:
@@ -338,6 +376,7 @@ def run_submit(
     ``Conflict`` (409: tag already used) or ``InvalidInput`` listing every problem with its line;
     on any error nothing is stored.
     """
+    _check_run_fields(group=group, description=description)
     if tag is not None:
         tag = tag.strip()
         _check_tag(campaign, owner, tag)
@@ -432,6 +471,28 @@ def _run_store(*, rankings: list[tuple[int, int, bytes, bytes]], **fields: Any) 
     return stored
 
 
+def run_stored_identically(
+    *,
+    campaign: Campaign,
+    owner: Account,
+    data: uploads.Source,
+    tag: str | None = None,
+    source: str = "run",
+) -> RunModel | None:
+    """The owner's run in the campaign stored from the same file content (checksum) under the
+    name ``tag`` (or any name when None: a file's tag column is part of its content), or None.
+    Lets a re-run of a batch import skip what it stored the first time."""
+    upload = uploads.read(
+        data, what="the run file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source
+    )
+    found = RunModel.objects.filter(
+        campaign=campaign, owner=owner, checksum=hashlib.sha256(upload.data).hexdigest()
+    )
+    if tag is not None:
+        found = found.filter(name=tag.strip())
+    return found.first()
+
+
 def _unknown_topics(
     campaign: Campaign, run: Run, unknown: list[str], raw: bytes | None, source: str
 ) -> InvalidInput:
@@ -456,24 +517,41 @@ def _unknown_topics(
     )
 
 
+def _check_run_fields(**fields: str) -> None:
+    """The run's free text fits its column and holds no NUL (no database stores one)."""
+    problems = []
+    for name, value in fields.items():
+        limit = getattr(RunModel._meta.get_field(name), "max_length", None)
+        if limit is not None and len(value) > limit:
+            problems.append(Problem.at(name, f"at most {limit:,} characters (got {len(value):,})"))
+        if "\x00" in value:
+            problems.append(Problem.at(name, "contains a NUL character"))
+    if problems:
+        raise InvalidInput("the run is not valid", problems)
+
+
 def _check_tag(campaign: Campaign, owner: Account, tag: str) -> None:
     """A valid tag, not yet used by this submitter in the campaign. Other researchers' tags do
     not count: the run gets a campaign-unique tag of its own (``_campaign_tag``), so the answer
     is the same whether or not someone else uses the tag."""
-    if not tag or len(tag) > 100 or any(ch.isspace() for ch in tag):
-        raise InvalidInput(
-            "the run tag is not valid",
-            [Problem.at("tag", "a tag is 1-100 characters without white space")],
-        )
+    limit = settings.POOLJUDGE_MAX_TAG_BYTES
+    problem = id_problem("tag", tag, limit)
+    if not tag or any(ch.isspace() for ch in tag):
+        problem = f"a tag is 1-{limit} bytes (UTF-8) without white space"
+    if problem is not None:
+        raise InvalidInput("the run tag is not valid", [Problem.at("tag", problem)])
     if RunModel.objects.filter(campaign=campaign, owner=owner, name=tag).exists():
         raise Conflict(f"you already have a run tagged {tag!r} in campaign {campaign.name!r}")
 
 
+_TAG_COLUMN = 255  # Run.tag's max_length
+
+
 def _campaign_tag(campaign: Campaign, name: str) -> str:
     """The run's tag in the campaign: ``name`` if no run has it, else ``name~2``, ``name~3``...
-    (cut to fit 100 characters), the first that no run has."""
+    (cut to fit the column), the first that no run has."""
     taken = set(
-        RunModel.objects.filter(campaign=campaign, tag__startswith=name[:80]).values_list(
+        RunModel.objects.filter(campaign=campaign, tag__startswith=name[:200]).values_list(
             "tag", flat=True
         )
     )
@@ -481,7 +559,7 @@ def _campaign_tag(campaign: Campaign, name: str) -> str:
     while candidate in taken:
         n += 1
         suffix = f"~{n}"
-        candidate = name[: 100 - len(suffix)] + suffix
+        candidate = name[: _TAG_COLUMN - len(suffix)] + suffix
     return candidate
 
 

@@ -9,8 +9,10 @@ API upload (``UploadedFile``), bytes from a caller, or a path from a management 
    refused (413) once it passes the decompressed limit (``POOLJUDGE_MAX_DECOMPRESSED_BYTES``,
    by default the same as the limit as received), so a gzip bomb stops after that many bytes
    instead of being inflated whole into memory.
-3. The readers then get plain bytes: ``metrics.io.read_run``/``read_qrels`` for runs and qrels,
-   ``judging.campaigns.formats`` for topics and documents. Bad UTF-8 is a problem on its line:
+3. A UTF-8 byte order mark at the start of the content (plain or gzip) is dropped here.
+   The readers then get plain bytes: ``metrics.io.read_run``/``read_qrels`` for runs and qrels,
+   ``judging.campaigns.formats`` for topics and documents, with :func:`record_limits` (the
+   longest line, qid, docid and tag of the settings). Bad UTF-8 is a problem on its line:
    formats decode with :func:`decode_lines`; ``metrics.io`` checks UTF-8 on its own vectorised
    path with the same message (checking twice would double the reading cost of a run).
 4. What a reader raises (``metrics.problems.InvalidInput``) becomes the service-level
@@ -32,6 +34,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
 from judging.core.errors import InvalidInput, TooLarge
+from metrics.io.limits import Limits
 from metrics.problems import InvalidInput as ReaderError
 from metrics.problems import Problem, Problems
 
@@ -47,6 +50,7 @@ __all__ = [
     "invalid_input",
     "read",
     "reading",
+    "record_limits",
 ]
 
 Source = UploadedFile | bytes | os.PathLike[str]
@@ -54,6 +58,7 @@ Source = UploadedFile | bytes | os.PathLike[str]
 GZIP_MAGIC = b"\x1f\x8b"
 _CHUNK = 1 << 20
 _BOM = "\ufeff"
+_BOM_BYTES = _BOM.encode()
 # Room for the multipart envelope and the other form fields around the file.
 _ENVELOPE = 64 * 1024
 
@@ -76,6 +81,16 @@ def check_request_size(content_length: str | None, *, limit: int, what: str) -> 
         raise TooLarge(f"{what} is {length:,} bytes; the limit is {limit:,} bytes")
 
 
+def record_limits() -> Limits:
+    """The longest line, qid, docid and run tag of the settings (the database's columns)."""
+    return Limits(
+        line_bytes=settings.POOLJUDGE_MAX_LINE_BYTES,
+        qid_bytes=settings.POOLJUDGE_MAX_QID_BYTES,
+        docid_bytes=settings.POOLJUDGE_MAX_DOCID_BYTES,
+        tag_bytes=settings.POOLJUDGE_MAX_TAG_BYTES,
+    )
+
+
 def decompressed_limit(limit: int | None) -> int | None:
     """Largest output of a gzip file whose size as received is limited to ``limit``."""
     if limit is None:
@@ -87,8 +102,8 @@ def read(src: Source, *, what: str, limit: int | None, source: str | None = None
     """The plain content of ``src`` (gzip undone), checked against ``limit`` (``None``: none).
 
     ``what`` names the file in messages ("the run file"); ``source`` names it in problem
-    reports (default: the upload's or path's name). Raises ``TooLarge`` (413) or
-    ``InvalidInput`` (400: corrupt gzip).
+    reports (default: the upload's or path's name). A leading UTF-8 BOM is dropped. Raises
+    ``TooLarge`` (413) or ``InvalidInput`` (400: corrupt gzip).
     """
     name = source or _name(src)
     received = _size(src)
@@ -101,7 +116,7 @@ def read(src: Source, *, what: str, limit: int | None, source: str | None = None
             data = first if isinstance(src, bytes) else b"".join(itertools.chain([first], chunks))
             if limit is not None and len(data) > limit:
                 raise TooLarge(f"{what} is {len(data):,} bytes; the limit is {limit:,} bytes")
-            return Upload(data, name)
+            return Upload(_without_bom(data), name)
         with reading(what):
             pieces = gunzip(
                 itertools.chain([first], chunks),
@@ -109,10 +124,14 @@ def read(src: Source, *, what: str, limit: int | None, source: str | None = None
                 limit=decompressed_limit(limit),
                 what=what,
             )
-            return Upload(b"".join(pieces), name)
+            return Upload(_without_bom(b"".join(pieces)), name)
     finally:
         if isinstance(chunks, Generator):
             chunks.close()
+
+
+def _without_bom(data: bytes) -> bytes:
+    return data[len(_BOM_BYTES) :] if data.startswith(_BOM_BYTES) else data
 
 
 def _name(src: Source) -> str:
@@ -208,25 +227,48 @@ def gunzip_head(head: bytes, *, source: str) -> bytes:
 # --------------------------------------------------------------------------- text
 
 
-def _split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
-    pending = b""
+def _split_lines(chunks: Iterable[bytes], max_line: int | None) -> Iterator[bytes]:
+    """The lines of ``chunks``; a line over ``max_line`` bytes keeps its first ``max_line + 1``
+    (the rest is dropped as it is read), so memory stays bounded and time linear."""
+    cap = None if max_line is None else max_line + 1
+    pending: list[bytes] = []  # the start of a line whose end has not come yet
+    size = 0
     for chunk in chunks:
-        pieces = (pending + chunk).split(b"\n")
-        pending = pieces.pop()
-        yield from pieces
-    if pending:
-        yield pending
+        pieces = chunk.split(b"\n")
+        last = pieces.pop()
+        if pieces:
+            if pending:
+                pending.append(pieces[0])
+                pieces[0] = b"".join(pending)
+            yield from pieces
+            pending, size = [], 0
+        if cap is not None and size >= cap:
+            continue  # the rest of an over-long line
+        pending.append(last)
+        size += len(last)
+        if cap is not None and size > cap:
+            pending, size = [b"".join(pending)[:cap]], cap
+    tail = b"".join(pending)
+    if tail:
+        yield tail
 
 
-def decode_lines(chunks: Iterable[bytes], problems: Problems) -> Iterator[tuple[int, str]]:
+def decode_lines(
+    chunks: Iterable[bytes], problems: Problems, *, max_line: int | None = None
+) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` pairs without line endings (CRLF too, a first-line BOM dropped).
 
     Bad UTF-8 is a problem on its line, named by byte and column; the line is still handed on
-    (with replacement characters) so that the rest of it is checked too.
+    (with replacement characters) so that the rest of it is checked too. A line longer than
+    ``max_line`` bytes is a problem on its line and handed on empty.
     """
-    for number, raw in enumerate(_split_lines(chunks), start=1):
+    for number, raw in enumerate(_split_lines(chunks, max_line), start=1):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
+        if max_line is not None and len(raw) > max_line:
+            problems.add(number, f"the line is longer than {max_line:,} bytes (the limit)")
+            yield number, ""
+            continue
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

@@ -8,18 +8,22 @@ The public interface:
   :func:`parse_run` (file order, ranks kept), :func:`write_run`, :func:`write_qrels`; a
   :data:`Source` is a path, a binary file object or bytes, gzip or not;
 - every reader validates the whole file and raises :class:`InvalidInput` listing each
-  :class:`Problem` with its line (:mod:`metrics.problems`).
+  :class:`Problem` with its line (:mod:`metrics.problems`); :class:`Limits` bounds a line's
+  and an id's length (:mod:`metrics.io.limits`).
 
 The fast tokenizer behind the readers is private (:mod:`metrics.io._tokenizer`), as is the
 plain reference reader the tests compare it with (:mod:`metrics.io._reference`).
 """
 
+from metrics.io.limits import NO_LIMITS, Limits
 from metrics.io.tables import Qrels, Run, RunTable
 from metrics.io.trec import Source, parse_run, read_qrels, read_run, write_qrels, write_run
 from metrics.problems import InvalidInput, Problem
 
 __all__ = [
+    "NO_LIMITS",
     "InvalidInput",
+    "Limits",
     "Problem",
     "Qrels",
     "Run",

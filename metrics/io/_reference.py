@@ -7,6 +7,8 @@ streamed, nothing clever. The rules are the fast reader's (:mod:`metrics.io.trec
 - fields are separated by any ASCII whitespace (``bytes.split``), so ``\\r`` of CRLF goes too;
 - a line must be valid UTF-8 and have 6 fields (run: ``qid Q0 docid rank score tag``) or 4
   (qrels: ``qid iteration docid grade``);
+- an id (qid, docid, run tag) may not hold a control character (C0, DEL, C1); such a line is
+  a problem and its docid is not counted for duplicates;
 - a rank or grade is an optional sign and ASCII digits, within int64; a score is a decimal
   number (optional sign, digits with an optional point, optional exponent) that is finite as a
   double;
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 __all__ = ["Reference", "read_reference"]
@@ -69,6 +72,10 @@ def read_reference(data: bytes, *, run: bool) -> Reference:
             out.bad_lines.append(number)
             continue
         if len(fields) != (6 if run else 4):
+            out.bad_lines.append(number)
+            continue
+        ids = [fields[0], fields[2], *([fields[5]] if run else [])]
+        if any(unicodedata.category(ch) == "Cc" for tok in ids for ch in tok.decode()):
             out.bad_lines.append(number)
             continue
         key = (fields[0], fields[2])

@@ -41,7 +41,7 @@ import math
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -49,6 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics._docindex import docid_hashes, hash_words
+from metrics.io.limits import CONTROL_BYTES, NO_LIMITS, Limits, id_problem, show
 from metrics.io.tables import empty_bytes
 from metrics.problems import InvalidInput, Problem, Problems
 
@@ -68,22 +69,27 @@ _RUN_FIELDS = 6
 _QRELS_FIELDS = 4
 _INT_RE = re.compile(rb"[+-]?[0-9]+")
 _FLOAT_RE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_BOM = b"\xef\xbb\xbf"
+# Widest token the vectorised path gathers: its cost is rows x the widest token of a piece, so
+# a piece with a longer one (never a real id, and over any id limit) is read line by line.
+_FAST_WIDTH = 256
 
 
-def show(token: bytes) -> str:
-    text = token.decode("utf-8", "backslashreplace")
-    return repr(text if len(text) <= 40 else text[:37] + "...")
-
-
-def read_pieces(stream: Any, name: str) -> Iterator[bytes]:
-    """The stream's bytes in pieces that end at line ends.
+def read_pieces(stream: Any, name: str, max_line: int | None = None) -> Iterator[bytes]:
+    """The stream's bytes in pieces that end at line ends, a leading UTF-8 BOM dropped.
 
     Pieces grow from ``_FIRST_CHUNK`` to ``_CHUNK`` bytes (an eighth of what was read so far):
     parsing needs about ten times a piece's size in temporaries, which stays small for a small
     file and small next to the result for a large one, while each piece stays large enough for
     numpy's per-call overhead not to matter.
+
+    A line longer than ``max_line`` bytes keeps only its first ``max_line + 1`` bytes (enough
+    for the parser to report it), the rest is dropped as it is read: memory stays bounded and
+    time linear however long the line is. Without a limit a long line is gathered whole, once.
     """
-    carry = b""
+    pending: list[bytes] = []  # the start of a line whose end has not been read yet
+    pending_len = 0
+    skipping = False  # the rest of an over-long line is being dropped
     total = 0
     while True:
         try:
@@ -92,16 +98,35 @@ def read_pieces(stream: Any, name: str) -> Iterator[bytes]:
             raise InvalidInput(name, [Problem(0, f"not a valid gzip file ({exc})")]) from exc
         if not block:
             break
-        total += len(block)
-        buf = carry + block if carry else block
-        cut = buf.rfind(b"\n") + 1
+        block = bytes(block)
+        if total == 0:  # the first block (a stream may hand out fewer bytes than asked)
+            while len(block) < len(_BOM) and _BOM.startswith(block):
+                more = stream.read(len(_BOM))
+                if not more:
+                    break
+                block += bytes(more)
+            if block.startswith(_BOM):
+                block = block[len(_BOM) :]
+        total += len(block) or 1
+        if skipping:
+            end = block.find(b"\n")
+            if end < 0:
+                continue
+            block, skipping = block[end:], False
+        cut = block.rfind(b"\n") + 1
         if cut == 0:  # no line end yet
-            carry = buf
-            continue
-        carry = buf[cut:]
-        yield buf if cut == len(buf) else buf[:cut]
-    if carry:
-        yield carry
+            pending.append(block)
+            pending_len += len(block)
+        else:
+            head = block if cut == len(block) else block[:cut]
+            yield b"".join([*pending, head]) if pending else head
+            pending = [block[cut:]] if cut < len(block) else []
+            pending_len = len(block) - cut
+        if max_line is not None and pending_len > max_line:
+            pending, pending_len = [b"".join(pending)[: max_line + 1]], max_line + 1
+            skipping = True
+    if pending:
+        yield b"".join(pending)
 
 
 @dataclass
@@ -144,6 +169,17 @@ def _mask_tables(k: int, *, right: bool) -> npt.NDArray[np.uint64]:
 
 _LEFT_MASKS = {k: _mask_tables(k, right=False) for k in range(1, 5)}
 _RIGHT_MASKS = {k: _mask_tables(k, right=True) for k in range(1, 4)}
+# the low n bytes of a word, n = 0..8 (wider tokens: a table per word would cost 8k**2 entries)
+_LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)
+
+
+def _left_mask(k: int, j: int, lens: I64) -> npt.NDArray[np.uint64]:
+    """The bytes of word j (of k) that left-aligned tokens of ``lens`` bytes occupy."""
+    table = _LEFT_MASKS.get(k)
+    mask: npt.NDArray[np.uint64] = (
+        table[j][lens] if table is not None else _LOW_BYTES[np.clip(lens - 8 * j, 0, 8)]
+    )
+    return mask
 
 
 class _Chunk:
@@ -172,9 +208,8 @@ class _Chunk:
         k = max(1, (width + 7) // 8)
         base = starts + self.pad
         raw = np.empty((n, k), dtype=np.uint64)
-        masks = _LEFT_MASKS[k] if k in _LEFT_MASKS else _mask_tables(k, right=False)
         for j in range(k):
-            keep = masks[j][lens]
+            keep = _left_mask(k, j, lens)
             np.bitwise_and(self.view[base + 8 * j if j else base], keep, out=raw[:, j])
         if sys.byteorder != "little":  # pragma: no cover - words were read little-endian
             raw = raw.byteswap()
@@ -345,7 +380,9 @@ def _decimals(
 
 
 def _python_int(token: bytes) -> int | None:
-    return int(token) if _INT_RE.fullmatch(token) else None
+    if not _INT_RE.fullmatch(token) or len(token.lstrip(b"+-").lstrip(b"0")) > 19:
+        return None  # beyond 19 digits no value fits int64 (and int() refuses 4,300)
+    return int(token)
 
 
 def _python_float(token: bytes) -> float | None:
@@ -388,11 +425,30 @@ class Parser:
     joined in order, which is when line numbers become the file's.
     """
 
-    def __init__(self, *, run: bool, problems: Problems, rank_values: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        run: bool,
+        problems: Problems,
+        rank_values: bool = True,
+        limits: Limits = NO_LIMITS,
+        scale: Collection[int] | None = None,
+    ) -> None:
         self.run = run
+        # qrels: the grades allowed besides negative ones (pooled but unjudged); None: any
+        self.scale = None if scale is None else np.array(sorted(set(scale)), dtype=np.int64)
         self.rank_values = rank_values
         self.nfields = _RUN_FIELDS if run else _QRELS_FIELDS
         self.problems = problems
+        self.limits = limits
+        # widest token per field that the vectorised path takes (wider: the validating path)
+        widths = [_FAST_WIDTH] * self.nfields
+        for col, limit in ((0, limits.qid_bytes), (2, limits.docid_bytes)) + (
+            ((5, limits.tag_bytes),) if run else ()
+        ):
+            if limit is not None:
+                widths[col] = min(limit, _FAST_WIDTH)
+        self.widths = np.array(widths, dtype=np.int64)
 
     # -- whole file ------------------------------------------------------------------------
     def parse(self, pieces: Iterable[bytes]) -> Cols:
@@ -463,14 +519,16 @@ class Parser:
         lens -= 1
         return lens.reshape(-1, nf), pos.reshape(-1, nf)
 
-    def _cut_lines(self, chunk: bytes, arr: U8) -> tuple[I64, I64, I64, int] | None:
+    def _cut_lines(self, chunk: bytes, arr: U8) -> tuple[I64, I64, I64, int, int] | None:
         """Token starts and ends of every data line (any whitespace, comments and blank lines
-        skipped), the lines' numbers and the chunk's line count; None if a line has the wrong
-        number of fields."""
+        skipped), the lines' numbers, the chunk's line count and its longest line; None if a
+        line has the wrong number of fields or a control character."""
         nf = self.nfields
         # exactly bytes.split()'s whitespace: space and \t \n \v \f \r (9..13)
         ws = (arr - np.uint8(9)) < 5
         ws |= arr == 32
+        if np.any(~ws & (arr < 32)):
+            return None  # a control character: reported line by line
         nl = (arr == 10).nonzero()[0]
         trans = (ws[:-1] != ws[1:]).nonzero()[0] + 1
         if not ws[0]:
@@ -489,12 +547,17 @@ class Parser:
             return None
         idx = first_tok[data_line][:, None] + np.arange(nf)
         lineno = np.flatnonzero(data_line).astype(np.int64) + 1
-        return starts[idx], ends[idx], lineno, int(nl.size)
+        longest = int((nl - prev_nl).max()) - 1 if nl.size else 0
+        return starts[idx], ends[idx], lineno, int(nl.size), longest
 
     def _fast(self, chunk: bytes, probs: Problems) -> Cols | None:
         """Columns of a chunk whose every data line has the right number of fields (bad numbers
         are reported to ``probs``), or None when the chunk needs the validating path."""
+        if b"\x7f" in chunk:
+            return None  # DEL: reported line by line
         if not chunk.isascii():
+            if b"\xc2" in chunk and CONTROL_BYTES.search(chunk):
+                return None  # a C1 control character
             try:
                 chunk.decode("utf-8")
             except UnicodeDecodeError:
@@ -503,16 +566,21 @@ class Parser:
             chunk += b"\n"
         arr = np.frombuffer(chunk, dtype=np.uint8)
         lineno: I64 | None = None
-        cut = self._cut(chunk, arr)
+        cut = self._cut(chunk, arr)  # (no control characters when it cuts)
         if cut is not None:
             ln, en = cut
             nlines = en.shape[0]
+            longest = int(np.diff(en[:, -1], prepend=-1).max()) - 1 if nlines else 0
         else:
             cut_lines = self._cut_lines(chunk, arr)
             if cut_lines is None:
                 return None
-            st, en, lineno, nlines = cut_lines
+            st, en, lineno, nlines, longest = cut_lines
             ln = en - st
+        if ln.size and np.any(ln.max(axis=0) > self.widths):
+            return None  # an over-long token: reported (or read, without limits) line by line
+        if self.limits.line_bytes is not None and longest > self.limits.line_bytes:
+            return None
         st = en - ln
         c = _Chunk(arr, int(ln.max()) if ln.size else 1)
         doc_words, doc_width = c.left_words(st[:, 2], ln[:, 2])
@@ -536,7 +604,27 @@ class Parser:
             grades = self._ints(c, chunk, en[:, 3], ln[:, 3], cols, "grade", probs)
             assert grades is not None
             cols.nums = grades
+            self._check_scale(cols, probs)
         return cols
+
+    def _check_scale(self, cols: Cols, probs: Problems) -> None:
+        """Report each grade that is neither negative nor one of ``self.scale``."""
+        if self.scale is None or cols.nums.size == 0:
+            return
+        grades = cols.nums
+        bad = np.flatnonzero(~np.isin(grades, self.scale) & (grades >= 0))
+        if not bad.size:
+            return
+        reported = {p.line for p in probs.items}  # (a grade that is not an integer)
+        allowed = ", ".join(str(g) for g in self.scale.tolist())
+        for i in bad.tolist():
+            line = cols.line(i)
+            if line not in reported:
+                probs.add(
+                    line,
+                    f"grade {int(grades[i])} is not on the scale (allowed: {allowed}, "
+                    "or a negative grade for pooled but unjudged)",
+                )
 
     def _ints(
         self,
@@ -620,9 +708,19 @@ class Parser:
         lineno: list[int] = []
         nf = self.nfields
         expect = "qid Q0 docid rank score tag" if self.run else "qid iteration docid grade"
+        limits = self.limits
+        id_fields = [(0, "qid", limits.qid_bytes), (2, "docid", limits.docid_bytes)]
+        if self.run:
+            id_fields.append((5, "tag", limits.tag_bytes))
         lines = chunk.split(b"\n")
         for i, raw in enumerate(lines):
             line = i + 1
+            if limits.line_bytes is not None and len(raw.rstrip(b"\r")) > limits.line_bytes:
+                probs.add(
+                    line,
+                    f"the line is longer than {limits.line_bytes:,} bytes (the limit)",
+                )
+                continue
             fields = raw.split()
             if not fields or fields[0].startswith(b"#"):
                 continue
@@ -637,6 +735,13 @@ class Parser:
                 probs.add(line, f"expected {nf} fields ({expect}), found {len(fields)}")
                 continue
             bad = False
+            for col, kind, limit in id_fields:
+                problem = id_problem(kind, fields[col], limit)
+                if problem is not None:
+                    probs.add(line, problem)
+                    bad = True
+            if bad:
+                continue
             if self.run:
                 rank = _python_int(fields[3])
                 if rank is None or not -(2**63) <= rank < 2**63:
@@ -666,7 +771,7 @@ class Parser:
             return np.array(xs, dtype=np.bytes_) if xs else empty_bytes()
 
         docs = sarr(docids)
-        return Cols(
+        out = Cols(
             qids=sarr(qids),
             docids=docs,
             nums=(
@@ -678,6 +783,9 @@ class Parser:
             hashes=docid_hashes(docs),
             nlines=chunk.count(b"\n"),
         )
+        if not self.run:
+            self._check_scale(out, probs)
+        return out
 
 
 def _distinct_bytes(col: Bytes) -> list[bytes]:

@@ -10,8 +10,10 @@ Sources may be a path (``str`` or ``os.PathLike``), a binary file object, or ``b
 recognised by its magic bytes, so ``.gz`` files and plain files are both read the same way.
 
 A file is validated whole: every problem (wrong field count, a score that is not a finite number,
-a rank or grade that is not an integer, a duplicate docid within a topic, bad UTF-8, no data lines)
-is collected with its 1-based line number and reported together in :class:`InvalidInput`.
+a rank or grade that is not an integer, a duplicate docid within a topic, bad UTF-8, a control
+character in an id, no data lines, and a line or id longer than the reader's
+:class:`~metrics.io.limits.Limits`) is collected with its 1-based line number and reported
+together in :class:`InvalidInput`. A UTF-8 BOM at the start of the file is dropped.
 
 Speed: the file is streamed in pieces that end at line ends (256 KB growing to 1 MB), each parsed
 by a vectorised path over its raw bytes, so memory stays near the size of the result; numbers are
@@ -27,7 +29,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Union, cast
@@ -35,7 +37,8 @@ from typing import IO, Any, Union, cast
 import numpy as np
 import numpy.typing as npt
 
-from metrics.io._tokenizer import Cols, Parser, read_pieces, show
+from metrics.io._tokenizer import Cols, Parser, read_pieces
+from metrics.io.limits import NO_LIMITS, Limits, show
 from metrics.io.tables import Qrels, Run, RunTable, segments
 from metrics.problems import Problems
 
@@ -177,13 +180,22 @@ def _check_duplicates(
 
 
 def _parse(
-    src: Source, source: str | None, max_problems: int, *, run: bool, rank_values: bool = True
+    src: Source,
+    source: str | None,
+    max_problems: int,
+    *,
+    run: bool,
+    rank_values: bool = True,
+    limits: Limits = NO_LIMITS,
+    scale: Collection[int] | None = None,
 ) -> tuple[Cols, _Grouped]:
     stream, name, closer = _open_source(src, source)
     problems = Problems(max(1, max_problems))
     try:
-        parser = Parser(run=run, problems=problems, rank_values=rank_values)
-        cols = parser.parse(read_pieces(stream, name))
+        parser = Parser(
+            run=run, problems=problems, rank_values=rank_values, limits=limits, scale=scale
+        )
+        cols = parser.parse(read_pieces(stream, name, limits.line_bytes))
     finally:
         if closer is not None:
             closer.close()
@@ -199,13 +211,16 @@ def _take(a: Any, perm: I64 | None) -> Any:
     return a if perm is None else a[perm]
 
 
-def parse_run(src: Source, *, source: str | None = None, max_problems: int = 100) -> RunTable:
+def parse_run(
+    src: Source, *, source: str | None = None, max_problems: int = 100, limits: Limits = NO_LIMITS
+) -> RunTable:
     """Validate a whole TREC run file and return its columns in file order.
 
     Format: ``qid Q0 docid rank score tag`` per line. Raises :class:`InvalidInput` listing
-    every problem (at most ``max_problems``, with the total).
+    every problem (at most ``max_problems``, with the total), lines and ids over ``limits``
+    among them.
     """
-    cols, _ = _parse(src, source, max_problems, run=True)
+    cols, _ = _parse(src, source, max_problems, run=True, limits=limits)
     assert cols.ranks is not None
     return RunTable(
         qids=np.char.decode(cols.qids, "utf-8").tolist(),
@@ -217,13 +232,15 @@ def parse_run(src: Source, *, source: str | None = None, max_problems: int = 100
     )
 
 
-def read_run(src: Source, *, source: str | None = None, max_problems: int = 100) -> Run:
+def read_run(
+    src: Source, *, source: str | None = None, max_problems: int = 100, limits: Limits = NO_LIMITS
+) -> Run:
     """Read and validate a TREC run into a :class:`Run` grouped per query.
 
     ``tag`` is the first tag in the file, ``tags`` every distinct tag in first-seen order.
-    Raises :class:`InvalidInput` on any problem.
+    Raises :class:`InvalidInput` on any problem (lines and ids over ``limits`` among them).
     """
-    cols, grouped = _parse(src, source, max_problems, run=True, rank_values=False)
+    cols, grouped = _parse(src, source, max_problems, run=True, rank_values=False, limits=limits)
     tags = tuple(t.decode() for t in cols.tags)
     run = Run(
         qids=grouped.qids,
@@ -237,13 +254,21 @@ def read_run(src: Source, *, source: str | None = None, max_problems: int = 100)
     return run
 
 
-def read_qrels(src: Source, *, source: str | None = None, max_problems: int = 100) -> Qrels:
+def read_qrels(
+    src: Source,
+    *,
+    source: str | None = None,
+    max_problems: int = 100,
+    limits: Limits = NO_LIMITS,
+    scale: Collection[int] | None = None,
+) -> Qrels:
     """Read and validate TREC qrels (``qid iteration docid grade``) into :class:`Qrels`.
 
-    Grades are integers; negative grades are kept (pooled but unjudged). A docid judged twice
-    for one query is an error. Raises :class:`InvalidInput` on any problem.
+    Grades are integers; negative grades are kept (pooled but unjudged); with a ``scale`` every
+    other grade must be one of it. A docid judged twice for one query is an error. Raises
+    :class:`InvalidInput` on any problem (lines and ids over ``limits`` among them).
     """
-    cols, grouped = _parse(src, source, max_problems, run=False)
+    cols, grouped = _parse(src, source, max_problems, run=False, limits=limits, scale=scale)
     return Qrels._sorted(
         grouped.qids,
         grouped.offsets,

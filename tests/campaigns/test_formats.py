@@ -779,12 +779,20 @@ def test_a_document_file_is_closed_after_iteration(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- properties
 
 _ids = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-_.", min_size=1, max_size=12)
-_texts = st.text(st.characters(codec="utf-8", exclude_characters="\t\r\n"))
+# (a NUL is refused in any stored text: see test_hostile_input.py)
+_texts = st.text(st.characters(codec="utf-8", exclude_characters="\t\r\n\x00"))
 _titles = _texts.map(lambda s: " ".join(s.split()))
 
 
 @settings(max_examples=50, deadline=None)
-@given(st.dictionaries(_ids, st.tuples(_titles, st.text()), min_size=1, max_size=20))
+@given(
+    st.dictionaries(
+        _ids,
+        st.tuples(_titles, st.text(st.characters(exclude_characters="\x00"))),
+        min_size=1,
+        max_size=20,
+    )
+)
 def test_jsonl_documents_round_trip(rows: dict[str, tuple[str, str]]) -> None:
     text = "\n".join(
         json.dumps({"docid": docid, "title": title, "text": body})

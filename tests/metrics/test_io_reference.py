@@ -26,7 +26,7 @@ SCORE = st.one_of(
     st.integers(-(10**25), 10**25).map(str),
     st.sampled_from(["+1.5", ".5", "5.", "1e5", "-2E-3", "1e999", "nan", "inf", "1_0", "x"]),
 )
-DOC = st.text(alphabet="ab1é日-_.", min_size=1, max_size=6)
+DOC = st.text(alphabet="ab1é日-_.\x00\x7f\x85", min_size=1, max_size=6)
 
 
 @st.composite

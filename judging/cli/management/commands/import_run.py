@@ -5,19 +5,26 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
+from judging.campaigns.services import run_stored_identically
 from judging.cli.management.commands._common import (
     add_campaign_argument,
     as_command_error,
     get_campaign,
     read_path,
 )
-from judging.core.errors import DomainError
+from judging.core.errors import Conflict, DomainError
 from judging.workflows.runs import run_submitted
 
 
 class Command(BaseCommand):
-    help = "Import one or more TREC run files (plain or gzip) through the submission service."
+    help = (
+        "Import one or more TREC run files (plain or gzip) through the submission service. "
+        "All or nothing: every file is validated, and if any is bad none is stored and each bad "
+        "file is reported. A file already stored identically (same content, same tag) is "
+        "skipped, so an interrupted or repeated batch can simply be run again."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_campaign_argument(parser)
@@ -42,24 +49,50 @@ class Command(BaseCommand):
                 parts = line.split("\t")
                 if len(parts) >= 2 and parts[0] != "run":
                     groups[parts[0].strip()] = parts[1].strip()
-        for path in opts["paths"]:
-            tag = opts["tag"] or _tag_from_name(path)
-            try:
-                run = run_submitted(
-                    campaign=campaign,
-                    owner=owner,
-                    data=read_path(path),
-                    tag=tag,
-                    group=groups.get(tag or "", opts["group"]),
-                    pooled=False if opts["not_pooled"] else None,
-                    priority=opts["priority"],
-                    source=path,
+        paths = [read_path(path) for path in opts["paths"]]
+        done: list[str] = []
+        failed: list[str] = []
+        with transaction.atomic():  # all or nothing: a bad file rolls back the whole batch
+            for path in paths:
+                name = str(path)
+                tag = opts["tag"] or _tag_from_name(name)
+                try:
+                    with transaction.atomic():  # a savepoint, so the next files still run
+                        run = run_submitted(
+                            campaign=campaign,
+                            owner=owner,
+                            data=path,
+                            tag=tag,
+                            group=groups.get(tag or "", opts["group"]),
+                            pooled=False if opts["not_pooled"] else None,
+                            priority=opts["priority"],
+                            source=name,
+                        )
+                except Conflict as exc:
+                    try:
+                        same = run_stored_identically(
+                            campaign=campaign, owner=owner, data=path, tag=tag, source=name
+                        )
+                    except DomainError:
+                        same = None
+                    if same is None:
+                        failed.append(f"{name}: {as_command_error(exc)}")
+                    else:
+                        done.append(f"run {same.name}: already stored identically, skipped")
+                    continue
+                except DomainError as exc:
+                    failed.append(f"{name}: {as_command_error(exc)}")
+                    continue
+                done.append(
+                    f"run {run.tag}: {run.num_entries} entries, {len(run.topic_counts)} topics"
                 )
-            except DomainError as exc:
-                raise as_command_error(exc) from None
-            self.stdout.write(
-                f"run {run.tag}: {run.num_entries} entries, {len(run.topic_counts)} topics"
-            )
+            if failed:
+                raise CommandError(
+                    f"{len(failed)} of {len(paths)} file(s) are not valid; nothing was stored\n"
+                    + "\n".join(failed)
+                )
+        for line in done:
+            self.stdout.write(line)
 
 
 def _tag_from_name(path: str) -> str | None:
