@@ -244,3 +244,16 @@ class PoolDocumentSerializer(serializers.Serializer[Any]):
     to_judge = serializers.BooleanField()
     has_text = serializers.BooleanField()
     inclusion = serializers.FloatField(allow_null=True)
+
+
+class NoteSerializer(serializers.Serializer[Any]):
+    """The optional note of a publish or an import (``{"note": "..."}``)."""
+
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=10_000)
+
+
+def note_of(data: Any) -> str:
+    """The validated note of a request body (a 400 for a note that is not text)."""
+    ser = NoteSerializer(data=data)
+    ser.is_valid(raise_exception=True)
+    return str(ser.validated_data["note"])
