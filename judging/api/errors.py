@@ -22,7 +22,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from judging.core import uploads
-from judging.core.errors import DomainError, InvalidInput, TooLarge
+from judging.core.errors import DomainError, InvalidInput, RateLimited, TooLarge
 from metrics.problems import InvalidInput as ReaderError
 from metrics.problems import Problem
 
@@ -35,7 +35,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif isinstance(exc, exceptions.ValidationError):
         exc = _invalid_input(exc.detail)
     if isinstance(exc, DomainError):
-        return Response(exc.as_dict(), status=exc.status)
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        return Response(exc.as_dict(), status=exc.status, headers=headers)
     # DRF turns Http404 and Django's PermissionDenied into its own and sets the headers
     # (WWW-Authenticate, Retry-After); only the body is ours.
     response = drf_exception_handler(exc, context)

@@ -1,0 +1,404 @@
+"""Bad request parameters and bodies answer 400 in the one error shape, naming the parameter and
+the problem; never a 500, and nothing is stored (issue 11)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client, override_settings
+
+from judging.assessments import queue
+from judging.assessments.models import Judgment, QrelsVersion
+from judging.campaigns.models import Document
+from judging.evaluation.models import BiasReport
+from judging.pools.models import PoolVersion
+from judging.workflows.pools import pool_requested
+from judging.workflows.qrels import qrels_imported
+from judging.workflows.runs import run_submitted
+from tests.test_api_errors import assert_shape
+
+pytestmark = pytest.mark.django_db
+
+RUNS = {
+    "alpha": {"401": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "402": {"d5": 2.0, "d4": 1.0}},
+    "beta": {"401": {"d3": 3.0, "d9": 2.0, "d1": 1.0}, "402": {"d4": 2.0, "d8": 1.0}},
+}
+QRELS = "401 0 d1 1\n401 0 d2 0\n401 0 d3 2\n402 0 d4 1\n402 0 d5 0\n402 0 d8 1\n"
+
+
+@pytest.fixture
+def world(campaign: Any, researcher: Any, as_committed: Any) -> Any:
+    """Two runs, qrels version 1 (every run evaluated, the default bias report computed) and a
+    built pool version 1."""
+    for tag, results in RUNS.items():
+        run_submitted(campaign=campaign, owner=researcher, tag=tag, results=results)
+    docids = sorted({d for run in RUNS.values() for ranked in run.values() for d in ranked})
+    Document.objects.bulk_create(Document(campaign=campaign, docid=d, text=d) for d in docids)
+    with as_committed():
+        qrels_imported(campaign=campaign, data=QRELS.encode())
+    with as_committed():
+        pool_requested(campaign=campaign)
+    return campaign
+
+
+def client_for(api_client_for: Any, user: Any) -> Any:
+    client = api_client_for(user)
+    client.raise_request_exception = False  # a 500 is answered, not raised, as in production
+    return client
+
+
+def problem_at(response: Any, location: str) -> str:
+    body = assert_shape(response, 400, "invalid_input")
+    messages = [p["message"] for p in body["problems"] if p.get("location") == location]
+    assert messages, body
+    return messages[0]
+
+
+# --- paging ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "location"),
+    [
+        ("limit=1e20", "limit"),
+        ("limit=99999999999999999999999", "limit"),
+        ("limit=-1", "limit"),
+        ("limit=0", "limit"),
+        ("limit=abc", "limit"),
+        ("offset=abc", "offset"),
+        ("offset=-5", "offset"),
+        ("offset=1.5", "offset"),
+    ],
+)
+def test_a_bad_limit_or_offset_is_400_naming_it(
+    campaign: Any, api_client_for: Any, researcher: Any, query: str, location: str
+) -> None:
+    r = client_for(api_client_for, researcher).get(f"/api/v1/campaigns/?{query}")
+    assert problem_at(r, location)
+
+
+@override_settings(POOLJUDGE_MAX_PAGE_SIZE=50)
+def test_a_limit_over_the_maximum_page_size_is_400_saying_the_maximum(
+    campaign: Any, api_client_for: Any, researcher: Any
+) -> None:
+    client = client_for(api_client_for, researcher)
+    assert "at most 50" in problem_at(client.get("/api/v1/campaigns/?limit=51"), "limit")
+    assert client.get("/api/v1/campaigns/?limit=50").status_code == 200
+
+
+def test_a_good_limit_and_a_far_offset_page_as_before(
+    campaign: Any, api_client_for: Any, researcher: Any
+) -> None:
+    client = client_for(api_client_for, researcher)
+    body = client.get(f"/api/v1/campaigns/{campaign.pk}/topics/?limit=2&offset=1").json()
+    assert [t["qid"] for t in body["results"]] == ["402", "403"] and body["count"] == 3
+    far = client.get("/api/v1/campaigns/?offset=99999999999999999")
+    assert far.status_code == 200 and far.json()["results"] == []
+    assert client.get("/api/v1/campaigns/?limit=&offset=").status_code == 200  # empty: default
+
+
+def test_the_schema_states_the_bounds_of_limit_and_offset(admin_user: Any) -> None:
+    client = Client()
+    client.force_login(admin_user)
+    schema = client.get("/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    params = {p["name"]: p for p in schema["paths"]["/api/v1/campaigns/"]["get"]["parameters"]}
+    assert params["limit"]["schema"]["minimum"] == 1
+    assert params["limit"]["schema"]["maximum"] == 1000
+    assert params["offset"]["schema"]["minimum"] == 0
+
+
+# --- query parameters -----------------------------------------------------------------------
+
+
+def test_a_pool_diff_against_a_version_that_is_not_a_number_is_400(
+    world: Any, api_client_for: Any, researcher: Any
+) -> None:
+    version = PoolVersion.objects.get(campaign=world)
+    client = client_for(api_client_for, researcher)
+    for against in ("null", "1.0", "99999999999999999999999"):
+        r = client.get(f"/api/v1/pools/{version.pk}/diff/?against={against}")
+        assert problem_at(r, "against"), against
+    assert client.get(f"/api/v1/pools/{version.pk}/diff/?against=7").status_code == 404
+    assert client.get(f"/api/v1/pools/{version.pk}/diff/?against=1").status_code == 200
+
+
+def test_significance_of_an_unknown_measure_is_400_naming_the_known_ones(
+    world: Any, api_client_for: Any, researcher: Any
+) -> None:
+    client = client_for(api_client_for, researcher)
+    for measure in ("bogus", "P@20"):  # P@20 is a measure, not one this campaign computes
+        r = client.get(f"/api/v1/campaigns/{world.pk}/significance/?measure={measure}")
+        message = problem_at(r, "measure")
+        assert "nDCG@5" in message and "AP" in message, message
+    ok = client.get(f"/api/v1/campaigns/{world.pk}/significance/?measure=map")  # trec_eval name
+    assert ok.status_code == 200 and ok.json()["measure"] == "AP"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/campaigns/{c}/leaderboard/?qrels=abc",
+        "/api/v1/campaigns/{c}/significance/?qrels=-1",
+        "/api/v1/campaigns/{c}/bias/?qrels=1e3",
+        "/api/v1/runs/{r}/evaluations/?qrels=x",
+    ],
+)
+def test_a_qrels_version_that_is_not_a_number_is_400(
+    world: Any, api_client_for: Any, admin_user: Any, url: str
+) -> None:
+    run = world.runs.get(tag="alpha")
+    r = client_for(api_client_for, admin_user).get(url.format(c=world.pk, r=run.pk))
+    assert problem_at(r, "qrels")
+
+
+def test_a_qrels_version_the_campaign_does_not_have_is_still_404(
+    world: Any, api_client_for: Any, researcher: Any
+) -> None:
+    r = client_for(api_client_for, researcher).get(
+        f"/api/v1/campaigns/{world.pk}/leaderboard/?qrels=9"
+    )
+    assert_shape(r, 404, "not_found")
+
+
+def test_an_unknown_leaderboard_format_is_400(
+    world: Any, api_client_for: Any, researcher: Any
+) -> None:
+    r = client_for(api_client_for, researcher).get(
+        f"/api/v1/campaigns/{world.pk}/leaderboard/?format=xml"
+    )
+    assert "json, csv" in problem_at(r, "format")
+
+
+def test_the_judgments_list_filter_must_be_a_campaign_id(
+    campaign: Any, api_client_for: Any, annotator: Any
+) -> None:
+    client = client_for(api_client_for, annotator)
+    for value in ("abc", "99999999999999999999999", "-1"):
+        assert problem_at(client.get(f"/api/v1/judgments/?campaign={value}"), "campaign")
+    assert client.get(f"/api/v1/judgments/?campaign={campaign.pk}").status_code == 200
+
+
+def test_the_relevance_filter_of_disagreements_reads_false_as_false(
+    campaign: Any, api_client_for: Any, admin_user: Any
+) -> None:
+    client = client_for(api_client_for, admin_user)
+    url = f"/api/v1/campaigns/{campaign.pk}/disagreements/"
+    for value in ("false", "0", "true", "1", ""):
+        assert client.get(f"{url}?relevance={value}").status_code == 200, value
+    assert problem_at(client.get(f"{url}?relevance=maybe"), "relevance")
+
+
+def test_a_qrels_diff_against_an_overflowing_number_is_400(
+    world: Any, api_client_for: Any, researcher: Any
+) -> None:
+    version = QrelsVersion.objects.get(campaign=world)
+    r = client_for(api_client_for, researcher).get(
+        f"/api/v1/qrels/{version.pk}/diff/?against=99999999999999999999999"
+    )
+    assert problem_at(r, "against")
+
+
+# --- ids in URLs ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "body"),
+    [
+        ("post", "/api/v1/leases/abc/renew/", None),
+        ("delete", "/api/v1/leases/abc/", None),
+        ("post", "/api/v1/leases/abc/judgment/", {"grade": 1}),
+        ("post", "/api/v1/leases/1e3/judgment/", {"grade": 1}),
+        ("post", "/api/v1/leases/99999999999999999999999/judgment/", {"grade": 1}),
+        ("get", "/api/v1/leases/abc/", None),
+        ("patch", "/api/v1/judgments/abc/", {"grade": 1}),
+        ("get", "/api/v1/judgments/abc/", None),
+    ],
+)
+def test_a_lease_or_judgment_id_that_is_not_a_number_is_400(
+    campaign: Any, api_client_for: Any, annotator: Any, method: str, url: str, body: Any
+) -> None:
+    client = client_for(api_client_for, annotator)
+    r = getattr(client, method)(url, body, format="json")
+    assert "id" in problem_at(r, "id")
+
+
+@pytest.mark.parametrize(
+    "url", ["/api/v1/campaigns/abc/", "/api/v1/runs/x/", "/api/v1/pools/1e3/", "/api/v1/qrels/-1/"]
+)
+def test_every_object_id_in_a_url_is_checked_the_same_way(
+    campaign: Any, api_client_for: Any, admin_user: Any, url: str
+) -> None:
+    assert problem_at(client_for(api_client_for, admin_user).get(url), "id")
+
+
+def test_an_id_is_checked_after_the_credentials(campaign: Any) -> None:
+    r = Client().get("/api/v1/leases/abc/")
+    assert r.status_code == 401
+
+
+# --- bodies ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", [True, [], "x", 3])
+def test_a_publish_body_that_is_not_an_object_is_400_and_publishes_nothing(
+    world: Any, api_client_for: Any, admin_user: Any, body: Any
+) -> None:
+    before = QrelsVersion.objects.count()
+    r = client_for(api_client_for, admin_user).post(
+        f"/api/v1/campaigns/{world.pk}/qrels/publish/", body, format="json"
+    )
+    assert_shape(r, 400, "invalid_input")
+    assert QrelsVersion.objects.count() == before
+
+
+def test_a_publish_note_with_a_nul_byte_is_400(
+    world: Any, api_client_for: Any, admin_user: Any
+) -> None:
+    r = client_for(api_client_for, admin_user).post(
+        f"/api/v1/campaigns/{world.pk}/qrels/publish/", {"note": "a\x00b"}, format="json"
+    )
+    assert problem_at(r, "note")
+
+
+@pytest.mark.parametrize("what", ["topics", "documents", "qrels"])
+@pytest.mark.parametrize("body", [True, [], "x"])
+def test_an_import_body_that_is_not_an_object_is_400(
+    campaign: Any, api_client_for: Any, admin_user: Any, what: str, body: Any
+) -> None:
+    r = client_for(api_client_for, admin_user).post(
+        f"/api/v1/campaigns/{campaign.pk}/{what}/", body, format="json"
+    )
+    assert problem_at(r, "body")
+
+
+@pytest.mark.parametrize("body", [True, [], "x", {"grade": "abc"}, {"grade": 3_000_000_000}])
+def test_a_bad_judgment_body_is_400_and_records_nothing(
+    world: Any, api_client_for: Any, annotator: Any, body: Any
+) -> None:
+    lease = queue.lease_next(campaign=world, annotator=annotator)
+    assert lease is not None
+    r = client_for(api_client_for, annotator).post(
+        f"/api/v1/leases/{lease.pk}/judgment/", body, format="json"
+    )
+    assert_shape(r, 400, "invalid_input")
+    assert Judgment.objects.count() == 0
+
+
+def test_no_get_of_a_bias_report_stores_one_or_queues_a_task(
+    world: Any, api_client_for: Any, researcher: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    client = client_for(api_client_for, researcher)
+    web = Client()
+    web.force_login(researcher)
+    before = BiasReport.objects.count()
+    with django_capture_on_commit_callbacks() as callbacks:
+        for query in ("depth=7", "depth=8&measure=P@5", "kind=loo_group", "measure=nDCG@10"):
+            assert client.get(f"/api/v1/campaigns/{world.pk}/bias/?{query}").status_code == 404
+            assert web.get(f"/campaigns/{world.pk}/bias/?{query}").status_code == 200
+    assert BiasReport.objects.count() == before and callbacks == []
+
+
+# --- bias-report parameters and the allowance of new reports --------------------------------
+
+BAD_BIAS = [
+    ({"depth": "-5"}, "depth"),
+    ({"depth": "0"}, "depth"),
+    ({"depth": "3000000000"}, "depth"),
+    ({"depth": "1001"}, "depth"),  # over POOLJUDGE_BIAS_MAX_DEPTH (1000)
+    ({"depth": "abc"}, "depth"),
+    ({"measure": "bogus"}, "measure"),
+    ({"measure": "P@3000000000"}, "measure"),
+    ({"measure": "P@" + "9" * 60}, "measure"),
+    ({"measure": "P_5,10"}, "measure"),  # a list of measures, not one
+    ({"kind": "loo_topic"}, "kind"),
+    ({"qrels": "0"}, "qrels"),
+]
+
+
+@pytest.mark.parametrize(("params", "location"), BAD_BIAS)
+def test_a_bad_bias_parameter_is_400_naming_it_on_get_and_post(
+    world: Any, api_client_for: Any, researcher: Any, params: dict[str, str], location: str
+) -> None:
+    client = client_for(api_client_for, researcher)
+    url = f"/api/v1/campaigns/{world.pk}/bias/"
+    before = BiasReport.objects.count()
+    assert problem_at(client.get(url, params), location)
+    assert problem_at(client.post(url, params, format="json"), location)
+    assert BiasReport.objects.count() == before
+
+
+def test_the_campaigns_own_pool_depth_is_allowed_above_the_maximum(
+    world: Any, api_client_for: Any, researcher: Any
+) -> None:
+    world.pool_depth = 2000
+    world.save()
+    client = client_for(api_client_for, researcher)
+    url = f"/api/v1/campaigns/{world.pk}/bias/"
+    assert client.post(url, {"depth": 2000}, format="json").status_code == 202
+    assert problem_at(client.post(url, {"depth": 2001}, format="json"), "depth")
+
+
+@override_settings(POOLJUDGE_BIAS_REPORTS_PER_HOUR=2)
+def test_new_bias_reports_per_user_and_hour_are_limited_with_retry_after(
+    world: Any, api_client_for: Any, researcher: Any, other_researcher: Any
+) -> None:
+    client = client_for(api_client_for, researcher)
+    url = f"/api/v1/campaigns/{world.pk}/bias/"
+    assert client.post(url, {"depth": 5}, format="json").status_code == 202
+    assert client.post(url, {"depth": 6}, format="json").status_code == 202
+    refused = client.post(url, {"depth": 7}, format="json")
+    body = assert_shape(refused, 429, "throttled")
+    assert "POOLJUDGE_BIAS_REPORTS_PER_HOUR" in body["detail"]
+    assert 3500 <= int(refused["Retry-After"]) <= 3600
+    assert not BiasReport.objects.filter(depth=7).exists()
+    # a report already stored is not new: asking again, or reading it, is not refused
+    assert client.post(url, {"depth": 5}, format="json").status_code == 202
+    assert client.get(url, {"depth": 6}).status_code in (200, 202)
+    # the default report (computed after the import, asked for by nobody) does not count, and
+    # another user has their own allowance
+    other = client_for(api_client_for, other_researcher)
+    assert other.post(url, {"depth": 7}, format="json").status_code == 202
+
+
+@override_settings(POOLJUDGE_BIAS_REPORTS_PER_HOUR=1)
+def test_the_allowance_frees_up_an_hour_after_a_request(
+    world: Any, api_client_for: Any, researcher: Any
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    client = client_for(api_client_for, researcher)
+    url = f"/api/v1/campaigns/{world.pk}/bias/"
+    assert client.post(url, {"depth": 5}, format="json").status_code == 202
+    assert client.post(url, {"depth": 6}, format="json").status_code == 429
+    BiasReport.objects.filter(depth=5).update(created_at=timezone.now() - timedelta(minutes=61))
+    assert client.post(url, {"depth": 6}, format="json").status_code == 202
+
+
+@override_settings(POOLJUDGE_BIAS_REPORTS_PER_HOUR=1)
+def test_the_compute_button_is_limited_too_and_says_when_to_try_again(
+    world: Any, researcher: Any
+) -> None:
+    web = Client()
+    web.force_login(researcher)
+    url = f"/campaigns/{world.pk}/bias/compute/"
+    first = web.post(url, {"depth": "5", "measure": "AP", "kind": "loo_run"}, follow=True)
+    assert first.status_code == 200 and BiasReport.objects.filter(depth=5).exists()
+    second = web.post(url, {"depth": "6", "measure": "AP", "kind": "loo_run"}, follow=True)
+    assert second.status_code == 200
+    assert "Try again in" in second.content.decode()
+    assert not BiasReport.objects.filter(depth=6).exists()
+
+
+def test_the_compute_button_with_a_bad_depth_says_so_and_stores_nothing(
+    world: Any, researcher: Any
+) -> None:
+    web = Client()
+    web.force_login(researcher)
+    before = BiasReport.objects.count()
+    for depth in ("abc", "-5", "3000000000"):
+        r = web.post(f"/campaigns/{world.pk}/bias/compute/", {"depth": depth}, follow=True)
+        assert r.status_code == 200 and "whole number" in r.content.decode(), depth
+    assert BiasReport.objects.count() == before
