@@ -402,3 +402,59 @@ def test_the_compute_button_with_a_bad_depth_says_so_and_stores_nothing(
         r = web.post(f"/campaigns/{world.pk}/bias/compute/", {"depth": depth}, follow=True)
         assert r.status_code == 200 and "whole number" in r.content.decode(), depth
     assert BiasReport.objects.count() == before
+
+
+# --- pool strategy parameters ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("strategy", "params", "named"),
+    [
+        ("depth", {"per_group": "abc"}, "per_group"),
+        ("depth", {"per_group": 0}, "per_group"),
+        ("depth", {"per_group": True}, "per_group"),
+        ("depth", {"per_group": 1.5}, "per_group"),
+        ("depth", {"groups": "abc"}, "groups"),
+        ("depth", {"nonsense": 1}, "nonsense"),
+        ("rrf", {"k": "abc"}, "k"),
+        ("rrf", {"k": -1}, "k"),
+        ("thompson", {"seed": "x"}, "seed"),
+        ("thompson", {"seed": -1}, "seed"),
+        ("hedge", {"beta": "abc"}, "beta"),
+        ("hedge", {"beta": 2}, "beta"),
+        ("stratified", {"strata": "abc"}, "strata"),
+        ("stratified", {"strata": [[10, "x"]]}, "rate"),
+        ("stratified", {"strata": [[10]]}, "strata"),
+        ("stratified", {"strata": [["a", 0.5]]}, "depth"),
+        ("rank", {"k": 1}, "k"),
+    ],
+)
+def test_bad_pool_strategy_parameters_are_400_naming_them_and_queue_nothing(
+    world: Any, api_client_for: Any, admin_user: Any, strategy: str, params: Any, named: str
+) -> None:
+    before = PoolVersion.objects.count()
+    r = client_for(api_client_for, admin_user).post(
+        f"/api/v1/campaigns/{world.pk}/pools/",
+        {"strategy": strategy, "params": params},
+        format="json",
+    )
+    assert named in problem_at(r, "params")
+    assert PoolVersion.objects.count() == before
+
+
+def test_good_pool_strategy_parameters_are_still_accepted(
+    world: Any, api_client_for: Any, admin_user: Any, as_committed: Any
+) -> None:
+    client = client_for(api_client_for, admin_user)
+    url = f"/api/v1/campaigns/{world.pk}/pools/"
+    with as_committed():
+        r = client.post(url, {"strategy": "depth", "params": {"per_group": 1}}, format="json")
+    assert r.status_code == 202, r.json()
+    with as_committed():
+        r = client.post(
+            url,
+            {"strategy": "stratified", "params": {"strata": [[2, 1.0], [5, 0.5]]}},
+            format="json",
+        )
+    assert r.status_code == 202, r.json()
+    assert PoolVersion.objects.filter(state="built").count() == 3
