@@ -458,3 +458,134 @@ def test_good_pool_strategy_parameters_are_still_accepted(
         )
     assert r.status_code == 202, r.json()
     assert PoolVersion.objects.filter(state="built").count() == 3
+
+
+# --- campaign scale, threshold and name -----------------------------------------------------
+
+OK_SCALE = [
+    {"grade": 0, "label": "No"},
+    {"grade": 1, "label": "Some"},
+    {"grade": 2, "label": "Yes"},
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "location"),
+    [
+        ({"scale": [{"label": "x"}]}, "scale"),  # one grade (and that one without a grade)
+        ({"scale": [{"label": "x"}, {"grade": 1, "label": "y"}]}, "scale[0].grade"),
+        ({"scale": [{"grade": 0, "label": "x"}, {"grade": 1}]}, "scale[1].label"),
+        ({"scale": [{"grade": 0, "label": "x"}, {"grade": "1", "label": "y"}]}, "scale[1].grade"),
+        ({"scale": [{"grade": 0, "label": "x"}, {"grade": True, "label": "y"}]}, "scale[1].grade"),
+        ({"scale": [{"grade": 0, "label": "x"}, {"grade": 1.5, "label": "y"}]}, "scale[1].grade"),
+        ({"scale": [{"grade": 0, "label": "a"}, {"grade": 0, "label": "b"}]}, "scale[1].grade"),
+        ({"scale": [{"grade": 0, "label": "a"}, {"grade": 1, "label": "A"}]}, "scale[1].label"),
+        ({"scale": [{"grade": 0, "label": "a"}, {"grade": 1, "label": " "}]}, "scale[1].label"),
+        (
+            {"scale": [{"grade": 0, "label": "a"}, {"grade": 3_000_000_000, "label": "b"}]},
+            "scale[1].grade",
+        ),
+        ({"scale": [{"grade": -1, "label": "a"}, {"grade": 1, "label": "b"}]}, "scale[0].grade"),
+        ({"scale": [{"grade": 0, "label": "a"}, {"grade": 1, "label": "b\nc"}]}, "scale[1].label"),
+        ({"scale": [{"grade": 0, "label": "a"}, {"grade": 1, "label": "b", "x": 1}]}, "scale[1].x"),
+        ({"scale": [{"grade": 0, "label": "a"}, 3]}, "scale[1]"),
+        ({"scale": {"grade": 0}}, "scale"),
+        ({"relevance_threshold": 99}, "relevance_threshold"),
+        ({"relevance_threshold": 0}, "relevance_threshold"),  # the lowest grade: all relevant
+        ({"relevance_threshold": 3_000_000_000}, "relevance_threshold"),
+        (
+            {"scale": [{"grade": 0, "label": "a"}, {"grade": 5, "label": "b"}]},
+            "relevance_threshold",
+        ),
+        ({"name": "bad\x07name"}, "name"),
+        ({"name": "two\nlines"}, "name"),
+        ({"name": "tab\there"}, "name"),
+    ],
+)
+def test_a_bad_campaign_edit_is_400_naming_the_element_and_stores_nothing(
+    campaign: Any, api_client_for: Any, admin_user: Any, body: dict[str, Any], location: str
+) -> None:
+    from judging.campaigns.models import Campaign
+
+    before = Campaign.objects.values().get(pk=campaign.pk)
+    client = client_for(api_client_for, admin_user)
+    assert problem_at(
+        client.patch(f"/api/v1/campaigns/{campaign.pk}/", body, format="json"), location
+    )
+    assert Campaign.objects.values().get(pk=campaign.pk) == before
+    create = {"name": "new", "scale": OK_SCALE, **body}
+    assert problem_at(client.post("/api/v1/campaigns/", create, format="json"), location)
+    assert Campaign.objects.count() == 1
+
+
+def test_the_services_check_the_scale_the_same_way(campaign: Any) -> None:
+    from judging.campaigns.services import campaign_create, campaign_update
+    from judging.core.errors import InvalidInput
+
+    with pytest.raises(InvalidInput) as caught:
+        campaign_update(campaign=campaign, data={"scale": [{"label": "x"}, {"grade": 1}]})
+    assert {p.location for p in caught.value.problems} == {"scale[0].grade", "scale[1].label"}
+    with pytest.raises(InvalidInput) as caught:
+        campaign_create(name="c\x1b[31m", scale=OK_SCALE)
+    assert [p.location for p in caught.value.problems] == ["name"]
+
+
+def test_the_admin_form_refuses_a_bad_scale_and_a_control_character_in_the_name(
+    campaign: Any, admin_user: Any
+) -> None:
+    from django.contrib.admin.sites import site
+    from django.test import RequestFactory
+
+    from judging.campaigns.models import Campaign
+
+    admin = site._registry[Campaign]
+    request = RequestFactory().post("/")
+    request.user = admin_user
+    form_class = admin.get_form(request, campaign)
+    unbound = form_class(instance=campaign)
+    data = {name: unbound[name].value() for name in form_class.base_fields}
+    data["pool_budget"] = ""
+    data["name"] = "x\x07y"
+    data["scale"] = '[{"grade": 0, "label": "a"}, {"grade": 0, "label": "b"}]'
+    form = form_class(data, instance=campaign)
+    assert not form.is_valid()
+    assert "scale[1].grade" in str(form.errors["scale"])
+    assert "name" in form.errors
+
+
+def test_a_valid_scale_change_is_saved(campaign: Any, api_client_for: Any, admin_user: Any) -> None:
+    scale = [*OK_SCALE, {"grade": 3, "label": "Perfect"}]
+    r = client_for(api_client_for, admin_user).patch(
+        f"/api/v1/campaigns/{campaign.pk}/",
+        {"scale": scale, "relevance_threshold": 2},
+        format="json",
+    )
+    assert r.status_code == 200, r.json()
+    campaign.refresh_from_db()
+    assert campaign.grade_values() == [0, 1, 2, 3] and campaign.relevance_threshold == 2
+
+
+def test_a_bad_scale_already_stored_does_not_break_reading_and_is_reported_by_check(
+    campaign: Any, api_client_for: Any, admin_user: Any, researcher: Any, annotator: Any
+) -> None:
+    from django.core.management import call_command
+    from django.core.management.base import SystemCheckError
+
+    from judging.campaigns.checks import check_campaign_scales
+    from judging.campaigns.models import Campaign
+
+    Campaign.objects.filter(pk=campaign.pk).update(scale=[{"label": "x"}], relevance_threshold=99)
+    for user in (admin_user, researcher, annotator):
+        client = client_for(api_client_for, user)
+        r = client.get("/api/v1/campaigns/")
+        assert r.status_code == 200 and r.json()["results"][0]["scale"] == [{"label": "x"}]
+        assert client.get(f"/api/v1/campaigns/{campaign.pk}/").status_code == 200
+    web = Client()
+    web.force_login(annotator)
+    assert web.get("/annotate/").status_code == 200
+    (warning,) = check_campaign_scales(databases=["default"])
+    assert warning.id == "campaigns.W001" and "scale[0].grade" in warning.msg
+    with pytest.raises(SystemCheckError):
+        call_command("check", databases=["default"], fail_level="WARNING")
+    Campaign.objects.filter(pk=campaign.pk).update(scale=OK_SCALE, relevance_threshold=1)
+    assert check_campaign_scales(databases=["default"]) == []
