@@ -16,6 +16,7 @@ from judging.pools.models import PoolVersion
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
+from tests.test_annotator_pages import _lease, _page, judging_campaign  # noqa: F401
 from tests.test_api_errors import assert_shape
 
 pytestmark = pytest.mark.django_db
@@ -589,3 +590,72 @@ def test_a_bad_scale_already_stored_does_not_break_reading_and_is_reported_by_ch
         call_command("check", databases=["default"], fail_level="WARNING")
     Campaign.objects.filter(pk=campaign.pk).update(scale=OK_SCALE, relevance_threshold=1)
     assert check_campaign_scales(databases=["default"]) == []
+
+
+# --- the web judging form -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("grade", "abc"),
+        ("grade", ""),
+        ("grade", "2.5"),
+        ("grade", "99999999999999999999999999"),
+        ("lease", "x"),
+        ("active_seconds", "nan"),
+        ("active_seconds", "abc"),
+    ],
+)
+def test_a_bad_judging_form_shows_an_error_and_records_or_skips_nothing(
+    judging_campaign: Any,  # noqa: F811  (the fixture of test_annotator_pages)
+    annotator: Any,
+    field: str,
+    value: str,
+) -> None:
+    from judging.assessments.models import Lease
+
+    web = Client()
+    web.force_login(annotator)
+    url = f"/annotate/{judging_campaign.pk}/"
+    lease = _lease(_page(web, url))
+    form = {"lease": lease, "grade": "2", "active_seconds": "1", field: value}
+    r = web.post(f"{url}submit/", form, follow=True)
+    page = r.content.decode()
+    assert r.status_code == 200 and "nothing was recorded" in page and field in page
+    assert 'id="docid">D1<' in page  # the same document, still leased to this annotator
+    assert Judgment.objects.count() == 0
+    assert Lease.objects.get(pk=lease).state == "active"
+
+
+def test_skip_and_renew_with_a_bad_lease_say_so_and_release_nothing(
+    judging_campaign: Any,  # noqa: F811
+    annotator: Any,
+) -> None:
+    from judging.assessments.models import Lease
+
+    web = Client()
+    web.force_login(annotator)
+    url = f"/annotate/{judging_campaign.pk}/"
+    lease = _lease(_page(web, url))
+    page = web.post(f"{url}skip/", {"lease": "abc"}, follow=True).content.decode()
+    assert "lease must be a whole number" in page and 'id="docid">D1<' in page
+    assert Lease.objects.get(pk=lease).state == "active"
+    renew = web.post(f"{url}renew/", {"lease": "abc"})
+    assert renew.status_code == 400 and "whole number" in renew.json()["detail"]
+
+
+def test_changing_an_earlier_grade_to_a_non_number_shows_an_error(
+    judging_campaign: Any,  # noqa: F811
+    annotator: Any,
+) -> None:
+    web = Client()
+    web.force_login(annotator)
+    url = f"/annotate/{judging_campaign.pk}/"
+    web.post(f"{url}submit/", {"lease": _lease(_page(web, url)), "grade": "0"})
+    judgment = Judgment.objects.get(annotator=annotator)
+    back = f"{url}judged/{judgment.pk}/"
+    page = web.post(back, {"grade": "x"}, follow=True).content.decode()
+    assert "grade must be a whole number" in page
+    judgment.refresh_from_db()
+    assert judgment.grade == 0
