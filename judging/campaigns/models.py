@@ -204,7 +204,7 @@ class Campaign(models.Model):
                         params={"location": location, "problem": message},
                     )
                 )
-            raise ValidationError(errors)  # type: ignore[arg-type]
+            raise ValidationError(errors)
         from metrics.pooling import STRATEGIES
 
         if self.pool_strategy not in STRATEGIES:
