@@ -659,3 +659,15 @@ def test_changing_an_earlier_grade_to_a_non_number_shows_an_error(
     assert "grade must be a whole number" in page
     judgment.refresh_from_db()
     assert judgment.grade == 0
+
+
+def test_a_topic_filter_with_a_nul_byte_or_over_long_is_400(
+    world: Any, api_client_for: Any, researcher: Any
+) -> None:
+    version = PoolVersion.objects.get(campaign=world)
+    client = client_for(api_client_for, researcher)
+    url = f"/api/v1/pools/{version.pk}/documents/"
+    assert problem_at(client.get(f"{url}?topic=4%0001"), "topic")  # PostgreSQL: a 500 before
+    assert problem_at(client.get(url, {"topic": "4" * 300}), "topic")
+    body = client.get(url, {"topic": "401"}).json()
+    assert body["count"] > 0 and {d["topic"] for d in body["results"]} == {"401"}

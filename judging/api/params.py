@@ -59,6 +59,20 @@ def query_int(
     return parse_int(raw, name, minimum=minimum, maximum=maximum, what=what)
 
 
+def query_text(params: Mapping[str, Any], name: str, *, max_length: int = 255) -> str | None:
+    """A short text query parameter (a topic id, ...); None when absent or empty. A NUL byte
+    (which PostgreSQL refuses in any query) or an over-long value is a 400."""
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return None
+    text = str(raw)
+    if "\x00" in text:
+        raise _bad(name, "must not contain a NUL character")
+    if len(text) > max_length:
+        raise _bad(name, f"must be at most {max_length} characters, not {len(text)}")
+    return text
+
+
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
 

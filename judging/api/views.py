@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api import serializers as s
-from judging.api.params import MAX_ID, path_id, query_int
+from judging.api.params import MAX_ID, path_id, query_int, query_text
 from judging.api.permissions import IsAdmin, IsMember, IsResearcher, ReadMemberWriteAdmin
 from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsVersion
@@ -437,8 +437,9 @@ class PoolVersionViewSet(
     def documents(self, request: Request, pk: str | None = None) -> Response:
         version = self.get_object()
         docs = PoolDocument.objects.filter(version=version).order_by("topic__qid", "position")
-        if request.query_params.get("topic"):
-            docs = docs.filter(topic__qid=request.query_params["topic"])
+        topic = query_text(request.query_params, "topic")
+        if topic is not None:
+            docs = docs.filter(topic__qid=topic)
         rows = docs.values(
             "topic__qid", "docid", "position", "added", "to_judge", "has_text", "inclusion"
         )
