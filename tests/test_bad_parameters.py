@@ -671,3 +671,12 @@ def test_a_topic_filter_with_a_nul_byte_or_over_long_is_400(
     assert problem_at(client.get(url, {"topic": "4" * 300}), "topic")
     body = client.get(url, {"topic": "401"}).json()
     assert body["count"] > 0 and {d["topic"] for d in body["results"]} == {"401"}
+
+
+def test_the_bias_report_command_names_a_bad_parameter_without_a_traceback(world: Any) -> None:
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    for args, named in ((["--depth", "5000"], "depth"), (["--measure", "bogus"], "measure")):
+        with pytest.raises(CommandError, match=named):
+            call_command("bias_report", "--campaign", str(world.pk), *args)
