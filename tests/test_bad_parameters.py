@@ -680,3 +680,14 @@ def test_the_bias_report_command_names_a_bad_parameter_without_a_traceback(world
     for args, named in ((["--depth", "5000"], "depth"), (["--measure", "bogus"], "measure")):
         with pytest.raises(CommandError, match=named):
             call_command("bias_report", "--campaign", str(world.pk), *args)
+
+
+def test_a_pool_budget_beyond_what_the_database_stores_is_400(
+    world: Any, api_client_for: Any, admin_user: Any
+) -> None:
+    before = PoolVersion.objects.count()
+    r = client_for(api_client_for, admin_user).post(
+        f"/api/v1/campaigns/{world.pk}/pools/", {"budget": 3_000_000_000}, format="json"
+    )
+    assert problem_at(r, "budget")
+    assert PoolVersion.objects.count() == before

@@ -238,7 +238,9 @@ class PoolRequestSerializer(serializers.Serializer[Any]):
         "stratified; default: the campaign's",
     )
     depth = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
-    budget = serializers.IntegerField(required=False, min_value=1, allow_null=True)
+    budget = serializers.IntegerField(
+        required=False, min_value=1, max_value=2_147_483_647, allow_null=True
+    )  # stored as a 32-bit integer: larger is a 400, not an overflow in the database
     runs = serializers.ListField(
         child=serializers.CharField(),
         required=False,
