@@ -161,6 +161,17 @@ POOLJUDGE_MAX_TAG_BYTES = env_int("POOLJUDGE_MAX_TAG_BYTES", 255, minimum=1, max
 # run again by the next request or delivery.
 POOLJUDGE_POOL_STALE_SECONDS = env_int("POOLJUDGE_POOL_STALE_SECONDS", 120, minimum=1)
 
+# --- Request parameters --------------------------------------------------------------------
+# Largest page of an API list (?limit=); a larger limit is a 400.
+POOLJUDGE_MAX_PAGE_SIZE = env_int("POOLJUDGE_MAX_PAGE_SIZE", 1000, minimum=1)
+# Deepest bias report that may be asked for (?depth=), and the largest cut-off of its measure
+# (P@k); the campaign's own pool depth is always allowed.
+POOLJUDGE_BIAS_MAX_DEPTH = env_int("POOLJUDGE_BIAS_MAX_DEPTH", 1000, minimum=1)
+POOLJUDGE_BIAS_MAX_CUTOFF = env_int("POOLJUDGE_BIAS_MAX_CUTOFF", 1000, minimum=1)
+# New bias reports one user may ask for per hour (API POST and the page's Compute button); the
+# next is a 429 with Retry-After. Reading, and reports already stored, are not counted.
+POOLJUDGE_BIAS_REPORTS_PER_HOUR = env_int("POOLJUDGE_BIAS_REPORTS_PER_HOUR", 20, minimum=1)
+
 # --- REST API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -169,7 +180,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "judging.api.pagination.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "judging.api.errors.exception_handler",
     "TEST_REQUEST_DEFAULT_FORMAT": "json",

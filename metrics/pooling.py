@@ -123,6 +123,25 @@ def cut_runs(runs: Runs, topic: str, depth: int | None) -> dict[str, list[str]]:
     return out
 
 
+def _whole(name: str, value: Any, *, minimum: int) -> None:
+    """Strategy parameters come from JSON: check their type here, not when the pool is built."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be a whole number >= {minimum}, got {value!r}")
+
+
+def _number(
+    name: str, value: Any, *, low: float, high: float | None = None, low_inclusive: bool = False
+) -> None:
+    """A finite real number above ``low`` (or at it, with ``low_inclusive``) and below ``high``."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
+    if ok:
+        ok = (value >= low if low_inclusive else value > low) and (high is None or value < high)
+    if not ok:
+        bounds = (">= " if low_inclusive else "> ") + str(low)
+        bounds += f" and < {high}" if high is not None else ""
+        raise ValueError(f"{name} must be a number {bounds}, got {value!r}")
+
+
 def priority_runs(
     tags: Iterable[str],
     groups: Mapping[str, str],
@@ -573,6 +592,13 @@ class DepthStrategy(_StaticStrategy):
     per_group: int | None = None
     name: ClassVar[str] = "depth"
 
+    def __post_init__(self) -> None:
+        if self.per_group is not None:
+            _whole("per_group", self.per_group, minimum=1)
+        for name in ("groups", "priority"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), Mapping):
+                raise ValueError(f"{name} must be an object {{run tag: value}}")
+
     def params(self) -> dict[str, JSONValue]:
         """``per_group`` and the group map and priorities when set."""
         out: dict[str, JSONValue] = {}
@@ -621,6 +647,9 @@ class RRFStrategy(_StaticStrategy):
 
     k: float = 60.0
     name: ClassVar[str] = "rrf"
+
+    def __post_init__(self) -> None:
+        _number("k", self.k, low=0.0, low_inclusive=True)
 
     def params(self) -> dict[str, JSONValue]:
         """``{"k": k}``."""
@@ -707,6 +736,9 @@ class ThompsonStrategy(Strategy):
     name: ClassVar[str] = "thompson"
     adaptive: ClassVar[bool] = True
 
+    def __post_init__(self) -> None:
+        _whole("seed", self.seed, minimum=0)
+
     def params(self) -> dict[str, JSONValue]:
         """``{"seed": seed}``."""
         return {"seed": self.seed}
@@ -737,8 +769,7 @@ class HedgeStrategy(Strategy):
     adaptive: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.beta < 1.0:
-            raise ValueError(f"hedge beta must be in (0, 1), got {self.beta}")
+        _number("beta", self.beta, low=0.0, high=1.0)
 
     def params(self) -> dict[str, JSONValue]:
         """``{"beta": beta}``."""
@@ -772,6 +803,13 @@ class StratifiedStrategy(_StaticStrategy):
     name: ClassVar[str] = "stratified"
 
     def __post_init__(self) -> None:
+        _whole("seed", self.seed, minimum=0)
+        pairs = self.strata if isinstance(self.strata, list | tuple) else None
+        if not pairs or any(not isinstance(p, list | tuple) or len(p) != 2 for p in pairs):
+            raise ValueError(f"strata must be a list of [depth, rate] pairs, got {self.strata!r}")
+        for depth, rate in pairs:
+            _whole("a stratum's depth", depth, minimum=1)
+            _number("a stratum's rate", rate, low=0.0)  # <= 1: checked below
         depths = [d for d, _ in self.strata]
         if not self.strata or depths != sorted(set(depths)) or depths[0] < 1:
             raise ValueError(f"strata depths must be increasing positive integers: {self.strata}")

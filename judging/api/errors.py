@@ -24,7 +24,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from judging.assessments.immutability import is_immutability_error, message_of
 from judging.core import uploads
-from judging.core.errors import Conflict, DomainError, InvalidInput, TooLarge
+from judging.core.errors import Conflict, DomainError, InvalidInput, RateLimited, TooLarge
 from metrics.problems import InvalidInput as ReaderError
 from metrics.problems import Problem
 
@@ -41,7 +41,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     elif is_immutability_error(exc):
         exc = Conflict(f"refused by the database: {message_of(exc)}")
     if isinstance(exc, DomainError):
-        return Response(exc.as_dict(), status=exc.status)
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        return Response(exc.as_dict(), status=exc.status, headers=headers)
     # DRF turns Http404 and Django's PermissionDenied into its own and sets the headers
     # (WWW-Authenticate, Retry-After); only the body is ours.
     response = drf_exception_handler(exc, context)

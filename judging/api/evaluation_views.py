@@ -14,14 +14,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from judging.api.params import MAX_ID, parse_int
 from judging.api.permissions import IsResearcher
+from judging.api.serializers import ErrorSerializer
 from judging.api.views import ERRORS
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
 from judging.core.errors import InvalidInput, NotFound
-from judging.evaluation.bias import bias_report_request
+from judging.core.roles import account
+from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
 from judging.evaluation.models import BiasKind, EvalMode, EvalState, Evaluation
 from judging.evaluation.selectors import (
     bias_report,
@@ -39,6 +42,10 @@ QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (
 
 
 def qrels_version(campaign: Campaign, number: str | int | None) -> QrelsVersion:
+    """Version ``number`` of the campaign (a 400 for a number that is not one, a 404 for one the
+    campaign does not have), or its latest when no number is given."""
+    if number is not None and number != "":
+        number = parse_int(number, "qrels", minimum=1, maximum=MAX_ID, what="a version number")
     version = find_qrels_version(campaign, number)
     if version is None and number:
         raise Http404(f"campaign {campaign.pk} has no qrels version {number!r}")
@@ -160,7 +167,13 @@ class LeaderboardView(APIView):
             user=request.user,
             mode=check_mode(request.query_params.get("mode") or EvalMode.HONEST),
         )
-        if request.query_params.get("format") == "csv":
+        fmt = request.query_params.get("format") or "json"
+        if fmt not in ("json", "csv"):
+            raise InvalidInput(
+                f"format: {fmt!r} is not one of json, csv",
+                [Problem.at("format", f"{fmt!r} is not one of json, csv")],
+            )
+        if fmt == "csv":
             response = HttpResponse(leaderboard_csv(board), content_type="text/csv")
             response["Content-Disposition"] = (
                 f'attachment; filename="leaderboard-qrels-v{version.number}.csv"'
@@ -196,14 +209,30 @@ class SignificanceView(APIView):
 
 
 class BiasRequestSerializer(serializers.Serializer[Any]):
+    """The parameters of a bias report, in a POST body or a GET query string. Their bounds are
+    the service's (``evaluation.bias.bias_params``): depth and the measure's cut-off at most
+    POOLJUDGE_BIAS_MAX_DEPTH / POOLJUDGE_BIAS_MAX_CUTOFF."""
+
     qrels = serializers.IntegerField(
-        required=False, min_value=1, help_text="qrels version number (default: latest)"
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="qrels version number (default: latest)",
     )
-    measure = serializers.CharField(required=False, default="AP")
+    measure = serializers.CharField(
+        required=False, default="AP", max_length=BIAS_MEASURE_MAX_LENGTH
+    )
     depth = serializers.IntegerField(
-        required=False, min_value=1, help_text="default: the campaign's pool depth"
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="default: the campaign's pool depth; at most POOLJUDGE_BIAS_MAX_DEPTH (or the "
+        "pool depth when larger)",
     )
     kind = serializers.ChoiceField(choices=BiasKind.choices, default=BiasKind.LOO_RUN)
+
+
+BIAS_FIELDS = frozenset(BiasRequestSerializer().fields)
 
 
 BIAS_DESCRIPTION = (
@@ -234,22 +263,19 @@ class BiasReportView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=pk)
-        params = request.query_params
-        version = qrels_version(campaign, params.get("qrels"))
-        try:
-            depth = int(params.get("depth") or campaign.pool_depth)
-        except ValueError:
-            raise InvalidInput(
-                "depth is not a number",
-                [Problem.at("depth", "depth must be a whole number")],
-            ) from None
+        # the query string is checked as the POST body is (empty values: the defaults)
+        given = {k: v for k, v in request.query_params.items() if k in BIAS_FIELDS and v != ""}
+        ser = BiasRequestSerializer(data=given)
+        ser.is_valid(raise_exception=True)
+        args = ser.validated_data
+        version = qrels_version(campaign, args.get("qrels"))
         report = bias_report(
             campaign=campaign,
             version=version,
             user=request.user,
-            measure=params.get("measure") or "AP",
-            depth=depth,
-            kind=params.get("kind") or BiasKind.LOO_RUN,
+            measure=args["measure"],
+            depth=args.get("depth"),
+            kind=args["kind"],
         )
         if report is None:
             raise NotFound(
@@ -263,7 +289,15 @@ class BiasReportView(APIView):
 
     @extend_schema(
         request=BiasRequestSerializer,
-        responses={202: dict, **ERRORS},
+        responses={
+            202: dict,
+            **ERRORS,
+            429: OpenApiResponse(
+                ErrorSerializer,
+                description="too many new reports asked for this hour "
+                "(POOLJUDGE_BIAS_REPORTS_PER_HOUR); Retry-After says when to try again",
+            ),
+        },
         description=f"{BIAS_DESCRIPTION} Computes the report for these parameters by a task "
         "and answers 202 with its state (a stored report is not computed again, a failed one "
         "is retried); then GET with the same parameters.",
@@ -280,6 +314,7 @@ class BiasReportView(APIView):
             measure=args["measure"],
             depth=args.get("depth"),
             kind=args["kind"],
+            requested_by=account(request.user),
         )
         report = bias_report(
             campaign=campaign,

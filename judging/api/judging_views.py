@@ -8,15 +8,17 @@ from typing import Any, cast
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from judging.api.params import MAX_ID, path_id, query_bool, query_int
 from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
-from judging.api.views import ERRORS
+from judging.api.serializers import NoteSerializer, QrelsVersionSerializer, note_of
+from judging.api.views import ERRORS, IntegerIdMixin
 from judging.assessments import queue, selectors
 from judging.assessments import services as qrels_services
 from judging.assessments.models import JudgingSlot, Judgment, Lease, QrelsVersion
@@ -112,7 +114,7 @@ class CampaignLeaseView(APIView):
         return _lease_response(queue.lease_next(campaign=campaign, annotator=account(request.user)))
 
 
-class LeaseViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
+class LeaseViewSet(IntegerIdMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
     """An annotator's own leases."""
 
     serializer_class = LeaseSerializer
@@ -128,7 +130,7 @@ class LeaseViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
     @extend_schema(request=None, responses={200: LeaseSerializer, **ERRORS})
     @action(detail=True, methods=["post"])
     def renew(self, request: Request, pk: str | None = None) -> Response:
-        lease = queue.lease_renew(lease_id=int(pk or 0), annotator=account(request.user))
+        lease = queue.lease_renew(lease_id=path_id(pk), annotator=account(request.user))
         return _lease_response(lease, status.HTTP_200_OK)
 
     @extend_schema(
@@ -137,7 +139,7 @@ class LeaseViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
         description="Release the item (skip): it returns to the queue.",
     )
     def destroy(self, request: Request, pk: str | None = None) -> Response:
-        queue.lease_release(lease_id=int(pk or 0), annotator=account(request.user))
+        queue.lease_release(lease_id=path_id(pk), annotator=account(request.user))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
@@ -151,7 +153,7 @@ class LeaseViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
         ser = JudgmentInSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         judgment, changed = queue.judgment_record(
-            lease_id=int(pk or 0), annotator=account(request.user), **ser.validated_data
+            lease_id=path_id(pk), annotator=account(request.user), **ser.validated_data
         )
         return Response(
             JudgmentOutSerializer(judgment).data,
@@ -160,7 +162,10 @@ class LeaseViewSet(mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
 
 
 class JudgmentViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Judgment]
+    IntegerIdMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet[Judgment],
 ):
     """An annotator's own judgments (never anybody else's)."""
 
@@ -171,11 +176,11 @@ class JudgmentViewSet(
         if getattr(self, "swagger_fake_view", False):  # schema generation
             return Judgment.objects.none()
         qs = Judgment.objects.filter(annotator=cast(Any, self.request.user)).select_related("topic")
-        campaign = self.request.query_params.get("campaign")
-        if campaign:
-            if not campaign.isdigit():
-                raise serializers.ValidationError({"campaign": "a campaign id (a number)"})
-            qs = qs.filter(campaign_id=int(campaign))
+        campaign = query_int(
+            self.request.query_params, "campaign", minimum=1, maximum=MAX_ID, what="a campaign id"
+        )
+        if campaign is not None:
+            qs = qs.filter(campaign_id=campaign)
         return qs.order_by("-updated_at", "-pk")
 
     @extend_schema(request=JudgmentInSerializer, responses={200: JudgmentOutSerializer})
@@ -183,7 +188,7 @@ class JudgmentViewSet(
         ser = JudgmentInSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         judgment = queue.judgment_change(
-            judgment_id=int(pk or 0),
+            judgment_id=path_id(pk),
             annotator=account(request.user),
             grade=ser.validated_data["grade"],
         )
@@ -248,7 +253,7 @@ class DisagreementView(APIView):
     def get(self, request: Request, campaign_id: int) -> Response:
         items = selectors.disagreement_list(
             _campaign(request, campaign_id),
-            relevance_only=bool(request.query_params.get("relevance")),
+            relevance_only=query_bool(request.query_params, "relevance"),
         )
         return Response({"count": len(items), "results": items})
 
@@ -284,18 +289,17 @@ class PublishView(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
-        request=inline_serializer("Publish", {"note": serializers.CharField(required=False)}),
+        request=NoteSerializer,
         responses={201: dict, 200: dict},
         description="Publish the judgments as the next qrels version (200 with the latest "
         "version when nothing changed).",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
-        from judging.api.serializers import QrelsVersionSerializer
-
         campaign = _campaign(request, campaign_id)
+        note = note_of(request.data)  # a body of `true`, `[]` or `"x"` is a 400
         version, created = qrels_published(
             campaign=campaign,
-            note=str(request.data.get("note", "")),
+            note=note,
             created_by=account(request.user),
         )
         return Response(
@@ -317,12 +321,14 @@ class QrelsDiffView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         version = get_object_or_404(QrelsVersion.objects.visible_to(request.user), pk=pk)
-        against = request.query_params.get("against", "")
-        if not against.isdigit():
+        against = query_int(
+            request.query_params, "against", minimum=1, maximum=MAX_ID, what="a version number"
+        )
+        if against is None:
             raise serializers.ValidationError({"against": "the other version's number"})
         other = get_object_or_404(
             QrelsVersion.objects.visible_to(request.user),
             campaign=version.campaign,
-            number=int(against),
+            number=against,
         )
         return Response(qrels_services.qrels_diff(version=version, against=other))

@@ -7,18 +7,52 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from judging.assessments.models import QrelsVersion
-from judging.campaigns.models import Campaign, Document, Run, Topic, UnknownTopicPolicy
+from judging.campaigns.models import (
+    SCALE_LABEL_MAX_LENGTH,
+    SCALE_MAX_GRADE,
+    SCALE_MIN_GRADE,
+    Campaign,
+    Document,
+    Run,
+    Topic,
+    UnknownTopicPolicy,
+    default_scale,
+    has_control_characters,
+    scale_problems,
+)
 from judging.campaigns.selectors import visible_run_tags
 from judging.core.roles import is_admin
 
 
 class ScaleItemSerializer(serializers.Serializer[Any]):
-    grade = serializers.IntegerField()
-    label = serializers.CharField(max_length=100)  # type: ignore[assignment]
+    grade = serializers.IntegerField(min_value=SCALE_MIN_GRADE, max_value=SCALE_MAX_GRADE)
+    label = serializers.CharField(max_length=SCALE_LABEL_MAX_LENGTH)  # type: ignore[assignment]
+
+
+@extend_schema_field(ScaleItemSerializer(many=True))
+class ScaleField(serializers.JSONField):
+    """The relevance scale, checked whole by ``campaigns.models.scale_problems`` in the
+    serializer's ``validate()`` (with the threshold); read back as stored, so that a malformed
+    stored scale cannot make the campaign list fail for everyone."""
+
+
+def _check_scale(scale: Any, threshold: Any) -> None:
+    problems = scale_problems(scale, threshold)
+    if problems:
+        errors: dict[str, list[str]] = {}
+        for location, message in problems:
+            errors.setdefault(location, []).append(message)
+        raise serializers.ValidationError(errors)
+
+
+def _check_name(name: str) -> str:
+    if has_control_characters(name):
+        raise serializers.ValidationError("must not contain control characters (tab, newline, ...)")
+    return name
 
 
 class CampaignSerializer(serializers.ModelSerializer[Campaign]):
-    scale = ScaleItemSerializer(many=True, required=False)
+    scale = ScaleField(required=False)
     num_topics = serializers.IntegerField(read_only=True)
     num_documents = serializers.IntegerField(read_only=True)
     num_runs = serializers.IntegerField(
@@ -42,16 +76,35 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
         ]
         read_only_fields = ["id", "created_at"]
 
+    def validate_name(self, name: str) -> str:
+        return _check_name(name)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "scale" in attrs or "relevance_threshold" in attrs:
+            current = self.instance
+            _check_scale(
+                attrs.get("scale", current.scale if current else default_scale()),
+                attrs.get("relevance_threshold", current.relevance_threshold if current else 1),
+            )
+        return attrs
+
 
 class CampaignCreateSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
-    scale = ScaleItemSerializer(many=True, required=False)
+    scale = ScaleField(required=False)
     relevance_threshold = serializers.IntegerField(default=1)
     unknown_topic_policy = serializers.ChoiceField(
         choices=UnknownTopicPolicy.choices, default=UnknownTopicPolicy.REJECT
     )
     default_pooled = serializers.BooleanField(default=True)
+
+    def validate_name(self, name: str) -> str:
+        return _check_name(name)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        _check_scale(attrs.get("scale", default_scale()), attrs["relevance_threshold"])
+        return attrs
 
 
 class TopicSerializer(serializers.ModelSerializer[Topic]):
@@ -199,7 +252,9 @@ class PoolRequestSerializer(serializers.Serializer[Any]):
         "stratified; default: the campaign's",
     )
     depth = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
-    budget = serializers.IntegerField(required=False, min_value=1, allow_null=True)
+    budget = serializers.IntegerField(
+        required=False, min_value=1, max_value=2_147_483_647, allow_null=True
+    )  # stored as a 32-bit integer: larger is a 400, not an overflow in the database
     runs = serializers.ListField(
         child=serializers.CharField(),
         required=False,
@@ -271,3 +326,16 @@ class PoolDocumentSerializer(serializers.Serializer[Any]):
     to_judge = serializers.BooleanField()
     has_text = serializers.BooleanField()
     inclusion = serializers.FloatField(allow_null=True)
+
+
+class NoteSerializer(serializers.Serializer[Any]):
+    """The optional note of a publish or an import (``{"note": "..."}``)."""
+
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=10_000)
+
+
+def note_of(data: Any) -> str:
+    """The validated note of a request body (a 400 for a note that is not text)."""
+    ser = NoteSerializer(data=data)
+    ser.is_valid(raise_exception=True)
+    return str(ser.validated_data["note"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -19,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api import serializers as s
+from judging.api.params import MAX_ID, path_id, query_int, query_text
 from judging.api.permissions import IsAdmin, IsMember, IsResearcher, ReadMemberWriteAdmin
 from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsVersion
@@ -45,10 +47,22 @@ ERRORS = {
 }
 
 
+def request_fields(request: Request) -> Mapping[str, Any]:
+    """The request body as named fields (a JSON object or a form); any other JSON (``true``,
+    ``[]``, ``"x"``) is a 400, not an AttributeError."""
+    data = request.data
+    if not isinstance(data, Mapping):
+        raise InvalidInput(
+            f"the request body must be a JSON object or a form, not {type(data).__name__}",
+            [Problem.at("body", "expected an object of named fields")],
+        )
+    return data
+
+
 def _uploaded_file(request: Request, what: str, *, limit: int) -> UploadedFile:
     """The multipart field 'file', refused early when the request says it is over ``limit``."""
     uploads.check_request_size(request.META.get("CONTENT_LENGTH"), limit=limit, what=what)
-    upload = request.data.get("file")
+    upload = request_fields(request).get("file")
     if not isinstance(upload, UploadedFile):
         raise InvalidInput(
             f"send {what} as multipart field 'file'",
@@ -68,7 +82,18 @@ class MeView(APIView):
         return Response({"id": user.pk, "username": user.get_username(), "roles": roles_of(user)})
 
 
+class IntegerIdMixin:
+    """Detail routes take a numeric id: ``/leases/abc/`` is a 400 naming ``id`` (not a 500 from
+    ``int()``, nor a 404 that looks like a missing object)."""
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)  # type: ignore[misc]
+        if "pk" in kwargs:
+            path_id(kwargs["pk"])
+
+
 class CampaignViewSet(
+    IntegerIdMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet[Campaign],
@@ -129,9 +154,7 @@ class CampaignViewSet(
         upload = _uploaded_file(
             request, "the topics file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES
         )
-        summary = services.topics_import(
-            campaign=campaign, data=upload, fmt=request.data.get("format") or None
-        )
+        summary = services.topics_import(campaign=campaign, data=upload, fmt=_format(request))
         return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
 
     # --- documents ------------------------------------------------------------------------
@@ -158,9 +181,7 @@ class CampaignViewSet(
         upload = _uploaded_file(
             request, "the documents file", limit=settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES
         )
-        summary = documents_imported(
-            campaign=campaign, data=upload, fmt=request.data.get("format") or None
-        )
+        summary = documents_imported(campaign=campaign, data=upload, fmt=_format(request))
         return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
 
     # --- qrels ----------------------------------------------------------------------------
@@ -189,7 +210,7 @@ class CampaignViewSet(
             campaign=campaign,
             data=upload,
             source=upload.name or "upload",
-            note=str(request.data.get("note", "")),
+            note=s.note_of(request_fields(request)),
             created_by=account(request.user),
         )
         return Response(s.QrelsVersionSerializer(version).data, status=status.HTTP_201_CREATED)
@@ -304,6 +325,7 @@ class CampaignViewSet(
 
 
 class RunViewSet(
+    IntegerIdMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.DestroyModelMixin,
@@ -352,6 +374,7 @@ class RunViewSet(
 
 
 class QrelsVersionViewSet(
+    IntegerIdMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet[QrelsVersion],
@@ -421,6 +444,13 @@ class QrelsVersionViewSet(
         return response
 
 
+def _format(request: Request) -> str | None:
+    fmt = request_fields(request).get("format")
+    if fmt is not None and not isinstance(fmt, str):
+        raise InvalidInput("format must be a name", [Problem.at("format", "must be a name")])
+    return fmt or None
+
+
 def _runs_by_ref(campaign: Campaign, refs: list[str]) -> list[Run]:
     runs = {r.tag: r for r in campaign.runs.all()}
     by_id = {str(r.pk): r for r in runs.values()}
@@ -437,7 +467,10 @@ def _runs_by_ref(campaign: Campaign, refs: list[str]) -> list[Run]:
 
 
 class PoolVersionViewSet(
-    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[PoolVersion]
+    IntegerIdMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet[PoolVersion],
 ):
     """Pool versions and builds; progress while building. Admins and researchers."""
 
@@ -456,8 +489,9 @@ class PoolVersionViewSet(
     def documents(self, request: Request, pk: str | None = None) -> Response:
         version = self.get_object()
         docs = PoolDocument.objects.filter(version=version).order_by("topic__qid", "position")
-        if request.query_params.get("topic"):
-            docs = docs.filter(topic__qid=request.query_params["topic"])
+        topic = query_text(request.query_params, "topic")
+        if topic is not None:
+            docs = docs.filter(topic__qid=topic)
         rows = docs.values(
             "topic__qid", "docid", "position", "added", "to_judge", "has_text", "inclusion"
         )
@@ -495,11 +529,12 @@ class PoolVersionViewSet(
         if version.state != PoolState.BUILT:
             raise Conflict(f"pool build {version.pk} is {version.state}, not built")
         against = version.base
-        if request.query_params.get("against"):
+        number = query_int(
+            request.query_params, "against", minimum=1, maximum=MAX_ID, what="a version number"
+        )
+        if number is not None:
             against = get_object_or_404(
-                PoolVersion.objects.built(),
-                campaign=version.campaign,
-                number=request.query_params["against"],
+                PoolVersion.objects.built(), campaign=version.campaign, number=number
             )
         return Response(pool_services.pool_diff(version=version, against=against))
 

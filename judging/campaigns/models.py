@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,6 +21,83 @@ def default_scale() -> list[dict[str, Any]]:
         {"grade": 2, "label": "Relevant"},
         {"grade": 3, "label": "Highly relevant"},
     ]
+
+
+# A relevance scale: at least two grades, each {"grade": whole number, "label": text}, grades
+# and labels unique. Grades lie in [SCALE_MIN_GRADE, SCALE_MAX_GRADE] (negative grades mean
+# "pooled, not judged" in qrels, and judgments are stored as 32-bit integers).
+SCALE_MIN_GRADE = 0
+SCALE_MAX_GRADE = 100
+SCALE_LABEL_MAX_LENGTH = 100
+
+
+def has_control_characters(text: str) -> bool:
+    """True when ``text`` holds a control character (C0, DEL, C1) or a line/paragraph
+    separator: none belongs in a one-line name, and they break file names and headers."""
+    return any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in text)
+
+
+def scale_problems(scale: Any, threshold: Any = None) -> list[tuple[str, str]]:
+    """Every problem of a relevance scale (and of the threshold, when given) as
+    ``(location, message)``: ``("scale[0].grade", "missing")``. Empty when both are valid.
+
+    The one check of a scale: ``Campaign.clean()`` (the admin, the services) and the API's
+    serializers use it. A valid threshold is one of the grades above the lowest (a threshold at
+    the lowest grade would make every judged document relevant).
+    """
+    if not isinstance(scale, list):
+        return [("scale", 'must be a list of {"grade": ..., "label": ...} objects')]
+    problems: list[tuple[str, str]] = []
+    if len(scale) < 2:
+        problems.append(("scale", f"needs at least two grades, has {len(scale)}"))
+    grades: dict[int, int] = {}
+    labels: dict[str, int] = {}
+    for i, item in enumerate(scale):
+        where = f"scale[{i}]"
+        if not isinstance(item, dict):
+            problems.append((where, 'must be an object {"grade": ..., "label": ...}'))
+            continue
+        for key in sorted(set(item) - {"grade", "label"}, key=str):
+            problems.append((f"{where}.{key}", "unknown field (a grade has a grade and a label)"))
+        grade, label = item.get("grade"), item.get("label")
+        if "grade" not in item:
+            problems.append((f"{where}.grade", "missing"))
+        elif isinstance(grade, bool) or not isinstance(grade, int):
+            problems.append((f"{where}.grade", f"must be a whole number, not {grade!r}"[:200]))
+        elif not SCALE_MIN_GRADE <= grade <= SCALE_MAX_GRADE:
+            problems.append(
+                (f"{where}.grade", f"must be from {SCALE_MIN_GRADE} to {SCALE_MAX_GRADE}")
+            )
+        elif grade in grades:
+            problems.append((f"{where}.grade", f"{grade} is also scale[{grades[grade]}]"))
+        else:
+            grades[grade] = i
+        if "label" not in item:
+            problems.append((f"{where}.label", "missing"))
+        elif not isinstance(label, str) or not label.strip():
+            problems.append((f"{where}.label", "must be a non-empty text"))
+        elif len(label) > SCALE_LABEL_MAX_LENGTH:
+            problems.append((f"{where}.label", f"at most {SCALE_LABEL_MAX_LENGTH} characters"))
+        elif has_control_characters(label):
+            problems.append((f"{where}.label", "must not contain control characters"))
+        elif label.strip().casefold() in labels:
+            other = labels[label.strip().casefold()]
+            problems.append((f"{where}.label", f"{label!r} is also scale[{other}]"))
+        else:
+            labels[label.strip().casefold()] = i
+    if threshold is not None:
+        above = sorted(grades)[1:]
+        if isinstance(threshold, bool) or not isinstance(threshold, int):
+            problems.append(("relevance_threshold", f"must be a whole number, not {threshold!r}"))
+        elif not problems and threshold not in above:
+            problems.append(
+                (
+                    "relevance_threshold",
+                    f"{threshold} is not one of the grades above the lowest "
+                    f"({', '.join(map(str, above))})",
+                )
+            )
+    return problems
 
 
 def default_measures() -> list[str]:
@@ -115,9 +193,24 @@ class Campaign(models.Model):
         return self.name
 
     def clean(self) -> None:
-        grades = self.grade_values()
-        if not grades:
-            raise ValidationError({"scale": "the scale needs at least two grades with labels"})
+        # every problem of the name, scale and threshold at once, each with its exact location
+        # (params: the services report it, e.g. ``scale[0].grade``; the admin shows the message)
+        problems = scale_problems(self.scale, self.relevance_threshold)
+        if isinstance(self.name, str) and has_control_characters(self.name):
+            problems.append(("name", "must not contain control characters (tab, newline, ...)"))
+        if problems:
+            errors: dict[str, list[ValidationError]] = {}
+            for location, message in problems:
+                field = location.split("[", 1)[0].split(".", 1)[0]
+                errors.setdefault(field, []).append(
+                    ValidationError(
+                        "%(location)s: %(problem)s",
+                        # not "invalid": the admin form would show its field's generic message
+                        code="campaign_rule",
+                        params={"location": location, "problem": message},
+                    )
+                )
+            raise ValidationError(errors)
         from metrics.pooling import STRATEGIES
 
         if self.pool_strategy not in STRATEGIES:
@@ -134,23 +227,24 @@ class Campaign(models.Model):
             raise ValidationError({"overlap": "a fraction between 0 and 1"})
         if self.consensus_rule not in ("median", "majority", "max", "min"):
             raise ValidationError({"consensus_rule": "one of median, majority, max, min"})
-        if self.relevance_threshold not in grades:
-            raise ValidationError(
-                {"relevance_threshold": f"{self.relevance_threshold} is not a grade of the scale"}
-            )
 
     def grade_values(self) -> list[int]:
-        try:
-            values = [int(item["grade"]) for item in self.scale]
-            labels = [str(item["label"]) for item in self.scale]
-        except (TypeError, KeyError, ValueError):
-            return []
-        if len(values) < 2 or len(set(values)) != len(values) or not all(labels):
-            return []
-        return sorted(values)
+        """The grades, ascending; empty when the stored scale is not valid (then no judgment
+        can be recorded until an admin fixes it; see the ``campaigns.W001`` check)."""
+        return sorted(self.grade_labels()) if not scale_problems(self.scale) else []
 
     def grade_labels(self) -> dict[int, str]:
-        return {int(item["grade"]): str(item["label"]) for item in self.scale}
+        """grade -> label of the well-formed items; a malformed stored scale never raises here
+        (the campaign list, the judging page and the admin stay readable)."""
+        if not isinstance(self.scale, list):
+            return {}
+        return {
+            item["grade"]: str(item.get("label", item["grade"]))
+            for item in self.scale
+            if isinstance(item, dict)
+            and isinstance(item.get("grade"), int)
+            and not isinstance(item.get("grade"), bool)
+        }
 
 
 class Topic(models.Model):

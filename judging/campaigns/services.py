@@ -77,11 +77,20 @@ def _full_clean(instance: Any, what: str, *, exclude: Iterable[str] | None = Non
     try:
         instance.full_clean(exclude=exclude)
     except ValidationError as exc:
-        problems = [
-            Problem.at(fieldname, msg)
-            for fieldname, msgs in exc.message_dict.items()
-            for msg in msgs
-        ]
+        problems = []
+        by_field = exc.error_dict if hasattr(exc, "error_dict") else {"": exc.error_list}
+        for fieldname, errors in by_field.items():
+            for error in errors:
+                params = error.params or {}
+                if "location" in params:  # Campaign.clean(): "scale[0].grade"
+                    problems.append(Problem.at(params["location"], params["problem"]))
+                else:
+                    problems += [
+                        Problem.at(fieldname, msg) if fieldname else Problem(0, msg)
+                        for msg in error.messages
+                    ]
+        if len(problems) == 1:
+            what = f"{what}: {problems[0]}"
         raise InvalidInput(what, problems) from None
 
 

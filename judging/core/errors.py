@@ -78,3 +78,14 @@ class NotFound(DomainError):
 class NotAllowed(DomainError):
     status = 403
     code = "permission_denied"
+
+
+class RateLimited(DomainError):
+    """Too many requests of one kind by one user; ``retry_after`` seconds until the next may go."""
+
+    status = 429
+    code = "throttled"
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = max(1, int(retry_after))

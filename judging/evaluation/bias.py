@@ -4,43 +4,101 @@ before/after comparison of two qrels versions. Computed by a task, stored, shown
 
 from __future__ import annotations
 
+import math
 import time
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
-from judging.core.errors import InvalidInput
+from judging.core.errors import InvalidInput, RateLimited
+from judging.core.roles import Account
 from judging.evaluation.models import BiasKind, BiasReport, EvalState
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from judging.pools.models import PoolState, PoolVersion
 from metrics.bias import LeaveOneOut, compare_qrels_versions, estimate_penalty, judged_at_k
 from metrics.io import Qrels
-from metrics.names import parse_measures
+from metrics.names import parse_measure
 from metrics.pooling import make_strategy, simulate
 from metrics.problems import Problem
 
 EFFICIENCY_STRATEGIES = ("docid", "rank", "mtf", "hedge")
+RATE_WINDOW = timedelta(hours=1)
+
+
+BIAS_MEASURE_MAX_LENGTH = BiasReport._meta.get_field("measure").max_length or 40
 
 
 def bias_params(
     campaign: Campaign, *, measure: str, depth: int | None, kind: str
 ) -> tuple[str, int, str]:
     """The report's key as stored: (canonical measure name, depth, kind), checked; the depth
-    defaults to the campaign's pool depth."""
-    try:
-        canonical = parse_measures([measure])[0].name
-    except ValueError as exc:
-        raise InvalidInput("unknown measure", [Problem.at("measure", str(exc))]) from None
-    if kind not in BiasKind.values:
-        raise InvalidInput(
-            "unknown analysis",
-            [Problem.at("kind", f"kind {kind!r} is not one of {', '.join(BiasKind.values)}")],
+    defaults to the campaign's pool depth.
+
+    Bounded, so that a request cannot ask for an arbitrarily deep (costly) analysis: ``depth``
+    from 1 to POOLJUDGE_BIAS_MAX_DEPTH (or the campaign's pool depth when that is larger), one
+    measure whose cut-off (``P@k``) is at most POOLJUDGE_BIAS_MAX_CUTOFF. Every problem is a 400
+    naming its parameter."""
+    problems: list[Problem] = []
+    canonical = ""
+    if not isinstance(measure, str) or not 0 < len(measure) <= BIAS_MEASURE_MAX_LENGTH:
+        problems.append(
+            Problem.at("measure", f"a measure name of at most {BIAS_MEASURE_MAX_LENGTH} characters")
         )
+    else:
+        try:
+            parsed = parse_measure(measure)
+        except ValueError as exc:
+            problems.append(Problem.at("measure", str(exc)))
+        else:
+            cutoff_max = settings.POOLJUDGE_BIAS_MAX_CUTOFF
+            if parsed.cutoff is not None and not 1 <= parsed.cutoff <= cutoff_max:
+                problems.append(
+                    Problem.at(
+                        "measure",
+                        f"the cut-off of {measure!r} must be from 1 to {cutoff_max}",
+                    )
+                )
+            canonical = parsed.name
+    if depth is not None:
+        depth_max = max(settings.POOLJUDGE_BIAS_MAX_DEPTH, campaign.pool_depth)
+        if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= depth_max:
+            problems.append(Problem.at("depth", f"must be a whole number from 1 to {depth_max}"))
+    if kind not in BiasKind.values:
+        problems.append(
+            Problem.at("kind", f"kind {kind!r} is not one of {', '.join(BiasKind.values)}")
+        )
+    if problems:
+        detail = (
+            str(problems[0]) if len(problems) == 1 else "the bias report parameters are not valid"
+        )
+        raise InvalidInput(detail, problems)
     return canonical, depth or campaign.pool_depth, kind
+
+
+def _check_rate(requested_by: Account) -> None:
+    """At most POOLJUDGE_BIAS_REPORTS_PER_HOUR new reports per user per hour (a 429 beyond,
+    with the seconds until the oldest of them leaves the hour)."""
+    limit = settings.POOLJUDGE_BIAS_REPORTS_PER_HOUR
+    since = timezone.now() - RATE_WINDOW
+    recent = list(
+        BiasReport.objects.filter(requested_by=requested_by, created_at__gt=since)
+        .order_by("-created_at")
+        .values_list("created_at", flat=True)[:limit]
+    )
+    if len(recent) < limit:
+        return
+    wait = (recent[-1] + RATE_WINDOW - timezone.now()).total_seconds()
+    raise RateLimited(
+        f"you asked for {limit} new bias reports in the last hour, the most allowed "
+        f"(POOLJUDGE_BIAS_REPORTS_PER_HOUR); reports already computed can still be read",
+        retry_after=math.ceil(wait),
+    )
 
 
 def bias_report_request(
@@ -50,16 +108,30 @@ def bias_report_request(
     measure: str = "AP",
     depth: int | None = None,
     kind: str = BiasKind.LOO_RUN,
+    requested_by: Account | None = None,
 ) -> BiasReport | None:
-    """The stored report for these inputs, computing it (as a task, after commit) if needed."""
+    """The stored report for these inputs, computing it (as a task, after commit) if needed.
+
+    A report asked for by a user (``requested_by``: the API and the page; not the events and
+    commands) that is not stored yet counts against that user's hourly allowance
+    (POOLJUDGE_BIAS_REPORTS_PER_HOUR; ``RateLimited`` beyond it)."""
     version = qrels or qrels_version(campaign)
     if version is None:
         return None
     canonical, depth, kind = bias_params(campaign, measure=measure, depth=depth, kind=kind)
+    key = {
+        "campaign": campaign,
+        "qrels": version,
+        "kind": kind,
+        "measure": canonical,
+        "depth": depth,
+    }
+    if requested_by is not None and not BiasReport.objects.filter(**key).exists():
+        _check_rate(requested_by)
     try:
         with transaction.atomic():
             report, created = BiasReport.objects.get_or_create(
-                campaign=campaign, qrels=version, kind=kind, measure=canonical, depth=depth
+                **key, defaults={"requested_by": requested_by}
             )
     except IntegrityError:
         report, created = (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.conf import settings
 from django.db import models
 
 from judging.assessments.models import QrelsVersion
@@ -75,12 +76,24 @@ class BiasReport(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     computed_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who asked for the report (empty: computed after a publish or by a command); "
+        "new reports per user and hour are limited.",
+    )
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
                 fields=["campaign", "qrels", "kind", "measure", "depth"], name="biasreport_unique"
             ),
+        ]
+        indexes = [
+            models.Index(fields=["requested_by", "created_at"], name="biasreport_requester_time"),
         ]
 
     def __str__(self) -> str:

@@ -27,7 +27,7 @@ from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.evaluation.bias import bias_params
 from judging.evaluation.models import BiasReport, EvalMode, EvalState, Evaluation, measures_key
-from metrics.names import parse_measures
+from metrics.names import parse_measure, parse_measures
 from metrics.problems import Problem
 from metrics.stats import compare_runs
 
@@ -154,6 +154,22 @@ def leaderboard_csv(board: dict[str, Any]) -> str:
     return out.getvalue()
 
 
+def _stored_measure(measure: str, names: list[str]) -> str:
+    """``measure`` as stored: one of the campaign's measures (per-query values exist only for
+    those), in either naming style; else a 400 naming the known ones."""
+    known = {m.name for m in parse_measures(names)}
+    try:
+        canonical = parse_measure(measure).name
+    except ValueError:
+        canonical = ""
+    if canonical not in known:
+        raise InvalidInput(
+            f"measure: {measure[:40]!r} is not one of the campaign's measures",
+            [Problem.at("measure", f"{measure[:40]!r} is not one of {', '.join(names)}")],
+        )
+    return canonical
+
+
 def significance(
     *,
     campaign: Campaign,
@@ -182,7 +198,7 @@ def significance(
             run__in=chosen,
         )
     }
-    canonical = parse_measures([measure])[0].name if measure else names[0]
+    canonical = _stored_measure(measure, names) if measure else names[0]
     per_query: dict[str, dict[str, float]] = {}
     for run in chosen:
         ev = evaluations.get(run.pk)

@@ -6,6 +6,7 @@ judgments; nothing here touches runs, pools' run lists, ranks, scores or other a
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.contrib import messages
@@ -19,10 +20,11 @@ from judging.assessments import queue
 from judging.assessments.models import Judgment
 from judging.assessments.selectors import annotator_progress
 from judging.campaigns.models import Campaign, Document, Topic
-from judging.core.errors import DomainError
+from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import UserLike, account, is_annotator
 from judging.web.flash import flash_error
 from judging.web.highlight import paragraphs, query_terms
+from metrics.problems import Problem
 
 
 def _annotator_campaign(request: HttpRequest, campaign_id: int) -> Campaign:
@@ -128,20 +130,53 @@ def next_item(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return _to_next(request, _annotator_campaign(request, campaign_id))
 
 
+def _form_int(request: HttpRequest, name: str, what: str) -> int:
+    """A whole number posted by the judging form; a missing or malformed one is an
+    ``InvalidInput`` naming the field (the page shows it, nothing is recorded or skipped)."""
+    raw = request.POST.get(name, "").strip()
+    if not (raw.isascii() and raw.lstrip("-").isdigit()) or len(raw) > 20:
+        shown = repr(raw[:20]) if raw else "nothing"
+        raise InvalidInput(
+            f"the {what} must be a whole number, not {shown}; nothing was recorded",
+            [Problem.at(name, f"must be a whole number, not {shown}")],
+        )
+    return int(raw)
+
+
+def _form_seconds(request: HttpRequest) -> float:
+    raw = request.POST.get("active_seconds", "").strip()
+    try:
+        seconds = float(raw) if raw else 0.0
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds):
+        raise InvalidInput(
+            f"active_seconds must be a number, not {raw[:20]!r}; nothing was recorded",
+            [Problem.at("active_seconds", "must be a finite number")],
+        )
+    return seconds
+
+
 @login_required
 @require_POST
 def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _annotator_campaign(request, campaign_id)
     try:
+        lease_id = _form_int(request, "lease", "lease")
+        grade = _form_int(request, "grade", "grade")
+        seconds = _form_seconds(request)
+    except InvalidInput as exc:  # the same document again, with the message
+        flash_error(request, exc)
+        return redirect("annotate-judge", campaign_id=campaign.pk)
+    try:
         queue.judgment_record(
-            lease_id=int(request.POST.get("lease", 0)),
+            lease_id=lease_id,
             annotator=account(request.user),
-            grade=int(request.POST.get("grade", "-999")),
-            active_seconds=float(request.POST.get("active_seconds") or 0.0),
+            grade=grade,
+            active_seconds=seconds,
         )
-    except (ValueError, DomainError) as exc:
-        if isinstance(exc, DomainError):
-            flash_error(request, exc, messages.WARNING)
+    except DomainError as exc:
+        flash_error(request, exc, messages.WARNING)
     return _to_next(request, campaign)
 
 
@@ -150,12 +185,14 @@ def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def skip(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _annotator_campaign(request, campaign_id)
     try:
-        queue.lease_release(
-            lease_id=int(request.POST.get("lease", 0)), annotator=account(request.user)
-        )
-    except (ValueError, DomainError) as exc:
-        if isinstance(exc, DomainError):
-            flash_error(request, exc, messages.WARNING)
+        lease_id = _form_int(request, "lease", "lease")
+    except InvalidInput as exc:
+        flash_error(request, exc)
+        return redirect("annotate-judge", campaign_id=campaign.pk)
+    try:
+        queue.lease_release(lease_id=lease_id, annotator=account(request.user))
+    except DomainError as exc:
+        flash_error(request, exc, messages.WARNING)
     return _to_next(request, campaign)
 
 
@@ -174,11 +211,10 @@ def renew(request: HttpRequest, campaign_id: int) -> JsonResponse:
     _annotator_campaign(request, campaign_id)
     try:
         lease = queue.lease_renew(
-            lease_id=int(request.POST.get("lease", 0)), annotator=account(request.user)
+            lease_id=_form_int(request, "lease", "lease"), annotator=account(request.user)
         )
-    except (ValueError, DomainError) as exc:
-        status = exc.status if isinstance(exc, DomainError) else 400
-        return JsonResponse({"ok": False, "detail": str(exc)}, status=status)
+    except DomainError as exc:
+        return JsonResponse({"ok": False, "detail": exc.message}, status=exc.status)
     return JsonResponse({"ok": True, "expires_at": lease.expires_at.isoformat()})
 
 
@@ -197,11 +233,10 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
             queue.judgment_change(
                 judgment_id=judgment.pk,
                 annotator=account(request.user),
-                grade=int(request.POST.get("grade", "-999")),
+                grade=_form_int(request, "grade", "grade"),
             )
-        except (ValueError, DomainError) as exc:
-            if isinstance(exc, DomainError):
-                flash_error(request, exc, messages.WARNING)
+        except DomainError as exc:
+            flash_error(request, exc, messages.WARNING)
             return redirect("annotate-judged", campaign_id=campaign.pk, judgment_id=judgment.pk)
         return redirect("annotate-judge", campaign_id=campaign.pk)
     mine = Judgment.objects.filter(campaign=campaign, annotator_id=request.user.pk)

@@ -5,6 +5,7 @@ The page shows the stored report; one never requested gets a Compute button (a P
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.contrib import messages
@@ -18,14 +19,15 @@ from django.views.decorators.http import require_POST
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
-from judging.core.errors import DomainError
-from judging.core.roles import is_researcher
+from judging.core.errors import DomainError, InvalidInput, RateLimited
+from judging.core.roles import account, is_researcher
 from judging.evaluation.bias import bias_report_request
 from judging.evaluation.models import BiasKind, EvalState
 from judging.evaluation.selectors import bias_report
 from judging.web import charts
 from judging.web.flash import flash, flash_error
 from judging.web.results import qrels_version_or_404
+from metrics.problems import Problem
 
 MEASURES = ("AP", "P@10", "nDCG@10", "R@100", "Bpref")
 STRATEGY_LABELS = {
@@ -42,10 +44,14 @@ def _params(request: HttpRequest, campaign_id: int, query: Any) -> tuple[Campaig
         raise PermissionDenied("results are for researchers and admins")
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
     version = qrels_version_or_404(campaign, query.get("qrels"))
+    raw_depth = query.get("depth") or ""
     try:
-        depth = int(query.get("depth") or campaign.pool_depth)
+        depth = int(raw_depth) if raw_depth else campaign.pool_depth
     except ValueError:
-        depth = campaign.pool_depth
+        raise InvalidInput(
+            "depth must be a whole number",
+            [Problem.at("depth", f"must be a whole number, not {raw_depth[:40]!r}")],
+        ) from None
     params = {
         "version": version,
         "measure": query.get("measure") or "AP",
@@ -59,7 +65,10 @@ def _report(
     request: HttpRequest, campaign_id: int
 ) -> tuple[Campaign, dict[str, Any] | None, dict[str, Any]]:
     """The stored report as the user may see it (None: never requested). Never computes."""
-    campaign, params = _params(request, campaign_id, request.GET)
+    try:
+        campaign, params = _params(request, campaign_id, request.GET)
+    except DomainError as exc:
+        raise Http404(exc.message) from None
     if params["version"] is None:
         return campaign, None, params
     try:
@@ -79,10 +88,16 @@ def _report(
 @login_required
 @require_POST
 def bias_compute(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    """The Compute button: request the report for the form's parameters, then show the page."""
-    campaign, params = _params(request, campaign_id, request.POST)
+    """The Compute button: request the report for the form's parameters, then show the page.
+    A user's new reports per hour are limited (POOLJUDGE_BIAS_REPORTS_PER_HOUR): beyond, the page
+    says so and when to try again."""
+    url = reverse("bias", args=[campaign_id])
+    try:
+        campaign, params = _params(request, campaign_id, request.POST)
+    except DomainError as exc:
+        flash_error(request, exc)
+        return redirect(url)
     version = params["version"]
-    url = reverse("bias", args=[campaign.pk])
     if version is None:
         flash(request, messages.WARNING, "There is no qrels version to analyse yet.")
         return redirect(url)
@@ -93,7 +108,12 @@ def bias_compute(request: HttpRequest, campaign_id: int) -> HttpResponse:
             measure=params["measure"],
             depth=params["depth"],
             kind=params["kind"],
+            requested_by=account(request.user),
         )
+    except RateLimited as exc:
+        minutes = math.ceil(exc.retry_after / 60)
+        flash(request, messages.WARNING, f"{exc.message}. Try again in {minutes} minute(s).")
+        return redirect(url)
     except DomainError as exc:
         flash_error(request, exc)
         return redirect(url)

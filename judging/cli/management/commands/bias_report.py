@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judging.assessments.selectors import qrels_version
 from judging.cli.management.commands._common import add_campaign_argument, get_campaign
+from judging.core.errors import InvalidInput
 from judging.evaluation.bias import bias_report_compute, bias_report_request
 from judging.evaluation.models import BiasKind
 
@@ -27,13 +28,16 @@ class Command(BaseCommand):
         version = qrels_version(campaign, opts["qrels"])
         if version is None:
             raise CommandError("no such qrels version (import or publish qrels first)")
-        report = bias_report_request(
-            campaign=campaign,
-            qrels=version,
-            measure=opts["measure"],
-            depth=opts["depth"],
-            kind=opts["kind"],
-        )
+        try:
+            report = bias_report_request(
+                campaign=campaign,
+                qrels=version,
+                measure=opts["measure"],
+                depth=opts["depth"],
+                kind=opts["kind"],
+            )
+        except InvalidInput as exc:  # a bad or out-of-bounds parameter: named, no traceback
+            raise CommandError("; ".join(map(str, exc.problems)) or exc.message) from None
         assert report is not None
         report = bias_report_compute(report_id=report.pk) or report
         if report.state != "done":
