@@ -19,6 +19,7 @@ from judging.api.views import ERRORS
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
+from judging.core.downloads import content_disposition
 from judging.core.errors import InvalidInput, NotFound
 from judging.evaluation.bias import bias_report_request
 from judging.evaluation.models import BiasKind, EvalMode, EvalState, Evaluation
@@ -154,8 +155,8 @@ class LeaderboardView(APIView):
         )
         if request.query_params.get("format") == "csv":
             response = HttpResponse(leaderboard_csv(board), content_type="text/csv")
-            response["Content-Disposition"] = (
-                f'attachment; filename="leaderboard-qrels-v{version.number}.csv"'
+            response["Content-Disposition"] = content_disposition(
+                f"leaderboard-qrels-v{version.number}.csv"
             )
             return response
         return Response(board)

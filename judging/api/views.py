@@ -26,6 +26,7 @@ from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import campaign_list
 from judging.core import uploads
+from judging.core.downloads import content_disposition
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import account, roles_of
 from judging.pools import services as pool_services
@@ -335,7 +336,7 @@ class RunViewSet(
     def download(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
         run = self.get_object()
         response = StreamingHttpResponse(services.run_as_trec(run), content_type="text/plain")
-        response["Content-Disposition"] = f'attachment; filename="{run.tag}.run"'
+        response["Content-Disposition"] = content_disposition(f"{run.tag}.run")
         return response
 
 
@@ -362,8 +363,8 @@ class QrelsVersionViewSet(
         response = StreamingHttpResponse(
             qrels_services.qrels_export_lines(version), content_type="text/plain"
         )
-        response["Content-Disposition"] = (
-            f'attachment; filename="{version.campaign.name}-qrels-v{version.number}.txt"'
+        response["Content-Disposition"] = content_disposition(
+            f"{version.campaign.name}-qrels-v{version.number}.txt"
         )
         response["X-Content-SHA256"] = version.content_hash
         return response
