@@ -1,11 +1,11 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
 from judging.api import views
+from judging.api.auth_views import TokenView
 
 router = DefaultRouter()
 router.register("campaigns", views.CampaignViewSet, basename="campaign")
@@ -16,10 +16,11 @@ router.register("leases", jv.LeaseViewSet, basename="lease")
 router.register("judgments", jv.JudgmentViewSet, basename="judgment")
 
 urlpatterns = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("auth/token/", TokenView.as_view(), name="api-token"),
     path("me/", views.MeView.as_view(), name="api-me"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # the split view: Swagger UI's initialiser is a script file, not inline (CSP)
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("campaigns/<int:campaign_id>/leases/", jv.CampaignLeaseView.as_view(), name="api-leases"),
     path("campaigns/<int:campaign_id>/undo/", jv.UndoView.as_view(), name="api-undo"),
     path(
