@@ -439,3 +439,41 @@ def test_every_download_builds_its_header_with_the_one_helper() -> None:
             ):
                 offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert offenders == []
+
+
+# --- the counters are shared by every web worker ------------------------------------------------
+
+
+def test_production_counts_sign_ins_in_the_brokers_redis_unless_told_otherwise() -> None:
+    show = "from django.conf import settings; print(settings.CACHES['default']['BACKEND'])"
+    result = _manage("shell", "-c", show, env=PRODUCTION_ENV)
+    assert result.stdout.strip().splitlines()[-1] == "django.core.cache.backends.redis.RedisCache"
+    result = _manage("shell", "-c", show, env={**PRODUCTION_ENV, "POOLJUDGE_CACHE_URL": "db"})
+    assert result.stdout.strip().splitlines()[-1] == "django.core.cache.backends.db.DatabaseCache"
+
+
+def test_with_redis_a_lock_counted_by_one_worker_holds_in_another(
+    client: Client, researcher: Any, settings: Any
+) -> None:
+    import os
+
+    import redis
+
+    from judging.env import cache_config
+    from tests.conftest import need_service
+
+    url = os.environ.get("CELERY_BROKER_URL", "")
+    need_service(url.startswith("redis://"), "no Redis (CELERY_BROKER_URL) for the shared cache")
+    settings.CACHES = {"default": {**cache_config(url), "KEY_PREFIX": "pooljudge-test-throttle"}}
+    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 3
+    try:
+        for _ in range(3):
+            _login(client, "rita-researcher", "wrong")
+        # another worker: a new connection to the same Redis, nothing shared in memory
+        other = redis.Redis.from_url(url)
+        assert len(other.keys("pooljudge-test-throttle:*")) == 2  # the username, the address
+        assert _login(client, "rita-researcher", PASSWORD).status_code == 429
+    finally:
+        other = redis.Redis.from_url(url)
+        for key in other.keys("pooljudge-test-throttle:*"):
+            other.delete(key)
