@@ -477,3 +477,13 @@ def test_with_redis_a_lock_counted_by_one_worker_holds_in_another(
         other = redis.Redis.from_url(url)
         for key in other.keys("pooljudge-test-throttle:*"):
             other.delete(key)
+
+
+def test_a_new_password_revokes_the_users_token(api_client_for: Any, researcher: Any) -> None:
+    api = api_client_for(researcher)
+    researcher.first_name = "Rita"
+    researcher.save()  # other changes keep the token
+    assert api.get("/api/v1/me/").status_code == 200
+    researcher.set_password("a-new-and-long-password-9")
+    researcher.save()
+    assert_shape(api.get("/api/v1/me/"), 401, "not_authenticated")

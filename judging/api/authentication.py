@@ -44,3 +44,19 @@ class ExpiringTokenAuthentication(TokenAuthentication):
                 "ask for a new one: POST /api/v1/auth/token/ with your username and password"
             )
         return user, token
+
+
+def revoke_on_password_change(
+    sender: Any, instance: Any, raw: bool = False, update_fields: Any = None, **_: Any
+) -> None:
+    """``pre_save`` of the user model: a new password (a reset after a leak, too) revokes the
+    user's API token, so that whoever held the old password loses the token it gave them."""
+    if (
+        raw
+        or instance.pk is None
+        or (update_fields is not None and "password" not in update_fields)
+    ):
+        return  # a fixture, a new user, or a save of other fields (last_login at each sign-in)
+    old = sender.objects.filter(pk=instance.pk).values_list("password", flat=True).first()
+    if old is not None and old != instance.password:
+        Token.objects.filter(user_id=instance.pk).delete()
