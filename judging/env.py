@@ -126,3 +126,28 @@ def database_config(url: str, *, base_dir: Path) -> dict[str, Any]:
     raise ImproperlyConfigured(
         f"DATABASE_URL={url!r}: unsupported scheme {scheme!r} (use sqlite:/// or postgres://)"
     )
+
+
+def cache_config(url: str) -> dict[str, Any]:
+    """Translate ``POOLJUDGE_CACHE_URL`` into a Django ``CACHES['default']`` entry.
+
+    ``redis://host:6379/1`` (or ``rediss://``): Redis, shared by every worker; ``db``: the
+    database cache (table ``pooljudge_cache``, made by ``manage.py createcachetable``), shared
+    too; ``locmem``: memory of one process (the embedded default and the tests).
+    """
+    if url.startswith(("redis://", "rediss://")):
+        return {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": url,
+            "KEY_PREFIX": "pooljudge",
+        }
+    if url == "db":
+        return {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "pooljudge_cache",
+        }
+    if url == "locmem":
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    raise ImproperlyConfigured(
+        f"POOLJUDGE_CACHE_URL={url!r}: expected redis://host:port/db, rediss://..., db or locmem"
+    )

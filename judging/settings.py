@@ -13,7 +13,9 @@ from pathlib import Path
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
 
+from judging.core.secret_key import HOW_TO_GENERATE, secret_key_problem
 from judging.env import (
+    cache_config,
     database_config,
     env_bool,
     env_bytes,
@@ -37,8 +39,13 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
     SECRET_KEY = _DEV_SECRET
-elif len(SECRET_KEY) < 50 and not DEBUG:
-    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be at least 50 characters in production")
+elif not DEBUG and (_SECRET_PROBLEM := secret_key_problem(SECRET_KEY)):
+    # The placeholder of .env.example (or any known or weak key) never runs in production;
+    # `check --deploy` names it too (pooljudge.E001), for a deployment prepared with DEBUG on.
+    raise ImproperlyConfigured(
+        f"DJANGO_SECRET_KEY is unfit for production: {_SECRET_PROBLEM}. "
+        f"Generate one with: {HOW_TO_GENERATE}"
+    )
 
 ALLOWED_HOSTS = env_list(
     "DJANGO_ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"] if DEBUG else []
@@ -78,6 +85,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "judging.core.csp.ContentSecurityPolicyMiddleware",
 ]
 
 if not DEBUG:
@@ -114,6 +122,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 if TESTING:
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
@@ -175,7 +184,7 @@ POOLJUDGE_BIAS_REPORTS_PER_HOUR = env_int("POOLJUDGE_BIAS_REPORTS_PER_HOUR", 20,
 # --- REST API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "judging.api.authentication.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
@@ -236,6 +245,43 @@ SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 SILENCED_SYSTEM_CHECKS = env_list("DJANGO_SILENCED_SYSTEM_CHECKS", [])
+
+# Every page and answer: scripts, styles, images, fonts and connections from our origin only, no
+# inline script (the pages have none), no plugins, no framing, forms posting to us only.
+POOLJUDGE_CONTENT_SECURITY_POLICY = env_str(
+    "POOLJUDGE_CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; frame-ancestors 'none'; "
+    "base-uri 'self'; form-action 'self'",
+)
+
+# Sign-in throttling (login page, admin login, token endpoint; judging/core/login_throttle.py):
+# failed attempts per username and per client address within a window; at the limit, 429 with
+# Retry-After until the window that the first failure started ends.
+POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = env_int(
+    "POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER", 10, minimum=1
+)
+POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP = env_int("POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP", 50, minimum=1)
+POOLJUDGE_LOGIN_WINDOW_SECONDS = env_int("POOLJUDGE_LOGIN_WINDOW_SECONDS", 900, minimum=1)
+# Reverse proxies in front of the web server that append to X-Forwarded-For (0: none, the client
+# is REMOTE_ADDR). Set it to the number of proxies that you run, never more: a client can write
+# any X-Forwarded-For it likes.
+POOLJUDGE_TRUSTED_PROXY_HOPS = env_int("POOLJUDGE_TRUSTED_PROXY_HOPS", 0, minimum=0)
+# API tokens expire this long after they were issued (401 then; POST /api/v1/auth/token/ issues a
+# new one; DELETE revokes one's own, admins revoke any in the admin).
+POOLJUDGE_TOKEN_TTL_SECONDS = env_int("POOLJUDGE_TOKEN_TTL_SECONDS", 30 * 86400, minimum=60)
+
+# The cache holds the sign-in counters, so every web worker must share it: Redis (by default the
+# broker's, when one is configured) or the database cache ("db"); one process's memory for the
+# embedded default and the tests.
+CACHES = {
+    "default": cache_config(
+        env_str("POOLJUDGE_CACHE_URL")
+        or (
+            CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") and not TESTING else "locmem"
+        )
+    )
+}
 
 LOGGING = {
     "version": 1,

@@ -1,7 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from judging.web.login import answer_429_when_locked
+
 urlpatterns = [
+    # the admin's own login view, answering 429 when its (throttled) form refused an attempt
+    path("admin/login/", answer_429_when_locked(admin.site.login)),
     path("admin/", admin.site.urls),
     path("api/v1/", include("judging.api.urls")),
     path("", include("judging.web.urls")),

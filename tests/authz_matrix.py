@@ -117,6 +117,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # --- API: who is asking, the schema -------------------------------------------------
     # a token for the credentials sent (anonymous sends wrong ones)
     ("api-token", "POST"): s(400, 200, 200, 200, 200, 200),
+    # revoking one's own token: nobody else's
+    ("api-token", "DELETE"): s(401, 204, 204, 204, 204, 204),
     ("api-me", "GET"): s(401, 200, 200, 200, 200, 200),
     ("api-root", "GET"): s(401, 200, 200, 200, 200, 200),
     ("api-schema", "GET"): s(200, 200, 200, 200, 200, 200),  # public, as the docs page

@@ -48,6 +48,16 @@ def _flush_past_the_sqlite_triggers() -> Iterator[None]:
     operations.execute_sql_flush = original  # type: ignore[method-assign]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> Iterator[None]:
+    """Each test starts with an empty cache (the tests' is per process memory): failed sign-ins
+    counted by one test do not lock out the users of the next."""
+    yield
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The shared real TREC data folder (for every test, metrics too); skipped when absent."""

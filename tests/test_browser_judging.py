@@ -118,3 +118,88 @@ def test_an_annotator_judges_with_the_keyboard_undoes_and_the_state_survives_a_r
     html = page.content().lower()
     for leak in ("hidden-system-tag", "score", "rank"):
         assert leak not in html, leak
+
+
+# Collects what the Content-Security-Policy refused, before any script of the page runs.
+CSP_LISTENER = """
+window.__csp = [];
+document.addEventListener("securitypolicyviolation", function (e) {
+  window.__csp.push(e.violatedDirective + " " + (e.blockedURI || "inline") + " " + e.sourceFile);
+});
+"""
+
+
+def test_no_page_violates_the_content_security_policy(page: Any, live_server: Any) -> None:
+    """The pages, the judging screen, the API docs (Swagger UI) and the admin, in a browser
+    that enforces the policy: nothing is refused (no console "Refused to ...", no
+    securitypolicyviolation event), and the scripts did their work."""
+    from django.test import TestCase
+
+    from judging.assessments.models import Judgment
+    from judging.demo.services import demo_judge, demo_load
+
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        campaign = demo_load()
+    assert campaign is not None
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        demo_judge(campaign)
+    refused: list[str] = []
+    page.on(
+        "console",
+        lambda msg: (
+            refused.append(msg.text)
+            if "Refused to" in msg.text or "Content Security Policy" in msg.text
+            else None
+        ),
+    )
+    page.add_init_script(CSP_LISTENER)
+
+    def visit(path: str, wait_for: str) -> None:
+        page.goto(f"{live_server.url}{path}")
+        page.wait_for_selector(wait_for)
+        violations = page.evaluate("window.__csp || []")
+        assert violations == [], (path, violations)
+
+    def log_in(username: str, password: str) -> None:
+        page.goto(f"{live_server.url}/login/")
+        page.fill("#id_username", username)
+        page.fill("#id_password", password)
+        with page.expect_navigation():
+            page.click("button[type=submit]")
+
+    log_in("admin", "admin-demo")  # the demo users
+    visit("/", "header.topbar")
+    visit(f"/campaigns/{campaign.pk}/leaderboard/", "select[name=qrels]")
+    # the qrels picker submits its form on change (a handler of site.js, not inline)
+    with page.expect_navigation():
+        page.select_option("select[name=qrels]", index=0)
+    assert "qrels=" in page.url
+    visit(f"/campaigns/{campaign.pk}/bias/", "main")
+    visit(f"/manage/{campaign.pk}/", "main")
+    visit("/api/v1/docs/", ".swagger-ui .info")  # Swagger UI rendered the schema
+    visit("/admin/", "#content")
+    visit("/admin/campaigns/campaign/", "#result_list")
+    visit(f"/admin/campaigns/campaign/{campaign.pk}/change/", "#content-main form")
+    visit("/admin/auth/user/add/", "#content-main form")
+
+    page.context.clear_cookies()
+    visit("/admin/login/", "#login-form")
+    log_in("annotator", "annotator-demo")
+    visit("/annotate/", "main")
+    # the "next document" page posts its form at once (site.js): the judging screen follows
+    page.goto(f"{live_server.url}/annotate/{campaign.pk}/")
+    page.wait_for_selector("#docid")  # topic 6 of the demo is left to judge
+    before = Judgment.objects.count()
+    with page.expect_navigation():
+        page.keyboard.press("1")  # annotate.js: one key judges and moves on
+    page.wait_for_selector("#docid, main")
+    assert Judgment.objects.count() == before + 1
+    assert page.evaluate("window.__csp || []") == []
+    assert refused == []
+    # the policy is enforced and the listener hears it: an inline script is refused
+    page.evaluate(
+        "() => { const s = document.createElement('script');"
+        " s.textContent = 'window.__ran = 1'; document.body.appendChild(s); }"
+    )
+    page.wait_for_function("window.__csp.length > 0")
+    assert page.evaluate("window.__ran === undefined")

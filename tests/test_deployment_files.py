@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +25,7 @@ def test_compose_runs_postgres_redis_gunicorn_and_a_worker() -> None:
     assert 'CMD ["gunicorn", "judging.wsgi:application"' in (ROOT / "Dockerfile").read_text()
 
 
-def test_the_example_environment_passes_the_deploy_check() -> None:
+def _example_environment() -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
@@ -37,7 +38,11 @@ def test_the_example_environment_passes_the_deploy_check() -> None:
     env["DATABASE_URL"] = "postgres://pooljudge:x@db:5432/pooljudge"
     env["CELERY_BROKER_URL"] = "redis://redis:6379/0"
     env["POOLJUDGE_VAR_DIR"] = str(ROOT / "var")
-    result = subprocess.run(
+    return env
+
+
+def _deploy_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
         env=env,
@@ -45,4 +50,15 @@ def test_the_example_environment_passes_the_deploy_check() -> None:
         text=True,
         timeout=120,
     )
+
+
+def test_the_example_environment_with_a_real_secret_passes_the_deploy_check() -> None:
+    env = {**_example_environment(), "DJANGO_SECRET_KEY": secrets.token_urlsafe(64)}
+    result = _deploy_check(env)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_example_environment_as_it_is_does_not_start() -> None:
+    result = _deploy_check(_example_environment())  # its placeholder secret is refused
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY is unfit for production" in result.stderr

@@ -22,6 +22,7 @@ from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
+from judging.core.downloads import content_disposition
 from judging.core.errors import InvalidInput, NotFound
 from judging.core.roles import account
 from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
@@ -175,8 +176,8 @@ class LeaderboardView(APIView):
             )
         if fmt == "csv":
             response = HttpResponse(leaderboard_csv(board), content_type="text/csv")
-            response["Content-Disposition"] = (
-                f'attachment; filename="leaderboard-qrels-v{version.number}.csv"'
+            response["Content-Disposition"] = content_disposition(
+                f"leaderboard-qrels-v{version.number}.csv"
             )
             return response
         return Response(board)

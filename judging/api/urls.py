@@ -1,11 +1,11 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
 from judging.api import views
+from judging.api.auth_views import TokenView
 
 router = DefaultRouter()
 # No `.json` twins of the routes: the actions take no `format` argument (a 500 on each), and
@@ -19,13 +19,16 @@ router.register("leases", jv.LeaseViewSet, basename="lease")
 router.register("judgments", jv.JudgmentViewSet, basename="judgment")
 
 urlpatterns = [
-    path("auth/token/", obtain_auth_token, name="api-token"),
+    path("auth/token/", TokenView.as_view(), name="api-token"),
     path("me/", views.MeView.as_view(), name="api-me"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    # a page: OPTIONS has no template to render (a 500), so it answers 405 as POST does
+    # the split view: Swagger UI's initialiser is a script file, not inline (CSP); a page:
+    # OPTIONS has no template to render (a 500), so it answers 405 as POST does
     path(
         "docs/",
-        SpectacularSwaggerView.as_view(url_name="api-schema", http_method_names=["get", "head"]),
+        SpectacularSwaggerSplitView.as_view(
+            url_name="api-schema", http_method_names=["get", "head"]
+        ),
         name="api-docs",
     ),
     path("campaigns/<int:campaign_id>/leases/", jv.CampaignLeaseView.as_view(), name="api-leases"),

@@ -28,6 +28,7 @@ from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import campaign_list, run_label
 from judging.core import uploads
+from judging.core.downloads import content_disposition
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import account, roles_of
 from judging.pools import services as pool_services
@@ -369,7 +370,7 @@ class RunViewSet(
         response = StreamingHttpResponse(
             services.run_as_trec(run, tag=tag), content_type="text/plain"
         )
-        response["Content-Disposition"] = f'attachment; filename="{tag}.run"'
+        response["Content-Disposition"] = content_disposition(f"{tag}.run")
         return response
 
 
@@ -437,8 +438,8 @@ class QrelsVersionViewSet(
             qrels_services.qrels_export_lines(version),  # checked against its hash first
             content_type="text/plain",
         )
-        response["Content-Disposition"] = (
-            f'attachment; filename="{version.campaign.name}-qrels-v{version.number}.txt"'
+        response["Content-Disposition"] = content_disposition(
+            f"{version.campaign.name}-qrels-v{version.number}.txt"
         )
         response["X-Content-SHA256"] = version.content_hash
         return response

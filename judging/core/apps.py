@@ -5,3 +5,12 @@ class CoreConfig(AppConfig):
     name = "judging.core"
     label = "core"
     verbose_name = "Pooljudge core"
+
+    def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in, user_login_failed
+
+        from judging.core import checks, login_throttle
+
+        checks.register()
+        user_login_failed.connect(login_throttle.on_login_failed, dispatch_uid="pooljudge-login")
+        user_logged_in.connect(login_throttle.on_logged_in, dispatch_uid="pooljudge-login")

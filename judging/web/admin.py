@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from rest_framework.authtoken.models import Token
 
 from judging.campaigns.admin import CampaignAdmin
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
 from judging.core.roles import account
+from judging.web.login import AdminLoginForm
 from judging.workflows.pools import pool_requested
 
 
@@ -40,3 +46,18 @@ class CampaignPoolingAdmin(CampaignAdmin):
 
 admin.site.unregister(Campaign)
 admin.site.register(Campaign, CampaignPoolingAdmin)
+
+
+class PooljudgeUserAdmin(UserAdmin):  # type: ignore[type-arg]
+    actions = ["revoke_api_tokens"]
+
+    @admin.action(description="Revoke the API tokens of the selected users")
+    def revoke_api_tokens(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        revoked, _ = Token.objects.filter(user__in=queryset).delete()
+        self.message_user(request, f"{revoked} API token(s) revoked.")
+
+
+admin.site.unregister(get_user_model())
+admin.site.register(get_user_model(), PooljudgeUserAdmin)
+# the admin's login form counts and refuses like the login page (judging.web.login)
+admin.site.login_form = AdminLoginForm

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
+from judging.core.downloads import content_disposition
 from judging.core.errors import DomainError, InvalidInput, RateLimited
 from judging.core.roles import account, is_researcher
 from judging.evaluation.bias import bias_report_request
@@ -243,8 +244,7 @@ def bias_chart(request: HttpRequest, campaign_id: int, chart: str) -> HttpRespon
         raise Http404("no such chart")
     response = HttpResponse(svg, content_type="image/svg+xml")
     if request.GET.get("download") == "1":
-        response["Content-Disposition"] = (
-            f'attachment; filename="{chart}-{report["measure"]}-qrels-v{report["qrels_version"]}'
-            '.svg"'
+        response["Content-Disposition"] = content_disposition(
+            f"{chart}-{report['measure']}-qrels-v{report['qrels_version']}.svg"
         )
     return response

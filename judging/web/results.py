@@ -19,6 +19,7 @@ from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
+from judging.core.downloads import content_disposition
 from judging.core.roles import is_researcher
 from judging.evaluation.models import EvalMode, EvalState, Evaluation
 from judging.evaluation.selectors import (
@@ -48,7 +49,7 @@ def qrels_version_or_404(campaign: Campaign, number: str | None) -> QrelsVersion
 def _svg_response(svg: str, filename: str, download: bool) -> HttpResponse:
     response = HttpResponse(svg, content_type="image/svg+xml")
     if download:
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        response["Content-Disposition"] = content_disposition(filename)
     return response
 
 
@@ -65,8 +66,8 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     board = leaderboard(campaign=campaign, version=version, user=request.user)
     if request.GET.get("format") == "csv":
         response = HttpResponse(leaderboard_csv(board), content_type="text/csv")
-        response["Content-Disposition"] = (
-            f'attachment; filename="leaderboard-qrels-v{version.number}.csv"'
+        response["Content-Disposition"] = content_disposition(
+            f"leaderboard-qrels-v{version.number}.csv"
         )
         return response
     measures = board["measures"]

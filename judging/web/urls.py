@@ -2,10 +2,15 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from judging.web import admin_pages, annotate, bias_pages, results, views
+from judging.web.login import LoginForm, answer_429_when_locked
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path(
+        "login/",
+        answer_429_when_locked(auth_views.LoginView.as_view(authentication_form=LoginForm)),
+        name="login",
+    ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("annotate/", annotate.my_work, name="annotate-home"),
     path("annotate/<int:campaign_id>/", annotate.judge, name="annotate-judge"),

@@ -1,0 +1,27 @@
+"""The ``Content-Disposition`` of every download, built safely (RFC 6266, RFC 5987).
+
+A file name comes from user data (a run's tag, a campaign's name): quotes, semicolons, control
+characters or non-ASCII letters in it must neither break the header nor inject another one. The
+header carries an ASCII fallback ``filename="..."`` (letters, digits, ``.``, ``-``, ``_`` only)
+for old clients and the exact name, percent-encoded UTF-8, as ``filename*``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from urllib.parse import quote
+
+_UNSAFE_ASCII = re.compile(r"[^A-Za-z0-9._-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
+
+
+def content_disposition(filename: str, *, attachment: bool = True) -> str:
+    """``attachment; filename="fallback"; filename*=UTF-8''exact`` for the given name."""
+    name = " ".join(_CONTROL.sub(" ", filename).split()) or "download"
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    fallback = _UNSAFE_ASCII.sub("_", ascii_name).strip("_") or "download"
+    if fallback.startswith("."):  # no hidden files
+        fallback = "_" + fallback
+    kind = "attachment" if attachment else "inline"
+    return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
