@@ -2,10 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Document, Run, Topic, UnknownTopicPolicy
+from judging.evaluation.selectors import qrels_evaluation_status, run_evaluation_status
+from judging.pools.selectors import pool_status
 
 
 class ScaleItemSerializer(serializers.Serializer[Any]):
@@ -69,12 +72,34 @@ class FileUploadSerializer(serializers.Serializer[Any]):
     )
 
 
+TASK_STATES = ["pending", "queued", "running", "stale", "done", "failed"]
+
+
+class TaskStatusSerializer(serializers.Serializer[Any]):
+    """Where work that follows a change stands. ``pending``: recorded, not yet sent to a worker
+    (the broker is unreachable; it is sent when it is back); ``queued``; ``running``; ``stale``:
+    its worker was lost (since ``since``) and the work is sent again; ``done``; ``failed``."""
+
+    status = serializers.ChoiceField(choices=TASK_STATES, allow_null=True)
+    detail = serializers.CharField()
+    since = serializers.DateTimeField(allow_null=True, required=False)
+
+
+class RunEvaluationStatusSerializer(TaskStatusSerializer):
+    qrels_version = serializers.IntegerField(
+        allow_null=True, help_text="The latest qrels version, the one the status is about."
+    )
+
+
 class RunSerializer(serializers.ModelSerializer[Run]):
     owner = serializers.CharField(source="owner.username", read_only=True)
     campaign: serializers.PrimaryKeyRelatedField[Campaign] = serializers.PrimaryKeyRelatedField(
         read_only=True
     )
     num_topics = serializers.SerializerMethodField()
+    evaluation = serializers.SerializerMethodField(
+        help_text="Its evaluation against the latest qrels version: stored, or its task's state."
+    )
 
     class Meta:
         model = Run
@@ -93,11 +118,16 @@ class RunSerializer(serializers.ModelSerializer[Run]):
             "num_topics",
             "topic_counts",
             "dropped_lines",
+            "evaluation",
         ]
         read_only_fields = fields
 
     def get_num_topics(self, run: Run) -> int:
         return len(run.topic_counts)
+
+    @extend_schema_field(RunEvaluationStatusSerializer)
+    def get_evaluation(self, run: Run) -> dict[str, Any]:
+        return RunEvaluationStatusSerializer(run_evaluation_status(run)).data
 
 
 class RunUpdateSerializer(serializers.ModelSerializer[Run]):
@@ -131,6 +161,10 @@ class RunSubmitSerializer(serializers.Serializer[Any]):
 
 
 class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
+    evaluation = serializers.SerializerMethodField(
+        help_text="The task that evaluates every run against this version."
+    )
+
     class Meta:
         model = QrelsVersion
         fields = [
@@ -143,8 +177,13 @@ class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
             "num_judgments",
             "num_relevant",
             "created_at",
+            "evaluation",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(TaskStatusSerializer)
+    def get_evaluation(self, version: QrelsVersion) -> dict[str, Any]:
+        return TaskStatusSerializer(qrels_evaluation_status(version)).data
 
 
 class ProblemSerializer(serializers.Serializer[Any]):
@@ -196,8 +235,19 @@ class PoolRequestSerializer(serializers.Serializer[Any]):
     )
 
 
+class PoolStatusSerializer(serializers.Serializer[Any]):
+    status = serializers.ChoiceField(
+        choices=["pending", "queued", "building", "stale", "built", "failed"],
+        help_text="pending: not yet sent to a worker (the broker is unreachable); stale: its "
+        "worker stopped beating (lost since 'since') and the build is taken over",
+    )
+    detail = serializers.CharField()
+    since = serializers.DateTimeField(allow_null=True)
+
+
 class PoolVersionSerializer(serializers.ModelSerializer[Any]):
     percent = serializers.FloatField(read_only=True)
+    build = serializers.SerializerMethodField(help_text="What the build is doing, honestly.")
     base = serializers.SerializerMethodField()
 
     class Meta:
@@ -218,7 +268,9 @@ class PoolVersionSerializer(serializers.ModelSerializer[Any]):
             "base",
             "created_at",
             "started_at",
+            "heartbeat_at",
             "finished_at",
+            "build",
             "attempts",
             "error",
             "total_topics",
@@ -234,6 +286,10 @@ class PoolVersionSerializer(serializers.ModelSerializer[Any]):
 
     def get_base(self, version: Any) -> int | None:
         return version.base.number if version.base_id else None
+
+    @extend_schema_field(PoolStatusSerializer)
+    def get_build(self, version: Any) -> dict[str, Any]:
+        return PoolStatusSerializer(pool_status(version)).data
 
 
 class PoolDocumentSerializer(serializers.Serializer[Any]):

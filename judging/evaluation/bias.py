@@ -13,6 +13,7 @@ from django.utils import timezone
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
+from judging.core import outbox
 from judging.core.errors import InvalidInput
 from judging.evaluation.models import BiasKind, BiasReport, EvalState
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
@@ -69,14 +70,9 @@ def bias_report_request(
             False,
         )
     if created or report.state == EvalState.FAILED:
-        report_id = report.pk
-
-        def send() -> None:
-            from judging.evaluation.tasks import compute_bias_report
-
-            compute_bias_report.delay(report_id)
-
-        transaction.on_commit(send)
+        outbox.enqueue(
+            "judging.evaluation.tasks.compute_bias_report", report.pk, key=f"bias:{report.pk}"
+        )
     return report
 
 

@@ -14,12 +14,15 @@ from typing import Any
 from django.db.models import QuerySet
 
 from judging.assessments.models import QrelsVersion
+from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import anonymise, run_label, run_labels
+from judging.core import outbox
 from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.evaluation.bias import bias_params
 from judging.evaluation.models import BiasReport, EvalMode, EvalState, Evaluation, measures_key
+from judging.evaluation.services import qrels_evaluation_key, run_evaluation_key
 from metrics.names import parse_measures
 from metrics.problems import Problem
 from metrics.stats import compare_runs
@@ -218,3 +221,31 @@ def bias_report(
     if report.state == EvalState.DONE:
         out["result"] = anonymise(dict(report.result), run_labels(campaign, user))
     return out
+
+
+def run_evaluation_status(run: Run) -> dict[str, Any]:
+    """Where the run's evaluation against the campaign's latest qrels version stands: done or
+    failed (stored), else its task's state (pending: not yet sent to a worker, queued, running,
+    stale: its worker was lost since ``since``), or None when nothing was asked."""
+    version = qrels_version(run.campaign)
+    if version is None:
+        return {"qrels_version": None, "status": None, "detail": "no qrels version yet"}
+    out: dict[str, Any] = {"qrels_version": version.number}
+    evaluation = run_evaluation(run, version, EvalMode.HONEST)
+    if evaluation is not None and evaluation.state != EvalState.PENDING:
+        detail = evaluation.state if not evaluation.error else f"failed: {evaluation.error}"
+        return {**out, "status": evaluation.state, "detail": detail}
+    task = outbox.task_view(
+        run_evaluation_key(run.pk, version.pk), qrels_evaluation_key(version.pk)
+    )
+    if task is None or task["status"] in ("done", "failed"):
+        return {**out, "status": None, "detail": "not evaluated"}
+    return {**out, **task}
+
+
+def qrels_evaluation_status(version: QrelsVersion) -> dict[str, Any]:
+    """The state of the task that evaluates every run against ``version``."""
+    task = outbox.task_view(qrels_evaluation_key(version.pk))
+    if task is None:
+        return {"status": None, "detail": "no evaluation was asked"}
+    return task
