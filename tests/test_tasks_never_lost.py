@@ -268,3 +268,47 @@ def test_the_sweep_forgets_finished_rows_after_the_keep_setting(db: Any) -> None
     OutboxTask.objects.filter(key="recent").update(done_at=timezone.now())
     assert sweep().deleted == 1
     assert list(OutboxTask.objects.values_list("key", flat=True)) == ["recent"]
+
+
+def test_by_default_a_dead_build_is_taken_over_within_two_minutes() -> None:
+    """Stale after POOLJUDGE_STALE_SECONDS without a beat, seen by a sweep at most
+    POOLJUDGE_SWEEP_SECONDS later; a live build beats several times within the stale limit."""
+    from django.conf import settings
+
+    assert settings.POOLJUDGE_STALE_SECONDS + settings.POOLJUDGE_SWEEP_SECONDS < 120
+    assert settings.POOLJUDGE_HEARTBEAT_SECONDS * 3 <= settings.POOLJUDGE_STALE_SECONDS
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_thread_beats_while_the_block_runs_and_stops_after() -> None:
+    from django.db import connection
+
+    beats: list[float] = []
+    with outbox.beating(lambda: beats.append(time.monotonic()), every=0.05):
+        time.sleep(0.5)
+    after = len(beats)
+    time.sleep(0.2)
+    assert len(beats) == after  # stopped with the block
+    if connection.vendor == "sqlite":
+        assert beats == []  # one writer: no thread (the embedded default has no workers)
+    else:
+        assert after >= 4
+
+
+class _WorkerTask:
+    class request:  # noqa: N801 (Celery's attribute name)
+        is_eager = False
+
+
+def test_a_worker_marks_its_row_started_then_queued_on_retry_then_failed(db: Any) -> None:
+    row = OutboxTask.objects.create(task="judging.core.tasks.heartbeat", key="k", sends=1)
+    task_id = str(row.uuid)
+    outbox._started(task_id=task_id, task=_WorkerTask())
+    assert outbox.status("k")[0] == "running"  # type: ignore[index]
+    outbox._finished(task_id=task_id, state="RETRY")
+    assert outbox.status("k")[0] == "queued"  # type: ignore[index]
+    outbox._started(task_id=task_id, task=_WorkerTask())
+    outbox._finished(task_id=task_id, state="FAILURE", retval=ValueError("bad input"))
+    view = outbox.task_view("k")
+    assert view is not None
+    assert view["status"] == "failed" and view["detail"] == "failed: ValueError: bad input"

@@ -129,8 +129,8 @@ def _reset_broker_connections() -> None:
     from judging.celery import app
 
     pools.reset()  # kombu keeps pools per connection: drop them, they point at the old URL
-    app._pool = None
-    app.amqp._producer_pool = None
+    app._pool = None  # type: ignore[attr-defined]
+    app.amqp._producer_pool = None  # type: ignore[attr-defined]
 
 
 @contextmanager
@@ -139,15 +139,16 @@ def sending_to(url: str) -> Iterator[None]:
     runs; a worker of ``celery_worker(broker_url=url)`` receives them."""
     from judging.celery import app
 
-    previous = app.conf.broker_url, app.conf.task_always_eager
+    previous = app.conf.broker_write_url, app.conf.task_always_eager
     _reset_broker_connections()
-    app.conf.broker_url = url
+    # (broker_url cannot be changed once Django's setting is read; the write URL can)
+    app.conf["broker_write_url"] = url
     app.conf.task_always_eager = False
     try:
         yield
     finally:
         _reset_broker_connections()
-        app.conf.broker_url, app.conf.task_always_eager = previous
+        app.conf["broker_write_url"], app.conf.task_always_eager = previous
 
 
 @contextmanager

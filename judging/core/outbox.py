@@ -57,8 +57,8 @@ def _task(name: str) -> Any:
 
 
 def _resend_wait(sends: int) -> timedelta:
-    wait = timedelta(seconds=settings.POOLJUDGE_RESEND_SECONDS) * (2 ** max(sends - 1, 0))
-    return min(wait, MAX_RESEND_WAIT)
+    seconds = settings.POOLJUDGE_RESEND_SECONDS * 2 ** min(max(sends - 1, 0), 20)
+    return min(timedelta(seconds=seconds), MAX_RESEND_WAIT)
 
 
 def send(row_id: int) -> bool:
