@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -295,19 +296,17 @@ def test_the_heartbeat_thread_beats_while_the_block_runs_and_stops_after() -> No
         assert after >= 4
 
 
-class _WorkerTask:
-    class request:  # noqa: N801 (Celery's attribute name)
-        is_eager = False
+WORKER_TASK = SimpleNamespace(request=SimpleNamespace(is_eager=False))  # as a worker runs it
 
 
 def test_a_worker_marks_its_row_started_then_queued_on_retry_then_failed(db: Any) -> None:
     row = OutboxTask.objects.create(task="judging.core.tasks.heartbeat", key="k", sends=1)
     task_id = str(row.uuid)
-    outbox._started(task_id=task_id, task=_WorkerTask())
+    outbox._started(task_id=task_id, task=WORKER_TASK)
     assert outbox.status("k")[0] == "running"  # type: ignore[index]
     outbox._finished(task_id=task_id, state="RETRY")
     assert outbox.status("k")[0] == "queued"  # type: ignore[index]
-    outbox._started(task_id=task_id, task=_WorkerTask())
+    outbox._started(task_id=task_id, task=WORKER_TASK)
     outbox._finished(task_id=task_id, state="FAILURE", retval=ValueError("bad input"))
     view = outbox.task_view("k")
     assert view is not None
