@@ -80,7 +80,9 @@ class TaskStatusSerializer(serializers.Serializer[Any]):
     (the broker is unreachable; it is sent when it is back); ``queued``; ``running``; ``stale``:
     its worker was lost (since ``since``) and the work is sent again; ``done``; ``failed``."""
 
-    status = serializers.ChoiceField(choices=TASK_STATES, allow_null=True)
+    status = serializers.CharField(
+        allow_null=True, help_text=f"One of {', '.join(TASK_STATES)}; null: nothing was asked."
+    )
     detail = serializers.CharField()
     since = serializers.DateTimeField(allow_null=True, required=False)
 
@@ -236,10 +238,10 @@ class PoolRequestSerializer(serializers.Serializer[Any]):
 
 
 class PoolStatusSerializer(serializers.Serializer[Any]):
-    status = serializers.ChoiceField(
-        choices=["pending", "queued", "building", "stale", "built", "failed"],
-        help_text="pending: not yet sent to a worker (the broker is unreachable); stale: its "
-        "worker stopped beating (lost since 'since') and the build is taken over",
+    status = serializers.CharField(
+        help_text="One of pending (not yet sent to a worker: the broker is unreachable), queued, "
+        "building, stale (its worker stopped beating, lost since 'since'; the build is taken "
+        "over), built, failed",
     )
     detail = serializers.CharField()
     since = serializers.DateTimeField(allow_null=True)
