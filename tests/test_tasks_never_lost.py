@@ -311,3 +311,29 @@ def test_a_worker_marks_its_row_started_then_queued_on_retry_then_failed(db: Any
     view = outbox.task_view("k")
     assert view is not None
     assert view["status"] == "failed" and view["detail"] == "failed: ValueError: bad input"
+
+
+def test_the_admin_shows_a_pending_task_and_a_stale_build_for_what_they_are(
+    evaluated_campaign: Campaign, admin_user: Any, client: Any, as_committed: Any
+) -> None:
+    admin_user.is_superuser = True
+    admin_user.save()
+    client.force_login(admin_user)
+    with sending_to(dead_broker()), as_committed():
+        pending = PoolVersion.objects.create(
+            campaign=evaluated_campaign, strategy="depth", depth=2, run_tags=["sysA"]
+        )
+        outbox.enqueue(
+            "judging.workflows.tasks.build_pool", pending.pk, key=f"build_pool:{pending.pk}"
+        )
+    page = client.get("/admin/pools/poolversion/").content.decode()
+    assert "pending (not yet sent to a worker)" in page
+    tasks = client.get("/admin/core/outboxtask/").content.decode()
+    assert f"build_pool:{pending.pk}" in tasks and "pending (not yet sent to a worker)" in tasks
+
+    lost = timezone.now() - timedelta(minutes=5)
+    PoolVersion.objects.filter(pk=pending.pk).update(
+        state=PoolState.BUILDING, started_at=lost, heartbeat_at=lost
+    )
+    page = client.get("/admin/pools/poolversion/").content.decode()
+    assert f"stale (worker lost since {lost:%Y-%m-%d %H:%M:%S} UTC)" in page

@@ -7,7 +7,11 @@ from rest_framework import serializers
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Document, Run, Topic, UnknownTopicPolicy
-from judging.evaluation.selectors import qrels_evaluation_status, run_evaluation_status
+from judging.evaluation.selectors import (
+    latest_qrels_version,
+    qrels_evaluation_status,
+    run_evaluation_status,
+)
 from judging.pools.selectors import pool_status
 
 
@@ -129,7 +133,11 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
     @extend_schema_field(RunEvaluationStatusSerializer)
     def get_evaluation(self, run: Run) -> dict[str, Any]:
-        return RunEvaluationStatusSerializer(run_evaluation_status(run)).data
+        latest = self.context.setdefault("latest_qrels", {})  # one read per campaign per list
+        if run.campaign_id not in latest:
+            latest[run.campaign_id] = latest_qrels_version(run.campaign_id)
+        status = run_evaluation_status(run, latest[run.campaign_id])
+        return RunEvaluationStatusSerializer(status).data
 
 
 class RunUpdateSerializer(serializers.ModelSerializer[Run]):

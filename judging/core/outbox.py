@@ -21,6 +21,7 @@ from __future__ import annotations
 import importlib
 import logging
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -61,6 +62,11 @@ def _resend_wait(sends: int) -> timedelta:
     return min(timedelta(seconds=seconds), MAX_RESEND_WAIT)
 
 
+# When the last send of this process failed, sends are skipped until this (monotonic) time: a
+# publish that records two tasks waits for an unreachable broker once, not twice.
+_broker_down_until = [0.0]
+
+
 def send(row_id: int) -> bool:
     """Hand one row's task to the broker; False (logged) when the broker cannot be reached.
 
@@ -76,14 +82,18 @@ def send(row_id: int) -> bool:
         OutboxTask.objects.filter(pk=row_id).update(sent_at=timezone.now(), sends=row.sends + 1)
         task.apply_async(args=row.args, task_id=str(row.uuid))
         return True
+    if time.monotonic() < _broker_down_until[0]:
+        return False  # it just failed: do not make this request wait for it again
     try:
         task.apply_async(args=row.args, task_id=str(row.uuid))
     except Exception as exc:  # any failure to publish: the row stays pending for the sweep
         log.warning("could not send %s (%s), the sweep will: %s", row.task, row.key, exc)
+        _broker_down_until[0] = time.monotonic() + settings.POOLJUDGE_SEND_TIMEOUT_SECONDS
         OutboxTask.objects.filter(pk=row_id, sent_at=row.sent_at).update(
             send_error=f"{type(exc).__name__}: {exc}"[:2000]
         )
         return False
+    _broker_down_until[0] = 0.0
     now = timezone.now()
     OutboxTask.objects.filter(pk=row_id).update(
         sent_at=now,

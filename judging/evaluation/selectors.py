@@ -14,7 +14,6 @@ from typing import Any
 from django.db.models import QuerySet
 
 from judging.assessments.models import QrelsVersion
-from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import anonymise, run_label, run_labels
 from judging.core import outbox
@@ -223,15 +222,34 @@ def bias_report(
     return out
 
 
-def run_evaluation_status(run: Run) -> dict[str, Any]:
-    """Where the run's evaluation against the campaign's latest qrels version stands: done or
-    failed (stored), else its task's state (pending: not yet sent to a worker, queued, running,
-    stale: its worker was lost since ``since``), or None when nothing was asked."""
-    version = qrels_version(run.campaign)
+def latest_qrels_version(campaign_id: int) -> QrelsVersion | None:
+    """The campaign's latest qrels version, with its campaign (for ``run_evaluation_status``)."""
+    return (
+        QrelsVersion.objects.filter(campaign_id=campaign_id)
+        .latest_first()
+        .select_related("campaign")
+        .first()
+    )
+
+
+_LATEST: Any = object()
+
+
+def run_evaluation_status(run: Run, latest: QrelsVersion | None = _LATEST) -> dict[str, Any]:
+    """Where the run's evaluation against the campaign's latest qrels version (``latest``, read
+    when not given) stands: done or failed (stored), else its task's state (pending: not yet
+    sent to a worker, queued, running, stale: its worker was lost since ``since``), or None when
+    nothing was asked."""
+    version = latest_qrels_version(run.campaign_id) if latest is _LATEST else latest
     if version is None:
         return {"qrels_version": None, "status": None, "detail": "no qrels version yet"}
     out: dict[str, Any] = {"qrels_version": version.number}
-    evaluation = run_evaluation(run, version, EvalMode.HONEST)
+    evaluation = Evaluation.objects.filter(
+        run=run,
+        qrels=version,
+        mode=EvalMode.HONEST,
+        measures_key=measures_key(version.campaign.measures),
+    ).first()
     if evaluation is not None and evaluation.state != EvalState.PENDING:
         detail = evaluation.state if not evaluation.error else f"failed: {evaluation.error}"
         return {**out, "status": evaluation.state, "detail": detail}
