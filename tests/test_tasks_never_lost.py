@@ -337,3 +337,21 @@ def test_the_admin_shows_a_pending_task_and_a_stale_build_for_what_they_are(
     )
     page = client.get("/admin/pools/poolversion/").content.decode()
     assert f"stale (worker lost since {lost:%Y-%m-%d %H:%M:%S} UTC)" in page
+
+
+def test_manage_py_sweep_sends_what_is_pending_once(
+    evaluated_campaign: Campaign, researcher: Any, as_committed: Any
+) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    with sending_to(dead_broker()), as_committed():
+        run = run_submitted(
+            campaign=evaluated_campaign, owner=researcher, tag="cli", results=results(RUNS["sysA"])
+        )
+    out = io.StringIO()
+    with as_committed():
+        call_command("sweep", stdout=out)
+    assert "sent=1" in out.getvalue()
+    assert Evaluation.objects.get(run=run).state == EvalState.DONE

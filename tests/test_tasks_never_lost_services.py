@@ -123,7 +123,12 @@ def test_with_redis_stopped_the_work_is_accepted_and_done_when_redis_is_back(
         time.sleep(2)  # down for a while: the worker's sweep fails and keeps the rows
         assert not all_done()
         redis.start()  # same port, empty (no persistence): only the outbox remembers
+        back = time.monotonic()
         done = wait_for(all_done, timeout=50, interval=0.5)
+        print(
+            f"with Redis down: submit {t_run:.2f} s, publish {t_qrels:.2f} s, re-pool "
+            f"{t_pool:.2f} s; all done {time.monotonic() - back:.1f} s after Redis was back"
+        )
         assert proc.poll() is None, "the worker died"
     assert done, {
         "run": list(Evaluation.objects.filter(run_id=run_id).values_list("state", flat=True)),

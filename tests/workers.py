@@ -3,6 +3,7 @@ private ``redis-server`` that a test may stop and start (the shared one is never
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import socket
@@ -21,6 +22,7 @@ from django.db import connection
 from tests.conftest import need_service
 
 ROOT = Path(__file__).resolve().parents[1]
+_STARTED = itertools.count(1)
 TEST_QUEUE = f"pooljudge-test-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
@@ -133,6 +135,15 @@ def _reset_broker_connections() -> None:
     app.amqp._producer_pool = None  # type: ignore[attr-defined]
 
 
+def _flush_router() -> None:
+    """Celery builds its router once, at the first send: make it read ``task_routes`` again (a
+    test that sent earlier, e.g. to an unreachable broker, would route to the default queue)."""
+    from judging.celery import app
+
+    app.amqp.flush_routes()
+    app.amqp.__dict__.pop("router", None)
+
+
 @contextmanager
 def sending_to(url: str) -> Iterator[None]:
     """This test process sends its tasks to the broker at ``url`` (not inline) while the block
@@ -164,7 +175,7 @@ def celery_worker(
     Without ``broker_url`` it uses the configured broker (the shared Redis, required)."""
     if broker_url is None:
         require_broker()
-    # One queue per test process: Celery caches its router, so the route must not change.
+    # One queue per test process (the router is flushed when a worker starts and stops).
     queue = queue or TEST_QUEUE
     child_env = {k: v for k, v in os.environ.items() if k != "CELERY_TASK_ALWAYS_EAGER"}
     child_env.update(
@@ -174,7 +185,8 @@ def celery_worker(
         DJANGO_SETTINGS_MODULE="judging.settings",
         **(env or {}),
     )
-    log = open(ROOT / "var" / f"worker-{queue}.log", "wb")  # noqa: SIM115 (closed below)
+    name = f"worker-{queue}-{next(_STARTED)}.log"  # one log per worker started
+    log = open(ROOT / "var" / name, "wb")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -207,11 +219,13 @@ def celery_worker(
     app.conf.task_always_eager = False
     # Everything this test process sends goes to this worker's own queue.
     app.conf.task_routes = {"*": {"queue": queue}}
+    _flush_router()
     try:
         yield proc, queue
     finally:
         app.conf.task_always_eager = previous_eager
         app.conf.task_routes = previous_routes
+        _flush_router()
         if proc.poll() is None:
             proc.terminate()
             try:
