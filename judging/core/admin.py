@@ -35,6 +35,9 @@ class OutboxTaskAdmin(admin.ModelAdmin[OutboxTask]):
     def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
 
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False  # a pending row is the only record of its task; the sweep forgets done ones
+
     @admin.action(description="Send the selected unfinished tasks now")
     def send_now(self, request: HttpRequest, queryset: QuerySet[OutboxTask]) -> None:
         sent = sum(outbox.send(row.pk) for row in queryset.filter(done_at__isnull=True))
