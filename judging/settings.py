@@ -166,9 +166,26 @@ POOLJUDGE_MAX_LINE_BYTES = env_bytes("POOLJUDGE_MAX_LINE_BYTES", 64 * 1024) or 6
 POOLJUDGE_MAX_QID_BYTES = env_int("POOLJUDGE_MAX_QID_BYTES", 255, minimum=1, maximum=255)
 POOLJUDGE_MAX_DOCID_BYTES = env_int("POOLJUDGE_MAX_DOCID_BYTES", 255, minimum=1, maximum=255)
 POOLJUDGE_MAX_TAG_BYTES = env_int("POOLJUDGE_MAX_TAG_BYTES", 255, minimum=1, maximum=255)
-# A pool build with no progress for this long is taken to be abandoned (its worker died) and may be
-# run again by the next request or delivery.
-POOLJUDGE_POOL_STALE_SECONDS = env_int("POOLJUDGE_POOL_STALE_SECONDS", 120, minimum=1)
+
+# --- Tasks that are never lost (the outbox, its sweep, heartbeats) -------------------------
+# A running task or pool build records that it is alive this often (a thread in the worker).
+POOLJUDGE_HEARTBEAT_SECONDS = env_int("POOLJUDGE_HEARTBEAT_SECONDS", 10, minimum=1)
+# A started task or pool build with no heartbeat for this long has lost its worker: the API says
+# "stale" and the sweep sends it again (the new delivery takes the build over).
+POOLJUDGE_STALE_SECONDS = env_int("POOLJUDGE_STALE_SECONDS", 60, minimum=1)
+# How often every worker sweeps the outbox (sends what was never sent or was lost). Stale + sweep
+# is the worst-case takeover time of a dead build: 60 + 30 s by default, under two minutes.
+POOLJUDGE_SWEEP_SECONDS = env_int("POOLJUDGE_SWEEP_SECONDS", 30, minimum=1)
+# A task sent but not started after this long is sent again (the broker may have lost it); the
+# wait doubles with each send, up to an hour, so a long queue does not fill with copies.
+POOLJUDGE_RESEND_SECONDS = env_int("POOLJUDGE_RESEND_SECONDS", 300, minimum=1)
+# Sending gives up after this long when the broker does not answer (the row stays pending and
+# the request still succeeds).
+POOLJUDGE_SEND_TIMEOUT_SECONDS = env_int("POOLJUDGE_SEND_TIMEOUT_SECONDS", 2, minimum=1)
+# Finished outbox rows are deleted by the sweep after this many days.
+POOLJUDGE_OUTBOX_KEEP_DAYS = env_int("POOLJUDGE_OUTBOX_KEEP_DAYS", 7, minimum=1)
+# Workers run the sweep on a timer (0: run ``manage.py sweep`` as its own process instead).
+POOLJUDGE_SWEEP_IN_WORKER = env_bool("POOLJUDGE_SWEEP_IN_WORKER", True)
 
 # --- Request parameters --------------------------------------------------------------------
 # Largest page of an API list (?limit=); a larger limit is a 400.
@@ -231,7 +248,22 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "pooljudge")
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600)}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 3600),
+    # A send must not hang a request: connect quickly or give up (the outbox sends it later).
+    "socket_connect_timeout": POOLJUDGE_SEND_TIMEOUT_SECONDS,
+    "socket_timeout": POOLJUDGE_SEND_TIMEOUT_SECONDS * 5,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = POOLJUDGE_SEND_TIMEOUT_SECONDS
+# One quick retry when publishing, not Celery's default of three: the outbox is the retry.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
+# A worker that lost Redis tries to reconnect forever (not 100 times), every few seconds at most.
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 
 # --- Security (production) -----------------------------------------------------------------
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

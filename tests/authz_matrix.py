@@ -256,6 +256,8 @@ ADMIN_MODELS: dict[str, dict[str, int]] = {
     "auth_group": dict(changelist=200, add=200, change=200, delete=200, history=200),
     "auth_user": dict(changelist=200, add=200, change=200, delete=200, history=200),
     "authtoken_tokenproxy": dict(changelist=200, add=200, change=200, delete=200, history=200),
+    # tasks that follow state changes: read-only, the sweep sends them
+    "core_outboxtask": dict(changelist=200, add=403, change=200, delete=403, history=200),
     "core_workerheartbeat": dict(changelist=200, add=200, change=200, delete=200, history=200),
     "campaigns_campaign": dict(changelist=200, add=200, change=200, delete=200, history=200),
     "campaigns_topic": dict(changelist=200, add=200, change=200, delete=200, history=200),

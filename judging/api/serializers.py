@@ -22,6 +22,12 @@ from judging.campaigns.models import (
 )
 from judging.campaigns.selectors import visible_run_tags
 from judging.core.roles import is_admin
+from judging.evaluation.selectors import (
+    latest_qrels_version,
+    qrels_evaluation_status,
+    run_evaluation_status,
+)
+from judging.pools.selectors import pool_status
 
 
 class ScaleItemSerializer(serializers.Serializer[Any]):
@@ -128,6 +134,27 @@ class FileUploadSerializer(serializers.Serializer[Any]):
     )
 
 
+TASK_STATES = ["pending", "queued", "running", "stale", "done", "failed"]
+
+
+class TaskStatusSerializer(serializers.Serializer[Any]):
+    """Where work that follows a change stands. ``pending``: recorded, not yet sent to a worker
+    (the broker is unreachable; it is sent when it is back); ``queued``; ``running``; ``stale``:
+    its worker was lost (since ``since``) and the work is sent again; ``done``; ``failed``."""
+
+    status = serializers.CharField(
+        allow_null=True, help_text=f"One of {', '.join(TASK_STATES)}; null: nothing was asked."
+    )
+    detail = serializers.CharField()
+    since = serializers.DateTimeField(allow_null=True, required=False)
+
+
+class RunEvaluationStatusSerializer(TaskStatusSerializer):
+    qrels_version = serializers.IntegerField(
+        allow_null=True, help_text="The latest qrels version, the one the status is about."
+    )
+
+
 class RunSerializer(serializers.ModelSerializer[Run]):
     """A run; ``tag`` as the requesting user knows it (pass the request in the context): the
     name its submitter gave it, for admins its tag in the campaign (the same unless another
@@ -139,6 +166,9 @@ class RunSerializer(serializers.ModelSerializer[Run]):
         read_only=True
     )
     num_topics = serializers.SerializerMethodField()
+    evaluation = serializers.SerializerMethodField(
+        help_text="Its evaluation against the latest qrels version: stored, or its task's state."
+    )
 
     class Meta:
         model = Run
@@ -157,6 +187,7 @@ class RunSerializer(serializers.ModelSerializer[Run]):
             "num_topics",
             "topic_counts",
             "dropped_lines",
+            "evaluation",
         ]
         read_only_fields = fields
 
@@ -166,6 +197,14 @@ class RunSerializer(serializers.ModelSerializer[Run]):
     def get_tag(self, run: Run) -> str:
         request = self.context.get("request")
         return run.tag if request is not None and is_admin(request.user) else run.name
+
+    @extend_schema_field(RunEvaluationStatusSerializer)
+    def get_evaluation(self, run: Run) -> dict[str, Any]:
+        latest = self.context.setdefault("latest_qrels", {})  # one read per campaign per list
+        if run.campaign_id not in latest:
+            latest[run.campaign_id] = latest_qrels_version(run.campaign_id)
+        status = run_evaluation_status(run, latest[run.campaign_id])
+        return RunEvaluationStatusSerializer(status).data
 
 
 class RunUpdateSerializer(serializers.ModelSerializer[Run]):
@@ -199,6 +238,10 @@ class RunSubmitSerializer(serializers.Serializer[Any]):
 
 
 class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
+    evaluation = serializers.SerializerMethodField(
+        help_text="The task that evaluates every run against this version."
+    )
+
     class Meta:
         model = QrelsVersion
         fields = [
@@ -211,8 +254,13 @@ class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
             "num_judgments",
             "num_relevant",
             "created_at",
+            "evaluation",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(TaskStatusSerializer)
+    def get_evaluation(self, version: QrelsVersion) -> dict[str, Any]:
+        return TaskStatusSerializer(qrels_evaluation_status(version)).data
 
 
 class ProblemSerializer(serializers.Serializer[Any]):
@@ -266,11 +314,22 @@ class PoolRequestSerializer(serializers.Serializer[Any]):
     )
 
 
+class PoolStatusSerializer(serializers.Serializer[Any]):
+    status = serializers.CharField(
+        help_text="One of pending (not yet sent to a worker: the broker is unreachable), queued, "
+        "building, stale (its worker stopped beating, lost since 'since'; the build is taken "
+        "over), built, failed",
+    )
+    detail = serializers.CharField()
+    since = serializers.DateTimeField(allow_null=True)
+
+
 class PoolVersionSerializer(serializers.ModelSerializer[Any]):
     """A pool version; ``run_tags`` as the requesting user may see them (pass the request in the
     context): admins every tag, researchers their own and the others anonymised."""
 
     percent = serializers.FloatField(read_only=True)
+    build = serializers.SerializerMethodField(help_text="What the build is doing, honestly.")
     base = serializers.SerializerMethodField()
     run_tags = serializers.SerializerMethodField(
         help_text="Tags of the contributing runs; other researchers' runs anonymised."
@@ -294,7 +353,9 @@ class PoolVersionSerializer(serializers.ModelSerializer[Any]):
             "base",
             "created_at",
             "started_at",
+            "heartbeat_at",
             "finished_at",
+            "build",
             "attempts",
             "error",
             "total_topics",
@@ -316,6 +377,10 @@ class PoolVersionSerializer(serializers.ModelSerializer[Any]):
         request = self.context.get("request")
         user = getattr(request, "user", None) or AnonymousUser()
         return visible_run_tags(version.campaign_id, list(version.run_tags), user)
+
+    @extend_schema_field(PoolStatusSerializer)
+    def get_build(self, version: Any) -> dict[str, Any]:
+        return PoolStatusSerializer(pool_status(version)).data
 
 
 class PoolDocumentSerializer(serializers.Serializer[Any]):

@@ -14,3 +14,7 @@ class CoreConfig(AppConfig):
         checks.register()
         user_login_failed.connect(login_throttle.on_login_failed, dispatch_uid="pooljudge-login")
         user_logged_in.connect(login_throttle.on_logged_in, dispatch_uid="pooljudge-login")
+
+        from judging.core import outbox
+
+        outbox.connect()  # workers (and inline tasks) mark their outbox rows started and done

@@ -16,6 +16,7 @@ from django.utils import timezone
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
+from judging.core import outbox
 from judging.core.errors import InvalidInput, RateLimited
 from judging.core.roles import Account
 from judging.evaluation.models import BiasKind, BiasReport, EvalState
@@ -141,14 +142,9 @@ def bias_report_request(
             False,
         )
     if created or report.state == EvalState.FAILED:
-        report_id = report.pk
-
-        def send() -> None:
-            from judging.evaluation.tasks import compute_bias_report
-
-            compute_bias_report.delay(report_id)
-
-        transaction.on_commit(send)
+        outbox.enqueue(
+            "judging.evaluation.tasks.compute_bias_report", report.pk, key=f"bias:{report.pk}"
+        )
     return report
 
 

@@ -23,10 +23,12 @@ from judging.campaigns.selectors import (
     sees_run,
     visible_tags,
 )
+from judging.core import outbox
 from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.evaluation.bias import bias_params
 from judging.evaluation.models import BiasReport, EvalMode, EvalState, Evaluation, measures_key
+from judging.evaluation.services import qrels_evaluation_key, run_evaluation_key
 from metrics.names import parse_measure, parse_measures
 from metrics.problems import Problem
 from metrics.stats import compare_runs
@@ -264,3 +266,50 @@ def _anonymised_result(
         result["loo"] = {**loo, "groups": {names[g]: v for g, v in groups.items()}}
     out: dict[str, Any] = anonymise(result, labels)
     return out
+
+
+def latest_qrels_version(campaign_id: int) -> QrelsVersion | None:
+    """The campaign's latest qrels version, with its campaign (for ``run_evaluation_status``)."""
+    return (
+        QrelsVersion.objects.filter(campaign_id=campaign_id)
+        .latest_first()
+        .select_related("campaign")
+        .first()
+    )
+
+
+_LATEST: Any = object()
+
+
+def run_evaluation_status(run: Run, latest: QrelsVersion | None = _LATEST) -> dict[str, Any]:
+    """Where the run's evaluation against the campaign's latest qrels version (``latest``, read
+    when not given) stands: done or failed (stored), else its task's state (pending: not yet
+    sent to a worker, queued, running, stale: its worker was lost since ``since``), or None when
+    nothing was asked."""
+    version = latest_qrels_version(run.campaign_id) if latest is _LATEST else latest
+    if version is None:
+        return {"qrels_version": None, "status": None, "detail": "no qrels version yet"}
+    out: dict[str, Any] = {"qrels_version": version.number}
+    evaluation = Evaluation.objects.filter(
+        run=run,
+        qrels=version,
+        mode=EvalMode.HONEST,
+        measures_key=measures_key(version.campaign.measures),
+    ).first()
+    if evaluation is not None and evaluation.state != EvalState.PENDING:
+        detail = evaluation.state if not evaluation.error else f"failed: {evaluation.error}"
+        return {**out, "status": evaluation.state, "detail": detail}
+    task = outbox.task_view(
+        run_evaluation_key(run.pk, version.pk), qrels_evaluation_key(version.pk)
+    )
+    if task is None or task["status"] in ("done", "failed"):
+        return {**out, "status": None, "detail": "not evaluated"}
+    return {**out, **task}
+
+
+def qrels_evaluation_status(version: QrelsVersion) -> dict[str, Any]:
+    """The state of the task that evaluates every run against ``version``."""
+    task = outbox.task_view(qrels_evaluation_key(version.pk))
+    if task is None:
+        return {"status": None, "detail": "no evaluation was asked"}
+    return task

@@ -17,6 +17,7 @@ from django.utils import timezone
 from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, RankedList, Run, Topic
+from judging.core import outbox
 from judging.core.errors import InvalidInput
 from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
 from metrics.curve import recall_curve
@@ -201,39 +202,42 @@ def evaluation_request(
     names = _measures(version.campaign, None)
     evaluation, created = _claim(run, version, mode, names, measures_key(names))
     if created or evaluation.state == EvalState.FAILED:
-        run_id, version_id = run.pk, version.pk
-
-        def send() -> None:
-            from judging.evaluation.tasks import evaluate_run
-
-            evaluate_run.delay(run_id, version_id, mode)
-
-        transaction.on_commit(send)
+        enqueue_evaluation(run.pk, version.pk, mode)
     return evaluation
 
 
+def run_evaluation_key(run_id: int, qrels_id: int, mode: str = EvalMode.HONEST) -> str:
+    return f"evaluate_run:{run_id}:{qrels_id}:{mode}"
+
+
+def qrels_evaluation_key(qrels_id: int) -> str:
+    return f"evaluate_qrels:{qrels_id}"
+
+
+def enqueue_evaluation(run_id: int, qrels_id: int, mode: str = EvalMode.HONEST) -> None:
+    """Record the evaluation task in the current transaction (the outbox sends it after
+    commit, or the sweep later if the broker is down)."""
+    outbox.enqueue(
+        "judging.evaluation.tasks.evaluate_run",
+        run_id,
+        qrels_id,
+        str(mode),
+        key=run_evaluation_key(run_id, qrels_id, mode),
+    )
+
+
 def evaluations_after_run(run: Run) -> None:
-    """A run arrived: evaluate it against the latest qrels version (after commit, as a task)."""
+    """A run arrived: evaluate it against the latest qrels version (a task recorded with it)."""
     version = qrels_version(run.campaign)
     if version is None:
         return
-    run_id, version_id = run.pk, version.pk
-
-    def send() -> None:
-        from judging.evaluation.tasks import evaluate_run
-
-        evaluate_run.delay(run_id, version_id)
-
-    transaction.on_commit(send)
+    enqueue_evaluation(run.pk, version.pk)
 
 
 def evaluations_after_qrels(version: QrelsVersion) -> None:
     """A qrels version was published or imported: evaluate every run of the campaign."""
-    version_id = version.pk
-
-    def send() -> None:
-        from judging.evaluation.tasks import evaluate_qrels_version
-
-        evaluate_qrels_version.delay(version_id)
-
-    transaction.on_commit(send)
+    outbox.enqueue(
+        "judging.evaluation.tasks.evaluate_qrels_version",
+        version.pk,
+        key=qrels_evaluation_key(version.pk),
+    )

@@ -6,6 +6,7 @@ from django.http import HttpRequest
 
 from judging.core.errors import DomainError
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
+from judging.pools.selectors import pool_status
 from judging.pools.services import pool_cancel
 
 
@@ -16,6 +17,7 @@ class PoolVersionAdmin(admin.ModelAdmin[PoolVersion]):
         "campaign",
         "number",
         "state",
+        "build",
         "progress",
         "strategy",
         "depth",
@@ -27,8 +29,13 @@ class PoolVersionAdmin(admin.ModelAdmin[PoolVersion]):
         "created_at",
     )
     list_filter = ("campaign", "state", "strategy")
-    readonly_fields = [f.name for f in PoolVersion._meta.fields] + ["progress", "runs"]
+    readonly_fields = [f.name for f in PoolVersion._meta.fields] + ["build", "progress", "runs"]
     actions = ["cancel_builds"]
+
+    @admin.display(description="build")
+    def build(self, obj: PoolVersion) -> str:
+        """pending (not yet sent), queued, building, stale (worker lost since ...), ..."""
+        return str(pool_status(obj)["detail"])
 
     @admin.display(description="progress")
     def progress(self, obj: PoolVersion) -> str:

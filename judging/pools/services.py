@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -23,6 +23,7 @@ from django.utils import timezone
 from judging.campaigns.models import Campaign, Document, RankedList, Run
 from judging.core.bulk import insert_rows
 from judging.core.errors import Conflict, InvalidInput
+from judging.core.outbox import beating
 from judging.core.roles import Account
 from judging.pools.models import PENDING, PoolDocument, PoolState, PoolVersion
 from metrics.pooling import STRATEGIES, Strategy, make_strategy, topic_sort_key
@@ -32,19 +33,37 @@ log = logging.getLogger(__name__)
 
 
 class BuildBusy(Exception):
-    """Another worker is building this version and was alive recently."""
+    """Another worker is building this version and was alive recently; ``retry_in`` seconds
+    from now it is stale if it stops beating."""
+
+    def __init__(self, pool_id: int, retry_in: float) -> None:
+        super().__init__(pool_id)
+        self.retry_in = retry_in
+
+
+def _last_seen(version: PoolVersion) -> datetime:
+    return version.heartbeat_at or version.started_at or version.created_at
 
 
 def _stale(version: PoolVersion) -> bool:
     """A pending build nobody has touched for a while: its worker is gone (or never came)."""
-    seen = version.heartbeat_at or version.created_at
-    limit = timedelta(seconds=settings.POOLJUDGE_POOL_STALE_SECONDS)
-    return timezone.now() - seen > limit
+    limit = timedelta(seconds=settings.POOLJUDGE_STALE_SECONDS)
+    return timezone.now() - _last_seen(version) > limit
+
+
+def pool_build_key(pool_id: int) -> str:
+    """The outbox key of a version's build task (``core.outbox``)."""
+    return f"build_pool:{pool_id}"
 
 
 def pool_is_stale(version: PoolVersion) -> bool:
-    """A pending build that looks abandoned (no progress for POOLJUDGE_POOL_STALE_SECONDS)."""
-    return version.state in PENDING and _stale(version)
+    """A build whose worker stopped beating for POOLJUDGE_STALE_SECONDS (it died)."""
+    return version.state == PoolState.BUILDING and _stale(version)
+
+
+def pool_stale_since(version: PoolVersion) -> datetime | None:
+    """When a stale build's worker was last seen alive; None when the build is not stale."""
+    return _last_seen(version) if pool_is_stale(version) else None
 
 
 def _strategy_for(
@@ -158,7 +177,10 @@ def pool_build(
         if version is None or version.state not in PENDING:
             return None
         if version.state == PoolState.BUILDING and not _stale(version):
-            raise BuildBusy(pool_id)  # another worker is on it; look again later
+            # another worker is on it; look again when it would be stale if it died now
+            limit = timedelta(seconds=settings.POOLJUDGE_STALE_SECONDS)
+            wait = (_last_seen(version) + limit - timezone.now()).total_seconds()
+            raise BuildBusy(pool_id, retry_in=max(1.0, wait + 1.0))
         version.state = PoolState.BUILDING
         version.attempts += 1
         version.started_at = version.heartbeat_at = timezone.now()
@@ -166,8 +188,15 @@ def pool_build(
         version.error = ""
         version.save()
     attempt = version.attempts
+
+    def beat() -> None:  # alive, whatever the progress: a slow topic is not a dead worker
+        PoolVersion.objects.filter(pk=pool_id, attempts=attempt, state=PoolState.BUILDING).update(
+            heartbeat_at=timezone.now()
+        )
+
     try:
-        return _build(version, attempt, judged, on_built)
+        with beating(beat):
+            return _build(version, attempt, judged, on_built)
     except DatabaseError:
         raise  # transient: the task retries; the version stays pending
     except Exception as exc:

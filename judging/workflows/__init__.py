@@ -15,8 +15,10 @@ one function here, the way Zulip keeps ``zerver/actions/`` above its models:
   every run against it and compute the default pool-bias report (evaluation, tasks after
   commit).
 
-Each function runs its steps in one transaction, so a failure stores nothing, and schedules
-tasks with ``transaction.on_commit``, so a task never sees uncommitted rows. API views, pages,
+Each function runs its steps in one transaction, so a failure stores nothing, and records the
+tasks that must follow as outbox rows in that transaction (``core.outbox``): they are sent after
+commit, so a task never sees uncommitted rows, and ``sweep.py`` sends again any the broker never
+got or whose worker died. API views, pages,
 management commands and the demo call these, not the single-app services, for these events.
 Import them from their modules (``judging.workflows.runs`` ...): this package is an installed
 app (for Celery's task discovery), so its ``__init__`` may not import models.

@@ -8,27 +8,30 @@ from django.db import transaction
 
 from judging.assessments.queue import slots_enqueue
 from judging.assessments.selectors import judged_documents
+from judging.core import outbox
 from judging.pools.models import PoolVersion
-from judging.pools.services import pool_build, pool_is_stale, pool_request
+from judging.pools.services import pool_build, pool_build_key, pool_request
 from judging.workflows._signature import takes_arguments_of
 
+BUILD_TASK = "judging.workflows.tasks.build_pool"
 
-def _send(pool_id: int) -> None:
-    from judging.workflows.tasks import build_pool
 
-    build_pool.delay(pool_id)
+def send_build(pool_id: int) -> None:
+    """Record the build's task in the current transaction (the outbox sends it after commit)."""
+    outbox.enqueue(BUILD_TASK, pool_id, key=pool_build_key(pool_id))
 
 
 @takes_arguments_of(pool_request)
 def pool_requested(**request: Any) -> tuple[PoolVersion, bool]:
     """Ask for the next pool version (``pools.services.pool_request``, same arguments and
-    errors) and send the build to a worker after commit. A request while a build is pending
-    returns that build; if it looks abandoned, it is sent again (building is idempotent)."""
+    errors) and record its build task with it (sent after commit; with the broker down it stays
+    pending and the sweep sends it). A request while a build is pending returns that build; if
+    it has no live task (its worker died, or its tasks gave up) a new task takes it over
+    (building is idempotent)."""
     with transaction.atomic():
         version, created = pool_request(**request)
-        if created or pool_is_stale(version):
-            pool_id = version.pk
-            transaction.on_commit(lambda: _send(pool_id))
+        if created or not outbox.is_live(pool_build_key(version.pk)):
+            send_build(version.pk)
     return version, created
 
 
