@@ -25,7 +25,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from judging.assessments.models import (
@@ -384,30 +384,73 @@ def _check_grade(campaign: Campaign, grade: Any) -> int:
     return int(grade)
 
 
+def _ended(lease: Lease, slot: JudgingSlot, now: Any) -> str | None:
+    """Why this lease can no longer record a judgment, or None while it is live.
+
+    Liveness is read from the slot row (locked by the caller): every change of who holds a slot
+    happens under that lock, so the slot's ``lease``/``lease_expires_at`` are the truth even if
+    the lease row was read a moment earlier."""
+    if lease.state == LeaseState.RELEASED:
+        return f"lease {lease.pk} was released (the item was skipped)"
+    if lease.state != LeaseState.ACTIVE:
+        return f"lease {lease.pk} has ended ({lease.state})"
+    if lease.expires_at <= now:
+        return f"lease {lease.pk} expired at {lease.expires_at.isoformat(timespec='seconds')}"
+    if slot.lease_id != lease.pk or slot.lease_expires_at is None:
+        return f"lease {lease.pk} has ended: the item was given back to the queue"
+    if slot.judged_at is not None:
+        return f"lease {lease.pk} has ended: the item was judged by someone else"
+    return None
+
+
 def judgment_record(
     *, lease_id: int, annotator: Account, grade: Any, active_seconds: float = 0.0
 ) -> tuple[Judgment, bool]:
     """Record the grade for a leased item; returns ``(judgment, changed)``.
 
-    Idempotent: submitting the same grade again (a retry, a double click) stores nothing new. A
-    different grade changes the judgment and keeps the old one in its history. A judgment on an
-    expired lease is accepted when nobody else has judged the slot since.
+    Only a live lease records a new judgment: one that was released (a skip), expired, or ended
+    otherwise is refused with a conflict naming why, so that it can never take the item from
+    whoever holds it now. Idempotent: submitting the same grade again (a retry, a double click)
+    stores nothing new, even after the lease ended with that judgment; a different grade changes
+    the annotator's own judgment and keeps the old one in its history.
     """
     now = timezone.now()
     with transaction.atomic():
-        lease, slot = _own_lease(lease_id, annotator)
+        # One query: the lease with its slot (locked), campaign and topic, and the id of the
+        # annotator's judgment of the item if there is one.
+        mine = Judgment.objects.filter(
+            topic_id=OuterRef("slot__topic_id"), docid=OuterRef("slot__docid"), annotator=annotator
+        ).values("pk")[:1]
+        lease = (
+            Lease.objects.select_for_update(of=("slot",))
+            .select_related("slot__campaign", "slot__topic")
+            .filter(pk=lease_id, annotator=annotator)
+            .annotate(my_judgment=Subquery(mine))
+            .first()
+        )
+        if lease is None:
+            raise NotFound(f"no lease {lease_id} of yours")
+        slot = lease.slot
         grade = _check_grade(slot.campaign, grade)
-        seconds = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
-        judgment = Judgment.objects.filter(
-            topic=slot.topic, docid=slot.docid, annotator=annotator
-        ).first()
-        if judgment is not None:
+        judgment_id = lease.my_judgment  # type: ignore[attr-defined]
+        if judgment_id is None and slot.judged_at is not None:
+            # the slot lock may have been waited for: a judgment committed meanwhile (a
+            # concurrent retry of this very submission) is visible to a new statement only
+            judgment_id = (
+                Judgment.objects.filter(topic_id=slot.topic_id, docid=slot.docid, annotator=annotator)
+                .values_list("pk", flat=True)
+                .first()
+            )
+        if judgment_id is not None:
+            judgment = Judgment.objects.select_related("topic").get(pk=judgment_id)
             if judgment.grade == grade:
                 return judgment, False
             _change(judgment, grade, annotator)
             return judgment, True
-        if slot.judged_at is not None:
-            raise Conflict("someone else judged this item after your lease expired")
+        why = _ended(lease, slot, now)
+        if why is not None:
+            raise Conflict(f"{why}; it records no judgment (ask for a new lease)")
+        seconds = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
         judgment = Judgment.objects.create(
             campaign=slot.campaign,
             topic=slot.topic,
@@ -418,17 +461,8 @@ def judgment_record(
             active_seconds=seconds,
         )
         _history(judgment, annotator, old_grade=None, new_grade=grade)
-        slot.judged_by = annotator
-        slot.judged_at = now
-        slot.save(update_fields=["judged_by", "judged_at"])
-        lease.state = LeaseState.JUDGED
-        lease.ended_at = now
-        lease.save(update_fields=["state", "ended_at"])
-        if slot.lease_id != lease.pk:
-            # Whoever holds the slot now (after this lease expired) has nothing left to judge.
-            Lease.objects.filter(slot=slot, state=LeaseState.ACTIVE).exclude(pk=lease.pk).update(
-                state=LeaseState.EXPIRED, ended_at=now
-            )
+        JudgingSlot.objects.filter(pk=slot.pk).update(judged_by=annotator, judged_at=now)
+        Lease.objects.filter(pk=lease.pk).update(state=LeaseState.JUDGED, ended_at=now)
         return judgment, True
 
 
