@@ -35,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-PYTHON = ROOT / ".venv" / "bin" / "python"
-GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
+# The project's .venv, else the interpreter running this script (a shared venv elsewhere).
+_BIN = ROOT / ".venv" / "bin" if (ROOT / ".venv" / "bin" / "python").exists() else None
+PYTHON = _BIN / "python" if _BIN else Path(sys.executable)
+GUNICORN = (_BIN or Path(sys.executable).parent) / "gunicorn"
 
 
 def server_env(pg: str, db: str) -> dict[str, str]:
@@ -124,8 +126,11 @@ def set_up(topics: int, docs: int, clients: int, overlap: float) -> tuple[int, l
     return campaign.pk, tokens
 
 
-def start_gunicorn(env: dict[str, str], port: int, workers: int, threads: int) -> Any:
-    log = open("/tmp/judging_load_gunicorn.log", "w")  # noqa: SIM115 (lives with the server)
+def start_gunicorn(
+    env: dict[str, str], port: int, workers: int, threads: int, worker_class: str
+) -> Any:
+    log = open(f"/tmp/judging_load_gunicorn_{port}.log", "w")  # noqa: SIM115 (lives with the server)
+    extra = ["--threads", str(threads), "--keep-alive", "75"] if worker_class == "gthread" else []
     proc = subprocess.Popen(
         [
             str(GUNICORN),
@@ -134,12 +139,9 @@ def start_gunicorn(env: dict[str, str], port: int, workers: int, threads: int) -
             f"127.0.0.1:{port}",
             "--workers",
             str(workers),
-            "--threads",
-            str(threads),
             "-k",
-            "gthread",
-            "--keep-alive",
-            "75",
+            worker_class,
+            *extra,
             "--access-logfile",
             "-" if os.environ.get("BENCH_ACCESS_LOG") else "/dev/null",
         ],
@@ -162,7 +164,7 @@ def wait_ready(port: int, token: str, timeout: float = 30.0) -> None:
         except OSError:
             pass
         time.sleep(0.2)
-    raise SystemExit("gunicorn did not come up; see /tmp/judging_load_gunicorn.log")
+    raise SystemExit(f"gunicorn did not come up; see /tmp/judging_load_gunicorn_{port}.log")
 
 
 def warm_up(port: int, token: str, campaign: int, connections: int = 24) -> None:
@@ -278,13 +280,19 @@ def client_process(
     return merged
 
 
+def quantile(values: list[float], q: int) -> float:
+    """The q-th percentile in ms (0 without at least two values)."""
+    if len(values) < 2:
+        return 0.0
+    return 1000 * statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
 def percentiles(values: list[float]) -> str:
     if len(values) < 2:
         return "n/a"
-    q = statistics.quantiles(values, n=100, method="inclusive")
     return (
-        f"p50 {1000 * q[49]:.1f} ms, p95 {1000 * q[94]:.1f} ms, p99 {1000 * q[98]:.1f} ms, "
-        f"max {1000 * max(values):.1f} ms"
+        f"p50 {quantile(values, 50):.1f} ms, p95 {quantile(values, 95):.1f} ms, "
+        f"p99 {quantile(values, 99):.1f} ms, max {1000 * max(values):.1f} ms"
     )
 
 
@@ -317,40 +325,27 @@ def check_database(campaign: int, accepted: int) -> list[str]:
     return problems
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--client-processes", type=int, default=8)
-    parser.add_argument("--think", type=float, default=0.0, help="seconds reading each document")
-    parser.add_argument("--topics", type=int, default=40)
-    parser.add_argument("--docs", type=int, default=200)
-    parser.add_argument("--overlap", type=float, default=0.1)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
-    parser.add_argument("--db", default="pooljudge_loadbench")
-    args = parser.parse_args()
-
+def run_once(args: argparse.Namespace, clients: int) -> dict[str, Any]:
+    """One measurement on a fresh database: set up, serve, load, check. Returns the figures."""
     env = server_env(args.pg, args.db)
     recreate_database(args.pg, args.db)
     subprocess.run(
         [str(PYTHON), "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
     )
     os.environ.update(env)
-    campaign, tokens = set_up(args.topics, args.docs, args.clients, args.overlap)
+    campaign, tokens = set_up(args.topics, args.docs, clients, args.overlap)
 
-    server = start_gunicorn(env, args.port, args.workers, args.threads)
+    server = start_gunicorn(env, args.port, args.workers, args.threads, args.worker_class)
     try:
         wait_ready(args.port, tokens[0])
         warm_up(args.port, tokens[0], campaign)
+        threads = f" x {args.threads} threads" if args.worker_class == "gthread" else ""
         print(
-            f"gunicorn: {args.workers} workers x {args.threads} threads (gthread); "
-            f"{args.clients} clients in {args.client_processes} processes, "
+            f"gunicorn: {args.workers} workers{threads} ({args.worker_class}); "
+            f"{clients} clients in {args.client_processes} processes, "
             f"think {args.think} s, {args.seconds:.0f} s"
         )
-        per = -(-args.clients // args.client_processes)
+        per = -(-clients // args.client_processes)
         groups = [tokens[i : i + per] for i in range(0, len(tokens), per)]
         t0 = time.monotonic()
         with ProcessPoolExecutor(len(groups)) as pool:
@@ -381,7 +376,46 @@ def main() -> None:
         print(f"  {e}")
     problems = check_database(campaign, status["judge 201"])
     print("database check: " + ("ok" if not problems else "; ".join(problems)))
-    if errors or problems:
+    return {
+        "clients": clients,
+        "rate": len(judges) / elapsed,
+        "lease": (quantile(leases, 50), quantile(leases, 95)),
+        "judge": (quantile(judges, 50), quantile(judges, 95)),
+        "errors": len(errors),
+        "check": "ok" if not problems else "FAILED",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument(
+        "--clients", type=int, nargs="+", default=[32], help="one run per count, e.g. 32 64"
+    )
+    parser.add_argument("--client-processes", type=int, default=8)
+    parser.add_argument("--think", type=float, default=0.0, help="seconds reading each document")
+    parser.add_argument("--topics", type=int, default=40)
+    parser.add_argument("--docs", type=int, default=200)
+    parser.add_argument("--overlap", type=float, default=0.1)
+    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync")
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=2, help="per worker, with gthread")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--db", default="pooljudge_loadbench")
+    args = parser.parse_args()
+
+    results = [run_once(args, n) for n in args.clients]
+    if len(results) > 1:
+        print()
+    print("| clients | judgments/s | lease p50 / p95 ms | judgment p50 / p95 ms | errors | check |")
+    print("|---:|---:|---:|---:|---:|---|")
+    for r in results:
+        print(
+            f"| {r['clients']} | {r['rate']:.1f} | {r['lease'][0]:.0f} / {r['lease'][1]:.0f} "
+            f"| {r['judge'][0]:.0f} / {r['judge'][1]:.0f} | {r['errors']} | {r['check']} |"
+        )
+    if any(r["errors"] or r["check"] != "ok" for r in results):
         raise SystemExit(1)
 
 
