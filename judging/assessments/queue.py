@@ -528,7 +528,7 @@ def judgment_record(
             raise NotFound(f"no lease {lease_id} of yours")
         slot = lease.slot
         grade = _check_grade(slot.campaign, grade)
-        judgment_id = lease.my_judgment  # type: ignore[attr-defined]
+        judgment_id = lease.my_judgment
         if judgment_id is None and slot.judged_at is not None:
             # the slot lock may have been waited for: a judgment committed meanwhile (a
             # concurrent retry of this very submission) is visible to a new statement only
