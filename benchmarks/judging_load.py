@@ -153,7 +153,7 @@ def start_gunicorn(
     return proc
 
 
-def wait_ready(port: int, token: str, timeout: float = 30.0) -> None:
+def wait_ready(port: int, token: str, timeout: float = 120.0) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         try:

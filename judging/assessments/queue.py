@@ -25,7 +25,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, Model, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, Model, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from judging.assessments.models import (
@@ -302,7 +302,13 @@ def lease_next(*, campaign: Campaign, annotator: Account) -> Lease | None:
     with transaction.atomic():
         # One annotator's requests one at a time (a double-clicked "next" gets one lease);
         # other annotators are not held up.
-        get_user_model().objects.select_for_update().filter(pk=annotator.pk).first()
+        # (SQL: the queryset's compilation cost more than the round trip; SQLite's write lock,
+        # taken at BEGIN, serialises the whole transaction anyway.)
+        if connection.features.has_select_for_update:
+            users = get_user_model()._meta
+            table, key = (connection.ops.quote_name(n) for n in (users.db_table, users.pk.column))
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT 1 FROM {table} WHERE {key} = %s FOR UPDATE", [annotator.pk])
         # The annotator's latest leases: the current one (an annotator holds at most one
         # active lease, their latest) and the items they skipped recently, in one query.
         recent = list(
@@ -499,6 +505,49 @@ def _ended(lease: Lease, slot: JudgingSlot, now: Any) -> str | None:
     return None
 
 
+def _lease_for_judgment(lease_id: int, annotator: Account) -> tuple[Lease, int | None] | None:
+    """One statement: the annotator's lease with its slot (locked: the slot's lock is what
+    every change of its holder takes), campaign and topic, and the id of the annotator's
+    judgment of the item if there is one. SQL for the reason given in ``_first_in_own_topics``.
+    """
+    q = connection.ops.quote_name
+    models_: list[tuple[type[Model], str]] = [
+        (Lease, "l"),
+        (JudgingSlot, "s"),
+        (Campaign, "c"),
+        (Topic, "t"),
+    ]
+    selected = ", ".join(_columns(model, alias)[1] for model, alias in models_)
+    lock = " FOR UPDATE OF s" if connection.features.has_select_for_update else ""
+    sql = f"""
+        SELECT {selected}, (
+            SELECT j."id" FROM {q(Judgment._meta.db_table)} j
+            WHERE j."topic_id" = s."topic_id" AND j."docid" = s."docid"
+              AND j."annotator_id" = l."annotator_id"
+        )
+        FROM {q(Lease._meta.db_table)} l
+        JOIN {q(JudgingSlot._meta.db_table)} s ON s."id" = l."slot_id"
+        JOIN {q(Campaign._meta.db_table)} c ON c."id" = s."campaign_id"
+        JOIN {q(Topic._meta.db_table)} t ON t."id" = s."topic_id"
+        WHERE l."id" = %s AND l."annotator_id" = %s{lock}"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [lease_id, annotator.pk])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    objects: list[Any] = []
+    start = 0
+    for model, _ in models_:
+        names = [f.attname for f in model._meta.concrete_fields]
+        values = _converted(model, row[start : start + len(names)])
+        objects.append(model.from_db(connection.alias, names, values))
+        start += len(names)
+    lease, slot, campaign, topic = objects
+    slot.campaign, slot.topic = campaign, topic
+    lease.slot = slot
+    return lease, row[start]
+
+
 def judgment_record(
     *, lease_id: int, annotator: Account, grade: Any, active_seconds: float = 0.0
 ) -> tuple[Judgment, bool]:
@@ -512,23 +561,12 @@ def judgment_record(
     """
     now = timezone.now()
     with transaction.atomic():
-        # One query: the lease with its slot (locked), campaign and topic, and the id of the
-        # annotator's judgment of the item if there is one.
-        mine = Judgment.objects.filter(
-            topic_id=OuterRef("slot__topic_id"), docid=OuterRef("slot__docid"), annotator=annotator
-        ).values("pk")[:1]
-        lease = (
-            Lease.objects.select_for_update(of=("slot",))
-            .select_related("slot__campaign", "slot__topic")
-            .filter(pk=lease_id, annotator=annotator)
-            .annotate(my_judgment=Subquery(mine))
-            .first()
-        )
-        if lease is None:
+        found = _lease_for_judgment(lease_id, annotator)
+        if found is None:
             raise NotFound(f"no lease {lease_id} of yours")
+        lease, judgment_id = found
         slot = lease.slot
         grade = _check_grade(slot.campaign, grade)
-        judgment_id = lease.my_judgment
         if judgment_id is None and slot.judged_at is not None:
             # the slot lock may have been waited for: a judgment committed meanwhile (a
             # concurrent retry of this very submission) is visible to a new statement only
