@@ -1,17 +1,22 @@
 """The judging queue under load: annotators leasing and judging through gunicorn + PostgreSQL.
 
-    .venv/bin/python benchmarks/judging_load.py [--seconds 60] [--clients 32] [--think 0]
+    python benchmarks/judging_load.py [--seconds 60] [--clients 32 64] [--think 0] [--db NAME]
 
-Creates (drops first) the database ``pooljudge_loadbench``, migrates it, sets up a campaign of
-40 topics x 200 pooled documents with text (overlap 0.1) and 32 annotators with API tokens,
-starts ``gunicorn judging.wsgi:application`` on 127.0.0.1 (DEBUG off, 3 gthread workers x 4
-threads for 2 cores), then runs the annotator clients: each keeps one HTTP/1.1 keep-alive
-connection and loops ``POST /campaigns/{id}/leases/`` -> ``POST /leases/{id}/judgment/`` (with
-``--think`` seconds between the two) for ``--seconds``. Clients are threads spread over a few
-processes, so that the client side's GIL does not inflate the latencies.
+For each ``--clients`` count, on a fresh database: creates (drops first) the database ``--db``
+(default ``pooljudge_loadbench``), migrates it, sets up a campaign of 40 topics x 200 pooled
+documents with text (overlap 0.1) and one annotator with an API token per client, starts
+``gunicorn judging.wsgi:application`` on 127.0.0.1 (DEBUG off; by default 4 gthread workers x 2
+threads for 2 cores, ``--worker-class sync`` for the Dockerfile's sync workers), then runs the
+annotator clients: each keeps one HTTP/1.1 keep-alive connection and loops ``POST
+/campaigns/{id}/leases/`` -> ``POST /leases/{id}/judgment/`` (with ``--think`` seconds between
+the two) for ``--seconds``. Clients are threads spread over a few processes, so that the client
+side's GIL does not inflate the latencies. Uses the project's ``.venv`` if there is one, else
+the interpreter running the script.
 
 Prints judgments per second, lease and judgment latency percentiles, status counts and errors,
-then checks the database: one Judgment per accepted submit, no item judged twice by anybody.
+then checks the database: one Judgment per accepted submit, no item judged twice by anybody;
+last, one table row per client count (p50/p95 of lease and judgment, throughput, errors, check).
+Exits 1 on any error or failed check.
 
 With no think time the clients form a closed loop that saturates the two cores, so latency is
 clients / throughput (Little's law); ``--think`` models annotators reading the document.
@@ -325,6 +330,32 @@ def check_database(campaign: int, accepted: int) -> list[str]:
     return problems
 
 
+def server_pids(master: int, pg: str, db: str) -> list[int]:
+    """The gunicorn workers and the PostgreSQL backends serving the benchmark's database."""
+    import psycopg
+
+    try:
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    except OSError:
+        children = []
+    with psycopg.connect(f"{pg}/postgres", autocommit=True) as conn:
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [db]).fetchall()
+    return [int(c) for c in children] + [int(r[0]) for r in rows]
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds of each process (those this machine can see in /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / ticks
+    return out
+
+
 def run_once(args: argparse.Namespace, clients: int) -> dict[str, Any]:
     """One measurement on a fresh database: set up, serve, load, check. Returns the figures."""
     env = server_env(args.pg, args.db)
@@ -347,6 +378,7 @@ def run_once(args: argparse.Namespace, clients: int) -> dict[str, Any]:
         )
         per = -(-clients // args.client_processes)
         groups = [tokens[i : i + per] for i in range(0, len(tokens), per)]
+        cpu_before = cpu_seconds(server_pids(server.pid, args.pg, args.db))
         t0 = time.monotonic()
         with ProcessPoolExecutor(len(groups)) as pool:
             futures = [
@@ -357,6 +389,7 @@ def run_once(args: argparse.Namespace, clients: int) -> dict[str, Any]:
             ]
             parts = [f.result() for f in futures]
         elapsed = time.monotonic() - t0
+        cpu_after = cpu_seconds(server_pids(server.pid, args.pg, args.db))
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -367,6 +400,11 @@ def run_once(args: argparse.Namespace, clients: int) -> dict[str, Any]:
     status: Counter[str] = sum((p["status"] for p in parts), Counter())
     errors = [e for p in parts for e in p["errors"]]
     print(f"elapsed {elapsed:.1f} s; judgments {len(judges)} ({len(judges) / elapsed:.1f}/s)")
+    # CPU the server side spent (gunicorn workers + PostgreSQL backends): on a shared machine
+    # this moves far less with the other jobs' load than latencies and throughput do.
+    cpu = sum(t - cpu_before.get(pid, 0.0) for pid, t in cpu_after.items())
+    cpu_per = 1000 * cpu / max(len(judges), 1)
+    print(f"server CPU {cpu:.1f} s: {cpu_per:.1f} ms per lease + judgment")
     print(f"first lease (topic handed out): {percentiles(firsts)}")
     print(f"lease    latency: {percentiles(leases)}")
     print(f"judgment latency: {percentiles(judges)}")
@@ -381,6 +419,7 @@ def run_once(args: argparse.Namespace, clients: int) -> dict[str, Any]:
         "rate": len(judges) / elapsed,
         "lease": (quantile(leases, 50), quantile(leases, 95)),
         "judge": (quantile(judges, 50), quantile(judges, 95)),
+        "cpu": cpu_per,
         "errors": len(errors),
         "check": "ok" if not problems else "FAILED",
     }
@@ -397,7 +436,7 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=40)
     parser.add_argument("--docs", type=int, default=200)
     parser.add_argument("--overlap", type=float, default=0.1)
-    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="sync")
+    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="gthread")
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2, help="per worker, with gthread")
     parser.add_argument("--port", type=int, default=8765)
@@ -408,12 +447,16 @@ def main() -> None:
     results = [run_once(args, n) for n in args.clients]
     if len(results) > 1:
         print()
-    print("| clients | judgments/s | lease p50 / p95 ms | judgment p50 / p95 ms | errors | check |")
-    print("|---:|---:|---:|---:|---:|---|")
+    print(
+        "| clients | judgments/s | lease p50 / p95 ms | judgment p50 / p95 ms "
+        "| server CPU ms per judgment | errors | check |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
         print(
             f"| {r['clients']} | {r['rate']:.1f} | {r['lease'][0]:.0f} / {r['lease'][1]:.0f} "
-            f"| {r['judge'][0]:.0f} / {r['judge'][1]:.0f} | {r['errors']} | {r['check']} |"
+            f"| {r['judge'][0]:.0f} / {r['judge'][1]:.0f} | {r['cpu']:.1f} "
+            f"| {r['errors']} | {r['check']} |"
         )
     if any(r["errors"] or r["check"] != "ok" for r in results):
         raise SystemExit(1)
