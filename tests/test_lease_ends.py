@@ -109,3 +109,18 @@ def test_a_retry_after_the_lease_ended_with_its_judgment_is_still_idempotent(
     assert changed.status_code == 201 and changed.json()["grade"] == 1
     assert _only_judgment(held) == [(annotator.pk, 1)]
     assert JudgmentChange.objects.count() == 2
+
+
+def test_an_expired_lease_cannot_be_renewed_back_to_life(
+    one_topic: Campaign, annotator: Any, api_client_for: Any
+) -> None:
+    ann = api_client_for(annotator)
+    held = lease(ann, one_topic).json()
+    with clock_at(after_expiry(one_topic)):
+        r = ann.post(f"/api/v1/leases/{held['id']}/renew/")
+        assert r.status_code == 409 and "expired" in r.json()["detail"]
+        assert judge(ann, held["id"], 1).status_code == 409
+        # the annotator asks again and gets a new, live lease on the item
+        again = lease(ann, one_topic).json()
+        assert again["id"] != held["id"] and item(again) == item(held)
+        assert judge(ann, again["id"], 1).status_code == 201

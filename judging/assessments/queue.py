@@ -445,15 +445,15 @@ def _own_lease(lease_id: int, annotator: Account) -> tuple[Lease, JudgingSlot]:
 
 
 def lease_renew(*, lease_id: int, annotator: Account) -> Lease:
-    """Extend a lease while the annotator's page is open (409 once the item was re-leased or
-    judged by someone else)."""
+    """Extend a live lease while the annotator's page is open (409 once it was released or
+    expired, whether or not the item went to someone else)."""
     now = timezone.now()
     with transaction.atomic():
         lease, slot = _own_lease(lease_id, annotator)
-        if lease.state != LeaseState.ACTIVE:
-            raise Conflict(f"lease {lease_id} is {lease.state}")
-        if slot.lease_id != lease.pk or slot.judged_at is not None:
-            raise Conflict(f"lease {lease_id} expired and the item went to someone else")
+        why = _ended(lease, slot, now)
+        if why is not None:
+            # an ended lease stays ended: renewing it would let it record a judgment again
+            raise Conflict(f"{why}; it cannot be renewed (ask for a new lease)")
         lease.expires_at = now + timedelta(seconds=slot.campaign.lease_seconds)
         lease.save(update_fields=["expires_at"])
         slot.lease_expires_at = lease.expires_at
