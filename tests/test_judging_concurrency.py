@@ -127,10 +127,7 @@ def annotate(
                 me.statuses[f"judge {r.status_code}"] += 1
                 # 201 first, 200 for the retry; 409 on a lease left to expire (or one that
                 # ran out of its 2 s on a slow machine), never a grade on it
-                if held.late:
-                    ok = {409}
-                else:
-                    ok = {201, 409} if attempt == 0 else {200, 409}
+                ok = {409} if held.late else ({201, 409} if attempt == 0 else {200, 409})
                 if r.status_code not in ok:
                     me.errors.append(f"judge: {r.status_code} {r.content[:200]!r}")
         me.errors.append("deadline reached with items left")
