@@ -1,17 +1,22 @@
 """The judging queue under load: annotators leasing and judging through gunicorn + PostgreSQL.
 
-    .venv/bin/python benchmarks/judging_load.py [--seconds 60] [--clients 32] [--think 0]
+    python benchmarks/judging_load.py [--seconds 60] [--clients 32 64] [--think 0] [--db NAME]
 
-Creates (drops first) the database ``pooljudge_loadbench``, migrates it, sets up a campaign of
-40 topics x 200 pooled documents with text (overlap 0.1) and 32 annotators with API tokens,
-starts ``gunicorn judging.wsgi:application`` on 127.0.0.1 (DEBUG off, 3 gthread workers x 4
-threads for 2 cores), then runs the annotator clients: each keeps one HTTP/1.1 keep-alive
-connection and loops ``POST /campaigns/{id}/leases/`` -> ``POST /leases/{id}/judgment/`` (with
-``--think`` seconds between the two) for ``--seconds``. Clients are threads spread over a few
-processes, so that the client side's GIL does not inflate the latencies.
+For each ``--clients`` count, on a fresh database: creates (drops first) the database ``--db``
+(default ``pooljudge_loadbench``), migrates it, sets up a campaign of 40 topics x 200 pooled
+documents with text (overlap 0.1) and one annotator with an API token per client, starts
+``gunicorn judging.wsgi:application`` on 127.0.0.1 (DEBUG off; by default 4 gthread workers x 2
+threads for 2 cores, ``--worker-class sync`` for the Dockerfile's sync workers), then runs the
+annotator clients: each keeps one HTTP/1.1 keep-alive connection and loops ``POST
+/campaigns/{id}/leases/`` -> ``POST /leases/{id}/judgment/`` (with ``--think`` seconds between
+the two) for ``--seconds``. Clients are threads spread over a few processes, so that the client
+side's GIL does not inflate the latencies. Uses the project's ``.venv`` if there is one, else
+the interpreter running the script.
 
 Prints judgments per second, lease and judgment latency percentiles, status counts and errors,
-then checks the database: one Judgment per accepted submit, no item judged twice by anybody.
+then checks the database: one Judgment per accepted submit, no item judged twice by anybody;
+last, one table row per client count (p50/p95 of lease and judgment, throughput, errors, check).
+Exits 1 on any error or failed check.
 
 With no think time the clients form a closed loop that saturates the two cores, so latency is
 clients / throughput (Little's law); ``--think`` models annotators reading the document.
@@ -35,8 +40,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-PYTHON = ROOT / ".venv" / "bin" / "python"
-GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
+# The project's .venv, else the interpreter running this script (a shared venv elsewhere).
+_BIN = ROOT / ".venv" / "bin" if (ROOT / ".venv" / "bin" / "python").exists() else None
+PYTHON = _BIN / "python" if _BIN else Path(sys.executable)
+GUNICORN = (_BIN or Path(sys.executable).parent) / "gunicorn"
 
 
 def server_env(pg: str, db: str) -> dict[str, str]:
@@ -124,8 +131,11 @@ def set_up(topics: int, docs: int, clients: int, overlap: float) -> tuple[int, l
     return campaign.pk, tokens
 
 
-def start_gunicorn(env: dict[str, str], port: int, workers: int, threads: int) -> Any:
-    log = open("/tmp/judging_load_gunicorn.log", "w")  # noqa: SIM115 (lives with the server)
+def start_gunicorn(
+    env: dict[str, str], port: int, workers: int, threads: int, worker_class: str
+) -> Any:
+    log = open(f"/tmp/judging_load_gunicorn_{port}.log", "w")  # noqa: SIM115 (lives with the server)
+    extra = ["--threads", str(threads), "--keep-alive", "75"] if worker_class == "gthread" else []
     proc = subprocess.Popen(
         [
             str(GUNICORN),
@@ -134,12 +144,9 @@ def start_gunicorn(env: dict[str, str], port: int, workers: int, threads: int) -
             f"127.0.0.1:{port}",
             "--workers",
             str(workers),
-            "--threads",
-            str(threads),
             "-k",
-            "gthread",
-            "--keep-alive",
-            "75",
+            worker_class,
+            *extra,
             "--access-logfile",
             "-" if os.environ.get("BENCH_ACCESS_LOG") else "/dev/null",
         ],
@@ -151,7 +158,7 @@ def start_gunicorn(env: dict[str, str], port: int, workers: int, threads: int) -
     return proc
 
 
-def wait_ready(port: int, token: str, timeout: float = 30.0) -> None:
+def wait_ready(port: int, token: str, timeout: float = 120.0) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
         try:
@@ -162,7 +169,7 @@ def wait_ready(port: int, token: str, timeout: float = 30.0) -> None:
         except OSError:
             pass
         time.sleep(0.2)
-    raise SystemExit("gunicorn did not come up; see /tmp/judging_load_gunicorn.log")
+    raise SystemExit(f"gunicorn did not come up; see /tmp/judging_load_gunicorn_{port}.log")
 
 
 def warm_up(port: int, token: str, campaign: int, connections: int = 24) -> None:
@@ -278,13 +285,19 @@ def client_process(
     return merged
 
 
+def quantile(values: list[float], q: int) -> float:
+    """The q-th percentile in ms (0 without at least two values)."""
+    if len(values) < 2:
+        return 0.0
+    return 1000 * statistics.quantiles(values, n=100, method="inclusive")[q - 1]
+
+
 def percentiles(values: list[float]) -> str:
     if len(values) < 2:
         return "n/a"
-    q = statistics.quantiles(values, n=100, method="inclusive")
     return (
-        f"p50 {1000 * q[49]:.1f} ms, p95 {1000 * q[94]:.1f} ms, p99 {1000 * q[98]:.1f} ms, "
-        f"max {1000 * max(values):.1f} ms"
+        f"p50 {quantile(values, 50):.1f} ms, p95 {quantile(values, 95):.1f} ms, "
+        f"p99 {quantile(values, 99):.1f} ms, max {1000 * max(values):.1f} ms"
     )
 
 
@@ -317,41 +330,55 @@ def check_database(campaign: int, accepted: int) -> list[str]:
     return problems
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=60.0)
-    parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--client-processes", type=int, default=8)
-    parser.add_argument("--think", type=float, default=0.0, help="seconds reading each document")
-    parser.add_argument("--topics", type=int, default=40)
-    parser.add_argument("--docs", type=int, default=200)
-    parser.add_argument("--overlap", type=float, default=0.1)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
-    parser.add_argument("--db", default="pooljudge_loadbench")
-    args = parser.parse_args()
+def server_pids(master: int, pg: str, db: str) -> list[int]:
+    """The gunicorn workers and the PostgreSQL backends serving the benchmark's database."""
+    import psycopg
 
+    try:
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    except OSError:
+        children = []
+    with psycopg.connect(f"{pg}/postgres", autocommit=True) as conn:
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", [db]).fetchall()
+    return [int(c) for c in children] + [int(r[0]) for r in rows]
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds of each process (those this machine can see in /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    out = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[pid] = (int(fields[11]) + int(fields[12])) / ticks
+    return out
+
+
+def run_once(args: argparse.Namespace, clients: int) -> dict[str, Any]:
+    """One measurement on a fresh database: set up, serve, load, check. Returns the figures."""
     env = server_env(args.pg, args.db)
     recreate_database(args.pg, args.db)
     subprocess.run(
         [str(PYTHON), "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
     )
     os.environ.update(env)
-    campaign, tokens = set_up(args.topics, args.docs, args.clients, args.overlap)
+    campaign, tokens = set_up(args.topics, args.docs, clients, args.overlap)
 
-    server = start_gunicorn(env, args.port, args.workers, args.threads)
+    server = start_gunicorn(env, args.port, args.workers, args.threads, args.worker_class)
     try:
         wait_ready(args.port, tokens[0])
         warm_up(args.port, tokens[0], campaign)
+        threads = f" x {args.threads} threads" if args.worker_class == "gthread" else ""
         print(
-            f"gunicorn: {args.workers} workers x {args.threads} threads (gthread); "
-            f"{args.clients} clients in {args.client_processes} processes, "
+            f"gunicorn: {args.workers} workers{threads} ({args.worker_class}); "
+            f"{clients} clients in {args.client_processes} processes, "
             f"think {args.think} s, {args.seconds:.0f} s"
         )
-        per = -(-args.clients // args.client_processes)
+        per = -(-clients // args.client_processes)
         groups = [tokens[i : i + per] for i in range(0, len(tokens), per)]
+        cpu_before = cpu_seconds(server_pids(server.pid, args.pg, args.db))
         t0 = time.monotonic()
         with ProcessPoolExecutor(len(groups)) as pool:
             futures = [
@@ -362,6 +389,7 @@ def main() -> None:
             ]
             parts = [f.result() for f in futures]
         elapsed = time.monotonic() - t0
+        cpu_after = cpu_seconds(server_pids(server.pid, args.pg, args.db))
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -372,6 +400,11 @@ def main() -> None:
     status: Counter[str] = sum((p["status"] for p in parts), Counter())
     errors = [e for p in parts for e in p["errors"]]
     print(f"elapsed {elapsed:.1f} s; judgments {len(judges)} ({len(judges) / elapsed:.1f}/s)")
+    # CPU the server side spent (gunicorn workers + PostgreSQL backends): on a shared machine
+    # this moves far less with the other jobs' load than latencies and throughput do.
+    cpu = sum(t - cpu_before.get(pid, 0.0) for pid, t in cpu_after.items())
+    cpu_per = 1000 * cpu / max(len(judges), 1)
+    print(f"server CPU {cpu:.1f} s: {cpu_per:.1f} ms per lease + judgment")
     print(f"first lease (topic handed out): {percentiles(firsts)}")
     print(f"lease    latency: {percentiles(leases)}")
     print(f"judgment latency: {percentiles(judges)}")
@@ -381,7 +414,51 @@ def main() -> None:
         print(f"  {e}")
     problems = check_database(campaign, status["judge 201"])
     print("database check: " + ("ok" if not problems else "; ".join(problems)))
-    if errors or problems:
+    return {
+        "clients": clients,
+        "rate": len(judges) / elapsed,
+        "lease": (quantile(leases, 50), quantile(leases, 95)),
+        "judge": (quantile(judges, 50), quantile(judges, 95)),
+        "cpu": cpu_per,
+        "errors": len(errors),
+        "check": "ok" if not problems else "FAILED",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument(
+        "--clients", type=int, nargs="+", default=[32], help="one run per count, e.g. 32 64"
+    )
+    parser.add_argument("--client-processes", type=int, default=8)
+    parser.add_argument("--think", type=float, default=0.0, help="seconds reading each document")
+    parser.add_argument("--topics", type=int, default=40)
+    parser.add_argument("--docs", type=int, default=200)
+    parser.add_argument("--overlap", type=float, default=0.1)
+    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="gthread")
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=2, help="per worker, with gthread")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--db", default="pooljudge_loadbench")
+    args = parser.parse_args()
+
+    results = [run_once(args, n) for n in args.clients]
+    if len(results) > 1:
+        print()
+    print(
+        "| clients | judgments/s | lease p50 / p95 ms | judgment p50 / p95 ms "
+        "| server CPU ms per judgment | errors | check |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---|")
+    for r in results:
+        print(
+            f"| {r['clients']} | {r['rate']:.1f} | {r['lease'][0]:.0f} / {r['lease'][1]:.0f} "
+            f"| {r['judge'][0]:.0f} / {r['judge'][1]:.0f} | {r['cpu']:.1f} "
+            f"| {r['errors']} | {r['check']} |"
+        )
+    if any(r["errors"] or r["check"] != "ok" for r in results):
         raise SystemExit(1)
 
 

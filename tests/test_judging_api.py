@@ -272,7 +272,7 @@ def test_a_changed_grade_keeps_the_old_and_new_grade_in_history(
     assert all(h.changed_at is not None for h in judgment.history.all())
 
 
-def test_a_judgment_on_an_expired_lease_is_accepted_when_nobody_judged_since(
+def test_a_judgment_on_an_expired_lease_is_refused_and_the_new_holder_judges(
     one_topic: Campaign, annotator: Any, bob: Any, api_client_for: Any
 ) -> None:
     held = lease(api_client_for(annotator), one_topic).json()
@@ -280,12 +280,14 @@ def test_a_judgment_on_an_expired_lease_is_accepted_when_nobody_judged_since(
         taken = lease(api_client_for(bob), one_topic).json()  # bob holds it, has not judged
         assert item(taken) == item(held)
         r = judge(api_client_for(annotator), held["id"], 1)
-    assert r.status_code == 201
+        assert r.status_code == 409 and r.json()["error"] == "conflict"
+        # bob's lease is untouched and records bob's grade
+        assert Lease.objects.get(pk=taken["id"]).state == LeaseState.ACTIVE
+        assert judge(api_client_for(bob), taken["id"], 2).status_code == 201
     qid, docid = item(held)
-    assert Judgment.objects.filter(topic__qid=qid, docid=docid).count() == 1
-    # bob's lease ended; bob is served another item
-    assert Lease.objects.get(pk=taken["id"]).state == LeaseState.EXPIRED
-    assert item(lease(api_client_for(bob), one_topic).json()) != item(held)
+    assert list(
+        Judgment.objects.filter(topic__qid=qid, docid=docid).values_list("annotator", "grade")
+    ) == [(bob.pk, 2)]
 
 
 def test_a_judgment_on_an_expired_lease_is_refused_when_somebody_judged_since(

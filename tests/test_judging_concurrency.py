@@ -3,8 +3,8 @@ every item is judged exactly as often as configured by distinct annotators, no j
 or doubled, and nothing fails unexpectedly.
 
 The clients skip some items, submit some judgments twice (a retry) and let a few leases expire
-before judging (which then is accepted or refused with 409, depending on whether somebody else
-judged the item meanwhile).
+before judging (which then is refused with 409: an expired lease records nothing, and the item
+goes to whoever leases it next).
 """
 
 from __future__ import annotations
@@ -125,9 +125,9 @@ def annotate(
                     f"/api/v1/leases/{lease_id}/judgment/", {"grade": grade}, format="json"
                 )
                 me.statuses[f"judge {r.status_code}"] += 1
-                # 201 first, 200 for the retry; 409 when the lease expired and the item was
-                # judged meanwhile (or someone's late judgment ended this lease)
-                ok = {201, 409} if attempt == 0 else {200, 409}
+                # 201 first, 200 for the retry; 409 on a lease left to expire (or one that
+                # ran out of its 2 s on a slow machine), never a grade on it
+                ok = {409} if held.late else ({201, 409} if attempt == 0 else {200, 409})
                 if r.status_code not in ok:
                     me.errors.append(f"judge: {r.status_code} {r.content[:200]!r}")
         me.errors.append("deadline reached with items left")

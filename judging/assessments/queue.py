@@ -24,8 +24,8 @@ from functools import reduce
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, Model, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from judging.assessments.models import (
@@ -169,6 +169,98 @@ def _adaptive_pick(
     return None
 
 
+def _columns(model: type[Model], alias: str) -> tuple[list[str], str]:
+    """A model's concrete fields and the SQL selecting them from ``alias``."""
+    names = [f.attname for f in model._meta.concrete_fields]
+    cols = [f.column for f in model._meta.concrete_fields]
+    return names, ", ".join(f"{alias}.{connection.ops.quote_name(c)}" for c in cols)
+
+
+def _first_in_own_topics(
+    campaign: Campaign, annotator: Account, now: Any, skipped: list[tuple[int, str]]
+) -> tuple[JudgingSlot | None, bool]:
+    """The common case of ``lease_next`` in one statement: the first open first slot of the
+    annotator's current topic (their earliest handed-out topic with unjudged first slots),
+    locked with ``SKIP LOCKED``, with its topic, pool version and document text, so that the
+    answer needs nothing else.
+
+    The conditions of ``_open_slots`` but one: the caller found no live lease among the
+    annotator's latest, so they hold none (``lease_next`` keeps at most one, their latest) and
+    no other slot of an item can be theirs. Written as SQL because building and compiling that
+    queryset (two correlated ``EXISTS``, a join to the assignments) cost a lease more time than
+    the database took to run it. The flag returned beside the slot says that the ORM path must
+    decide instead: nothing open in that topic for this annotator (it may be in a later one),
+    or an adaptive pool version (its strategy chooses the document)."""
+    q = connection.ops.quote_name
+    slot_t, topic_t = q(JudgingSlot._meta.db_table), q(Topic._meta.db_table)
+    slot_names, slot_sql = _columns(JudgingSlot, "s")
+    topic_names, topic_sql = _columns(Topic, "t")
+    skip_sql = "".join(' AND NOT (s."topic_id" = %s AND s."docid" = %s)' for _ in skipped)
+    lock = " FOR UPDATE OF s SKIP LOCKED" if connection.features.has_select_for_update else ""
+    # The pick (inner) touches only the serving index and the two anti-joins; topic, pool
+    # version and document are joined to the one locked row.
+    sql = f"""
+        SELECT {slot_sql}, {topic_sql}, v."adaptive", d."title", d."text"
+        FROM (
+            SELECT s."id" FROM {slot_t} s
+            WHERE s."topic_id" = (
+                  SELECT a."topic_id" FROM {q(TopicAssignment._meta.db_table)} a
+                  WHERE a."campaign_id" = %s AND a."annotator_id" = %s AND a."primary"
+                    AND EXISTS (
+                        SELECT 1 FROM {slot_t} u
+                        WHERE u."campaign_id" = a."campaign_id" AND u."topic_id" = a."topic_id"
+                          AND u."judged_at" IS NULL AND u."slot" = 1 AND u."has_text")
+                  ORDER BY a."assigned_at", a."id"
+                  LIMIT 1)
+              AND s."campaign_id" = %s AND s."slot" = 1 AND s."judged_at" IS NULL
+              AND s."has_text"
+              AND (s."lease_expires_at" IS NULL OR s."lease_expires_at" <= %s)
+              AND NOT EXISTS (
+                  SELECT 1 FROM {q(Judgment._meta.db_table)} j
+                  WHERE j."topic_id" = s."topic_id" AND j."docid" = s."docid"
+                    AND j."annotator_id" = %s){skip_sql}
+            ORDER BY s."position", s."slot"
+            LIMIT 1{lock}
+        ) pick
+        JOIN {slot_t} s ON s."id" = pick."id"
+        JOIN {topic_t} t ON t."id" = s."topic_id"
+        JOIN {q(PoolVersion._meta.db_table)} v ON v."id" = s."pool_version_id"
+        LEFT JOIN {q(Document._meta.db_table)} d
+            ON d."campaign_id" = s."campaign_id" AND d."docid" = s."docid"
+    """
+    params: list[Any] = [campaign.pk, annotator.pk, campaign.pk, now, annotator.pk]
+    for topic_id, docid in skipped:
+        params += [topic_id, docid]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None, True
+    n, m = len(slot_names), len(slot_names) + len(topic_names)
+    adaptive, title, text = row[m:]
+    if adaptive:
+        return None, True
+    db = connection.alias
+    slot = JudgingSlot.from_db(db, slot_names, _converted(JudgingSlot, row[:n]))
+    slot.topic = Topic.from_db(db, topic_names, _converted(Topic, row[n:m]))
+    slot.campaign = campaign
+    if title is not None:
+        slot._document = Document(campaign=campaign, docid=slot.docid, title=title, text=text)  # type: ignore[attr-defined]
+    return slot, False
+
+
+def _converted(model: type[Model], values: Any) -> list[Any]:
+    """A raw row of ``_columns(model)`` as the ORM would give it (booleans and datetimes on
+    SQLite, JSON on both)."""
+    out = []
+    for field, value in zip(model._meta.concrete_fields, values, strict=True):
+        col = field.get_col(model._meta.db_table)
+        for convert in [*connection.ops.get_db_converters(col), *col.get_db_converters(connection)]:
+            value = convert(value, col, connection)
+        out.append(value)
+    return out
+
+
 def _pick_in_topics(
     campaign: Campaign, candidates: QuerySet[JudgingSlot], topics: list[int]
 ) -> JudgingSlot | None:
@@ -210,7 +302,13 @@ def lease_next(*, campaign: Campaign, annotator: Account) -> Lease | None:
     with transaction.atomic():
         # One annotator's requests one at a time (a double-clicked "next" gets one lease);
         # other annotators are not held up.
-        get_user_model().objects.select_for_update().filter(pk=annotator.pk).first()
+        # (SQL: the queryset's compilation cost more than the round trip; SQLite's write lock,
+        # taken at BEGIN, serialises the whole transaction anyway.)
+        if connection.features.has_select_for_update:
+            users = get_user_model()._meta
+            table, key = (connection.ops.quote_name(n) for n in (users.db_table, users.pk.column))
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT 1 FROM {table} WHERE {key} = %s FOR UPDATE", [annotator.pk])
         # The annotator's latest leases: the current one (an annotator holds at most one
         # active lease, their latest) and the items they skipped recently, in one query.
         recent = list(
@@ -248,6 +346,9 @@ class _NothingOpen(Exception):
 def _pick(
     campaign: Campaign, annotator: Account, now: Any, skipped: list[tuple[int, str]]
 ) -> JudgingSlot | None:
+    slot, undecided = _first_in_own_topics(campaign, annotator, now, skipped)
+    if slot is not None:
+        return slot
     candidates = _open_slots(campaign, annotator, now)
     if skipped:
         # both slots of a skipped item: it must not come straight back as the other slot
@@ -255,20 +356,21 @@ def _pick(
             reduce(operator.or_, (Q(topic_id=t, docid=d) for t, d in skipped))
         )
     firsts = candidates.filter(slot=1)
-    # Own topics that still have unjudged first slots (one query on the serving index), in the
-    # order they were handed out; finished topics are not visited one query at a time.
-    unjudged_firsts = JudgingSlot.objects.filter(
-        topic_id=OuterRef("topic_id"), slot=1, judged_at__isnull=True
-    )
-    mine = list(
-        TopicAssignment.objects.filter(campaign=campaign, annotator=annotator, primary=True)
-        .filter(Exists(unjudged_firsts))
-        .order_by("assigned_at", "pk")
-        .values_list("topic_id", flat=True)
-    )
-    slot = _pick_in_topics(campaign, firsts, mine)
-    if slot is not None:
-        return slot
+    if undecided:
+        # Own topics that still have unjudged first slots (one query on the serving index), in
+        # the order they were handed out; finished topics are not visited one query at a time.
+        unjudged_firsts = JudgingSlot.objects.filter(
+            topic_id=OuterRef("topic_id"), slot=1, judged_at__isnull=True
+        )
+        mine = list(
+            TopicAssignment.objects.filter(campaign=campaign, annotator=annotator, primary=True)
+            .filter(Exists(unjudged_firsts))
+            .order_by("assigned_at", "pk")
+            .values_list("topic_id", flat=True)
+        )
+        slot = _pick_in_topics(campaign, firsts, mine)
+        if slot is not None:
+            return slot
     # Hand out a topic nobody owns yet that has unjudged first slots. Its row is locked first,
     # skipping topics being handed to somebody else right now (without this, annotators
     # arriving together all queue on the same assignment insert); if nothing in it is open
@@ -343,15 +445,15 @@ def _own_lease(lease_id: int, annotator: Account) -> tuple[Lease, JudgingSlot]:
 
 
 def lease_renew(*, lease_id: int, annotator: Account) -> Lease:
-    """Extend a lease while the annotator's page is open (409 once the item was re-leased or
-    judged by someone else)."""
+    """Extend a live lease while the annotator's page is open (409 once it was released or
+    expired, whether or not the item went to someone else)."""
     now = timezone.now()
     with transaction.atomic():
         lease, slot = _own_lease(lease_id, annotator)
-        if lease.state != LeaseState.ACTIVE:
-            raise Conflict(f"lease {lease_id} is {lease.state}")
-        if slot.lease_id != lease.pk or slot.judged_at is not None:
-            raise Conflict(f"lease {lease_id} expired and the item went to someone else")
+        why = _ended(lease, slot, now)
+        if why is not None:
+            # an ended lease stays ended: renewing it would let it record a judgment again
+            raise Conflict(f"{why}; it cannot be renewed (ask for a new lease)")
         lease.expires_at = now + timedelta(seconds=slot.campaign.lease_seconds)
         lease.save(update_fields=["expires_at"])
         slot.lease_expires_at = lease.expires_at
@@ -384,30 +486,107 @@ def _check_grade(campaign: Campaign, grade: Any) -> int:
     return int(grade)
 
 
+def _ended(lease: Lease, slot: JudgingSlot, now: Any) -> str | None:
+    """Why this lease can no longer record a judgment, or None while it is live.
+
+    Liveness is read from the slot row (locked by the caller): every change of who holds a slot
+    happens under that lock, so the slot's ``lease``/``lease_expires_at`` are the truth even if
+    the lease row was read a moment earlier."""
+    if lease.state == LeaseState.RELEASED:
+        return f"lease {lease.pk} was released (the item was skipped)"
+    if lease.state != LeaseState.ACTIVE:
+        return f"lease {lease.pk} has ended ({lease.state})"
+    if lease.expires_at <= now:
+        return f"lease {lease.pk} expired at {lease.expires_at.isoformat(timespec='seconds')}"
+    if slot.lease_id != lease.pk or slot.lease_expires_at is None:
+        return f"lease {lease.pk} has ended: the item was given back to the queue"
+    if slot.judged_at is not None:
+        return f"lease {lease.pk} has ended: the item was judged by someone else"
+    return None
+
+
+def _lease_for_judgment(lease_id: int, annotator: Account) -> tuple[Lease, int | None] | None:
+    """One statement: the annotator's lease with its slot (locked: the slot's lock is what
+    every change of its holder takes), campaign and topic, and the id of the annotator's
+    judgment of the item if there is one. SQL for the reason given in ``_first_in_own_topics``.
+    """
+    q = connection.ops.quote_name
+    models_: list[tuple[type[Model], str]] = [
+        (Lease, "l"),
+        (JudgingSlot, "s"),
+        (Campaign, "c"),
+        (Topic, "t"),
+    ]
+    selected = ", ".join(_columns(model, alias)[1] for model, alias in models_)
+    lock = " FOR UPDATE OF s" if connection.features.has_select_for_update else ""
+    sql = f"""
+        SELECT {selected}, (
+            SELECT j."id" FROM {q(Judgment._meta.db_table)} j
+            WHERE j."topic_id" = s."topic_id" AND j."docid" = s."docid"
+              AND j."annotator_id" = l."annotator_id"
+        )
+        FROM {q(Lease._meta.db_table)} l
+        JOIN {q(JudgingSlot._meta.db_table)} s ON s."id" = l."slot_id"
+        JOIN {q(Campaign._meta.db_table)} c ON c."id" = s."campaign_id"
+        JOIN {q(Topic._meta.db_table)} t ON t."id" = s."topic_id"
+        WHERE l."id" = %s AND l."annotator_id" = %s{lock}"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [lease_id, annotator.pk])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    objects: list[Any] = []
+    start = 0
+    for model, _ in models_:
+        names = [f.attname for f in model._meta.concrete_fields]
+        values = _converted(model, row[start : start + len(names)])
+        objects.append(model.from_db(connection.alias, names, values))
+        start += len(names)
+    lease, slot, campaign, topic = objects
+    slot.campaign, slot.topic = campaign, topic
+    lease.slot = slot
+    return lease, row[start]
+
+
 def judgment_record(
     *, lease_id: int, annotator: Account, grade: Any, active_seconds: float = 0.0
 ) -> tuple[Judgment, bool]:
     """Record the grade for a leased item; returns ``(judgment, changed)``.
 
-    Idempotent: submitting the same grade again (a retry, a double click) stores nothing new. A
-    different grade changes the judgment and keeps the old one in its history. A judgment on an
-    expired lease is accepted when nobody else has judged the slot since.
+    Only a live lease records a new judgment: one that was released (a skip), expired, or ended
+    otherwise is refused with a conflict naming why, so that it can never take the item from
+    whoever holds it now. Idempotent: submitting the same grade again (a retry, a double click)
+    stores nothing new, even after the lease ended with that judgment; a different grade changes
+    the annotator's own judgment and keeps the old one in its history.
     """
     now = timezone.now()
     with transaction.atomic():
-        lease, slot = _own_lease(lease_id, annotator)
+        found = _lease_for_judgment(lease_id, annotator)
+        if found is None:
+            raise NotFound(f"no lease {lease_id} of yours")
+        lease, judgment_id = found
+        slot = lease.slot
         grade = _check_grade(slot.campaign, grade)
-        seconds = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
-        judgment = Judgment.objects.filter(
-            topic=slot.topic, docid=slot.docid, annotator=annotator
-        ).first()
-        if judgment is not None:
+        if judgment_id is None and slot.judged_at is not None:
+            # the slot lock may have been waited for: a judgment committed meanwhile (a
+            # concurrent retry of this very submission) is visible to a new statement only
+            judgment_id = (
+                Judgment.objects.filter(
+                    topic_id=slot.topic_id, docid=slot.docid, annotator=annotator
+                )
+                .values_list("pk", flat=True)
+                .first()
+            )
+        if judgment_id is not None:
+            judgment = Judgment.objects.select_related("topic").get(pk=judgment_id)
             if judgment.grade == grade:
                 return judgment, False
             _change(judgment, grade, annotator)
             return judgment, True
-        if slot.judged_at is not None:
-            raise Conflict("someone else judged this item after your lease expired")
+        why = _ended(lease, slot, now)
+        if why is not None:
+            raise Conflict(f"{why}; it records no judgment (ask for a new lease)")
+        seconds = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
         judgment = Judgment.objects.create(
             campaign=slot.campaign,
             topic=slot.topic,
@@ -418,17 +597,8 @@ def judgment_record(
             active_seconds=seconds,
         )
         _history(judgment, annotator, old_grade=None, new_grade=grade)
-        slot.judged_by = annotator
-        slot.judged_at = now
-        slot.save(update_fields=["judged_by", "judged_at"])
-        lease.state = LeaseState.JUDGED
-        lease.ended_at = now
-        lease.save(update_fields=["state", "ended_at"])
-        if slot.lease_id != lease.pk:
-            # Whoever holds the slot now (after this lease expired) has nothing left to judge.
-            Lease.objects.filter(slot=slot, state=LeaseState.ACTIVE).exclude(pk=lease.pk).update(
-                state=LeaseState.EXPIRED, ended_at=now
-            )
+        JudgingSlot.objects.filter(pk=slot.pk).update(judged_by=annotator, judged_at=now)
+        Lease.objects.filter(pk=lease.pk).update(state=LeaseState.JUDGED, ended_at=now)
         return judgment, True
 
 
@@ -565,4 +735,10 @@ def lease_expire_stale(*, campaign: Campaign | None = None) -> int:
 
 
 def document_for(slot: JudgingSlot) -> Document | None:
-    return Document.objects.filter(campaign_id=slot.campaign_id, docid=slot.docid).first()
+    """The slot's document (read with the slot when it was just leased)."""
+    read: Document | None = getattr(slot, "_document", None)
+    if read is not None:
+        return read
+    return (
+        Document.objects.filter(campaign_id=slot.campaign_id, docid=slot.docid).order_by().first()
+    )
