@@ -44,13 +44,17 @@ CHECKS = [
     response_headers_conformance,
 ]
 
-# 500s on bad input that other work on issue 11 is fixing (the input-validation helpers):
-# "METHOD path" -> the reason. The test still runs these operations and fails on any other
-# problem they show; it tolerates only a server error. Empty this once those fixes are merged.
+# 500s on bad input that other work on issue 11 is fixing (the input-validation helpers), as
+# schemathesis found them here (with this seed, or seeds 12 and 13 and its coverage phase):
+# "METHOD path" -> the request. For these operations the test tolerates a 5xx answer and nothing
+# else: every other check still applies. Empty this once those fixes are merged.
 KNOWN_SERVER_ERRORS: dict[str, str] = {
-    "DELETE /api/v1/leases/{id}/": "a non-integer lease id is a 500 (int(pk))",
-    "POST /api/v1/leases/{id}/renew/": "a non-integer lease id is a 500 (int(pk))",
-    "POST /api/v1/leases/{id}/judgment/": "a non-integer lease id is a 500 (int(pk))",
+    "DELETE /api/v1/leases/{id}/": "a non-integer lease id (int(pk) in the view)",
+    "POST /api/v1/leases/{id}/renew/": "a non-integer lease id (int(pk) in the view)",
+    "POST /api/v1/leases/{id}/judgment/": "a non-integer lease id (int(pk) in the view)",
+    "PATCH /api/v1/judgments/{id}/": "a non-integer judgment id: /judgments/null%2Cnull/",
+    "GET /api/v1/campaigns/": "?limit=354668561236384376946688 (no maximum page size)",
+    "GET /api/v1/campaigns/{id}/significance/": "?measure=Authorization (an unknown measure)",
 }
 
 _HANDLER = WSGIHandler()
