@@ -47,29 +47,6 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
-def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """A URL that matches no view (``handler404``): under /api/, an Error body."""
-    if not _is_api(request):
-        return defaults.page_not_found(request, exception)
-    return JsonResponse(
-        {"error": "not_found", "detail": f"no such URL: {request.path}"}, status=404
-    )
-
-
-def server_error(request: HttpRequest) -> HttpResponse:
-    """An unexpected failure (``handler500``): under /api/, an Error body that says no more."""
-    if not _is_api(request):
-        return defaults.server_error(request)
-    return JsonResponse(
-        {"error": "server_error", "detail": "the server failed; the failure is logged"},
-        status=500,
-    )
-
-
-def _is_api(request: HttpRequest) -> bool:
-    return request.path_info.startswith("/api/")
-
-
 def _code(exc: Exception) -> str:
     if isinstance(exc, Http404):
         return "not_found"
@@ -122,3 +99,26 @@ def _flatten(detail: Any, path: str) -> list[tuple[str, str]]:
                 out += _flatten(item, f"{path}[{index}]")
         return out
     return [(path, str(detail))]
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A URL that matches no view (``handler404``): under /api/, an Error body."""
+    if not _is_api(request):
+        return defaults.page_not_found(request, exception)
+    return JsonResponse(
+        {"error": "not_found", "detail": f"no such URL: {request.path}"}, status=404
+    )
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """An unexpected failure (``handler500``): under /api/, an Error body that says no more."""
+    if not _is_api(request):
+        return defaults.server_error(request)
+    return JsonResponse(
+        {"error": "server_error", "detail": "the server failed; the failure is logged"},
+        status=500,
+    )
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path_info.startswith("/api/")
