@@ -223,6 +223,10 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI served from our own static files: no CDN, works offline.
     "SWAGGER_UI_DIST": "SIDECAR",
     "PREPROCESSING_HOOKS": ["judging.api.schema.drop_alias_paths"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "judging.api.schema.document_errors",  # every error answer, in the one shape
+    ],
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }

@@ -6,6 +6,8 @@ problems, ``"problems": [{"message", "line"?, "location"?}, ...]``, ``"problem_c
 own code and status; DRF's and Django's errors (serializer validation, authentication,
 permissions, 404, 405, 429, parse errors, an oversized body) are put in the same shape here,
 and so is a reader error that reached a view unconverted, so it answers 400, never 500.
+Django's own answers under ``/api/`` (a URL that matches no view, a server error) have it too
+(``not_found``, ``server_error``: the URL conf's handlers); the pages keep Django's.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.db.models import ProtectedError, RestrictedError
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -114,3 +117,26 @@ def _flatten(detail: Any, path: str) -> list[tuple[str, str]]:
                 out += _flatten(item, f"{path}[{index}]")
         return out
     return [(path, str(detail))]
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A URL that matches no view (``handler404``): under /api/, an Error body."""
+    if not _is_api(request):
+        return defaults.page_not_found(request, exception)
+    return JsonResponse(
+        {"error": "not_found", "detail": f"no such URL: {request.path}"}, status=404
+    )
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """An unexpected failure (``handler500``): under /api/, an Error body that says no more."""
+    if not _is_api(request):
+        return defaults.server_error(request)
+    return JsonResponse(
+        {"error": "server_error", "detail": "the server failed; the failure is logged"},
+        status=500,
+    )
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path_info.startswith("/api/")
