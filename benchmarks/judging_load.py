@@ -5,8 +5,8 @@
 For each ``--clients`` count, on a fresh database: creates (drops first) the database ``--db``
 (default ``pooljudge_loadbench``), migrates it, sets up a campaign of 40 topics x 200 pooled
 documents with text (overlap 0.1) and one annotator with an API token per client, starts
-``gunicorn judging.wsgi:application`` on 127.0.0.1 (DEBUG off; by default 4 gthread workers x 2
-threads for 2 cores, ``--worker-class sync`` for the Dockerfile's sync workers), then runs the
+``gunicorn judging.wsgi:application`` on 127.0.0.1 (DEBUG off; by default as the Dockerfile runs
+it: 4 sync workers; ``--worker-class gthread`` for 4 workers x 2 threads), then runs the
 annotator clients: each keeps one HTTP/1.1 keep-alive connection and loops ``POST
 /campaigns/{id}/leases/`` -> ``POST /leases/{id}/judgment/`` (with ``--think`` seconds between
 the two) for ``--seconds``. Clients are threads spread over a few processes, so that the client
@@ -429,14 +429,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument(
-        "--clients", type=int, nargs="+", default=[32], help="one run per count, e.g. 32 64"
+        "--clients", type=int, nargs="+", default=[32, 64], help="one run per count"
     )
     parser.add_argument("--client-processes", type=int, default=8)
     parser.add_argument("--think", type=float, default=0.0, help="seconds reading each document")
     parser.add_argument("--topics", type=int, default=40)
     parser.add_argument("--docs", type=int, default=200)
     parser.add_argument("--overlap", type=float, default=0.1)
-    parser.add_argument("--worker-class", choices=["sync", "gthread"], default="gthread")
+    parser.add_argument(
+        "--worker-class",
+        choices=["sync", "gthread"],
+        default="sync",
+        help="sync: as the Dockerfile runs gunicorn (production); gthread: keep-alive threads",
+    )
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--threads", type=int, default=2, help="per worker, with gthread")
     parser.add_argument("--port", type=int, default=8765)
