@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import exceptions, serializers, status
+from rest_framework import serializers, status
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 
 from judging.api.authentication import expires_at, token_for
 from judging.core import login_throttle
+from judging.core.errors import RateLimited
 from judging.core.roles import account
 
 TokenSerializer = inline_serializer(
@@ -44,7 +45,7 @@ class TokenView(APIView):
         username = str(data.get("username") or "") if hasattr(data, "get") else ""
         wait = login_throttle.retry_after(request, username)
         if wait:
-            raise exceptions.Throttled(wait=wait, detail=login_throttle.message(wait))
+            raise RateLimited(login_throttle.message(wait), retry_after=wait)
         ser = AuthTokenSerializer(data=data, context={"request": request})
         ser.is_valid(raise_exception=True)
         user = ser.validated_data["user"]
