@@ -310,8 +310,9 @@ def test_what_may_change_still_can(published: Any) -> None:
     """The attribution of a version, and a judgment's slot (queue bookkeeping), are not what the
     version says: a deleted admin account or slot may unlink them."""
     campaign, _ = published
-    QrelsVersion.objects.filter(campaign=campaign).update(created_by=None)
-    Judgment.objects.filter(campaign=campaign).update(slot=None)
+    # the triggers would raise; the counts show the rows were really there to change
+    assert QrelsVersion.objects.filter(campaign=campaign).update(created_by=None) > 0
+    assert Judgment.objects.filter(campaign=campaign).update(slot=None) > 0
 
 
 # --- the services: judging goes on, undo reaches the next version ----------------------------
