@@ -169,11 +169,23 @@ def _adaptive_pick(
     return None
 
 
-def _columns(model: type[Model], alias: str) -> tuple[list[str], str]:
-    """A model's concrete fields and the SQL selecting them from ``alias``."""
-    names = [f.attname for f in model._meta.concrete_fields]
+def _columns(model: type[Model], alias: str) -> str:
+    """The SQL selecting a model's concrete fields from ``alias`` (read back by ``_from_row``)."""
     cols = [f.column for f in model._meta.concrete_fields]
-    return names, ", ".join(f"{alias}.{connection.ops.quote_name(c)}" for c in cols)
+    return ", ".join(f"{alias}.{connection.ops.quote_name(c)}" for c in cols)
+
+
+def _from_row(row: Any, models: list[type[Model]]) -> tuple[list[Any], Any]:
+    """The model instances of a raw row that selected ``_columns`` of each of ``models`` in
+    turn, as the ORM would load them, and the rest of the row."""
+    objects: list[Any] = []
+    start = 0
+    for model in models:
+        names = [f.attname for f in model._meta.concrete_fields]
+        values = _converted(model, row[start : start + len(names)])
+        objects.append(model.from_db(connection.alias, names, values))
+        start += len(names)
+    return objects, row[start:]
 
 
 def _first_in_own_topics(
@@ -193,8 +205,7 @@ def _first_in_own_topics(
     or an adaptive pool version (its strategy chooses the document)."""
     q = connection.ops.quote_name
     slot_t, topic_t = q(JudgingSlot._meta.db_table), q(Topic._meta.db_table)
-    slot_names, slot_sql = _columns(JudgingSlot, "s")
-    topic_names, topic_sql = _columns(Topic, "t")
+    slot_sql, topic_sql = _columns(JudgingSlot, "s"), _columns(Topic, "t")
     skip_sql = "".join(' AND NOT (s."topic_id" = %s AND s."docid" = %s)' for _ in skipped)
     lock = " FOR UPDATE OF s SKIP LOCKED" if connection.features.has_select_for_update else ""
     # The pick (inner) touches only the serving index and the two anti-joins; topic, pool
@@ -236,16 +247,13 @@ def _first_in_own_topics(
         row = cursor.fetchone()
     if row is None:
         return None, True
-    n, m = len(slot_names), len(slot_names) + len(topic_names)
-    adaptive, title, text = row[m:]
+    (slot, topic), (adaptive, title, text) = _from_row(row, [JudgingSlot, Topic])
     if adaptive:
         return None, True
-    db = connection.alias
-    slot = JudgingSlot.from_db(db, slot_names, _converted(JudgingSlot, row[:n]))
-    slot.topic = Topic.from_db(db, topic_names, _converted(Topic, row[n:m]))
+    slot.topic = topic
     slot.campaign = campaign
     if title is not None:
-        slot._document = Document(campaign=campaign, docid=slot.docid, title=title, text=text)  # type: ignore[attr-defined]
+        slot._document = Document(campaign=campaign, docid=slot.docid, title=title, text=text)
     return slot, False
 
 
@@ -517,7 +525,7 @@ def _lease_for_judgment(lease_id: int, annotator: Account) -> tuple[Lease, int |
         (Campaign, "c"),
         (Topic, "t"),
     ]
-    selected = ", ".join(_columns(model, alias)[1] for model, alias in models_)
+    selected = ", ".join(_columns(model, alias) for model, alias in models_)
     lock = " FOR UPDATE OF s" if connection.features.has_select_for_update else ""
     sql = f"""
         SELECT {selected}, (
@@ -535,17 +543,10 @@ def _lease_for_judgment(lease_id: int, annotator: Account) -> tuple[Lease, int |
         row = cursor.fetchone()
     if row is None:
         return None
-    objects: list[Any] = []
-    start = 0
-    for model, _ in models_:
-        names = [f.attname for f in model._meta.concrete_fields]
-        values = _converted(model, row[start : start + len(names)])
-        objects.append(model.from_db(connection.alias, names, values))
-        start += len(names)
-    lease, slot, campaign, topic = objects
+    (lease, slot, campaign, topic), (judgment_id,) = _from_row(row, [m for m, _ in models_])
     slot.campaign, slot.topic = campaign, topic
     lease.slot = slot
-    return lease, row[start]
+    return lease, judgment_id
 
 
 def judgment_record(
