@@ -17,7 +17,6 @@ from rest_framework.views import APIView
 from judging.api.params import MAX_ID, parse_int
 from judging.api.permissions import IsResearcher
 from judging.api.serializers import ErrorSerializer
-from judging.api.views import ERRORS
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
@@ -115,7 +114,7 @@ class RunEvaluationsView(APIView):
 
     @extend_schema(
         request=EvaluationRequestSerializer,
-        responses={202: dict, **ERRORS},
+        responses={202: dict},
         description="Compute the run's evaluation against a qrels version (default: the "
         "latest) in a mode (honest or trec_eval), by a task. Answers 202 with its state; "
         "an evaluation already stored is not computed again, a failed one is retried. "
@@ -257,7 +256,6 @@ class BiasReportView(APIView):
             200: dict,
             202: OpenApiResponse(dict, description="being computed: its parameters and state"),
             404: OpenApiResponse(description="never computed with these parameters"),
-            400: ERRORS[400],
         },
         description=f"{BIAS_DESCRIPTION} Reading never computes: 202 while the report is "
         "being computed, 404 when it was never requested (POST to this URL computes it).",
@@ -292,7 +290,6 @@ class BiasReportView(APIView):
         request=BiasRequestSerializer,
         responses={
             202: dict,
-            **ERRORS,
             429: OpenApiResponse(
                 ErrorSerializer,
                 description="too many new reports asked for this hour "

@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from judging.api.params import MAX_ID, path_id, query_bool, query_int
 from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
 from judging.api.serializers import NoteSerializer, QrelsVersionSerializer, note_of
-from judging.api.views import ERRORS, IntegerIdMixin
+from judging.api.views import IntegerIdMixin
 from judging.assessments import queue, selectors
 from judging.assessments import services as qrels_services
 from judging.assessments.models import JudgingSlot, Judgment, Lease, QrelsVersion
@@ -105,7 +105,7 @@ class CampaignLeaseView(APIView):
 
     @extend_schema(
         request=None,
-        responses={201: LeaseSerializer, 204: None, **ERRORS},
+        responses={201: LeaseSerializer, 204: None},
         description="Lease the next item to judge (or your current one); 204 when "
         "nothing is left for you.",
     )
@@ -127,7 +127,7 @@ class LeaseViewSet(IntegerIdMixin, mixins.RetrieveModelMixin, viewsets.GenericVi
             "slot__topic", "slot__campaign"
         )
 
-    @extend_schema(request=None, responses={200: LeaseSerializer, **ERRORS})
+    @extend_schema(request=None, responses={200: LeaseSerializer})
     @action(detail=True, methods=["post"])
     def renew(self, request: Request, pk: str | None = None) -> Response:
         lease = queue.lease_renew(lease_id=path_id(pk), annotator=account(request.user))
@@ -144,7 +144,7 @@ class LeaseViewSet(IntegerIdMixin, mixins.RetrieveModelMixin, viewsets.GenericVi
 
     @extend_schema(
         request=JudgmentInSerializer,
-        responses={201: JudgmentOutSerializer, 200: JudgmentOutSerializer, **ERRORS},
+        responses={201: JudgmentOutSerializer, 200: JudgmentOutSerializer},
         description="Record the grade. Idempotent: the same grade again stores "
         "nothing new (200); a new grade is a change kept in history.",
     )

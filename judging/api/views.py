@@ -40,12 +40,6 @@ from judging.workflows.runs import run_submitted
 from metrics.problems import Problem
 
 # Every 4xx answer has the shape of ErrorSerializer (judging.api.errors).
-ERRORS = {
-    400: OpenApiResponse(s.ErrorSerializer, description="invalid input, every problem listed"),
-    401: OpenApiResponse(s.ErrorSerializer, description="no or bad credentials"),
-    403: OpenApiResponse(s.ErrorSerializer, description="not allowed for your role"),
-    404: OpenApiResponse(s.ErrorSerializer, description="no such object visible to you"),
-}
 
 
 def request_fields(request: Request) -> Mapping[str, Any]:
@@ -106,9 +100,7 @@ class CampaignViewSet(
     def get_queryset(self) -> QuerySet[Campaign]:
         return campaign_list(user=self.request.user)
 
-    @extend_schema(
-        request=s.CampaignCreateSerializer, responses={201: s.CampaignSerializer, **ERRORS}
-    )
+    @extend_schema(request=s.CampaignCreateSerializer, responses={201: s.CampaignSerializer})
     def create(self, request: Request) -> Response:
         ser = s.CampaignCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
@@ -117,7 +109,7 @@ class CampaignViewSet(
         return Response(s.CampaignSerializer(out).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
-        responses={200: s.CampaignSerializer, **ERRORS},
+        responses={200: s.CampaignSerializer},
         description="Change the campaign (admins). Validated whole: on any problem (a scale "
         "without the relevance threshold among its grades, ...) the answer is 400 with every "
         "problem and nothing is stored.",
@@ -130,7 +122,7 @@ class CampaignViewSet(
         return Response(s.CampaignSerializer(self.get_queryset().get(pk=campaign.pk)).data)
 
     @extend_schema(
-        responses={200: s.CampaignSerializer, **ERRORS},
+        responses={200: s.CampaignSerializer},
         description="Change some of the campaign's settings (admins), validated as PUT is.",
     )
     def partial_update(self, request: Request, pk: str | None = None) -> Response:
@@ -146,7 +138,7 @@ class CampaignViewSet(
 
     @extend_schema(
         request={"multipart/form-data": s.FileUploadSerializer},
-        responses={201: s.ImportSummarySerializer, **ERRORS},
+        responses={201: s.ImportSummarySerializer},
         description="Import topics (TREC <top>, JSONL or SMART .I/.W). Admins only.",
     )
     @topics.mapping.post
@@ -173,7 +165,7 @@ class CampaignViewSet(
 
     @extend_schema(
         request={"multipart/form-data": s.FileUploadSerializer},
-        responses={201: s.ImportSummarySerializer, **ERRORS},
+        responses={201: s.ImportSummarySerializer},
         description="Import documents (JSONL, TREC <DOC>, TSV, SMART). Admins only.",
     )
     @documents.mapping.post
@@ -198,7 +190,7 @@ class CampaignViewSet(
 
     @extend_schema(
         request={"multipart/form-data": s.FileUploadSerializer},
-        responses={201: s.QrelsVersionSerializer, **ERRORS},
+        responses={201: s.QrelsVersionSerializer},
         description="Import a TREC qrels file as the next qrels version. Admins only.",
     )
     @qrels.mapping.post
@@ -241,7 +233,6 @@ class CampaignViewSet(
         },
         responses={
             201: s.RunSerializer,
-            **ERRORS,
             409: OpenApiResponse(s.ErrorSerializer, description="tag already used"),
             413: OpenApiResponse(s.ErrorSerializer, description="file too large"),
         },
@@ -293,7 +284,7 @@ class CampaignViewSet(
 
     @extend_schema(
         request=s.PoolRequestSerializer,
-        responses={202: s.PoolVersionSerializer, 200: s.PoolVersionSerializer, **ERRORS},
+        responses={202: s.PoolVersionSerializer, 200: s.PoolVersionSerializer},
         description="Build the next pool version (admins only). Returns 202 with the queued "
         "build, or 200 with the build already queued or running (two triggers, one "
         "build). Follow progress at GET /api/v1/pools/{id}/.",
@@ -345,7 +336,7 @@ class RunViewSet(
 
     @extend_schema(
         request=s.RunUpdateSerializer,
-        responses={200: s.RunSerializer, **ERRORS},
+        responses={200: s.RunSerializer},
         description="Change the run's group, description or priority; only admins change "
         "whether it is pooled.",
     )
