@@ -12,13 +12,14 @@ import re
 import unicodedata
 from urllib.parse import quote
 
+from metrics.io.limits import CONTROL_TEXT
+
 _UNSAFE_ASCII = re.compile(r"[^A-Za-z0-9._-]+")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]+")
 
 
 def content_disposition(filename: str, *, attachment: bool = True) -> str:
     """``attachment; filename="fallback"; filename*=UTF-8''exact`` for the given name."""
-    name = " ".join(_CONTROL.sub(" ", filename).split()) or "download"
+    name = " ".join(CONTROL_TEXT.sub(" ", filename).split()) or "download"
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
     fallback = _UNSAFE_ASCII.sub("_", ascii_name).strip("_") or "download"
     if fallback.startswith("."):  # no hidden files

@@ -38,7 +38,7 @@ NO_LIMITS = Limits()
 
 # C0 controls but \t \n \v \f \r (field separators), DEL, and C1 controls in UTF-8 (U+0080-009F)
 CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]|\xc2[\x80-\x9f]")
-_CONTROL_TEXT = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+CONTROL_TEXT = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def show(token: bytes) -> str:
@@ -50,7 +50,7 @@ def show(token: bytes) -> str:
 def control_character(value: str) -> str | None:
     """``U+XXXX at character N`` of the first control character in ``value`` (any C0 control,
     DEL or C1), or None."""
-    found = _CONTROL_TEXT.search(value)
+    found = CONTROL_TEXT.search(value)
     if found is None:
         return None
     return f"U+{ord(found.group()):04X} at character {found.start() + 1}"
