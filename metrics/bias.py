@@ -856,7 +856,8 @@ def scorable_topics(
 ) -> tuple[str, ...]:
     """The topics ``qrels`` can score: at least one judgment with grade >= ``relevance_level``.
 
-    Only topics among ``topics`` when given; in topic order (:func:`metrics.pooling.topic_sort_key`).
+    Only topics among ``topics`` when given; in topic order
+    (:func:`metrics.pooling.topic_sort_key`).
     A topic whose judgments are all non-relevant cannot be scored (R = 0: AP, recall and nDCG are
     undefined), so it cannot be compared either.
     """
@@ -1096,8 +1097,7 @@ def _ranks(scores: Mapping[str, float]) -> dict[str, int | None]:
     """
     vals = np.array([s for s in scores.values() if not math.isnan(s)])
     return {
-        t: None if math.isnan(s) else 1 + int(np.count_nonzero(vals > s))
-        for t, s in scores.items()
+        t: None if math.isnan(s) else 1 + int(np.count_nonzero(vals > s)) for t, s in scores.items()
     }
 
 
@@ -1207,7 +1207,8 @@ def compare_qrels_versions(
         raise ValueError(
             f"no topic to compare: {la} and {lb} have no topic with a relevant judgment "
             f"(grade >= {relevance_level}) in common ({la} can score "
-            f"{_id_list(split.only_a) or 'none'}; {lb} can score {_id_list(split.only_b) or 'none'})"
+            f"{_id_list(split.only_a) or 'none'}; "
+            f"{lb} can score {_id_list(split.only_b) or 'none'})"
         )
 
     def evaluator(q: Qrels, ids: tuple[str, ...]) -> Evaluator:
@@ -1227,8 +1228,7 @@ def compare_qrels_versions(
         sn = {t: r.aggregates[m.name].value for t, r in new_res.items()}
         rn = _ranks(sn)
         new = {
-            t: NewTopicScores(sn[t], rn[t], r.aggregates[rk.name].value)
-            for t, r in new_res.items()
+            t: NewTopicScores(sn[t], rn[t], r.aggregates[rk.name].value) for t, r in new_res.items()
         }
     out: dict[str, RunComparison] = {}
     for tag, (a, b) in res.items():
@@ -1281,7 +1281,5 @@ def compare_qrels_versions(
         ci_level=ci_level,
         topics=split,
         topics_note=split.note((la, lb)),
-        others_recall_summary=_recall_summary(
-            others, rk.name, len(split.compared), mean_change
-        ),
+        others_recall_summary=_recall_summary(others, rk.name, len(split.compared), mean_change),
     )
