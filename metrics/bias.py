@@ -877,7 +877,7 @@ def _id_list(ids: Sequence[str], *, limit: int = 8) -> str:
         return f"{', '.join(ids[:5])} and {len(ids) - 5} more"
     if len(ids) == 1:
         return ids[0]
-    return f"{', '.join(ids[:-1])} and {ids[-1]}"
+    return f"{', '.join(ids[:-1])} and {ids[-1]}" if ids else ""
 
 
 def _topics_phrase(ids: Sequence[str]) -> str:

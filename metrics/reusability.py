@@ -75,7 +75,9 @@ def _num(x: float | None) -> float | None:
 def _ids(ids: list[str]) -> str:
     if len(ids) > 8:
         return f"{', '.join(ids[:5])} and {len(ids) - 5} more"
-    return ids[0] if len(ids) == 1 else f"{', '.join(ids[:-1])} and {ids[-1]}"
+    if len(ids) <= 1:
+        return "".join(ids)
+    return f"{', '.join(ids[:-1])} and {ids[-1]}"
 
 
 def _pct(part: int, whole: int) -> str:
