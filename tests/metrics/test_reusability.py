@@ -29,7 +29,9 @@ unchanged (its only own documents d, r are not relevant), C 29/72.
 
 from __future__ import annotations
 
+import io
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -37,6 +39,7 @@ import pytrec_eval
 
 from metrics import Qrels, Run
 from metrics.bias import restrict_qrels
+from metrics.bias_compare_cli import run_reusability
 from metrics.reusability import reusability
 
 
@@ -206,3 +209,64 @@ def test_bad_parameters_are_clear_errors() -> None:
         reusability(QRELS, RUNS, depth=2, groups={"A": "g1"})
     with pytest.raises(ValueError, match="no topic"):
         reusability(QRELS, RUNS, depth=2, topics=["9"])
+
+
+# --------------------------------------------------------------------------------------------
+# CLI
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, j in QRELS.to_dict().items() for d, g in j.items())
+    )
+    out = {"qrels": str(qrels)}
+    for tag, run in RUNS.items():
+        path = tmp_path / f"{tag}.run"
+        path.write_text(
+            "".join(
+                f"{q} Q0 {d} {i + 1} {s} {tag}\n"
+                for q in run.qids
+                for i, (d, s) in enumerate(run.scores_of(q).items())
+            )
+        )
+        out[tag] = str(path)
+    groups = tmp_path / "runs.tsv"
+    groups.write_text("run\tgroup\n" + "".join(f"{t}\t{g}\n" for t, g in GROUPS.items()))
+    out["groups"] = str(groups)
+    return out
+
+
+def _cli(files: dict[str, str], *extra: str) -> tuple[int, str]:
+    buf = io.StringIO()
+    argv = [files["qrels"], *(files[t] for t in "ABCD"), "--depth", "2", *extra]
+    return run_reusability(argv, buf), buf.getvalue()
+
+
+def test_cli_json_is_the_report(files: dict[str, str]) -> None:
+    code, text = _cli(files, "--groups", files["groups"], "--pooled", "A,B,C")
+    assert code == 0
+    res = json.loads(text)
+    assert res["unique_relevant"] == {"g1": 3, "g2": 2}
+    assert res["expected_underestimate"] == pytest.approx([77 / 288, 103 / 288])
+    assert res["n_pooled"] == 3 and res["leave_out"] == "group"
+
+
+def test_cli_text_leads_with_the_verdict(files: dict[str, str]) -> None:
+    code, text = _cli(files, "--groups", files["groups"], "--pooled", "A,B,C", "--format", "text")
+    assert code == 0
+    assert text.startswith("A new system's AP is likely underestimated by 0.2674-0.3576")
+    assert "\nBasis:\n- 6 relevant documents" in text
+    assert "2\t9\t8\t6\t0.3333\n" in text  # depth 2: pooled, judged, relevant, per judgment
+    assert "1\t4\t4\t3\t1\tno\n" in text  # topic 1
+
+
+def test_cli_exit_codes(files: dict[str, str]) -> None:
+    assert _cli(files, "--depth", "0")[0] == 2
+    assert _cli(files, "--topics", "x-")[0] == 2
+    assert _cli(files, "--pooled", "A,nope")[0] == 2
+    assert _cli(files, "-m", "NOPE")[0] == 4
+    assert _cli(files, "--groups", files["groups"])[0] == 3  # D is pooled and has no group
+    assert _cli(files, "--topics", "9")[0] == 3
+    assert _cli(files, "--groups", files["qrels"])[0] == 3  # not a run<TAB>group file
