@@ -19,14 +19,17 @@ them, over the qrels topics after the ``topics`` filter) and reports, exactly:
   pooled runs and the ranking with each run scored without its unit, as in LeaveOneOut.
 - ``judged``: mean Judged@10 and Judged@100 (:func:`metrics.bias.judged_at_k`, against the qrels
   given) of the pooled runs and of the others (None when every run is pooled).
-- ``efficiency``: for each depth j = 1..d, the judged (grade >= 0) and relevant documents of the
-  depth-j pool, cumulative and summed over topics, and ``relevant_per_judgment[j]`` = the relevant
-  documents that enter the pool at depth j per judged document that enters it there (None when
-  none enters).
-- ``per_topic``: ``relevant``, ``judged`` (in the depth-d pool), ``relevant_at_deepest`` = the
-  relevant documents entering the pool at the deepest ``shallow_window`` depths, ``rate`` =
-  relevant / judged, ``rate_at_deepest`` = the same ratio for the documents entering at those
-  depths, and ``shallow``.
+- ``unjudged_in_pool``: documents of the depth-d pool with no judgment (grade >= 0) in the qrels
+  (scored as not relevant, as everywhere); 0 when the qrels were made from this pool.
+- ``efficiency``: for each depth j = 1..d, the documents (``pooled``), the judged ones (grade >=
+  0: ``judged``) and the relevant ones of the depth-j pool, cumulative and summed over topics,
+  and ``relevant_per_judgment[j]`` = the relevant documents that enter the pool at depth j per
+  judged document that enters it there (None when none enters).
+- ``per_topic``: ``pooled``, ``relevant``, ``judged`` (in the depth-d pool),
+  ``judged_at_deepest`` and ``relevant_at_deepest`` (the judged and relevant documents entering
+  the pool at the deepest ``shallow_window`` depths), ``rate`` = relevant / judged,
+  ``rate_at_deepest`` = the same ratio at those depths (None when nothing is judged), and
+  ``shallow``.
 - The **shallow rule** (after Zobel 1998, who extrapolated the relevant documents still unfound
   from how fast each extra pool depth found new ones): a topic is shallow when the documents that
   entered the pool at its deepest ``shallow_window`` depths (default: the deepest fifth, at least
@@ -42,9 +45,10 @@ them, over the qrels topics after the ``topics`` filter) and reports, exactly:
   measured): leave-one-out Kendall tau-b >= ``tau_threshold`` (default 0.9, the usual line for
   "the same ranking", Voorhees 2000), and the upper end of the expected underestimate <=
   ``drop_threshold`` (default 0.05, i.e. 5%) times the pooled runs' mean score.
-- ``verdict``: one or two sentences ("A new system's AP is likely underestimated by 0.0100-0.0300
-  (the middle half of the 16 groups' leave-one-group-out drops); the pool is shallow for topics 3
-  and 5. ..."), and ``basis``: every figure it rests on, one plain sentence each.
+- ``rules`` echoes the four parameters; ``verdict``: two sentences ("A new system's AP is
+  likely underestimated by 0.0100-0.0300 (the middle half of the 16 groups' leave-one-group-out
+  drops); the pool is shallow for topics 3 and 5. The collection ..."), and ``basis``: every
+  figure it rests on, one plain sentence each.
 
 All counts are vectorised from the contributor counts of every judgment
 (:meth:`metrics.bias.LeaveOneOut.contributions`), so 127 runs take a fraction of a second.

@@ -38,6 +38,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -73,12 +74,12 @@ RUNS = {
 
 
 @pytest.fixture(scope="module")
-def toy() -> dict:
+def toy() -> dict[str, Any]:
     cmp = compare_qrels_versions(V1, V2, RUNS, "AP", novel=["C"], recall_k=2, labels=("v1", "v2"))
     return cmp.to_dict()
 
 
-def test_only_the_topics_both_versions_can_score_are_compared(toy: dict) -> None:
+def test_only_the_topics_both_versions_can_score_are_compared(toy: dict[str, Any]) -> None:
     assert toy["topics"] == {"compared": ["1", "2"], "only_a": [], "only_b": ["3"], "neither": []}
     assert toy["topics_note"] == "compared on 2 topics; topic 3 is new in v2 (not in v1)"
     assert toy["labels"] == ["v1", "v2"]
@@ -86,7 +87,7 @@ def test_only_the_topics_both_versions_can_score_are_compared(toy: dict) -> None
     assert toy["mode"] == "trec_eval" and toy["ci_level"] == 0.95
 
 
-def test_scores_deltas_and_ranks_match_the_hand_worked_example(toy: dict) -> None:
+def test_scores_deltas_and_ranks_match_the_hand_worked_example(toy: dict[str, Any]) -> None:
     want = {
         "A": (5 / 6, 7 / 9, 1, 2, -1),
         "B": (5 / 8, 19 / 36, 2, 3, -1),
@@ -103,7 +104,7 @@ def test_scores_deltas_and_ranks_match_the_hand_worked_example(toy: dict) -> Non
     assert toy["novel_gain"] == {"C": pytest.approx(5 / 12, abs=1e-12)}
 
 
-def test_delta_interval_and_p_are_the_paired_t_ones_from_scipy(toy: dict) -> None:
+def test_delta_interval_and_p_are_the_paired_t_ones_from_scipy(toy: dict[str, Any]) -> None:
     for tag, diffs in {"A": [-5 / 18, 1 / 6], "B": [5 / 36, -1 / 3]}.items():
         d = np.array(diffs)
         lo, hi = scipy.stats.t.interval(0.95, df=1, loc=d.mean(), scale=scipy.stats.sem(d))
@@ -117,7 +118,7 @@ def test_delta_interval_and_p_are_the_paired_t_ones_from_scipy(toy: dict) -> Non
     assert toy["runs"]["C"]["delta_ci"] == pytest.approx([5 / 12, 5 / 12])
 
 
-def test_rank_correlations_match_the_hand_worked_example(toy: dict) -> None:
+def test_rank_correlations_match_the_hand_worked_example(toy: dict[str, Any]) -> None:
     assert toy["kendall_tau"] == pytest.approx(-1 / 3)
     a = [toy["runs"][t]["score_a"] for t in "ABC"]
     b = [toy["runs"][t]["score_b"] for t in "ABC"]
@@ -125,7 +126,7 @@ def test_rank_correlations_match_the_hand_worked_example(toy: dict) -> None:
     assert toy["tau_ap"] == pytest.approx(-1 / 2)
 
 
-def test_recall_changes_are_labelled_by_their_sign(toy: dict) -> None:
+def test_recall_changes_are_labelled_by_their_sign(toy: dict[str, Any]) -> None:
     runs = toy["runs"]
     assert (runs["A"]["recall_a"], runs["A"]["recall_b"]) == pytest.approx((1 / 2, 1 / 2))
     assert (runs["B"]["recall_a"], runs["B"]["recall_b"]) == pytest.approx((3 / 4, 1 / 2))
@@ -150,7 +151,7 @@ def test_recall_changes_are_labelled_by_their_sign(toy: dict) -> None:
     )
 
 
-def test_new_topics_are_scored_separately_under_the_second_version(toy: dict) -> None:
+def test_new_topics_are_scored_separately_under_the_second_version(toy: dict[str, Any]) -> None:
     new = {t: toy["runs"][t]["new_topics"] for t in "ABC"}
     assert new["A"] == {"score_b": 1.0, "rank_b": 1, "recall_b": 1.0}
     assert new["B"] == {"score_b": 0.5, "rank_b": 3, "recall_b": 1.0}

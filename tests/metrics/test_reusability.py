@@ -32,6 +32,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -66,19 +67,19 @@ POOLED = ["A", "B", "C"]
 
 
 @pytest.fixture(scope="module")
-def report() -> dict:
+def report() -> dict[str, Any]:
     rep = reusability(QRELS, RUNS, depth=2, pooled=POOLED, groups=GROUPS)
     return json.loads(json.dumps(rep.to_dict(), allow_nan=False))
 
 
-def test_counts_and_units(report: dict) -> None:
+def test_counts_and_units(report: dict[str, Any]) -> None:
     assert report["depth"] == 2 and report["measure"] == "AP" and report["mode"] == "trec_eval"
     assert report["topics"] == ["1", "2"] and report["relevance_level"] == 1
     assert (report["n_runs"], report["n_pooled"], report["n_units"]) == (4, 3, 2)
     assert report["leave_out"] == "group"
 
 
-def test_relevant_found_by_only_one_group_or_run(report: dict) -> None:
+def test_relevant_found_by_only_one_group_or_run(report: dict[str, Any]) -> None:
     assert report["relevant"] == {
         "total": 6,
         "by_one_unit": 5,
@@ -101,7 +102,7 @@ def test_units_are_runs_when_groups_are_unknown() -> None:
     assert rep.expected_underestimate == pytest.approx((21 / 144, 25 / 72))
 
 
-def test_efficiency_by_depth(report: dict) -> None:
+def test_efficiency_by_depth(report: dict[str, Any]) -> None:
     assert report["efficiency"] == {
         "depths": [1, 2],
         "pooled": [5, 9],
@@ -111,7 +112,7 @@ def test_efficiency_by_depth(report: dict) -> None:
     }
 
 
-def test_per_topic_counts_and_the_shallow_rule(report: dict) -> None:
+def test_per_topic_counts_and_the_shallow_rule(report: dict[str, Any]) -> None:
     assert report["per_topic"]["1"] == {
         "pooled": 4,
         "relevant": 3,
@@ -136,7 +137,9 @@ def _pytrec_ap(qrels: Qrels, run: Run) -> float:
     return float(np.mean([v["map"] for v in per_q.values()]))
 
 
-def test_leave_one_group_out_drops_match_explicit_pools_and_pytrec_eval(report: dict) -> None:
+def test_leave_one_group_out_drops_match_explicit_pools_and_pytrec_eval(
+    report: dict[str, Any],
+) -> None:
     def pool(tags: list[str]) -> dict[str, set[str]]:
         return {q: {d for t in tags for d in RUNS[t].ranking(q)[:2]} for q in ("1", "2")}
 
@@ -154,7 +157,7 @@ def test_leave_one_group_out_drops_match_explicit_pools_and_pytrec_eval(report: 
     assert report["expected_underestimate"] == pytest.approx([77 / 288, 103 / 288])
 
 
-def test_judged_at_k_of_pooled_and_other_runs(report: dict) -> None:
+def test_judged_at_k_of_pooled_and_other_runs(report: dict[str, Any]) -> None:
     # c and u are in no qrels: A (2/3 + 1)/2, B 1, C (2/3 + 2/3)/2; D has f and t judged, x and
     # u not: 1/2
     want = {"pooled": pytest.approx((5 / 6 + 1 + 2 / 3) / 3), "not_pooled": 0.5}
@@ -163,7 +166,9 @@ def test_judged_at_k_of_pooled_and_other_runs(report: dict) -> None:
     assert everyone.judged["10"]["not_pooled"] is None
 
 
-def test_the_verdict_states_the_range_the_shallow_topics_and_the_threshold(report: dict) -> None:
+def test_the_verdict_states_the_range_the_shallow_topics_and_the_threshold(
+    report: dict[str, Any],
+) -> None:
     assert report["reusable"] is False
     assert report["verdict"] == (
         "A new system's AP is likely underestimated by 0.2674-0.3576 (the middle half of the 2 "

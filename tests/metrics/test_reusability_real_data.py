@@ -75,13 +75,13 @@ def test_robust_unique_relevant_shares_match_explicit_pools(
     qrels, runs, groups = robust
     total = by_group = by_run = 0
     for q in ROBUST_TOPICS:
-        rel = {d for d, g in qrels.judgments(q).items() if g >= 1}
+        relevant = {d for d, g in qrels.judgments(q).items() if g >= 1}
         who: dict[str, set[str]] = {}
         for tag, run in runs.items():
             for d in run.ranking(q)[:10]:
                 who.setdefault(d, set()).add(tag)
         for d, tags in who.items():
-            if d in rel:
+            if d in relevant:
                 total += 1
                 by_run += len(tags) == 1
                 by_group += len({groups[t] for t in tags}) == 1
@@ -112,7 +112,22 @@ def test_robust_leave_one_group_out_report(robust_groups: ReusabilityReport) -> 
     assert rep.efficiency["relevant_per_judgment"][-1] == pytest.approx(0.1331, abs=5e-5)
     assert rep.unjudged_in_pool == 0
     assert rep.shallow_topics == tuple(
-        "605 606 608 610 612 614 616 621 632 638 640 641 648 650".split()
+        [
+            "605",
+            "606",
+            "608",
+            "610",
+            "612",
+            "614",
+            "616",
+            "621",
+            "632",
+            "638",
+            "640",
+            "641",
+            "648",
+            "650",
+        ]
     )
     assert rep.reusable is True
     assert rep.verdict.startswith(
@@ -149,6 +164,8 @@ def test_medical_reusability_of_the_41_pooled_runs(shared_data: Path) -> None:
     }
     assert rep.efficiency["judged"][-1] == 5049 and rep.efficiency["relevant"][-1] == 1437
     assert rep.unjudged_in_pool == 0  # the 41 runs' depth-10 pool is the judged one
-    assert rep.shallow_topics == tuple("102 105 106 110 115 119 120 128 129 131".split())
+    assert rep.shallow_topics == tuple(
+        ["102", "105", "106", "110", "115", "119", "120", "128", "129", "131"]
+    )
     assert rep.reusable is False  # 0.0256 > 5% of the pooled runs' mean AP
     assert "does not look reusable" in rep.verdict and "against 0.0142" in rep.verdict
