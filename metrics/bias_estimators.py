@@ -260,10 +260,15 @@ class _Topic:
 
     ``ids[i, j]``: the document at rank j + 1 of run i (-1 past its end); ``rank[i, u]``: the rank
     of document u in run i (0: not retrieved); ``entry[u]``: its judgment in the analysed qrels
-    when that is in the full pool, else -1; ``tie[u]``: larger for a docid later in byte order.
+    when that is in the full pool, else -1; ``tie[u]``: larger for a docid later in byte order
+    (only when some run is long enough for two keys x to tie); ``kind[g, u]``: bit 0 when u is
+    relevant and bit 1 when it is judged non-relevant in the pool without unit g (row ``nu``:
+    the full pool).
     """
 
-    def __init__(self, ids: I64, ndocs: int, entry: I64, tie: I64 | None) -> None:
+    def __init__(
+        self, ids: I64, ndocs: int, entry: I64, tie: I64 | None, kind: npt.NDArray[np.uint8]
+    ) -> None:
         self.ids = ids
         nr = ids.shape[0]
         self.length = (ids >= 0).sum(axis=1)
@@ -273,71 +278,106 @@ class _Topic:
         self.rank = rank
         self.entry = np.append(entry, -1)
         self.tie = tie if tie is None else np.append(tie, -1)
+        self.kind = np.pad(kind, ((0, 0), (0, 1)))
         self.pad = ndocs
 
-    def top_entries(self, pp: I64, rr: I64, n: int) -> I64:
-        """The judgments (entries, -1 for none) of the top n of p∘r for each pair (pp[i], rr[i]).
+    def counts(self, pp: I64, rr: I64, n: int, kinds: I64) -> tuple[I64, I64]:
+        """For each pair (pp[i], rr[i]): how many documents of each kind are in the top n of
+        p∘r, for ``kinds`` (per pair) 0 and 1 of :attr:`kind` ((pairs, 2) counts: the caller's
+        two kinds, e.g. relevant and judged non-relevant in that pair's qrels), as two arrays.
 
-        Candidates within a window W (exact: see :meth:`_window`), W = n, 4n, 16n, ... for the
-        pairs whose window holds fewer than n documents that provably precede all others.
+        A pair whose p has at most n documents keeps them all. The others are resolved with
+        candidate windows (:meth:`_window`) w = n, 2n, 4n, ... until at least n candidates
+        provably precede every other document, or w covers both runs (then every document of p
+        is a candidate): exact at every step. P@n needs the set of the top n, not its order.
         """
-        out = np.full((pp.size, n), -1, dtype=np.int64)
-        todo = np.arange(pp.size)
+        out = np.zeros((pp.size, 2), dtype=np.int64)
+        small = self.length[pp] <= n
+        if small.any():
+            docs = self.ids[pp[small], :n]
+            docs = np.where(docs >= 0, docs, self.pad)
+            out[small] = self._kinds(docs, np.ones(docs.shape, dtype=bool), kinds[small])
+        todo = np.flatnonzero(~small)
         w = n
         width = self.ids.shape[1]
         while todo.size:
-            done, top = self._window(pp[todo], rr[todo], n, w)
-            out[todo[done]] = top
+            done, docs, sel = self._window(pp[todo], rr[todo], n, w)
+            out[todo[done]] = self._kinds(docs, sel, kinds[todo[done]])
             todo = todo[~done]
-            if w >= width:
-                assert todo.size == 0
-            w = min(4 * w, width) if w < width else w
-        return out
+            w = min(2 * w, width) if w < width else w
+        return out[:, 0], out[:, 1]
 
-    def _window(self, pp: I64, rr: I64, n: int, w: int) -> tuple[Bool, I64]:
-        """Pairs resolved with window ``w``, and their top-n judgments.
+    def _kinds(self, docs: I64, sel: Bool, kinds: I64) -> I64:
+        """Per row: selected documents of kind 0 and of kind 1 (``self.kind[kinds[row], doc]``
+        is a code: bit 0 kind 0, bit 1 kind 1)."""
+        code = self.kind[kinds[:, None], docs] * sel
+        return np.stack(((code & 1).sum(axis=1), (code >> 1).sum(axis=1)), axis=1)
+
+    def _window(self, pp: I64, rr: I64, n: int, w: int) -> tuple[Bool, I64, Bool]:
+        """Pairs resolved with window ``w``; their candidate documents and which are in p∘r's
+        top n.
 
         Candidates: r's top w documents that p retrieved (x = r's rank + fix < w + 1 whenever
-        the fix is below 1) and p's top w documents that r did not retrieve (x = p's rank + 1e-4
-        <= w + 1e-4). Every other document of p has x >= w + 1, so when at least n candidates
-        have x < w + 1 the top n of p∘r are among them; once w covers both runs entirely every
-        document of p is a candidate.
+        the fix is below 1, i.e. p's rank is below 9999) and p's top w documents that r did not
+        retrieve (x = p's rank + 1e-4 <= w + 1e-4). Every other document of p has x >= w + 1,
+        so when at least n candidates have x < w + 1 the top n of p∘r are among them; once w
+        covers both runs entirely every document of p is a candidate.
         """
         pad = self.pad
         ida = self.ids[rr, :w]
         ida = np.where(ida >= 0, ida, pad)
         idb = self.ids[pp, :w]
         idb = np.where(idb >= 0, idb, pad)
-        k = ida.shape[1]
-        j = np.arange(1, k + 1, dtype=np.float64)
-        rp = self.rank[pp[:, None], ida].astype(np.float64)  # p's rank of r's documents
-        va = (ida != pad) & (rp > 0)
-        step = j[None, :] - rp
-        fix = np.where(step == 0, 1e-4, np.where(step > 0, (rp + 1.0) / 10000.0, rp / 1e8))
-        xa = np.where(va, j[None, :] + fix, np.inf)
-        vb = (idb != pad) & (self.rank[rr[:, None], idb] == 0)
-        xb = np.where(vb, j[None, :] + 1e-4, np.inf)
-        x = np.concatenate((xa, xb), axis=1)
-        docs = np.concatenate((ida, idb), axis=1)
+        rp = self.rank[pp[:, None], ida]  # p's rank of r's documents (0: not retrieved, pad)
+        ina = rp > 0
+        inb = self.rank[rr[:, None], idb] == 0
+        inb &= idb != pad
         exhausted = w >= np.maximum(self.length[pp], self.length[rr])
+        if self.tie is None:  # every fix is below 1: the candidates are all within the window
+            count = ina.sum(axis=1) + inb.sum(axis=1)
+            done = exhausted | (count >= n)
+            ida, idb, rp, ina, inb, count = (
+                ida[done],
+                idb[done],
+                rp[done],
+                ina[done],
+                inb[done],
+                count[done],
+            )
+            docs = np.concatenate((ida, idb), axis=1)
+            sel = np.concatenate((ina, inb), axis=1)
+            over = np.flatnonzero(count > n)  # more candidates than n: keep the n smallest x
+            if over.size:
+                x = self._keys(rp[over], inb[over])
+                kth = np.partition(x, n - 1, axis=1)[:, n - 1]
+                sel[over] = x <= kth[:, None]  # keys are distinct (ranks below 9999)
+            return done, docs, sel
+        x = self._keys(rp, inb)
         limit = np.where(exhausted, np.inf, w + 1.0)
-        inwin = x < limit[:, None]
-        if np.any(exhausted):
-            inwin |= exhausted[:, None] & np.isfinite(x)
-        done = exhausted | (inwin.sum(axis=1) >= n)
-        x, docs, inwin = x[done], docs[done], inwin[done]
-        x = np.where(inwin, x, np.inf)
-        if self.tie is None:
-            order = np.argsort(x, axis=1, kind="stable")[:, :n]
-        else:  # ties in x are possible only with ranks >= 9999: docid descending breaks them
-            order = np.lexsort((-self.tie[docs], x), axis=1)[:, :n]
+        count = (x < limit[:, None]).sum(axis=1)
+        done = exhausted | (count >= n)
+        x = np.where(x < limit[:, None], x, np.inf)[done]
+        docs = np.concatenate((ida[done], idb[done]), axis=1)
+        # ties in x are possible only with ranks >= 9999: docid descending breaks them
+        order = np.lexsort((-self.tie[docs], x), axis=1)[:, :n]
+        sel = np.zeros(x.shape, dtype=bool)
         rows = np.arange(x.shape[0])[:, None]
-        chosen = docs[rows, order]
-        ok = np.isfinite(x[rows, order])
-        top = np.where(ok, self.entry[chosen], -1)
-        if top.shape[1] < n:
-            top = np.pad(top, ((0, 0), (0, n - top.shape[1])), constant_values=-1)
-        return done, top
+        sel[rows, order] = np.isfinite(x[rows, order])
+        return done, docs, sel
+
+    @staticmethod
+    def _keys(rp: npt.NDArray[np.int32], inb: Bool) -> F64:
+        """The keys x of the candidates: r's top documents (p's ranks ``rp``, 0 = absent) then
+        p's top documents (``inb``: absent from r); inf for the non-candidates."""
+        k = rp.shape[1]
+        j = np.arange(1, k + 1, dtype=np.float64)
+        rpf = rp.astype(np.float64)
+        step = j - rpf
+        fix = np.where(step == 0, 1e-4, np.where(step > 0, (rpf + 1.0) / 10000.0, rpf / 1e8))
+        xa = np.where(rp > 0, j + fix, np.inf)
+        xb = np.where(inb, j + 1e-4, np.inf)
+        out: F64 = np.concatenate((xa, xb), axis=1)
+        return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,9 +467,10 @@ class EstimatorAnalysis(LeaveOneOut):
         self._ideal_lo, self._ideal_hi = lo[gi], hi[gi]
 
     # -- scenarios -----------------------------------------------------------------------------
-    def _scenario(self, g: int, nested: bool) -> _Scenario:
+    def _scenario(self, g: int, nested: bool, ideal: bool = True) -> _Scenario:
         """Every run scored on the pool without unit ``g`` (-1: none) and, when ``nested``,
-        also without its own unit: judgments whose contributors all lie in {g, unit(run)}."""
+        also without its own unit: judgments whose contributors all lie in {g, unit(run)}.
+        ``ideal=False`` skips the ideal gains (only nDCG reads them)."""
         nr = len(self.runs)
         nt = len(self.topics)
         runit_row = self.unit[self.cell // nt]
@@ -451,7 +492,7 @@ class EstimatorAnalysis(LeaveOneOut):
             found -= self.removed_found[g]
         _, _, owner = self._ideal_docs
         ideal_removed: Bool | None = None
-        if g >= 0:
+        if g >= 0 and ideal:
             ideal_removed = np.broadcast_to(owner[None, :] == g, (nr, owner.size)).copy()
         if nested:
             h = self.unit
@@ -459,15 +500,17 @@ class EstimatorAnalysis(LeaveOneOut):
             rel[own] -= self.removed_rel[h[own]]
             nonrel[own] -= self.removed_nonrel[h[own]]
             found[own] -= self.removed_found[h[own]]
-            mine = (owner[None, :] >= 0) & (owner[None, :] == h[:, None])
             if g >= 0:
                 rel[own] -= self.pair_rel[g, h[own]]
                 nonrel[own] -= self.pair_nonrel[g, h[own]]
                 found[own] -= self.pair_found[g, h[own]]
-                ilo, ihi = self._ideal_lo[None, :], self._ideal_hi[None, :]
-                hh = h[:, None]
-                mine |= (ilo >= 0) & (((ilo == g) & (ihi == hh)) | ((ihi == g) & (ilo == hh)))
-            ideal_removed = mine if ideal_removed is None else ideal_removed | mine
+            if ideal:
+                mine = (owner[None, :] >= 0) & (owner[None, :] == h[:, None])
+                if g >= 0:
+                    ilo, ihi = self._ideal_lo[None, :], self._ideal_hi[None, :]
+                    hh = h[:, None]
+                    mine |= (ilo >= 0) & (((ilo == g) & (ihi == hh)) | ((ihi == g) & (ilo == hh)))
+                ideal_removed = mine if ideal_removed is None else ideal_removed | mine
         return _Scenario(removed, rel, nonrel, found, ideal_removed)
 
     def _ideal_for(self, removed: Bool | None) -> Ideal:
@@ -488,12 +531,17 @@ class EstimatorAnalysis(LeaveOneOut):
         out = sc.rel > 0
         return out
 
-    def _cell_values(self, m: Measure, sc: _Scenario, treatment: str = "lower") -> F64:
+    def _cell_values(
+        self, m: Measure, sc: _Scenario, treatment: str = "lower", only: Bool | None = None
+    ) -> F64:
         """Per-cell values of ``m`` in scenario ``sc``: "lower" (the measure), "condensed" or
-        "upper"; shape (runs, topics)."""
+        "upper"; shape (runs, topics). With ``only`` (per run), the other runs' cells are
+        computed as if they retrieved nothing (cheaper when few runs are needed)."""
         nt, nr = len(self.topics), len(self.runs)
         ncell = nr * nt
         keep = ~sc.removed
+        if only is not None:
+            keep &= only[self.cell // nt]
         ideal = self._ideal_for(sc.ideal_removed) if m.spec.reads_ideal else self._no_ideal(ncell)
         rel, nonrel = sc.rel.reshape(-1), sc.nonrel.reshape(-1)
         if treatment == "condensed":
@@ -508,7 +556,8 @@ class EstimatorAnalysis(LeaveOneOut):
         if treatment == "upper":
             assert m.cutoff is not None
             k = m.cutoff
-            take = np.minimum(self.num_ret.reshape(-1), k)
+            num_ret = self.num_ret if only is None else np.where(only[:, None], self.num_ret, 0)
+            take = np.minimum(num_ret.reshape(-1), k)
             offsets = np.zeros(ncell + 1, dtype=np.int64)
             np.cumsum(take, out=offsets[1:])
             n = int(offsets[-1])
@@ -570,7 +619,8 @@ class EstimatorAnalysis(LeaveOneOut):
         width = int(lengths.max()) if lengths.size else 0
         ids = np.full((len(self.runs), width), -1, dtype=np.int64)
         if not hashes:
-            topic = _Topic(ids, 0, np.zeros(0, dtype=np.int64), None)
+            empty = np.zeros((self.nu + 1, 0), dtype=np.uint8)
+            topic = _Topic(ids, 0, np.zeros(0, dtype=np.int64), None, empty)
             self._topic_cache[t] = topic
             return topic
         h = np.concatenate(hashes)
@@ -595,9 +645,21 @@ class EstimatorAnalysis(LeaveOneOut):
             order = np.argsort(d[first], kind="stable")
             tie = np.empty(ndocs, dtype=np.int64)
             tie[order] = np.arange(ndocs)
-        topic = _Topic(ids, ndocs, entry, tie)
+        topic = _Topic(ids, ndocs, entry, tie, self._kinds_of(entry))
         self._topic_cache[t] = topic
         return topic
+
+    def _kinds_of(self, entry: I64) -> npt.NDArray[np.uint8]:
+        """``_Topic.kind`` for documents with judgments ``entry`` (-1: none)."""
+        e = np.where(entry >= 0, entry, 0)
+        judged = entry >= 0
+        g = self.e_grade[e]
+        code = (judged & (g >= self.level)) | ((judged & (g >= 0) & (g < self.level)) << 1)
+        owner = np.where(judged, self.e_owner[e], -1)
+        kind = np.repeat(code.astype(np.uint8)[None, :], self.nu + 1, axis=0)
+        mine = owner >= 0
+        kind[owner[mine], np.flatnonzero(mine)] = 0  # gone from the pool without its owner
+        return kind
 
     def _top_counts(self, n: int) -> tuple[I64, I64]:
         """Relevant and judged non-relevant judgments in each run's top n, per (run, topic,
@@ -629,25 +691,20 @@ class EstimatorAnalysis(LeaveOneOut):
         pp, rr = pp_all[mask], rr_all[mask]
         gr = ru[rr]  # the unit left out for r (-1: r not pooled, nothing left out)
         rel_c, non_c = self._top_counts(n)
-        grade = self.e_grade
-        owner = self.e_owner
         ds = np.zeros((npool, nr, nt))
         da = np.zeros((npool, nr, nt))
         pi_of = np.full(nr, -1, dtype=np.int64)
         pi_of[pooled_idx] = np.arange(npool)
+        gslot = np.where(gr >= 0, gr, self.nu)
+        own_rel = np.where(gr >= 0, rel_c[pp, :, gslot].T, 0)  # (topics, pairs)
+        own_non = np.where(gr >= 0, non_c[pp, :, gslot].T, 0)
+        tot_rel = rel_c.sum(axis=2)
+        tot_non = non_c.sum(axis=2)
         for t in range(nt):
-            top = self._topic(t).top_entries(pp, rr, n)
-            ok = top >= 0
-            e = np.where(ok, top, 0)
-            kept = ok & ~((owner[e] >= 0) & (owner[e] == gr[:, None]))
-            rel_pr = (kept & (grade[e] >= self.level)).sum(axis=1)
-            non_pr = (kept & (grade[e] >= 0) & (grade[e] < self.level)).sum(axis=1)
+            rel_pr, non_pr = self._topic(t).counts(pp, rr, n, gslot)
             # p's own top n on the same qrels (r's unit removed)
-            gslot = np.where(gr >= 0, gr, self.nu)
-            own_rel = np.where(gr >= 0, rel_c[pp, t, gslot], 0)
-            own_non = np.where(gr >= 0, non_c[pp, t, gslot], 0)
-            rel_p = rel_c[pp, t].sum(axis=1) - own_rel
-            non_p = non_c[pp, t].sum(axis=1) - own_non
+            rel_p = tot_rel[pp, t] - own_rel[t]
+            non_p = tot_non[pp, t] - own_non[t]
             ds[pi_of[pp], rr, t] = (rel_pr - rel_p) / n
             da[pi_of[pp], rr, t] = (non_pr - non_p) / n
         out = (ds, da, in_pool)
@@ -861,7 +918,8 @@ class _Harness:
     def run(self) -> EstimatorReport:
         a, m = self.a, self.m
         nr = len(a.runs)
-        full = a._scenario(-1, False)
+        ideal = m.spec.reads_ideal
+        full = a._scenario(-1, False, ideal)
         full_counted = a._counted(full)
         full_vals = a._cell_values(m, full)
         full_score = a._means(full_vals, full_counted)
@@ -873,7 +931,7 @@ class _Harness:
         rel_r = full.rel.copy()
         for g in range(len(a.unit_names)):
             members = np.flatnonzero(a.unit == g)
-            sc = a._scenario(g, False)
+            sc = a._scenario(g, False, ideal)
             counted = a._counted(sc)
             counted_r[members] = counted[members]
             rel_r[members] = sc.rel[members]
@@ -882,7 +940,7 @@ class _Harness:
             if "pool" in est:
                 est["pool"][members] = red[members]
             if "webber_park" in est:
-                nsc = a._scenario(g, True)
+                nsc = a._scenario(g, True, ideal)
                 nest = a._means(a._cell_values(m, nsc), a._counted(nsc))
                 others = pooled[a.unit[pooled] != g]
                 d = red[others] - nest[others]
@@ -890,7 +948,7 @@ class _Harness:
                 est["webber_park"][members] = red[members] + (d.mean() if d.size else np.nan)
             for t in ("condensed", "upper"):
                 if t in est:
-                    v = a._means(a._cell_values(m, sc, t), counted)
+                    v = a._means(a._cell_values(m, sc, t, only=a.unit == g), counted)
                     est[t][members] = v[members]
         lip: dict[str, tuple[F64, F64, F64]] = {}
         if "lipani2015" in est:
@@ -966,7 +1024,7 @@ class _Harness:
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         a, m = self.a, self.m
         pooled = np.flatnonzero(a.unit >= 0)
-        nsc = a._scenario(-1, True)
+        nsc = a._scenario(-1, True, m.spec.reads_ideal)
         nest = a._means(a._cell_values(m, nsc), a._counted(nsc))
         d = (full_score - nest)[pooled]
         d = d[np.isfinite(d)]

@@ -650,23 +650,24 @@ def _same(a: float | None, b: float) -> bool:
 
 
 def test_p_composed_with_r_windows_agree_with_the_literal_order() -> None:
-    # Long rankings with little overlap: the top n of p∘r often lies deep (the windows grow)
+    # Long rankings with little overlap: the top n of p∘r often lies deep (the windows grow),
+    # and short runs (3 documents) keep everything
     rng = random.Random(7)
     docs = [f"d{i:04d}" for i in range(400)]
     qrels = Qrels.from_dict({"1": {d: rng.choice([0, 1]) for d in rng.sample(docs, 300)}})
     runs = {}
-    for i in range(5):
-        ranked = rng.sample(docs, rng.choice([3, 50, 200]))
+    for i in range(6):
+        ranked = rng.sample(docs, rng.choice([3, 12, 50, 200]))
         runs[f"r{i}"] = _run({"1": ranked}, f"r{i}")
     an = EstimatorAnalysis(qrels, runs, depth=400, compat="trec_eval")
     topic = an._topic(0)
-    n = 10
-    pp, rr = np.meshgrid(np.arange(5), np.arange(5), indexing="ij")
-    pp, rr = pp.reshape(-1), rr.reshape(-1)
-    top = topic.top_entries(pp, rr, n)
     qd = qrels.to_dict()["1"]
-    for (p, r), entries in zip(zip(pp.tolist(), rr.tolist(), strict=True), top, strict=True):
-        want = _compose(runs[f"r{p}"], runs[f"r{r}"], "1")[:n]
-        got = [an.e_row[e] for e in entries if e >= 0]
-        judged = [d for d in want if d in qd]
-        assert [qrels.docids[i].decode() for i in got] == judged
+    pp, rr = np.meshgrid(np.arange(6), np.arange(6), indexing="ij")
+    pp, rr = pp.reshape(-1), rr.reshape(-1)
+    full = np.full(pp.size, an.nu)  # the kinds of the full pool
+    for n in (1, 5, 10, 30):
+        rel, non = topic.counts(pp, rr, n, full)
+        for i, (p, r) in enumerate(zip(pp.tolist(), rr.tolist(), strict=True)):
+            top = _compose(runs[f"r{p}"], runs[f"r{r}"], "1")[:n]
+            assert rel[i] == sum(1 for d in top if qd.get(d, -1) >= 1), (n, p, r)
+            assert non[i] == sum(1 for d in top if qd.get(d, -1) == 0), (n, p, r)
