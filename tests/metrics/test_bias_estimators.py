@@ -671,3 +671,23 @@ def test_p_composed_with_r_windows_agree_with_the_literal_order() -> None:
             top = _compose(runs[f"r{p}"], runs[f"r{r}"], "1")[:n]
             assert rel[i] == sum(1 for d in top if qd.get(d, -1) >= 1), (n, p, r)
             assert non[i] == sum(1 for d in top if qd.get(d, -1) == 0), (n, p, r)
+
+
+def test_paired_p_values_match_scipy() -> None:
+    import scipy.stats
+
+    from metrics.bias_estimators import _paired_p
+
+    rng = np.random.default_rng(3)
+    values = rng.random((6, 9))
+    valid = rng.random((6, 9)) < 0.85
+    p = _paired_p(values, valid)
+    for i in range(6):
+        for j in range(6):
+            both = valid[i] & valid[j]
+            d = values[i, both] - values[j, both]
+            if i == j:
+                assert p[i, j] == 1.0  # no difference at all
+                continue
+            want = scipy.stats.ttest_rel(values[i, both], values[j, both]).pvalue
+            assert d.size >= 2 and p[i, j] == pytest.approx(want, rel=1e-9)
