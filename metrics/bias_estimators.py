@@ -19,7 +19,8 @@ Estimators (the names are API keys)
     its L1OO variant when units are groups). In the harness "the pool" is the reduced pool, so
     each delta is a nested leave-out: a judgment leaves ``pool \\ {g, h}`` exactly when its
     contributor set is a subset of ``{g, h}``; per-judgment owners (one contributor) and pairs
-    (two) score every nested scenario at once.
+    (two) score every nested scenario at once. A delta that is not a number (the nested pool
+    left the run no topic to average) is skipped; the reference would return NaN.
 ``lipani2015``
     Lipani, Lupu & Hanbury (2015), "Splitting water: precision and anti-precision to reduce pool
     bias", SIGIR (the reference's LipaniEstimator). P@n only. For the run r: s = P@n(r), a =
