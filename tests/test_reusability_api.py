@@ -333,3 +333,43 @@ def test_the_real_report_is_stored_on_publish_and_anonymised(
     Run.objects.filter(campaign=demo, tag=SECRET_RUN).update(owner=oscar)
     text = api_client_for(user("researcher")).get(url(version)).content.decode()
     assert SECRET_GROUP not in text and SECRET_RUN not in text
+
+
+def test_the_readme_examples_answer_as_documented(
+    demo: Campaign, fake: list[dict[str, Any]], api_client_for: Any, as_committed: Any
+) -> None:
+    """The README's curl lines for topic subsets and reusability, on the demo (campaign 1 and
+    qrels version 1 of a fresh `load_demo`; here their ids in the test database)."""
+    import json
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    text = readme.read_text().replace("\\\n", " ")
+    commands = [
+        shlex.split(line)
+        for line in text.splitlines()
+        if line.startswith("curl ") and ("topics" in line or "reusability" in line)
+    ]
+    assert len(commands) == 3, commands
+    v1 = QrelsVersion.objects.get(campaign=demo, number=1)
+    Reusability.objects.filter(qrels=v1).delete()  # computed at load_demo, without the fake
+    reusability_compute(report_id=reusability_request(version=v1).pk)
+    client = api_client_for(user("researcher"))
+    statuses = []
+    for argv in commands:
+        data = argv[argv.index("-d") + 1] if "-d" in argv else None
+        address = next(a for a in argv if a.startswith("http://127.0.0.1:8000"))
+        path = address.removeprefix("http://127.0.0.1:8000")
+        path = re.sub(r"/campaigns/1/", f"/campaigns/{demo.pk}/", path)
+        path = re.sub(r"/qrels/1/", f"/qrels/{v1.pk}/", path)
+        with as_committed():
+            if data is None:
+                response = client.get(path)
+            else:
+                response = client.post(path, json.loads(data), format="json")
+        statuses.append(response.status_code)
+        if data is None:
+            assert response.json()["state"] == "done", (path, response.json())
+    assert statuses == [202, 200, 200]
