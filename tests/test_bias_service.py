@@ -4,10 +4,12 @@ estimators with their measured error, and a failure stored rather than answered 
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import AnonymousUser
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import override_settings
@@ -21,6 +23,7 @@ from judging.evaluation.models import BiasReport
 from judging.evaluation.selectors import bias_report
 from judging.workflows.qrels import qrels_imported, qrels_published
 from judging.workflows.runs import run_submitted
+from metrics.bias import compare_qrels_versions
 from tests.test_api_errors import assert_shape
 from tests.test_demo_story import judge_everything_left
 
@@ -324,7 +327,12 @@ def test_the_estimators_are_asked_for_the_non_pooled_runs_by_group_and_stored(
     assert runs == {"alpha", "beta", "gamma", "novel"} and measure == "AP"
     assert kwargs["depth"] == 5 and kwargs["pooled"] == ["alpha", "beta", "gamma"]
     assert kwargs["leave_out"] == "group"  # every pooled run has a group
-    assert kwargs["groups"] == {"alpha": "lab-a", "beta": "lab-b", "gamma": "lab-c", "novel": "lab-n"}
+    assert kwargs["groups"] == {
+        "alpha": "lab-a",
+        "beta": "lab-b",
+        "gamma": "lab-c",
+        "novel": "lab-n",
+    }
     assert kwargs["topics"] == ["401", "402", "403"]
     assert kwargs["relevance_level"] == tiny.relevance_threshold
 
@@ -392,7 +400,10 @@ def test_an_estimator_that_raises_fails_the_report_with_its_error_never_a_500(
     assert client.get(url, {"depth": 7}).json()["state"] == "done"
 
 
-@pytest.mark.skipif(bias.estimator_report is None, reason="metrics.bias_estimators not merged yet")
+@pytest.mark.skipif(
+    importlib.util.find_spec("metrics.bias_estimators") is None,
+    reason="metrics.bias_estimators not merged yet",
+)
 def test_the_real_estimators_are_stored_for_the_non_pooled_run(
     tiny: Campaign, as_committed: Any
 ) -> None:
@@ -467,7 +478,7 @@ def test_before_after_is_asked_on_the_reports_topics_with_version_labels(
     assert subset is not None and subset.topics == "1-5"
 
 
-COMPARE_MERGED = "labels" in inspect.signature(bias.compare_qrels_versions).parameters
+COMPARE_MERGED = "labels" in inspect.signature(compare_qrels_versions).parameters
 
 
 @pytest.mark.skipif(not COMPARE_MERGED, reason="compare_qrels_versions(labels=) not merged yet")
@@ -509,4 +520,33 @@ def test_the_demo_topics_can_be_chosen_by_tag(demo: Campaign) -> None:
     assert qids and set(qids) <= {t.qid for t in demo.topics.all()}
     assert spec == topic_spec(qids)
     with pytest.raises(InvalidInput, match="topics"):
-        bias_report(campaign=demo, version=QrelsVersion.objects.get(), user=None, topics="77")
+        bias_report(
+            campaign=demo, version=QrelsVersion.objects.get(), user=AnonymousUser(), topics="77"
+        )
+
+
+def test_before_after_on_topics_one_version_cannot_score_says_so_instead_of_failing(
+    tiny: Campaign, as_committed: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[Any] = []
+
+    def fake(*args: Any, **kwargs: Any) -> Fake:
+        asked.append(kwargs["topics"])
+        return Fake(COMPARISON)
+
+    monkeypatch.setattr(bias, "compare_qrels_versions", fake)
+    with as_committed():
+        v2 = qrels_imported(campaign=tiny, data=(QRELS + "404 0 d1 1\n").encode())
+        report = bias_report_request(campaign=tiny, qrels=v2, topics="404")
+    assert asked == [None]  # the default report's, on every topic; not the subset's
+    assert report is not None
+    report.refresh_from_db()
+    assert report.state == "done", report.error
+    assert "before_after" not in report.result
+    # no run retrieved anything for topic 404: no delta, so no penalty, and the page is told
+    assert "penalty" not in report.result
+    assert report.result["penalty_unavailable"].startswith("no pooled run has a leave-one-out")
+    assert report.result["before_after_unavailable"] == (
+        "qrels versions 1 and 2 have no topic among the topics analysed that both can score "
+        "(a relevant judgment in each): there is nothing to compare on"
+    )

@@ -4,6 +4,7 @@ request for a version stored before reports existed, a failure stored rather tha
 
 from __future__ import annotations
 
+import importlib.util
 from io import StringIO
 from typing import Any
 
@@ -315,7 +316,8 @@ def test_the_service_is_idempotent(demo: Campaign, fake: list[dict[str, Any]]) -
 
 
 @pytest.mark.skipif(
-    reusability.compute_reusability is None, reason="metrics.reusability not merged yet"
+    importlib.util.find_spec("metrics.reusability") is None,
+    reason="metrics.reusability not merged yet",
 )
 def test_the_real_report_is_stored_on_publish_and_anonymised(
     demo: Campaign, api_client_for: Any, as_committed: Any, make_user: Any

@@ -428,8 +428,13 @@ def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
                 relevance_level=level,
             ).result(report.measure)
             out["loo"] = loo.to_dict()
-            if loo.not_pooled:
+            if loo.not_pooled and any(not math.isnan(r.delta) for r in loo.runs.values()):
                 out["penalty"] = estimate_penalty(loo).to_dict()
+            elif loo.not_pooled:
+                out["penalty_unavailable"] = (
+                    "no pooled run has a leave-one-out delta on these topics (none of them "
+                    "retrieved anything there): there is no penalty to estimate"
+                )
     else:
         out["loo_unavailable"] = "leave-one-out needs at least two pooled runs"
     with stage("estimators"):
@@ -453,25 +458,62 @@ def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
     )
     if previous is not None:
         with stage("before/after"):
-            novel = sorted(_novel_at(campaign, previous))
-            comparison = _call(
-                compare_qrels_versions,
-                Qrels.from_dict(qrels_dict(previous)),
-                qrels,
-                runs,
-                report.measure,
-                novel=novel,
-                recall_k=report.depth * 5,
-                topics=topics,
-                relevance_level=level,
-                labels=(f"v{previous.number}", f"v{report.qrels.number}"),
+            out.update(
+                _before_after(campaign, report, previous, qrels, qrels_map, runs, topics, level)
             )
-            out["before_after"] = {
-                "from": previous.number,
-                "to": report.qrels.number,
-                **comparison.to_dict(),
-            }
     return out
+
+
+def _scorable(qrels: dict[str, dict[str, int]], level: int, topics: list[str] | None) -> set[str]:
+    """The topics a qrels version can score: a relevant judgment (grade >= level) in it."""
+    wanted = None if topics is None else set(topics)
+    return {
+        q
+        for q, judged in qrels.items()
+        if (wanted is None or q in wanted) and any(g >= level for g in judged.values())
+    }
+
+
+def _before_after(
+    campaign: Campaign,
+    report: BiasReport,
+    previous: QrelsVersion,
+    qrels: Qrels,
+    qrels_map: dict[str, dict[str, int]],
+    runs: dict[str, MetricsRun],
+    topics: list[str] | None,
+    level: int,
+) -> dict[str, Any]:
+    """``{"before_after": ...}``: every run under the previous version and this one, on the
+    topics both can score (``metrics.bias.compare_qrels_versions``); or why there is none."""
+    before = qrels_dict(previous)
+    if not _scorable(before, level, topics) & _scorable(qrels_map, level, topics):
+        where = " among the topics analysed" if topics is not None else ""
+        return {
+            "before_after_unavailable": f"qrels versions {previous.number} and "
+            f"{report.qrels.number} have no topic{where} that both can score (a relevant "
+            "judgment in each): there is nothing to compare on"
+        }
+    novel = sorted(_novel_at(campaign, previous))
+    comparison = _call(
+        compare_qrels_versions,
+        Qrels.from_dict(before),
+        qrels,
+        runs,
+        report.measure,
+        novel=novel,
+        recall_k=report.depth * 5,
+        topics=topics,
+        relevance_level=level,
+        labels=(f"v{previous.number}", f"v{report.qrels.number}"),
+    )
+    return {
+        "before_after": {
+            "from": previous.number,
+            "to": report.qrels.number,
+            **comparison.to_dict(),
+        }
+    }
 
 
 def _call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
