@@ -5,7 +5,6 @@ estimators with their measured error, and a failure stored rather than answered 
 from __future__ import annotations
 
 import importlib.util
-import inspect
 from typing import Any
 
 import pytest
@@ -23,7 +22,6 @@ from judging.evaluation.models import BiasReport
 from judging.evaluation.selectors import bias_report
 from judging.workflows.qrels import qrels_imported, qrels_published
 from judging.workflows.runs import run_submitted
-from metrics.bias import compare_qrels_versions
 from tests.test_api_errors import assert_shape
 from tests.test_demo_story import judge_everything_left
 
@@ -452,17 +450,6 @@ def test_before_after_is_asked_on_the_reports_topics_with_version_labels(
         calls.append({"a": set(qrels_a.qids), "b": set(qrels_b.qids), **kwargs})
         return Fake(COMPARISON)
 
-    # the compare helper's signature (labels, topics), whatever metrics.bias has
-    fake.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [
-            inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-            for n in ("qrels_a", "qrels_b", "runs", "measure")
-        ]
-        + [
-            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY)
-            for n in ("novel", "recall_k", "topics", "relevance_level", "labels")
-        ]
-    )
     monkeypatch.setattr(bias, "compare_qrels_versions", fake)
     v2 = _publish_v2(demo, as_committed)
     with as_committed():
@@ -478,10 +465,6 @@ def test_before_after_is_asked_on_the_reports_topics_with_version_labels(
     assert subset is not None and subset.topics == "1-5"
 
 
-COMPARE_MERGED = "labels" in inspect.signature(compare_qrels_versions).parameters
-
-
-@pytest.mark.skipif(not COMPARE_MERGED, reason="compare_qrels_versions(labels=) not merged yet")
 def test_before_after_compares_the_demo_on_the_five_topics_v1_can_score(
     demo: Campaign, as_committed: Any, api_client_for: Any
 ) -> None:

@@ -8,10 +8,9 @@ A report is about a subset of the campaign's topics (``topic_filter``: ids, nume
 
 from __future__ import annotations
 
-import inspect
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, NamedTuple
@@ -495,8 +494,7 @@ def _before_after(
             "judgment in each): there is nothing to compare on"
         }
     novel = sorted(_novel_at(campaign, previous))
-    comparison = _call(
-        compare_qrels_versions,
+    comparison = compare_qrels_versions(
         Qrels.from_dict(before),
         qrels,
         runs,
@@ -514,15 +512,6 @@ def _before_after(
             **comparison.to_dict(),
         }
     }
-
-
-def _call(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``function(*args, **kwargs)`` without the keyword arguments it does not take yet (the
-    metrics functions gain ``labels``/``topics`` as they grow)."""
-    accepted = inspect.signature(function).parameters
-    if not any(p.kind == p.VAR_KEYWORD for p in accepted.values()):
-        kwargs = {k: v for k, v in kwargs.items() if k in accepted}
-    return function(*args, **kwargs)
 
 
 def _estimators(

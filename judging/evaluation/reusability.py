@@ -26,11 +26,7 @@ from judging.evaluation.models import EvalState, Reusability
 from judging.evaluation.services import qrels_dict
 from judging.pools.models import PoolState, PoolVersion
 from metrics.io import Qrels
-
-try:  # metrics.reusability arrives with the comparison work; until then the report fails
-    from metrics.reusability import reusability as compute_reusability
-except ImportError:  # pragma: no cover - exercised only before that module exists
-    compute_reusability = None
+from metrics.reusability import reusability as compute_reusability
 
 # The measure whose expected underestimate the verdict states.
 REUSABILITY_MEASURE = "AP"
@@ -102,8 +98,6 @@ def pooled_at(campaign: Campaign, version: QrelsVersion, runs_models: list[Run])
 
 
 def _compute(campaign: Campaign, version: QrelsVersion) -> dict[str, Any]:
-    if compute_reusability is None:
-        raise RuntimeError("the reusability analysis (metrics.reusability) is not installed")
     runs_models, runs = campaign_runs(campaign)
     if not runs:
         raise ValueError("the campaign has no runs to analyse")
