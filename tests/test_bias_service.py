@@ -533,3 +533,41 @@ def test_before_after_on_topics_one_version_cannot_score_says_so_instead_of_fail
         "qrels versions 1 and 2 have no topic among the topics analysed that both can score "
         "(a relevant judgment in each): there is nothing to compare on"
     )
+
+
+# --- the migration ---------------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reports_stored_before_topic_subsets_are_kept_as_reports_of_every_topic(
+    tiny: Campaign,
+) -> None:
+    """Migration 0003 gives stored reports the topics "" (all) and keeps them unique per key."""
+    from django.db import IntegrityError, connection, transaction
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("evaluation", "0002_biasreport_requested_by")]
+    after = [("evaluation", "0003_topics_and_reusability")]
+    report = BiasReport.objects.get(campaign=tiny)
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    try:
+        executor.loader.build_graph()
+        old = executor.loader.project_state(before).apps.get_model("evaluation", "BiasReport")
+        kept = old.objects.get(pk=report.pk)
+        assert not hasattr(kept, "topics")
+        old.objects.create(
+            campaign_id=tiny.pk, qrels_id=report.qrels_id, kind="loo_run", measure="P@5", depth=3
+        )
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+    rows = BiasReport.objects.filter(campaign=tiny).order_by("pk")
+    assert [(r.measure, r.topics) for r in rows] == [("AP", ""), ("P@5", "")]
+    with pytest.raises(IntegrityError), transaction.atomic():
+        BiasReport.objects.create(
+            campaign=tiny, qrels=report.qrels, kind="loo_run", measure="P@5", depth=3
+        )
+    BiasReport.objects.create(  # the same key on a subset of topics is another report
+        campaign=tiny, qrels=report.qrels, kind="loo_run", measure="P@5", depth=3, topics="401"
+    )
