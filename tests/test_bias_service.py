@@ -4,7 +4,6 @@ estimators with their measured error, and a failure stored rather than answered 
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import pytest
@@ -398,10 +397,6 @@ def test_an_estimator_that_raises_fails_the_report_with_its_error_never_a_500(
     assert client.get(url, {"depth": 7}).json()["state"] == "done"
 
 
-@pytest.mark.skipif(
-    importlib.util.find_spec("metrics.bias_estimators") is None,
-    reason="metrics.bias_estimators not merged yet",
-)
 def test_the_real_estimators_are_stored_for_the_non_pooled_run(
     tiny: Campaign, as_committed: Any
 ) -> None:

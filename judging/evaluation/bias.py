@@ -34,17 +34,19 @@ from judging.evaluation.models import (
 )
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from judging.pools.models import PoolState, PoolVersion
-from metrics.bias import LeaveOneOut, compare_qrels_versions, estimate_penalty, judged_at_k
+from metrics.bias import (
+    LeaveOneOut,
+    LeaveOut,
+    compare_qrels_versions,
+    estimate_penalty,
+    judged_at_k,
+)
+from metrics.bias_estimators import estimator_report
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
 from metrics.names import parse_measure
 from metrics.pooling import make_strategy, parse_topic_spec, simulate, topic_sort_key
 from metrics.problems import Problem
-
-try:  # the estimators arrive with metrics.bias_estimators; until then the report says so
-    from metrics.bias_estimators import estimator_report
-except ImportError:  # pragma: no cover - exercised only before that module exists
-    estimator_report = None
 
 EFFICIENCY_STRATEGIES = ("docid", "rank", "mtf", "hedge")
 RATE_WINDOW = timedelta(hours=1)
@@ -367,7 +369,9 @@ def campaign_runs(
     return runs_models, {r.tag: metrics_run(r) for r in runs_models}
 
 
-def units(runs_models: Sequence[Run], pooled: Sequence[str]) -> tuple[str, dict[str, str] | None]:
+def units(
+    runs_models: Sequence[Run], pooled: Sequence[str]
+) -> tuple[LeaveOut, dict[str, str] | None]:
     """What the estimators and the reusability report leave out: groups when every pooled run
     has one (``leave_out="group"``, every run mapped to its group or, without one, its tag),
     else runs (no groups)."""
@@ -533,8 +537,6 @@ def _estimators(
             "estimators_unavailable": "the estimators are validated by leaving out one pooled "
             f"unit at a time: that needs at least two pooled {what} ({n_units} here)"
         }
-    if estimator_report is None:
-        return {"estimators_unavailable": "the penalty estimators are not installed"}
     result = estimator_report(
         qrels,
         runs,
