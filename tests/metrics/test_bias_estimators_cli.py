@@ -157,18 +157,40 @@ def test_old_form_still_works(files: tuple[Path, list[Path], Path]) -> None:
     assert d["runs"]["C"]["score"] == 0.5 and d["runs"]["C"]["score_without"] == 0.0
 
 
-def test_compare_and_reusability_dispatch_or_say_why(
-    files: tuple[Path, list[Path], Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    import importlib.util
+def test_compare_and_reusability_are_dispatched(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
 
-    qrels, runs, _ = files
-    code, _ = _main(["bias", "compare", str(qrels), str(qrels), *map(str, runs)])
-    if importlib.util.find_spec("metrics.bias_compare_cli") is None:
-        assert code == 2
-        assert "metrics.bias_compare_cli is not installed" in capsys.readouterr().err
-    else:
-        assert code in (0, 2, 3)
+    from metrics import bias_cli
+
+    seen: list[tuple[str, list[str]]] = []
+    fake = types.ModuleType("metrics.bias_compare_cli")
+
+    def run_compare(argv: list[str], out: io.StringIO) -> int:
+        seen.append(("compare", argv))
+        return 0
+
+    def run_reusability(argv: list[str], out: io.StringIO) -> int:
+        seen.append(("reusability", argv))
+        return 3
+
+    fake.run_compare = run_compare  # type: ignore[attr-defined]
+    fake.run_reusability = run_reusability  # type: ignore[attr-defined]
+    monkeypatch.setattr(bias_cli, "_compare_module", lambda: fake)
+    assert _main(["bias", "compare", "a", "b", "--x"])[0] == 0
+    assert _main(["bias", "reusability", "q", "r"])[0] == 3
+    assert seen == [("compare", ["a", "b", "--x"]), ("reusability", ["q", "r"])]
+
+
+def test_compare_without_its_module_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from metrics import bias_cli
+
+    monkeypatch.setattr(bias_cli, "_compare_module", lambda: None)
+    assert _main(["bias", "compare", "a", "b"])[0] == 2
+    err = capsys.readouterr().err
+    assert "python -m metrics bias compare: error:" in err
+    assert "metrics.bias_compare_cli is not installed" in err
 
 
 def test_fresh_process_and_evaluate_does_not_load_scipy(
