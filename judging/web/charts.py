@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -66,7 +67,7 @@ class Frame:
         )
 
 
-def finite(v: float | None) -> bool:
+def finite(v: float | None) -> TypeGuard[float]:
     """A value that can be drawn (not None, NaN or infinite)."""
     return v is not None and not isinstance(v, bool) and math.isfinite(v)
 
