@@ -122,7 +122,7 @@ class _Walker(HTMLParser):
         text = " ".join(str(cell["text"]).split())
         classes = cell["classes"]
         assert isinstance(classes, list)
-        if "p" in classes and not P_CELL.match(text):
+        if "p" in classes and (not P_CELL.match(text) or text == "0.0000"):
             self.problems.append(f"p-value cell reads {text!r}")
         if "num" in classes and not text and not cell["drawn"]:
             self.problems.append("a blank number cell")
