@@ -119,9 +119,8 @@ def _filters(campaign: Campaign, query: QueryDict) -> Filters:
                     "depth must be a whole number",
                     [Problem.at("depth", f"must be a whole number, not {raw_depth[:40]!r}")],
                 ) from None
-        f.measure, f.depth, f.kind = bias_params(
-            campaign, measure=f.measure, depth=depth, kind=kind
-        )
+        params = bias_params(campaign, measure=f.measure, depth=depth, kind=kind)
+        f.measure, f.depth, f.kind = params[0], params[1], params[2]
         if raw_topics:
             found = _topic_filter(campaign, raw_topics)
             if found is not None:
