@@ -199,9 +199,10 @@ def test_the_reusability_verdict_comes_first_then_its_numbers(
     )
     assert "25.0% of the relevant documents were found by one group only" in text
     assert (
-        "Relevant found by one group only (Voorhees 2018) 25.0% of the relevant documents 10 of 40"
+        "Relevant documents found by one group only (Voorhees 2018) 25.0% 10 of the 40 relevant"
         in text
     )
+    assert """title="% of the relevant documents">25.0%</span>""" in reuse
     assert "Judged@100 0.420 none: every run is pooled" in text
     assert "402 12 40 3" in page_text(reuse[reuse.index('id="shallow"') :])
     assert "g-alpha 6" in page_text(reuse[reuse.index('id="unique-relevant"') :])
@@ -349,3 +350,23 @@ def test_the_charts_draw_the_recommended_estimate_and_a_legend_of_drawn_series(
     assert "Move-to-Front" not in svg  # its curve has no value: neither drawn nor in the legend
     assert 'class="legend"' in svg and "rank order" in svg
     assert wording_problems(svg) == []
+
+
+def test_when_no_correction_is_recommended_the_page_says_so_and_names_the_best_one(
+    world: Any, researcher: Any
+) -> None:
+    result = fx.result()
+    result["estimators"]["recommended"] = "pool"
+    result["estimators"]["recommended_why"] = (
+        "lowest mean absolute error (0.0533) of the 6 estimators that apply to P@10"
+    )
+    store(world, result)
+    text = page_text(section(page(researcher, world), "penalty"))
+    assert "Recommended for P@10: No correction, for the lowest mean absolute error" in text
+    assert (
+        "no correction is measured to do better than the score the pool gives: 0.2000 is the "
+        "best estimate of its P@10 had it been pooled. The best-measured correction, Webber & "
+        "Park 2009 (MAE 0.0121), would put the penalty at +0.0140 P@10, 7.0% of the run's own "
+        "score." in text
+    )
+    assert "a penalty of 0.0000" not in text

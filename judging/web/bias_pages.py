@@ -227,6 +227,8 @@ def _scatter(report: dict[str, Any]) -> str:
                     charts.Point(row["estimate"], run["score"], f"{run['run']} (not pooled)", True)
                 )
         how = section["scatter_label"]
+        if name == "pool":
+            how = f"{how}: the score as it is"
     else:
         for tag, p in (result.get("penalty") or {}).get("runs", {}).items():
             if p.get("estimated_score") is not None and p.get("score") is not None:
@@ -241,7 +243,7 @@ def _scatter(report: dict[str, Any]) -> str:
         x_label=f"{report['measure']} with the run in the pool",
         y_label=f"{report['measure']} with the run left out",
         point_label="pooled run: with vs without it in the pool",
-        highlight_label=f"not pooled: estimated if pooled ({how}) vs as scored",
+        highlight_label=f"not pooled: estimate if pooled ({how}) vs as scored",
     )
 
 
@@ -342,7 +344,20 @@ def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
                 }
             )
         headline = next((r for r in rows if r["recommended"]), None)
-        runs.append({"run": tag, "score": run.get("score"), "rows": rows, "headline": headline})
+        # when no correction is recommended, the best-measured one is still worth a sentence
+        corrections = sorted(
+            (r for r in rows if r["name"] != "pool" and r["error"].get("mae") is not None),
+            key=lambda r: r["error"]["mae"],
+        )
+        runs.append(
+            {
+                "run": tag,
+                "score": run.get("score"),
+                "rows": rows,
+                "headline": headline,
+                "best_correction": corrections[0] if corrections else None,
+            }
+        )
     scatter_estimator = recommended or ("webber_park" if "webber_park" in applicable else None)
     harness = [
         {

@@ -107,6 +107,13 @@ def share(value: Any, of: str) -> SafeString:
 
 
 @register.filter
+def share_pct(value: Any, of: str) -> SafeString:
+    """A fraction (0..1) shown as a percentage, ``of`` in its title (``pct``)."""
+    v = number(value)
+    return pct(None if v is None else 100.0 * v, of)
+
+
+@register.filter
 def interval(pair: Any, digits: Any = 4) -> SafeString | str:
     if not isinstance(pair, (list, tuple)) or len(pair) != 2:
         return _missing("no interval: not enough data, or the figure is not an average")
