@@ -292,6 +292,7 @@ def _reusability_svg(version_number: int, result: dict[str, Any]) -> str:
         x_label="pool depth",
         y_label="relevant per judgment",
         size=(520, 280),
+        legend_right=True,
     )
 
 

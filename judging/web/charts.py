@@ -140,9 +140,11 @@ def _svg(f: Frame, desc: str) -> SafeString:
     )
 
 
-def _legend(f: Frame, items: Sequence[tuple[str, str, str]]) -> None:
-    """One entry per drawn series: (label, colour, how it is drawn: line, dashed, dot, diamond)."""
-    x = f.left + 10
+def _legend(f: Frame, items: Sequence[tuple[str, str, str]], *, right: bool = False) -> None:
+    """One entry per drawn series: (label, colour, how it is drawn: line, dashed, dot, diamond);
+    at the plot's top left, or top right (``right``: for lines that start high)."""
+    longest = max((len(label) for label, _, _ in items), default=0)
+    x = f.width - f.right - 40 - int(6.5 * longest) if right else f.left + 10
     y = f.top + 8
     for label, color, kind in items:
         if kind == "dot":
@@ -175,6 +177,7 @@ def line_chart(
     y_range: tuple[float, float] | None = None,
     markers: Sequence[tuple[float, str]] = (),
     size: tuple[int, int] = (640, 380),
+    legend_right: bool = False,
 ) -> SafeString:
     """Lines over a shared x axis; ``markers`` draw labelled vertical lines (e.g. the elbow);
     ``size`` is (width, height) in pixels.
@@ -224,7 +227,7 @@ def line_chart(
         )
     if not drawn:
         f.parts.append(_nothing(f))
-    _legend(f, legend)
+    _legend(f, legend, right=legend_right)
     return _svg(f, title)
 
 
