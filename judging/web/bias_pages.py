@@ -319,6 +319,8 @@ def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
         n for n in info if n not in ESTIMATOR_LABELS
     ]
     applicable = [n for n in order if info[n].get("applicable", True)]
+    # best measured first (the lowest MAE; one not measured last), the recommended one on top
+    applicable.sort(key=lambda n: (info[n].get("mae") is None, info[n].get("mae") or 0.0))
     recommended = est.get("recommended") if est.get("recommended") in applicable else None
     if recommended:
         applicable.remove(recommended)
