@@ -27,11 +27,9 @@ from judging.campaigns.models import Campaign
 from judging.core.downloads import content_disposition
 from judging.core.errors import DomainError, InvalidInput, RateLimited
 from judging.core.roles import UserLike, account, is_researcher
-from judging.evaluation import bias as bias_service
-from judging.evaluation import selectors as evaluation_selectors
 from judging.evaluation.bias import bias_params, bias_report_request
 from judging.evaluation.models import BiasKind, EvalState
-from judging.evaluation.selectors import bias_report
+from judging.evaluation.selectors import bias_report, reusability_report
 from judging.web import charts
 from judging.web.flash import flash, flash_error
 from judging.web.results import qrels_version_or_404
@@ -85,15 +83,6 @@ class Filters:
         return out
 
 
-def _topic_filter(campaign: Campaign, spec: str) -> tuple[str, list[str]] | None:
-    """The service's ``topic_filter(campaign, spec)``, or None while it does not exist."""
-    fn = getattr(bias_service, "topic_filter", None)
-    if fn is None:
-        return None
-    normalised, qids = fn(campaign, spec)
-    return str(normalised), list(qids)
-
-
 def _filters(campaign: Campaign, query: QueryDict) -> Filters:
     version = qrels_version_or_404(campaign, query.get("qrels"))
     raw_depth = (query.get("depth") or "").strip()
@@ -119,12 +108,9 @@ def _filters(campaign: Campaign, query: QueryDict) -> Filters:
                     "depth must be a whole number",
                     [Problem.at("depth", f"must be a whole number, not {raw_depth[:40]!r}")],
                 ) from None
-        params = bias_params(campaign, measure=f.measure, depth=depth, kind=kind)
-        f.measure, f.depth, f.kind = params[0], params[1], params[2]
-        if raw_topics:
-            found = _topic_filter(campaign, raw_topics)
-            if found is not None:
-                f.topics, f.topic_ids = found
+        params = bias_params(campaign, measure=f.measure, depth=depth, kind=kind, topics=raw_topics)
+        f.measure, f.depth, f.kind = params.measure, params.depth, params.kind
+        f.topics, f.topic_ids = params.topics, params.topic_ids
     except InvalidInput as exc:
         f.error = exc
         if raw_depth.isdigit():
@@ -145,7 +131,6 @@ def _stored_report(campaign: Campaign, f: Filters, user: UserLike) -> dict[str, 
     """The stored report as the user may see it (None: never requested). Never computes."""
     if f.version is None or f.error is not None:
         return None
-    extra: dict[str, Any] = {"topics": f.topics} if f.topics else {}
     try:
         return bias_report(
             campaign=campaign,
@@ -154,7 +139,7 @@ def _stored_report(campaign: Campaign, f: Filters, user: UserLike) -> dict[str, 
             measure=f.measure,
             depth=f.depth,
             kind=f.kind,
-            **extra,
+            topics=f.topics,
         )
     except DomainError as exc:
         raise Http404(exc.message) from None
@@ -176,7 +161,6 @@ def bias_compute(request: HttpRequest, campaign_id: int) -> HttpResponse:
     if version is None:
         flash(request, messages.WARNING, "There is no qrels version to analyse yet.")
         return redirect(url)
-    extra: dict[str, Any] = {"topics": f.topics} if f.topics else {}
     try:
         bias_report_request(
             campaign=campaign,
@@ -184,8 +168,8 @@ def bias_compute(request: HttpRequest, campaign_id: int) -> HttpResponse:
             measure=f.measure,
             depth=f.depth,
             kind=f.kind,
+            topics=f.topics,
             requested_by=account(request.user),
-            **extra,
         )
     except RateLimited as exc:
         minutes = math.ceil(exc.retry_after / 60)
@@ -471,12 +455,11 @@ def _before_after_section(result: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _reusability_section(version: QrelsVersion | None, user: UserLike) -> dict[str, Any] | None:
-    """The qrels version's stored reusability report (the service's selector), laid out; None
-    while the selector does not exist. ``{"state": "missing"}`` when never computed."""
-    fn = getattr(evaluation_selectors, "reusability_report", None)
-    if fn is None or version is None:
+    """The qrels version's stored reusability report (``evaluation.selectors``), laid out;
+    ``{"state": "missing"}`` when never computed, None without a version."""
+    if version is None:
         return None
-    stored = fn(version, user)
+    stored = reusability_report(version, user)
     if stored is None:
         return {"state": "missing", "version": version}
     out: dict[str, Any] = {**stored, "version": version}
@@ -534,7 +517,6 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "versions": QrelsVersion.objects.filter(campaign=campaign).latest_first(),
         "measures": _measure_options(campaign, f.measure),
         "kinds": BiasKind.choices,
-        "topic_filter_available": getattr(bias_service, "topic_filter", None) is not None,
     }
     if f.error is not None:
         context["problems"] = [str(p) for p in f.error.problems] or [f.error.message]
