@@ -1,6 +1,9 @@
 """Charts as SVG rendered on the server: no JavaScript, no network, downloadable as files.
 
 Every function returns a complete ``<svg>`` document (a ``SafeString``: every label is escaped).
+Missing and non-finite values are left out (never drawn at 0, never written as ``NaN``), and a
+legend lists only what is drawn: every drawn series carries ``data-series="LABEL"`` and every
+legend entry ``class="legend"`` with the same label (tests/test_page_wording.py checks both).
 """
 
 from __future__ import annotations
@@ -8,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -61,6 +65,11 @@ class Frame:
             - self.bottom
             - (y - self.y0) / span * (self.height - self.top - self.bottom)
         )
+
+
+def finite(v: float | None) -> TypeGuard[float]:
+    """A value that can be drawn (not None, NaN or infinite)."""
+    return v is not None and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _ticks(lo: float, hi: float, n: int = 5) -> list[float]:
@@ -131,16 +140,31 @@ def _svg(f: Frame, desc: str) -> SafeString:
     )
 
 
-def _legend(f: Frame, items: Sequence[tuple[str, str, bool]]) -> None:
-    x = f.left + 10
+def _legend(f: Frame, items: Sequence[tuple[str, str, str]], *, right: bool = False) -> None:
+    """One entry per drawn series: (label, colour, how it is drawn: line, dashed, dot, diamond);
+    at the plot's top left, or top right (``right``: for lines that start high)."""
+    longest = max((len(label) for label, _, _ in items), default=0)
+    x = f.width - f.right - 40 - int(6.5 * longest) if right else f.left + 10
     y = f.top + 8
-    for label, color, dashed in items:
-        dash = ' stroke-dasharray="5 4"' if dashed else ""
+    for label, color, kind in items:
+        if kind == "dot":
+            f.parts.append(
+                f'<circle cx="{x + 11}" cy="{y}" r="4" fill="{color}" fill-opacity=".75"/>'
+            )
+        elif kind == "diamond":
+            f.parts.append(
+                f'<path d="M{x + 11} {y - 6} L{x + 17} {y} L{x + 11} {y + 6} L{x + 5} {y} Z" '
+                f'fill="none" stroke="{color}" stroke-width="2"/>'
+            )
+        else:
+            dash = ' stroke-dasharray="5 4"' if kind == "dashed" else ""
+            f.parts.append(
+                f'<line x1="{x}" x2="{x + 22}" y1="{y}" y2="{y}" stroke="{color}" '
+                f'stroke-width="2.5"{dash}/>'
+            )
         f.parts.append(
-            f'<line x1="{x}" x2="{x + 22}" y1="{y}" y2="{y}" stroke="{color}" '
-            f'stroke-width="2.5"{dash}/>'
+            f'<text class="legend" x="{x + 28}" y="{y + 4}" {FONT}>{escape(label)}</text>'
         )
-        f.parts.append(f'<text x="{x + 28}" y="{y + 4}" {FONT}>{escape(label)}</text>')
         y += 17
 
 
@@ -152,26 +176,46 @@ def line_chart(
     y_label: str,
     y_range: tuple[float, float] | None = None,
     markers: Sequence[tuple[float, str]] = (),
+    size: tuple[int, int] = (640, 380),
+    legend_right: bool = False,
 ) -> SafeString:
-    """Lines over a shared x axis; ``markers`` draw labelled vertical lines (e.g. the elbow)."""
-    xs = [x for s in series for x in s.xs]
-    ys = [y for s in series for y in s.ys if y is not None]
-    f = Frame(x0=min(xs, default=0.0), x1=max(xs, default=1.0))
+    """Lines over a shared x axis; ``markers`` draw labelled vertical lines (e.g. the elbow);
+    ``size`` is (width, height) in pixels.
+
+    Points with a missing or non-finite x or y are left out; a series with no point left is not
+    drawn and not in the legend; a series with one point is drawn as a dot."""
+    drawn = [
+        (s, [(x, y) for x, y in zip(s.xs, s.ys, strict=True) if finite(x) and finite(y)])
+        for s in series
+    ]
+    drawn = [(s, pts) for s, pts in drawn if pts]
+    xs = [x for _, pts in drawn for x, _ in pts]
+    ys = [y for _, pts in drawn for _, y in pts]
+    f = Frame(x0=min(xs, default=0.0), x1=max(xs, default=1.0), width=size[0], height=size[1])
     f.y0, f.y1 = y_range if y_range else (min(0.0, min(ys, default=0.0)), max(ys, default=1.0))
     _axes(f, title, x_label, y_label)
     legend = []
-    for i, s in enumerate(series):
+    for i, (s, data) in enumerate(drawn):
         color = s.color or PALETTE[i % len(PALETTE)]
-        pts = [
-            f"{f.px(x):.1f},{f.py(y):.1f}" for x, y in zip(s.xs, s.ys, strict=True) if y is not None
-        ]
+        label = escape(s.label)
+        if len(data) == 1:
+            ((x, y),) = data
+            f.parts.append(
+                f'<circle data-series="{label}" cx="{f.px(x):.1f}" cy="{f.py(y):.1f}" r="4" '
+                f'fill="{color}"/>'
+            )
+            legend.append((s.label, color, "dot"))
+            continue
+        pts = " ".join(f"{f.px(x):.1f},{f.py(y):.1f}" for x, y in data)
         dash = ' stroke-dasharray="5 4"' if s.dashed else ""
         f.parts.append(
-            f'<polyline fill="none" stroke="{color}" stroke-width="{s.width}"'
-            f'{dash} points="{" ".join(pts)}"/>'
+            f'<polyline data-series="{label}" fill="none" stroke="{color}" '
+            f'stroke-width="{s.width}"{dash} points="{pts}"/>'
         )
-        legend.append((s.label, color, s.dashed))
-    for x, label in markers:
+        legend.append((s.label, color, "dashed" if s.dashed else "line"))
+    for x, mark in markers:
+        if not finite(x):
+            continue
         px = f.px(x)
         f.parts.append(
             f'<line x1="{px:.1f}" x2="{px:.1f}" y1="{f.top}" '
@@ -179,10 +223,19 @@ def line_chart(
         )
         f.parts.append(
             f'<text x="{px + 4:.1f}" y="{f.height - f.bottom - 8}" {FONT} '
-            f'fill="#d35400">{escape(label)}</text>'
+            f'fill="#d35400">{escape(mark)}</text>'
         )
-    _legend(f, legend)
+    if not drawn:
+        f.parts.append(_nothing(f))
+    _legend(f, legend, right=legend_right)
     return _svg(f, title)
+
+
+def _nothing(f: Frame) -> str:
+    return (
+        f'<text x="{(f.left + f.width - f.right) / 2:.0f}" y="{(f.top + f.height) / 2:.0f}" '
+        f'text-anchor="middle" {FONT} fill="#5b6472">no data to draw</text>'
+    )
 
 
 def scatter(
@@ -192,9 +245,15 @@ def scatter(
     x_label: str,
     y_label: str,
     diagonal: bool = True,
+    point_label: str = "",
     highlight_label: str = "",
 ) -> SafeString:
-    """Points with an optional y = x line; highlighted points drawn as open red diamonds."""
+    """Points with an optional y = x line; highlighted points drawn as open red diamonds.
+
+    Points with a missing or non-finite coordinate are left out. The legend names the plain
+    points (``point_label``) and the highlighted ones (``highlight_label``) only when some are
+    drawn."""
+    points = [p for p in points if finite(p.x) and finite(p.y)]
     vals = [p.x for p in points] + [p.y for p in points]
     lo, hi = min(vals, default=0.0), max(vals, default=1.0)
     pad = (hi - lo) * 0.05 or 0.05
@@ -216,14 +275,16 @@ def scatter(
             f'<text x="{f.px(f.x1) - 4:.1f}" y="{f.py(f.x1) + 14:.1f}" '
             f'text-anchor="end" {FONT} fill="#7f8c8d">y = x</text>'
         )
+    plain_series = escape(point_label or "points")
+    high_series = escape(highlight_label or "highlighted")
     for p in points:
         x, y = f.px(p.x), f.py(p.y)
         tip = f"<title>{escape(p.label)}: {p.x:.4f} vs {p.y:.4f}</title>"
         if p.highlight:
             f.parts.append(
-                f'<path d="M{x:.1f} {y - 6:.1f} L{x + 6:.1f} {y:.1f} L{x:.1f} '
-                f'{y + 6:.1f} L{x - 6:.1f} {y:.1f} Z" fill="none" stroke="#c0392b" '
-                f'stroke-width="2">{tip}</path>'
+                f'<path data-series="{high_series}" d="M{x:.1f} {y - 6:.1f} L{x + 6:.1f} '
+                f'{y:.1f} L{x:.1f} {y + 6:.1f} L{x - 6:.1f} {y:.1f} Z" fill="none" '
+                f'stroke="#c0392b" stroke-width="2">{tip}</path>'
             )
             near_right = x > f.left + 0.6 * (f.width - f.left - f.right)
             tx, anchor = (x - 8, "end") if near_right else (x + 8, "start")
@@ -233,18 +294,28 @@ def scatter(
             )
         else:
             f.parts.append(
-                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="#2456a6" '
-                f'fill-opacity=".75">{tip}</circle>'
+                f'<circle data-series="{plain_series}" cx="{x:.1f}" cy="{y:.1f}" r="4" '
+                f'fill="#2456a6" fill-opacity=".75">{tip}</circle>'
             )
-    if highlight_label:
-        _legend(f, [(highlight_label, "#c0392b", False)])
+    legend = []
+    if point_label and any(not p.highlight for p in points):
+        legend.append((point_label, "#2456a6", "dot"))
+    if highlight_label and any(p.highlight for p in points):
+        legend.append((highlight_label, "#c0392b", "diamond"))
+    if not points:
+        f.parts.append(_nothing(f))
+    _legend(f, legend)
     return _svg(f, title)
 
 
-def bars(items: Sequence[tuple[str, float, bool]], *, title: str, value_label: str) -> SafeString:
-    """Horizontal bars for signed values (e.g. leave-one-out deltas); flagged bars in red."""
+def bars(
+    items: Sequence[tuple[str, float | None, bool]], *, title: str, value_label: str
+) -> SafeString:
+    """Horizontal bars for signed values (e.g. leave-one-out deltas); flagged bars in red.
+
+    An item without a finite value gets its label and "no value", not a bar at 0."""
     height = 40 + 22 * max(1, len(items)) + 40
-    vals = [v for _, v, _ in items]
+    vals = [v for _, v, _ in items if finite(v)]
     lo, hi = min(0.0, min(vals, default=0.0)), max(0.0, max(vals, default=1.0))
     f = Frame(x0=lo, x1=hi if hi > lo else lo + 1.0, y0=0, y1=1, height=height, left=170, right=80)
     f.parts.append(f'<rect x="0" y="0" width="{f.width}" height="{f.height}" fill="#fff"/>')
@@ -252,11 +323,16 @@ def bars(items: Sequence[tuple[str, float, bool]], *, title: str, value_label: s
     zero = f.px(0.0)
     for i, (label, v, flagged) in enumerate(items):
         y = 34 + 22 * i
-        x0, x1 = sorted((zero, f.px(v)))
-        color = "#c0392b" if flagged else "#2456a6"
         f.parts.append(
             f'<text x="{f.left - 6}" y="{y + 13}" text-anchor="end" {FONT}>{escape(label)}</text>'
         )
+        if v is None or not finite(v):
+            f.parts.append(
+                f'<text x="{zero + 4:.1f}" y="{y + 14}" {FONT} fill="#5b6472">no value</text>'
+            )
+            continue
+        x0, x1 = sorted((zero, f.px(v)))
+        color = "#c0392b" if flagged else "#2456a6"
         f.parts.append(
             f'<rect x="{x0:.1f}" y="{y + 2}" width="{max(x1 - x0, 1):.1f}" '
             f'height="16" fill="{color}" fill-opacity=".8"><title>{escape(label)}: '
@@ -281,20 +357,26 @@ def ci_bar(
     scale: float = 1.0,
     width: int = 120,
 ) -> SafeString:
-    """A small inline bar: the confidence interval as a line, the value as a dot."""
-    if value is None:
+    """A small inline bar: the confidence interval as a line, the value as a dot (no bar for a
+    missing value; a missing bound draws the interval as the value alone)."""
+    if value is None or not finite(value):
         return mark_safe("")
+    lo_v = low if low is not None and finite(low) else value
+    hi_v = high if high is not None and finite(high) else value
 
     def x(v: float) -> float:
         return 4 + max(0.0, min(1.0, v / (scale or 1.0))) * (width - 8)
 
-    lo = x(low if low is not None else value)
-    hi = x(high if high is not None else value)
+    tip = (
+        f"{value:.4f} [{lo_v:.4f}, {hi_v:.4f}]"
+        if lo_v != value or hi_v != value or (low is not None and high is not None)
+        else f"{value:.4f} (no interval)"
+    )
     return mark_safe(
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="14" '
         f'viewBox="0 0 {width} 14" class="ci"><line x1="4" x2="{width - 4}" y1="7" y2="7" '
         f'stroke="#e5e8ee" stroke-width="6" stroke-linecap="round"/>'
-        f'<line x1="{lo:.1f}" x2="{hi:.1f}" y1="7" y2="7" stroke="#9db4dc" stroke-width="6" '
-        f'stroke-linecap="round"/><circle cx="{x(value):.1f}" cy="7" r="3.5" fill="#2456a6"/>'
-        f"<title>{value:.4f} [{(low or value):.4f}, {(high or value):.4f}]</title></svg>"
+        f'<line x1="{x(lo_v):.1f}" x2="{x(hi_v):.1f}" y1="7" y2="7" stroke="#9db4dc" '
+        f'stroke-width="6" stroke-linecap="round"/><circle cx="{x(value):.1f}" cy="7" r="3.5" '
+        f'fill="#2456a6"/><title>{tip}</title></svg>'
     )

@@ -32,6 +32,13 @@ from judging.evaluation.services import evaluation_request
 from judging.web import charts
 from judging.web.flash import flash
 
+STATE_TEXT = {
+    "missing": "not evaluated",
+    "pending": "being computed",
+    "failed": "evaluation failed",
+    "done": "no value",
+}
+
 
 def _researcher(request: HttpRequest) -> None:
     if not is_researcher(request.user):
@@ -81,8 +88,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             cells.append(
                 {
                     "value": e["value"],
-                    "low": e.get("ci_low"),
-                    "high": e.get("ci_high"),
+                    "interval": [e.get("ci_low"), e.get("ci_high")],
                     "bar": charts.ci_bar(e["value"], e.get("ci_low"), e.get("ci_high")),
                     "ceiling": (e.get("ceiling") or {}).get("value"),
                     "judged": (e.get("judged") or {}).get("value"),
@@ -91,6 +97,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
                 }
             )
         row["cells"] = cells
+        row["state_text"] = STATE_TEXT.get(row["state"], row["state"])
         row["judged10"] = ((row.get("measures") or {}).get("Judged@10") or {}).get("value")
     excluded: list[str] = next(
         (r.get("excluded_summary") for r in board["runs"] if r.get("excluded_summary")), []
@@ -193,7 +200,14 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         result = evaluation.result
         context["recall_svg"] = _recall_svg(run, evaluation, run_label(run, request.user))
         context["aggregates"] = [
-            {"name": m, **result["measures"][m]}
+            {
+                "name": m,
+                **result["measures"][m],
+                "interval": [
+                    result["measures"][m].get("ci_low"),
+                    result["measures"][m].get("ci_high"),
+                ],
+            }
             for m in evaluation.measures
             if m in result.get("measures", {})
         ]
@@ -248,5 +262,6 @@ def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "measure": measure,
             "measures": campaign.measures,
             "versions": QrelsVersion.objects.filter(campaign=campaign).latest_first(),
+            "nav_keep": [("measure", measure), ("test", test)],
         },
     )
