@@ -462,8 +462,8 @@ def _words(
         + (
             "."
             if unit == "run"
-            else f", {relevant['by_one_run']} ({_pct(relevant['by_one_run'], total)}) by only "
-            "one run."
+            else f", {relevant['by_one_run']} ({_pct(relevant['by_one_run'], total)} of them) by "
+            "only one run."
         )
     )
     if unjudged:
