@@ -139,7 +139,8 @@ def _simulated_grade(assessor: str, qid: str, docid: str, truth: int) -> int:
 
 def demo_judge(campaign: Campaign) -> int:
     """Judge pool version 1 with the simulated assessors, publish qrels version 1 and queue the
-    bias report on the headline measure (DEMO_HEADLINE). Returns the number of judgments made (0 when the pool is not built yet)."""
+    bias report on the headline measure (DEMO_HEADLINE). Returns the number of judgments made
+    (0 when the pool is not built yet)."""
     from judging.assessments.models import TopicAssignment
     from judging.assessments.queue import judgment_record, lease_next, lease_release
     from judging.evaluation.bias import bias_report_request
