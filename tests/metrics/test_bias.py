@@ -162,7 +162,10 @@ def test_compare_qrels_versions_shows_novel_gain_and_recall_drop() -> None:
     assert cmp.runs["A"].score_a == pytest.approx(2 / 3)
     assert cmp.runs["A"].score_b == pytest.approx(2 / 4)
     assert cmp.novel_gain["C"] == pytest.approx(5 / 12 - 1 / 3)
-    assert cmp.others_recall_change["B"] == pytest.approx({"a": 1.0, "b": 0.75, "delta": -0.25})
+    b = cmp.others_recall_change["B"]
+    assert (b["a"], b["b"], b["delta"]) == pytest.approx((1.0, 0.75, -0.25))
+    assert b["change"] == "drop"
+    assert cmp.topics_note == "compared on the one topic both can score (1)"
     assert cmp.runs["C"].recall_delta == pytest.approx(2 / 4 - 1 / 3)
     assert [cmp.runs[t].rank_b for t in "ABC"] == [2, 1, 3]
     assert cmp.kendall_tau == pytest.approx(1.0)
