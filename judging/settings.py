@@ -197,6 +197,9 @@ POOLJUDGE_BIAS_MAX_CUTOFF = env_int("POOLJUDGE_BIAS_MAX_CUTOFF", 1000, minimum=1
 # New bias reports one user may ask for per hour (API POST and the page's Compute button); the
 # next is a 429 with Retry-After. Reading, and reports already stored, are not counted.
 POOLJUDGE_BIAS_REPORTS_PER_HOUR = env_int("POOLJUDGE_BIAS_REPORTS_PER_HOUR", 20, minimum=1)
+# Most topics a bias report's topic subset (?topics=601-650,tag:hard) may name: a larger
+# subset (or a range wider than this) is a 400 naming `topics`.
+POOLJUDGE_BIAS_MAX_TOPICS = env_int("POOLJUDGE_BIAS_MAX_TOPICS", 1000, minimum=1)
 
 # --- REST API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {

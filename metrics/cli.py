@@ -371,16 +371,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 usage, 3 bad input, 4 unknown measure)."""
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse: usage error (2) or --help (0)
-        return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+    words = list(sys.argv[1:] if argv is None else argv)
     stream = out if out is not None else sys.stdout
-    prog = f"{parser.prog} {args.command}"
+    if len(words) >= 2 and words[0] == "bias" and words[1] in bias_cli.SUBCOMMANDS:
+        # ``bias estimators|compare|reusability ...`` parse their own options
+        prog = f"python -m metrics bias {words[1]}"
+
+        def command() -> int:
+            return bias_cli.dispatch(words[1:], stream)
+
+    else:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(words)
+        except SystemExit as exc:  # argparse: usage error (2) or --help (0)
+            return int(exc.code) if isinstance(exc.code, int) else EXIT_USAGE
+        prog = f"{parser.prog} {args.command}"
+
+        def command() -> int:
+            code: int = args.func(args, stream)
+            return code
+
     try:
-        code: int = args.func(args, stream)
-        return code
+        return command()
     except InvalidInput as exc:
         lines = [
             f"{prog}: error: {exc.source} line {p.line}: {p.message}"

@@ -3,7 +3,8 @@
 Two researchers with a run each (the objects of the first one are "own", of the second one
 "another's"), an annotator assigned to the campaign's topics who holds a lease and has judgments,
 a second annotator with no assignment, lease or judgment, and an admin; a built pool, a published
-qrels version, the runs' evaluations and the default bias report. Built with the services and
+qrels version with its reusability report, the runs' evaluations and bias reports (the default,
+leave-one-group-out, and P@2 on topic 401 only). Built with the services and
 workflows, tasks run as their commit would run them.
 """
 
@@ -144,6 +145,7 @@ def build() -> Dataset:
         qrels, _ = qrels_published(campaign=campaign, note="matrix v1", created_by=admin)
         bias_report_request(campaign=campaign)
         bias_report_request(campaign=campaign, kind="loo_group")
+        bias_report_request(campaign=campaign, measure="P@2", topics="401")
     judgment = Judgment.objects.filter(annotator=annotator).order_by("pk").first()
     assert judgment is not None
     WorkerHeartbeat.objects.create(hostname="matrix-host", token="matrix-token")

@@ -65,7 +65,8 @@ ROUTES: dict[str, Route] = {
     "api-run-evaluations": RUN_PK,
     "api-leaderboard": Route({"pk": "campaign"}, ("", "?format=csv")),
     "api-significance": CAMPAIGN_PK,
-    "api-bias": Route({"pk": "campaign"}, ("", "?kind=loo_group")),
+    "api-bias": Route({"pk": "campaign"}, ("", "?kind=loo_group", "?topics=401&measure=P@2")),
+    "api-qrels-reusability": QRELS_PK,
     "campaign-detail": CAMPAIGN_PK,
     "campaign-documents": CAMPAIGN_PK,
     "campaign-pools": CAMPAIGN_PK,
@@ -163,6 +164,9 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("qrels-export", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-qrels-export", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-qrels-diff", "GET"): s(401, 403, 403, 200, 200, 200),
+    # its reusability report (computed on publish) / compute it (stored: 202 with its state)
+    ("api-qrels-reusability", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-qrels-reusability", "POST"): s(401, 403, 403, 202, 202, 202),
     # --- API: pools (researchers read them; admins build and cancel) ----------------------
     ("pool-list", "GET"): s(401, 403, 403, 200, 200, 200),
     ("pool-detail", "GET"): s(401, 403, 403, 200, 200, 200),

@@ -11,7 +11,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from judging.evaluation.models import BiasReport, Evaluation, measures_key
+from judging.evaluation.models import BiasReport, Evaluation, Reusability, measures_key
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 
@@ -55,14 +55,15 @@ def writes_during(get: Any) -> tuple[Any, list[str]]:
 WRITE_VERBS = {"INSERT", "UPDATE", "DELETE", "REPLACE"}
 
 
-def stored() -> tuple[int, int]:
-    return Evaluation.objects.count(), BiasReport.objects.count()
+def stored() -> tuple[int, int, int]:
+    return Evaluation.objects.count(), BiasReport.objects.count(), Reusability.objects.count()
 
 
 def test_every_result_get_leaves_the_database_unchanged(
     scored: Any, api_client_for: Any, researcher: Any
 ) -> None:
     alpha = scored.runs.get(tag="alpha")
+    version = scored.qrels_versions.get()
     api = api_client_for(researcher)
     web = web_client(researcher)
     gets = [
@@ -73,6 +74,8 @@ def test_every_result_get_leaves_the_database_unchanged(
         (api, f"/api/v1/campaigns/{scored.pk}/significance/", 200),
         (api, f"/api/v1/campaigns/{scored.pk}/bias/", 200),
         (api, f"/api/v1/campaigns/{scored.pk}/bias/?measure=P@10&depth=5&kind=loo_group", 404),
+        (api, f"/api/v1/campaigns/{scored.pk}/bias/?topics=401&measure=P@2", 404),
+        (api, f"/api/v1/qrels/{version.pk}/reusability/", 200),
         (web, f"/runs/{alpha.pk}/", 200),
         (web, f"/runs/{alpha.pk}/?qrels=1&mode=trec_eval", 200),
         (web, f"/runs/{alpha.pk}/recall.svg?mode=trec_eval", 404),
@@ -178,7 +181,7 @@ def test_bad_parameters_of_a_compute_request_are_400(
     bias = f"/api/v1/campaigns/{scored.pk}/bias/"
     assert client.post(bias, {"measure": "nonsense"}, format="json").status_code == 400
     assert client.post(bias, {"qrels": 9}, format="json").status_code == 404
-    assert stored() == (2, 1)
+    assert stored() == (2, 1, 1)
 
 
 def test_annotators_may_not_ask_for_computations(
@@ -251,4 +254,4 @@ def test_the_compute_buttons_need_the_csrf_token(scored: Any, researcher: Any) -
     web = web_client(researcher, enforce_csrf_checks=True)
     assert web.post(f"/runs/{alpha.pk}/evaluate/", {"mode": "trec_eval"}).status_code == 403
     assert web.post(f"/campaigns/{scored.pk}/bias/compute/", {}).status_code == 403
-    assert stored() == (2, 1)
+    assert stored() == (2, 1, 1)

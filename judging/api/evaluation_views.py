@@ -1,4 +1,5 @@
-"""Evaluations, leaderboards, significance tables and bias reports (researchers and admins).
+"""Evaluations, leaderboards, significance tables, bias and reusability reports (researchers and
+admins).
 
 GET only reads what is stored; a POST asks for an evaluation or a report to be computed."""
 
@@ -25,12 +26,14 @@ from judging.core.downloads import content_disposition
 from judging.core.errors import InvalidInput, NotFound
 from judging.core.roles import account
 from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
-from judging.evaluation.models import BiasKind, EvalMode, EvalState, Evaluation
+from judging.evaluation.models import TOPICS_MAX_LENGTH, BiasKind, EvalMode, EvalState, Evaluation
+from judging.evaluation.reusability import reusability_request
 from judging.evaluation.selectors import (
     bias_report,
     evaluation_as_dict,
     leaderboard,
     leaderboard_csv,
+    reusability_report,
     run_evaluation,
     run_evaluations,
     significance,
@@ -220,7 +223,11 @@ class BiasRequestSerializer(serializers.Serializer[Any]):
         help_text="qrels version number (default: latest)",
     )
     measure = serializers.CharField(
-        required=False, default="AP", max_length=BIAS_MEASURE_MAX_LENGTH
+        required=False,
+        default="AP",
+        max_length=BIAS_MEASURE_MAX_LENGTH,
+        help_text="any one measure (AP, P@10, nDCG@10, R@100, Bpref, ...); a cut-off at most "
+        "POOLJUDGE_BIAS_MAX_CUTOFF",
     )
     depth = serializers.IntegerField(
         required=False,
@@ -230,15 +237,27 @@ class BiasRequestSerializer(serializers.Serializer[Any]):
         "pool depth when larger)",
     )
     kind = serializers.ChoiceField(choices=BiasKind.choices, default=BiasKind.LOO_RUN)
+    topics = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        trim_whitespace=True,
+        max_length=TOPICS_MAX_LENGTH,
+        help_text="the topics to analyse (default: all): comma-separated ids, numeric ranges "
+        "and tag:NAME, as in 601-650,tag:hard; at most POOLJUDGE_BIAS_MAX_TOPICS topics",
+    )
 
 
 BIAS_FIELDS = frozenset(BiasRequestSerializer().fields)
 
 
 BIAS_DESCRIPTION = (
-    "Pool-bias report: leave-one-out (Zobel 1998), estimated penalty of non-pooled runs "
-    "(Webber & Park 2009), Judged@10 coverage, pooling efficiency and before/after the "
-    "previous qrels version. Other researchers' runs are anonymised."
+    "Pool-bias report on a subset of topics (default all) and one measure: leave-one-out "
+    "(Zobel 1998), estimated penalty of non-pooled runs (Webber & Park 2009; Lipani et al. "
+    "2015, 2016; condensed and upper bounds) with each estimator's error measured on the "
+    "campaign's pooled runs, Judged@10 coverage, pooling efficiency and before/after the "
+    "previous qrels version on the topics both versions can score. Other researchers' runs and "
+    "groups are anonymised."
 )
 
 
@@ -251,6 +270,11 @@ class BiasReportView(APIView):
             OpenApiParameter("measure", str, description="default AP"),
             OpenApiParameter("depth", int, description="default: the pool depth"),
             OpenApiParameter("kind", str, description="loo_run (default) | loo_group"),
+            OpenApiParameter(
+                "topics",
+                str,
+                description="topics to analyse (default: all): ids, ranges (601-650), tag:NAME",
+            ),
         ],
         responses={
             200: dict,
@@ -275,6 +299,7 @@ class BiasReportView(APIView):
             measure=args["measure"],
             depth=args.get("depth"),
             kind=args["kind"],
+            topics=args["topics"],
         )
         if report is None:
             raise NotFound(
@@ -312,6 +337,7 @@ class BiasReportView(APIView):
             measure=args["measure"],
             depth=args.get("depth"),
             kind=args["kind"],
+            topics=args["topics"],
             requested_by=account(request.user),
         )
         report = bias_report(
@@ -321,5 +347,67 @@ class BiasReportView(APIView):
             measure=args["measure"],
             depth=args.get("depth"),
             kind=args["kind"],
+            topics=args["topics"],
         )
         return Response(report, status=status.HTTP_202_ACCEPTED)
+
+
+REUSABILITY_DESCRIPTION = (
+    "Reusability of the pool behind a qrels version for a system that did not build it: "
+    "relevant documents found by one group or one run only (Voorhees 2018), unique relevant "
+    "per group, leave-one-group-out drops with tau and tau_AP, Judged@10 and Judged@100 of "
+    "pooled and other runs, relevant documents found per judgment by depth, and a verdict "
+    "with its basis. Other researchers' runs and groups are anonymised."
+)
+
+
+class ReusabilityView(APIView):
+    permission_classes = [IsResearcher]
+
+    def _version(self, request: Request, pk: int) -> QrelsVersion:
+        return get_object_or_404(
+            QrelsVersion.objects.visible_to(request.user).select_related("campaign"), pk=pk
+        )
+
+    @extend_schema(
+        responses={
+            200: OpenApiResponse(dict, description="computed (or failed: state and error)"),
+            202: OpenApiResponse(dict, description="being computed: its state"),
+            404: OpenApiResponse(description="no such qrels version, or never computed"),
+        },
+        description=f"{REUSABILITY_DESCRIPTION} Computed when a qrels version is imported or "
+        "published; reading never computes: 202 while it is being computed, 404 for a version "
+        "stored before reports existed (POST to this URL computes it).",
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        version = self._version(request, pk)
+        report = reusability_report(version, request.user)
+        if report is None:
+            raise NotFound(
+                f"the reusability report of qrels version {version.number} (id {version.pk}) "
+                f"is not computed yet; POST /api/v1/qrels/{version.pk}/reusability/ to "
+                "compute it"
+            )
+        if report["state"] == EvalState.PENDING:
+            return Response(report, status=status.HTTP_202_ACCEPTED)
+        return Response(report)
+
+    @extend_schema(
+        request=None,
+        responses={
+            202: OpenApiResponse(dict, description="its state (done when it was stored)"),
+            429: OpenApiResponse(
+                ErrorSerializer,
+                description="too many new reports asked for this hour "
+                "(POOLJUDGE_BIAS_REPORTS_PER_HOUR, bias and reusability reports together); "
+                "Retry-After says when to try again",
+            ),
+        },
+        description=f"{REUSABILITY_DESCRIPTION} Computes the report of this version by a task "
+        "and answers 202 with its state (a stored report is not computed again, a failed one "
+        "is retried); then GET.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        version = self._version(request, pk)
+        reusability_request(version=version, requested_by=account(request.user))
+        return Response(reusability_report(version, request.user), status=status.HTTP_202_ACCEPTED)

@@ -69,5 +69,10 @@ urlpatterns = [
         "campaigns/<int:pk>/significance/", ev.SignificanceView.as_view(), name="api-significance"
     ),
     path("campaigns/<int:pk>/bias/", ev.BiasReportView.as_view(), name="api-bias"),
+    path(
+        "qrels/<int:pk>/reusability/",
+        ev.ReusabilityView.as_view(),
+        name="api-qrels-reusability",
+    ),
     path("", include(router.urls)),
 ]

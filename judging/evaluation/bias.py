@@ -1,13 +1,19 @@
-"""Pool-bias reports: leave-one-out, coverage, estimated penalty, pooling efficiency and the
-before/after comparison of two qrels versions. Computed by a task, stored, shown on the bias page.
+"""Pool-bias reports: leave-one-out, coverage, estimated penalty, the penalty estimators with
+their error measured on the campaign, pooling efficiency and the before/after comparison of two
+qrels versions on the same topics. Computed by a task, stored, shown on the bias page.
+
+A report is about a subset of the campaign's topics (``topic_filter``: ids, numeric ranges and
+``tag:NAME``; all topics by default) and one measure.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -15,17 +21,31 @@ from django.utils import timezone
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
-from judging.campaigns.models import Campaign, Run
+from judging.campaigns.models import Campaign, Run, Topic
 from judging.core import outbox
 from judging.core.errors import InvalidInput, RateLimited
 from judging.core.roles import Account
-from judging.evaluation.models import BiasKind, BiasReport, EvalState
+from judging.evaluation.models import (
+    TOPICS_MAX_LENGTH,
+    BiasKind,
+    BiasReport,
+    EvalState,
+    Reusability,
+)
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from judging.pools.models import PoolState, PoolVersion
-from metrics.bias import LeaveOneOut, compare_qrels_versions, estimate_penalty, judged_at_k
+from metrics.bias import (
+    LeaveOneOut,
+    LeaveOut,
+    compare_qrels_versions,
+    estimate_penalty,
+    judged_at_k,
+)
+from metrics.bias_estimators import estimator_report
 from metrics.io import Qrels
+from metrics.io import Run as MetricsRun
 from metrics.names import parse_measure
-from metrics.pooling import make_strategy, simulate
+from metrics.pooling import make_strategy, parse_topic_spec, simulate, topic_sort_key
 from metrics.problems import Problem
 
 EFFICIENCY_STRATEGIES = ("docid", "rank", "mtf", "hedge")
@@ -35,16 +55,146 @@ RATE_WINDOW = timedelta(hours=1)
 BIAS_MEASURE_MAX_LENGTH = BiasReport._meta.get_field("measure").max_length or 40
 
 
+TAG_PREFIX = "tag:"
+
+
+def _topics_problem(message: str) -> InvalidInput:
+    return InvalidInput(f"topics: {message}", [Problem.at("topics", message)])
+
+
+def _listed(items: Sequence[str], most: int = 5) -> str:
+    shown = ", ".join(items[:most])
+    return shown if len(items) <= most else f"{shown} and {len(items) - most} more"
+
+
+def topic_filter(campaign: Campaign, spec: str | None) -> tuple[str, list[str]]:
+    """The campaign's topics a topic spec names, and the spec normalised (the report's key).
+
+    The spec is comma-separated parts: topic ids (``401``), numeric ranges (``601-650``: the
+    campaign's topics with a numeric id in it, as ``metrics.pooling.parse_topic_spec`` reads
+    them) and ``tag:NAME`` (the campaign's topics tagged NAME). Empty: every topic, normalised
+    to ``""``. Otherwise the normalised spec lists the topics found, sorted, consecutive numeric
+    ids as ranges (``"1-5,9"``), so that two spellings of one subset share a report.
+
+    An ``InvalidInput`` naming ``topics`` (a 400) for a malformed part, an unknown tag, an id
+    the campaign does not have (named), a range with none of its topics, an empty subset, more
+    than POOLJUDGE_BIAS_MAX_TOPICS topics, or a spec longer than can be stored."""
+    if spec is None:
+        spec = ""
+    if not isinstance(spec, str):
+        raise _topics_problem("must be text: ids, ranges (601-650) or tag:NAME, comma-separated")
+    text = spec.strip()
+    known: dict[str, list[str]] = {
+        qid: [str(t) for t in (tags or [])]
+        for qid, tags in Topic.objects.filter(campaign=campaign).values_list("qid", "tags")
+    }
+    if not text:
+        return "", sorted(known, key=topic_sort_key)
+    if "\x00" in text:
+        raise _topics_problem("must not contain a NUL character")
+    if len(text.encode()) > TOPICS_MAX_LENGTH:
+        raise _topics_problem(f"must be at most {TOPICS_MAX_LENGTH} bytes long")
+    limit = settings.POOLJUDGE_BIAS_MAX_TOPICS
+    wanted: dict[str, None] = {}
+    missing: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        if part[: len(TAG_PREFIX)].lower() == TAG_PREFIX:
+            name = part[len(TAG_PREFIX) :].strip()
+            tagged = [q for q, tags in known.items() if name in tags]
+            if not name:
+                raise _topics_problem("tag: needs a tag name, as in tag:hard")
+            if not tagged:
+                tags = sorted({t for ts in known.values() for t in ts})
+                have = f"the tags are {_listed(tags, 10)}" if tags else "no topic has a tag"
+                raise _topics_problem(f"no topic of the campaign is tagged {name[:40]!r} ({have})")
+            wanted.update(dict.fromkeys(tagged))
+        elif part in known:  # an id as it is stored (ids with a dash included)
+            wanted[part] = None
+        else:
+            low, dash, high = (x.strip() for x in part.partition("-"))
+            if dash and low.isdigit() and high.isdigit():  # checked here: never expanded
+                a, b = int(low), int(high)
+                if a > b:
+                    raise _topics_problem(f"the range {part[:40]!r} is empty (its start is larger)")
+                inside = [q for q in known if q.isdigit() and a <= int(q) <= b]
+                if not inside:
+                    raise _topics_problem(f"the campaign has no topic in {part[:40]!r}")
+                wanted.update(dict.fromkeys(inside))
+            else:
+                try:
+                    ids = parse_topic_spec(part)
+                except ValueError as exc:
+                    raise _topics_problem(str(exc)[:200]) from None
+                missing += [q for q in ids if q not in known]
+        if len(wanted) > limit:
+            raise _topics_problem(
+                f"names more than {limit} topics, the most a report analyses "
+                "(POOLJUDGE_BIAS_MAX_TOPICS)"
+            )
+    if missing:
+        shown = [repr(q[:40]) for q in missing]
+        raise _topics_problem(f"the campaign has no topic {_listed(shown)}")
+    if not wanted:
+        raise _topics_problem(f"no topics in {text[:40]!r}")
+    qids = sorted(wanted, key=topic_sort_key)
+    normalised = topic_spec(qids)
+    if any("," in q for q in qids):
+        raise _topics_problem("a topic id with a comma cannot be named in a topic spec")
+    if len(normalised.encode()) > TOPICS_MAX_LENGTH:
+        raise _topics_problem(
+            f"the {len(qids)} topics are too scattered to store as one subset "
+            f"(over {TOPICS_MAX_LENGTH} bytes written out); use fewer or consecutive topics"
+        )
+    return normalised, qids
+
+
+def topic_spec(qids: Sequence[str]) -> str:
+    """Sorted topic ids written as a spec: runs of consecutive numeric ids as ranges."""
+    parts: list[str] = []
+    i = 0
+    while i < len(qids):
+        q = qids[i]
+        j = i
+        if q.isdigit() and str(int(q)) == q:
+            while (
+                j + 1 < len(qids)
+                and qids[j + 1].isdigit()
+                and str(int(qids[j + 1])) == qids[j + 1]
+                and int(qids[j + 1]) == int(qids[j]) + 1
+            ):
+                j += 1
+        parts.append(q if j == i else f"{q}-{qids[j]}")
+        i = j + 1
+    return ",".join(parts)
+
+
+class BiasParams(NamedTuple):
+    """A report's key as stored, and the topics its spec names (``topic_filter``)."""
+
+    measure: str
+    depth: int
+    kind: str
+    topics: str
+    topic_ids: list[str]
+
+
 def bias_params(
-    campaign: Campaign, *, measure: str, depth: int | None, kind: str
-) -> tuple[str, int, str]:
-    """The report's key as stored: (canonical measure name, depth, kind), checked; the depth
-    defaults to the campaign's pool depth.
+    campaign: Campaign,
+    *,
+    measure: str,
+    depth: int | None,
+    kind: str,
+    topics: str | None = "",
+) -> BiasParams:
+    """The report's key as stored: canonical measure name, depth, kind and normalised topic
+    spec, checked; the depth defaults to the campaign's pool depth, the topics to all.
 
     Bounded, so that a request cannot ask for an arbitrarily deep (costly) analysis: ``depth``
     from 1 to POOLJUDGE_BIAS_MAX_DEPTH (or the campaign's pool depth when that is larger), one
-    measure whose cut-off (``P@k``) is at most POOLJUDGE_BIAS_MAX_CUTOFF. Every problem is a 400
-    naming its parameter."""
+    measure whose cut-off (``P@k``) is at most POOLJUDGE_BIAS_MAX_CUTOFF, at most
+    POOLJUDGE_BIAS_MAX_TOPICS topics. Every problem is a 400 naming its parameter."""
     problems: list[Problem] = []
     canonical = ""
     if not isinstance(measure, str) or not 0 < len(measure) <= BIAS_MEASURE_MAX_LENGTH:
@@ -74,31 +224,44 @@ def bias_params(
         problems.append(
             Problem.at("kind", f"kind {kind!r} is not one of {', '.join(BiasKind.values)}")
         )
+    spec = ""
+    topic_ids: list[str] = []
+    try:
+        spec, topic_ids = topic_filter(campaign, topics)
+    except InvalidInput as exc:
+        problems += exc.problems
     if problems:
         detail = (
             str(problems[0]) if len(problems) == 1 else "the bias report parameters are not valid"
         )
         raise InvalidInput(detail, problems)
-    return canonical, depth or campaign.pool_depth, kind
+    return BiasParams(canonical, depth or campaign.pool_depth, kind, spec, topic_ids)
 
 
-def _check_rate(requested_by: Account) -> None:
-    """At most POOLJUDGE_BIAS_REPORTS_PER_HOUR new reports per user per hour (a 429 beyond,
-    with the seconds until the oldest of them leaves the hour)."""
+def check_rate(requested_by: Account) -> None:
+    """At most POOLJUDGE_BIAS_REPORTS_PER_HOUR new reports per user per hour, bias and
+    reusability reports together (a 429 beyond, with the seconds until the oldest of them
+    leaves the hour)."""
     limit = settings.POOLJUDGE_BIAS_REPORTS_PER_HOUR
     since = timezone.now() - RATE_WINDOW
-    recent = list(
-        BiasReport.objects.filter(requested_by=requested_by, created_at__gt=since)
-        .order_by("-created_at")
-        .values_list("created_at", flat=True)[:limit]
-    )
+    recent = sorted(
+        [
+            *BiasReport.objects.filter(requested_by=requested_by, created_at__gt=since)
+            .order_by("-created_at")
+            .values_list("created_at", flat=True)[:limit],
+            *Reusability.objects.filter(requested_by=requested_by, created_at__gt=since)
+            .order_by("-created_at")
+            .values_list("created_at", flat=True)[:limit],
+        ],
+        reverse=True,
+    )[:limit]
     if len(recent) < limit:
         return
     wait = (recent[-1] + RATE_WINDOW - timezone.now()).total_seconds()
     raise RateLimited(
-        f"you asked for {limit} new bias reports in the last hour, the most allowed "
-        f"(POOLJUDGE_BIAS_REPORTS_PER_HOUR); reports already computed can still be read",
-        retry_after=math.ceil(wait),
+        f"you asked for {limit} new bias or reusability reports in the last hour, the most "
+        f"allowed (POOLJUDGE_BIAS_REPORTS_PER_HOUR); reports already computed can still be read",
+        retry_after=max(1, math.ceil(wait)),
     )
 
 
@@ -109,38 +272,36 @@ def bias_report_request(
     measure: str = "AP",
     depth: int | None = None,
     kind: str = BiasKind.LOO_RUN,
+    topics: str | None = "",
     requested_by: Account | None = None,
 ) -> BiasReport | None:
     """The stored report for these inputs, computing it (as a task, after commit) if needed.
 
-    A report asked for by a user (``requested_by``: the API and the page; not the events and
-    commands) that is not stored yet counts against that user's hourly allowance
-    (POOLJUDGE_BIAS_REPORTS_PER_HOUR; ``RateLimited`` beyond it)."""
+    ``topics`` is a topic spec (``topic_filter``; empty: every topic). A report asked for by a
+    user (``requested_by``: the API and the page; not the events and commands) that is not
+    stored yet counts against that user's hourly allowance (POOLJUDGE_BIAS_REPORTS_PER_HOUR;
+    ``RateLimited`` beyond it)."""
     version = qrels or qrels_version(campaign)
     if version is None:
         return None
-    canonical, depth, kind = bias_params(campaign, measure=measure, depth=depth, kind=kind)
+    params = bias_params(campaign, measure=measure, depth=depth, kind=kind, topics=topics)
     key = {
         "campaign": campaign,
         "qrels": version,
-        "kind": kind,
-        "measure": canonical,
-        "depth": depth,
+        "kind": params.kind,
+        "measure": params.measure,
+        "depth": params.depth,
+        "topics": params.topics,
     }
     if requested_by is not None and not BiasReport.objects.filter(**key).exists():
-        _check_rate(requested_by)
+        check_rate(requested_by)
     try:
         with transaction.atomic():
             report, created = BiasReport.objects.get_or_create(
                 **key, defaults={"requested_by": requested_by}
             )
     except IntegrityError:
-        report, created = (
-            BiasReport.objects.get(
-                campaign=campaign, qrels=version, kind=kind, measure=canonical, depth=depth
-            ),
-            False,
-        )
+        report, created = BiasReport.objects.get(**key), False
     if created or report.state == EvalState.FAILED:
         outbox.enqueue(
             "judging.evaluation.tasks.compute_bias_report", report.pk, key=f"bias:{report.pk}"
@@ -158,8 +319,30 @@ def _novel_at(campaign: Campaign, version: QrelsVersion) -> set[str]:
     return {tag for tag in campaign.runs.values_list("tag", flat=True) if tag not in contributed}
 
 
+class StageFailed(Exception):
+    """One part of a report failed; the message names the part and the cause."""
+
+
+@contextmanager
+def stage(name: str) -> Iterator[None]:
+    """Failures inside are stored as "NAME: Error: message" (the part that failed named)."""
+    try:
+        yield
+    except StageFailed:
+        raise
+    except Exception as exc:
+        raise StageFailed(f"{name}: {type(exc).__name__}: {exc}") from exc
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a failed report stores as its error."""
+    text = str(exc) if isinstance(exc, StageFailed) else f"{type(exc).__name__}: {exc}"
+    return text[:2000]
+
+
 def bias_report_compute(*, report_id: int) -> BiasReport | None:
-    """Compute a stored report (the task body); safe to run twice."""
+    """Compute a stored report (the task body); safe to run twice. Any failure is stored with
+    the report (state failed, the error naming the part that failed), never raised."""
     report = BiasReport.objects.select_related("campaign", "qrels").filter(pk=report_id).first()
     if report is None or report.state == EvalState.DONE:
         return report
@@ -171,61 +354,201 @@ def bias_report_compute(*, report_id: int) -> BiasReport | None:
         report.error = ""
     except Exception as exc:  # stored for the page to show
         report.state = EvalState.FAILED
-        report.error = f"{type(exc).__name__}: {exc}"
+        report.error = failure_text(exc)
     report.computed_at = timezone.now()
     report.seconds = time.perf_counter() - start
     report.save()
     return report
 
 
-def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
+def campaign_runs(
+    campaign: Campaign,
+) -> tuple[list[Run], dict[str, MetricsRun]]:
+    """The campaign's runs (by tag) and the same as ``metrics`` runs."""
     runs_models = list(campaign.runs.order_by("tag"))
-    runs = {r.tag: metrics_run(r) for r in runs_models}
+    return runs_models, {r.tag: metrics_run(r) for r in runs_models}
+
+
+def units(
+    runs_models: Sequence[Run], pooled: Sequence[str]
+) -> tuple[LeaveOut, dict[str, str] | None]:
+    """What the estimators and the reusability report leave out: groups when every pooled run
+    has one (``leave_out="group"``, every run mapped to its group or, without one, its tag),
+    else runs (no groups)."""
+    pooled_set = set(pooled)
+    if pooled_set and all(r.group for r in runs_models if r.tag in pooled_set):
+        return "group", {r.tag: r.group or r.tag for r in runs_models}
+    return "run", None
+
+
+def _analysed_topics(
+    campaign: Campaign, report: BiasReport, qrels_map: dict[str, dict[str, int]]
+) -> tuple[list[str] | None, dict[str, Any]]:
+    """The topic filter of the report (None: all) and what the result says about it."""
+    wanted: list[str] | None = None
+    if report.topics:
+        _, wanted = topic_filter(campaign, report.topics)
+    chosen = set(qrels_map) if wanted is None else set(wanted)
+    analysed = sorted((q for q in qrels_map if q in chosen), key=topic_sort_key)
+    if not analysed:
+        raise ValueError(
+            f"none of the topics {report.topics or ''} has a judgment in qrels version "
+            f"{report.qrels.number}: nothing to analyse"
+        )
+    info = {
+        "spec": report.topics,
+        "analysed": analysed,
+        "without_judgments": sorted(
+            (q for q in (wanted or []) if q not in qrels_map), key=topic_sort_key
+        ),
+    }
+    return wanted, info
+
+
+def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
+    runs_models, runs = campaign_runs(campaign)
     pooled = [r.tag for r in runs_models if r.pooled]
     groups = {r.tag: r.group or r.tag for r in runs_models}
     qrels_map = qrels_dict(report.qrels)
     qrels = Qrels.from_dict(qrels_map)
     level = campaign.relevance_threshold
-    out: dict[str, Any] = {"qrels_version": report.qrels.number, "pooled": pooled}
+    topics, topics_info = _analysed_topics(campaign, report, qrels_map)
+    out: dict[str, Any] = {
+        "qrels_version": report.qrels.number,
+        "pooled": pooled,
+        "topics": topics_info,
+    }
     if len(pooled) >= 2:
-        loo = LeaveOneOut(
-            qrels,
-            runs,
-            depth=report.depth,
-            leave_out="group" if report.kind == BiasKind.LOO_GROUP else "run",
-            groups=groups,
-            pooled=pooled,
-            relevance_level=level,
-        ).result(report.measure)
-        out["loo"] = loo.to_dict()
-        if loo.not_pooled:
-            out["penalty"] = estimate_penalty(loo).to_dict()
+        with stage("leave-one-out"):
+            loo = LeaveOneOut(
+                qrels,
+                runs,
+                depth=report.depth,
+                leave_out="group" if report.kind == BiasKind.LOO_GROUP else "run",
+                groups=groups,
+                pooled=pooled,
+                topics=topics,
+                relevance_level=level,
+            ).result(report.measure)
+            out["loo"] = loo.to_dict()
+            if loo.not_pooled and any(not math.isnan(r.delta) for r in loo.runs.values()):
+                out["penalty"] = estimate_penalty(loo).to_dict()
+            elif loo.not_pooled:
+                out["penalty_unavailable"] = (
+                    "no pooled run has a leave-one-out delta on these topics (none of them "
+                    "retrieved anything there): there is no penalty to estimate"
+                )
     else:
         out["loo_unavailable"] = "leave-one-out needs at least two pooled runs"
-    out["coverage"] = judged_at_k(qrels, runs, k=10, pooled=pooled).to_dict()
-    out["efficiency"] = _efficiency(campaign, runs_models, pooled, qrels_map, report.depth, level)
+    with stage("estimators"):
+        out.update(_estimators(qrels, runs, runs_models, pooled, report, topics, level))
+    with stage("coverage"):
+        out["coverage"] = judged_at_k(qrels, runs, k=10, topics=topics, pooled=pooled).to_dict()
+    with stage("efficiency"):
+        out["efficiency"] = _efficiency(
+            campaign,
+            runs_models,
+            pooled,
+            qrels_map,
+            report.depth,
+            level,
+            topics=None if topics is None else set(topics_info["analysed"]),
+        )
     previous = (
         QrelsVersion.objects.filter(campaign=campaign, number__lt=report.qrels.number)
         .latest_first()
         .first()
     )
     if previous is not None:
-        novel = sorted(_novel_at(campaign, previous))
-        comparison = compare_qrels_versions(
-            Qrels.from_dict(qrels_dict(previous)),
-            qrels,
-            runs,
-            report.measure,
-            novel=novel,
-            recall_k=report.depth * 5,
-            relevance_level=level,
-        )
-        out["before_after"] = {
+        with stage("before/after"):
+            out.update(
+                _before_after(campaign, report, previous, qrels, qrels_map, runs, topics, level)
+            )
+    return out
+
+
+def _scorable(qrels: dict[str, dict[str, int]], level: int, topics: list[str] | None) -> set[str]:
+    """The topics a qrels version can score: a relevant judgment (grade >= level) in it."""
+    wanted = None if topics is None else set(topics)
+    return {
+        q
+        for q, judged in qrels.items()
+        if (wanted is None or q in wanted) and any(g >= level for g in judged.values())
+    }
+
+
+def _before_after(
+    campaign: Campaign,
+    report: BiasReport,
+    previous: QrelsVersion,
+    qrels: Qrels,
+    qrels_map: dict[str, dict[str, int]],
+    runs: dict[str, MetricsRun],
+    topics: list[str] | None,
+    level: int,
+) -> dict[str, Any]:
+    """``{"before_after": ...}``: every run under the previous version and this one, on the
+    topics both can score (``metrics.bias.compare_qrels_versions``); or why there is none."""
+    before = qrels_dict(previous)
+    if not _scorable(before, level, topics) & _scorable(qrels_map, level, topics):
+        where = " among the topics analysed" if topics is not None else ""
+        return {
+            "before_after_unavailable": f"qrels versions {previous.number} and "
+            f"{report.qrels.number} have no topic{where} that both can score (a relevant "
+            "judgment in each): there is nothing to compare on"
+        }
+    novel = sorted(_novel_at(campaign, previous))
+    comparison = compare_qrels_versions(
+        Qrels.from_dict(before),
+        qrels,
+        runs,
+        report.measure,
+        novel=novel,
+        recall_k=report.depth * 5,
+        topics=topics,
+        relevance_level=level,
+        labels=(f"v{previous.number}", f"v{report.qrels.number}"),
+    )
+    return {
+        "before_after": {
             "from": previous.number,
             "to": report.qrels.number,
             **comparison.to_dict(),
         }
-    return out
+    }
+
+
+def _estimators(
+    qrels: Qrels,
+    runs: dict[str, MetricsRun],
+    runs_models: list[Run],
+    pooled: list[str],
+    report: BiasReport,
+    topics: list[str] | None,
+    level: int,
+) -> dict[str, Any]:
+    """``{"estimators": EstimatorReport dict}`` (Webber & Park, Lipani 2015/2016, condensed,
+    upper, each validated on the campaign's pooled units), or why there is none."""
+    leave_out, groups = units(runs_models, pooled)
+    n_units = len({groups[t] for t in pooled}) if groups else len(pooled)
+    if n_units < 2:
+        what = "groups" if leave_out == "group" else "runs"
+        return {
+            "estimators_unavailable": "the estimators are validated by leaving out one pooled "
+            f"unit at a time: that needs at least two pooled {what} ({n_units} here)"
+        }
+    result = estimator_report(
+        qrels,
+        runs,
+        report.measure,
+        depth=report.depth,
+        pooled=pooled,
+        groups=groups,
+        leave_out=leave_out,
+        topics=topics,
+        relevance_level=level,
+    )
+    return {"estimators": result.to_dict()}
 
 
 def _efficiency(
@@ -235,10 +558,16 @@ def _efficiency(
     qrels: dict[str, dict[str, int]],
     depth: int,
     level: int,
+    *,
+    topics: set[str] | None = None,
 ) -> dict[str, Any]:
     """Relevant documents found against judgments made, per pooling strategy, with the
-    current qrels as the oracle over the depth-k pool of the pooled runs (mean per topic)."""
+    current qrels as the oracle over the depth-k pool of the pooled runs (mean per topic), on
+    ``topics`` only when given."""
     ranked = {r.tag: rankings(r, depth) for r in runs_models if r.tag in set(pooled)}
+    if topics is not None:
+        qrels = {q: j for q, j in qrels.items() if q in topics}
+        ranked = {t: {q: d for q, d in r.items() if q in topics} for t, r in ranked.items()}
     if not ranked:
         return {}
     pool_sizes = [

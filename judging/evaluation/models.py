@@ -1,4 +1,4 @@
-"""Stored evaluations (per run and qrels version) and pool-bias reports.
+"""Stored evaluations (per run and qrels version), pool-bias reports and reusability reports.
 
 Every stored number carries the qrels version it was computed against. Results are computed by
 Celery tasks and never recomputed when a row for the same inputs exists.
@@ -59,6 +59,11 @@ class Evaluation(models.Model):
         return f"{self.run} on qrels v{self.qrels.number} ({self.mode})"
 
 
+# The longest normalised topic spec stored in a report's key (bytes, as UTF-8): the key stays
+# well inside PostgreSQL's limit on a unique index's row (about 2700 bytes).
+TOPICS_MAX_LENGTH = 2000
+
+
 class BiasKind(models.TextChoices):
     LOO_RUN = "loo_run", "Leave one run out"
     LOO_GROUP = "loo_group", "Leave one group out"
@@ -70,6 +75,12 @@ class BiasReport(models.Model):
     kind = models.CharField(max_length=10, choices=BiasKind.choices, default=BiasKind.LOO_RUN)
     measure = models.CharField(max_length=40)
     depth = models.PositiveIntegerField()
+    topics = models.CharField(
+        max_length=TOPICS_MAX_LENGTH,
+        blank=True,
+        default="",
+        help_text="The topics analysed, as a normalised topic spec ('1-5,9'); empty: all.",
+    )
     state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
     error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
@@ -89,7 +100,8 @@ class BiasReport(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["campaign", "qrels", "kind", "measure", "depth"], name="biasreport_unique"
+                fields=["campaign", "qrels", "kind", "measure", "depth", "topics"],
+                name="biasreport_unique_topics",
             ),
         ]
         indexes = [
@@ -100,3 +112,38 @@ class BiasReport(models.Model):
         return (
             f"{self.campaign} {self.kind} {self.measure}@{self.depth} (qrels v{self.qrels.number})"
         )
+
+
+class Reusability(models.Model):
+    """How reusable the pool behind one qrels version is for a system that did not build it
+    (``metrics.reusability``): computed by a task when the version is imported or published, or
+    on request for a version stored before reports existed."""
+
+    qrels = models.OneToOneField(QrelsVersion, on_delete=models.CASCADE, related_name="reusability")
+    campaign = models.ForeignKey(
+        Campaign, on_delete=models.CASCADE, related_name="reusability_reports"
+    )
+    state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
+    error = models.TextField(blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who asked for the report (empty: computed after a publish or by a command); "
+        "it counts against the same hourly allowance as bias reports.",
+    )
+
+    class Meta:
+        verbose_name = "reusability report"
+        indexes = [
+            models.Index(fields=["requested_by", "created_at"], name="reusability_requester_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign} reusability (qrels v{self.qrels.number})"

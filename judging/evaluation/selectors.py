@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -27,7 +28,14 @@ from judging.core import outbox
 from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.evaluation.bias import bias_params
-from judging.evaluation.models import BiasReport, EvalMode, EvalState, Evaluation, measures_key
+from judging.evaluation.models import (
+    BiasReport,
+    EvalMode,
+    EvalState,
+    Evaluation,
+    Reusability,
+    measures_key,
+)
 from judging.evaluation.services import qrels_evaluation_key, run_evaluation_key
 from metrics.names import parse_measure, parse_measures
 from metrics.problems import Problem
@@ -228,12 +236,19 @@ def bias_report(
     measure: str = "AP",
     depth: int | None = None,
     kind: str = "loo_run",
+    topics: str | None = "",
 ) -> dict[str, Any] | None:
     """The stored bias report for these parameters as the user may see it (other researchers'
-    runs anonymised), with its state; None when it was never requested."""
-    canonical, depth, kind = bias_params(campaign, measure=measure, depth=depth, kind=kind)
+    runs and groups anonymised), with its state; None when it was never requested. ``topics``
+    is a topic spec (``evaluation.bias.topic_filter``; empty: all topics)."""
+    params = bias_params(campaign, measure=measure, depth=depth, kind=kind, topics=topics)
     report = BiasReport.objects.filter(
-        campaign=campaign, qrels=version, kind=kind, measure=canonical, depth=depth
+        campaign=campaign,
+        qrels=version,
+        kind=params.kind,
+        measure=params.measure,
+        depth=params.depth,
+        topics=params.topics,
     ).first()
     if report is None:
         return None
@@ -242,30 +257,124 @@ def bias_report(
         "measure": report.measure,
         "depth": report.depth,
         "kind": report.kind,
+        "topics": report.topics,
         "state": report.state,
         "error": report.error,
         "computed_at": report.computed_at,
     }
     if report.state == EvalState.DONE:
-        out["result"] = _anonymised_result(
-            dict(report.result), run_labels(campaign, user), visible_tags(campaign, user)
-        )
+        out["result"] = anonymised(campaign, dict(report.result), user)
     return out
+
+
+def reusability_report(version: QrelsVersion, user: UserLike) -> dict[str, Any] | None:
+    """The stored reusability report of a qrels version as the user may see it (other
+    researchers' runs and groups anonymised): ``{"qrels_version", "state", "error",
+    "computed_at", "result"}`` (``result`` empty unless done); None when it was never
+    computed (versions stored before reports existed: POST, or ``manage.py
+    reusability_report``)."""
+    report = Reusability.objects.filter(qrels=version).select_related("campaign").first()
+    if report is None:
+        return None
+    result: dict[str, Any] = {}
+    if report.state == EvalState.DONE:
+        result = anonymised(report.campaign, dict(report.result), user)
+    return {
+        "qrels_version": version.number,
+        "state": report.state,
+        "error": report.error,
+        "computed_at": report.computed_at,
+        "result": result,
+    }
+
+
+def anonymised(campaign: Campaign, result: dict[str, Any], user: UserLike) -> dict[str, Any]:
+    """A stored result (bias or reusability report) as the user may see it."""
+    return _anonymised_result(
+        result,
+        run_labels(campaign, user),
+        visible_tags(campaign, user),
+        campaign_groups(campaign),
+    )
+
+
+def campaign_groups(campaign: Campaign) -> dict[str, list[str]]:
+    """Group name -> the tags of the campaign's runs in it (runs without a group left out)."""
+    groups: dict[str, list[str]] = {}
+    for tag, group in campaign.runs.order_by("tag").values_list("tag", "group"):
+        if group:
+            groups.setdefault(group, []).append(tag)
+    return groups
 
 
 def _anonymised_result(
-    result: dict[str, Any], labels: dict[str, str], visible: set[str]
+    result: dict[str, Any],
+    labels: dict[str, str],
+    visible: set[str],
+    groups: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
-    """A bias report's result with the runs and groups the user may not see by name anonymised:
-    run tags wherever they appear, and (leave-one-group-out) the groups with none of the user's
-    runs."""
+    """A report's result with the runs and groups the user may not see by name anonymised:
+    run tags wherever they appear (keys and values), and the names of groups with none of the
+    user's runs wherever a unit is named (leave-one-group-out's groups, the estimators' units,
+    the reusability report's unique relevant per unit and its largest-drop unit), one label per
+    group throughout; a hidden name inside a sentence (a verdict, a note) is replaced too."""
+    units = dict(groups or {})
     loo = result.get("loo")
     if isinstance(loo, dict) and isinstance(loo.get("groups"), dict):
-        groups = loo["groups"]
-        names = group_labels({g: list(v.get("runs", [])) for g, v in groups.items()}, visible)
-        result["loo"] = {**loo, "groups": {names[g]: v for g, v in groups.items()}}
+        for g, v in loo["groups"].items():
+            units.setdefault(g, list(v.get("runs", [])) if isinstance(v, dict) else [])
+    names = group_labels(dict(sorted(units.items())), visible)
+    hidden = {g: label for g, label in names.items() if g != label}
+    # units named by a run's tag (a run without a group) are anonymised as runs, but in the
+    # leave-one-group-out table, where every unit is a group
+    hidden_groups = {g: label for g, label in hidden.items() if g not in labels}
+
+    def unit(name: Any) -> Any:
+        return hidden_groups.get(name, name) if isinstance(name, str) else name
+
+    if isinstance(loo, dict) and isinstance(loo.get("groups"), dict):
+        result["loo"] = {**loo, "groups": {hidden.get(g, g): v for g, v in loo["groups"].items()}}
+    estimators = result.get("estimators")
+    if isinstance(estimators, dict) and isinstance(estimators.get("runs"), dict):
+        result["estimators"] = {
+            **estimators,
+            "runs": {
+                t: {**r, "unit": unit(r.get("unit"))} if isinstance(r, dict) else r
+                for t, r in estimators["runs"].items()
+            },
+        }
+    if isinstance(result.get("unique_relevant"), dict):
+        result["unique_relevant"] = {unit(u): n for u, n in result["unique_relevant"].items()}
+    loo_drop = result.get("leave_one_out")
+    if isinstance(loo_drop, dict) and "max_drop_unit" in loo_drop:
+        result["leave_one_out"] = {**loo_drop, "max_drop_unit": unit(loo_drop["max_drop_unit"])}
     out: dict[str, Any] = anonymise(result, labels)
+    replacements = {t: label for t, label in labels.items() if t != label}
+    replacements.update(hidden_groups)
+    if replacements:
+        out = _scrubbed(out, replacements)
     return out
+
+
+def _scrubbed(value: Any, replacements: dict[str, str]) -> Any:
+    """``value`` with every hidden name standing alone inside a sentence (a string with a space)
+    replaced by its label."""
+    pattern = re.compile(
+        r"(?<![\w.~-])("
+        + "|".join(re.escape(n) for n in sorted(replacements, key=len, reverse=True))
+        + r")(?![\w~-]|\.\w)"
+    )
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, str) and " " in v:
+            return pattern.sub(lambda m: replacements[m.group(1)], v)
+        return v
+
+    return walk(value)
 
 
 def latest_qrels_version(campaign_id: int) -> QrelsVersion | None:

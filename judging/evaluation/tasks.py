@@ -50,3 +50,15 @@ def compute_bias_report(report_id: int) -> None:
     from judging.evaluation.bias import bias_report_compute
 
     bias_report_compute(report_id=report_id)
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=5,
+)
+def compute_reusability(report_id: int) -> None:
+    from judging.evaluation.reusability import reusability_compute
+
+    reusability_compute(report_id=report_id)

@@ -9,15 +9,18 @@ from django.db import transaction
 from judging.assessments.models import QrelsVersion
 from judging.assessments.services import qrels_import, qrels_publish
 from judging.evaluation.bias import bias_report_request
+from judging.evaluation.reusability import reusability_request
 from judging.evaluation.services import evaluations_after_qrels
 from judging.workflows._signature import takes_arguments_of
 
 
 def _after(version: QrelsVersion) -> None:
     """Every number shown names its qrels version: evaluate every run against the new one and
-    compute the campaign's default pool-bias report for it (tasks, after commit)."""
+    compute the campaign's default pool-bias report and the version's reusability report for
+    it (tasks, after commit)."""
     evaluations_after_qrels(version)
     bias_report_request(campaign=version.campaign, qrels=version)
+    reusability_request(version=version)
 
 
 @takes_arguments_of(qrels_import)

@@ -21,6 +21,12 @@ class Command(BaseCommand):
         parser.add_argument("--measure", default="AP")
         parser.add_argument("--depth", type=int, help="default: the campaign's pool depth")
         parser.add_argument("--kind", choices=BiasKind.values, default=BiasKind.LOO_RUN)
+        parser.add_argument(
+            "--topics",
+            default="",
+            help="topics to analyse (default: all): ids, ranges and tag:NAME, as in "
+            "601-650,tag:hard",
+        )
         parser.add_argument("--json", action="store_true", help="print the whole report")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -35,6 +41,7 @@ class Command(BaseCommand):
                 measure=opts["measure"],
                 depth=opts["depth"],
                 kind=opts["kind"],
+                topics=opts["topics"],
             )
         except InvalidInput as exc:  # a bad or out-of-bounds parameter: named, no traceback
             raise CommandError("; ".join(map(str, exc.problems)) or exc.message) from None
@@ -46,7 +53,12 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report.result, indent=2))
             return
         loo = report.result.get("loo")
-        self.stdout.write(f"qrels v{version.number}, {report.measure} at depth {report.depth}")
+        topics = report.result.get("topics") or {}
+        on = f", topics {report.topics}" if report.topics else ""
+        self.stdout.write(
+            f"qrels v{version.number}, {report.measure} at depth {report.depth}{on} "
+            f"({len(topics.get('analysed', []))} topics analysed)"
+        )
         if loo:
             self.stdout.write(
                 f"Kendall tau-b {loo['kendall_tau']:.3f}, tau_AP {loo['tau_ap']:.3f}"
@@ -61,3 +73,28 @@ class Command(BaseCommand):
                 f"  {tag} (not pooled): estimated penalty "
                 f"+{p['estimated_penalty']:.4f} (an estimate)"
             )
+        estimators = report.result.get("estimators")
+        if estimators:
+            for name, e in (estimators.get("estimators") or {}).items():
+                if e.get("applicable"):
+                    self.stdout.write(
+                        f"  estimator {name}: MAE {_num(e.get('mae'))}, SRE {e.get('sre')}, "
+                        f"SRE* {e.get('sre_star')}, tau-b {_num(e.get('kendall_tau'))}"
+                    )
+            if estimators.get("recommended_why"):
+                self.stdout.write(
+                    f"  recommended: {estimators.get('recommended')} "
+                    f"({estimators['recommended_why']})"
+                )
+        elif report.result.get("estimators_unavailable"):
+            self.stdout.write(f"  estimators: {report.result['estimators_unavailable']}")
+        before_after = report.result.get("before_after")
+        if before_after and before_after.get("topics_note"):
+            self.stdout.write(
+                f"  before/after v{before_after['from']} -> v{before_after['to']}: "
+                f"{before_after['topics_note']}"
+            )
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4f}"

@@ -1,0 +1,116 @@
+"""Reusability reports: how far the pool behind a qrels version can be trusted to score a
+system that did not build it (``metrics.reusability``: relevant documents found by one group or
+run only, leave-one-unit-out drops, Judged@k of pooled and other runs, pooling efficiency by
+depth and a verdict with its basis).
+
+One report per qrels version, computed by a task when the version is imported or published
+(``judging.workflows.qrels``), or on request (the API's POST, ``manage.py reusability_report``)
+for a version stored before reports existed. Reading it is a selector
+(``judging.evaluation.selectors.reusability_report``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from judging.assessments.models import QrelsVersion
+from judging.campaigns.models import Campaign, Run
+from judging.core import outbox
+from judging.core.roles import Account
+from judging.evaluation.bias import campaign_runs, check_rate, failure_text, stage, units
+from judging.evaluation.models import EvalState, Reusability
+from judging.evaluation.services import qrels_dict
+from judging.pools.models import PoolState, PoolVersion
+from metrics.io import Qrels
+from metrics.reusability import reusability as compute_reusability
+
+# The measure whose expected underestimate the verdict states.
+REUSABILITY_MEASURE = "AP"
+
+
+def reusability_task_key(report_id: int) -> str:
+    return f"reusability:{report_id}"
+
+
+def reusability_request(
+    *, version: QrelsVersion, requested_by: Account | None = None
+) -> Reusability:
+    """The stored report of ``version``, computing it (a task, after commit) when there is none
+    or the last attempt failed.
+
+    A report asked for by a user (``requested_by``: the API) that is not stored yet counts
+    against the user's hourly allowance of new reports (POOLJUDGE_BIAS_REPORTS_PER_HOUR, shared
+    with bias reports; ``RateLimited`` beyond it)."""
+    if requested_by is not None and not Reusability.objects.filter(qrels=version).exists():
+        check_rate(requested_by)
+    try:
+        with transaction.atomic():
+            report, created = Reusability.objects.get_or_create(
+                qrels=version,
+                defaults={"campaign_id": version.campaign_id, "requested_by": requested_by},
+            )
+    except IntegrityError:  # asked for twice at once: the other request made it
+        report, created = Reusability.objects.get(qrels=version), False
+    if created or report.state == EvalState.FAILED:
+        outbox.enqueue(
+            "judging.evaluation.tasks.compute_reusability",
+            report.pk,
+            key=reusability_task_key(report.pk),
+        )
+    return report
+
+
+def reusability_compute(*, report_id: int) -> Reusability | None:
+    """Compute a stored report (the task body); safe to run twice. A failure is stored with the
+    report (state failed, the error), never raised."""
+    report = Reusability.objects.select_related("campaign", "qrels").filter(pk=report_id).first()
+    if report is None or report.state == EvalState.DONE:
+        return report
+    start = time.perf_counter()
+    try:
+        with stage("reusability"):
+            report.result = _compute(report.campaign, report.qrels)
+        report.state = EvalState.DONE
+        report.error = ""
+    except Exception as exc:  # stored for the page and the API to show
+        report.state = EvalState.FAILED
+        report.error = failure_text(exc)
+    report.computed_at = timezone.now()
+    report.seconds = time.perf_counter() - start
+    report.save()
+    return report
+
+
+def pooled_at(campaign: Campaign, version: QrelsVersion, runs_models: list[Run]) -> list[str]:
+    """The runs whose documents were pooled for ``version``: those of the pool versions built
+    before it was made; without any (qrels imported, not judged here), the runs marked pooled."""
+    contributed: set[str] = set()
+    for tags in PoolVersion.objects.filter(
+        campaign=campaign, state=PoolState.BUILT, finished_at__lte=version.created_at
+    ).values_list("run_tags", flat=True):
+        contributed.update(tags)
+    tags = [r.tag for r in runs_models if r.tag in contributed]
+    return tags or [r.tag for r in runs_models if r.pooled]
+
+
+def _compute(campaign: Campaign, version: QrelsVersion) -> dict[str, Any]:
+    runs_models, runs = campaign_runs(campaign)
+    if not runs:
+        raise ValueError("the campaign has no runs to analyse")
+    pooled = pooled_at(campaign, version, runs_models)
+    _, groups = units(runs_models, pooled)
+    report = compute_reusability(
+        Qrels.from_dict(qrels_dict(version)),
+        runs,
+        depth=campaign.pool_depth,
+        pooled=pooled,
+        groups=groups,
+        measure=REUSABILITY_MEASURE,
+        relevance_level=campaign.relevance_threshold,
+    )
+    out: dict[str, Any] = {**report.to_dict(), "pooled": pooled}
+    return out

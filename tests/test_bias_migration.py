@@ -1,0 +1,47 @@
+"""Migration 0003 (topic subsets, reusability reports) keeps the bias reports stored before it.
+
+Its own module: a transactional test cannot share one with the module-scoped demo fixture."""
+
+from __future__ import annotations
+
+import pytest
+
+from judging.campaigns.models import Campaign
+from judging.evaluation.models import BiasReport, Reusability
+from tests.test_bias_service import tiny  # noqa: F401
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reports_stored_before_topic_subsets_are_kept_as_reports_of_every_topic(
+    tiny: Campaign,  # noqa: F811
+) -> None:
+    """Migration 0003 gives stored reports the topics "" (all) and keeps them unique per key."""
+    from django.db import IntegrityError, connection, transaction
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("evaluation", "0002_biasreport_requested_by")]
+    after = [("evaluation", "0003_topics_and_reusability")]
+    report = BiasReport.objects.get(campaign=tiny)
+    Reusability.objects.all().delete()  # a table the way back drops
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    try:
+        executor.loader.build_graph()
+        old = executor.loader.project_state(before).apps.get_model("evaluation", "BiasReport")
+        kept = old.objects.get(pk=report.pk)
+        assert not hasattr(kept, "topics")
+        old.objects.create(
+            campaign_id=tiny.pk, qrels_id=report.qrels_id, kind="loo_run", measure="P@5", depth=3
+        )
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+    rows = BiasReport.objects.filter(campaign=tiny).order_by("pk")
+    assert [(r.measure, r.topics) for r in rows] == [("AP", ""), ("P@5", "")]
+    with pytest.raises(IntegrityError), transaction.atomic():
+        BiasReport.objects.create(
+            campaign=tiny, qrels=report.qrels, kind="loo_run", measure="P@5", depth=3
+        )
+    BiasReport.objects.create(  # the same key on a subset of topics is another report
+        campaign=tiny, qrels=report.qrels, kind="loo_run", measure="P@5", depth=3, topics="401"
+    )
