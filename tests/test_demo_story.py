@@ -63,12 +63,14 @@ class Story:
     report_v1: BiasReport
     report_v2: BiasReport
     board_v1: dict[str, Any]
-    before_after: dict[str, Any]
+    before_after: dict[str, Any]  # as the bias report of qrels v2 stores it
+    direct: dict[str, Any]  # the same comparison with the metrics functions, to check it by
 
 
 def same_topic_before_after(campaign: Campaign, a: QrelsVersion, b: QrelsVersion) -> dict[str, Any]:
     """Before/after of qrels versions a and b on the topics both can score, in the shape of
-    SPEC.md's ``before_after`` (the subset these tests read), with the metrics functions."""
+    SPEC.md's ``before_after`` (the subset these tests read), computed here from the Evaluator
+    and metrics.stats: an independent check of the report's ``compare_qrels_versions``."""
     qa, qb = qrels_dict(a), qrels_dict(b)
     level = campaign.relevance_threshold
 
@@ -112,7 +114,7 @@ def same_topic_before_after(campaign: Campaign, a: QrelsVersion, b: QrelsVersion
             "a": r["recall_a"],
             "b": r["recall_b"],
             "delta": r["recall_b"] - r["recall_a"],
-            "change": "drop" if r["recall_b"] < r["recall_a"] else "gain or no change",
+            "change": "drop" if r["recall_b"] < r["recall_a"] else "no drop",
         }
         for t, r in out_runs.items()
         if not r["novel"]
@@ -162,7 +164,8 @@ def play_the_story(demo: Campaign, as_committed: Any) -> Story:
         report_v1=report_v1,
         report_v2=report_v2,
         board_v1=board_v1,
-        before_after=same_topic_before_after(demo, v1, v2),
+        before_after=report_v2.result["before_after"],
+        direct=same_topic_before_after(demo, v1, v2),
     )
 
 
@@ -238,22 +241,37 @@ def test_repooling_with_the_novel_run_and_judging_raises_its_rank_on_the_same_to
     demo: Campaign, as_committed: Any
 ) -> None:
     story = play_the_story(demo, as_committed)
-    ba = story.before_after
-    # compared on the topics qrels v1 can score (1-5); topic 6 is new in v2
+    ba = story.before_after  # the stored report's, as the page and the API show it
+    assert (ba["from"], ba["to"], ba["measure"]) == (1, 2, DEMO_HEADLINE)
+    # compared on the topics qrels v1 can score (1-5); topic 6 is new in v2, and said so
     assert ba["topics"]["compared"] == ["1", "2", "3", "4", "5"]
-    assert ba["topics"]["only_b"] == ["6"]
+    assert ba["topics"]["only_b"] == ["6"] and ba["topics"]["only_a"] == []
+    assert "topic 6 is new in v2" in ba["topics_note"]
     novel = ba["runs"][NOVEL]
     assert novel["novel"] is True
-    assert novel["rank_b"] < novel["rank_a"]  # it rises
-    assert novel["rank_b"] == 1
-    assert ba["novel_gain"][NOVEL] > 0
+    assert novel["rank_b"] < novel["rank_a"]  # it rises ...
+    assert novel["rank_b"] == 1 and novel["rank_change"] == novel["rank_a"] - 1  # ... to first
+    assert novel["delta"] > 0 and ba["novel_gain"][NOVEL] == pytest.approx(novel["delta"])
+    assert novel["delta_ci"][0] > 0  # on these 5 topics the gain is more than noise
     assert ba["kendall_tau"] < 1.0
     # the pooled runs' P@10 cannot move (their top 10 were judged); their recall drops
-    for tag, run in ba["runs"].items():
-        if tag != NOVEL:
-            assert run["score_b"] == pytest.approx(run["score_a"]), tag
-    assert set(ba["others_recall_change"]) == set(ba["runs"]) - {NOVEL}
+    pooled = set(ba["runs"]) - {NOVEL}
+    for tag in pooled:
+        assert ba["runs"][tag]["score_b"] == pytest.approx(ba["runs"][tag]["score_a"]), tag
+        assert ba["runs"][tag]["recall_change"] == "drop", tag
+    assert set(ba["others_recall_change"]) == pooled
     assert all(r["change"] == "drop" for r in ba["others_recall_change"].values())
+    assert ba["mean_others_recall_change"] < 0
+    # the report's comparison is what the metrics functions give on the same topics
+    direct = story.direct
+    assert direct["topics"]["compared"] == ba["topics"]["compared"]
+    assert direct["kendall_tau"] == pytest.approx(ba["kendall_tau"])
+    for tag, run in direct["runs"].items():
+        stored = ba["runs"][tag]
+        for key in ("score_a", "score_b", "rank_a", "rank_b", "recall_a", "recall_b"):
+            assert stored[key] == pytest.approx(run[key]), (tag, key)
+        assert stored["delta_ci"] == pytest.approx(run["delta_ci"]), tag
+    assert all(r["change"] == "drop" for r in direct["others_recall_change"].values())
     client = Client()
     client.force_login(get_user_model().objects.get(username="researcher"))
     page = client.get(f"/campaigns/{demo.pk}/bias/?measure={DEMO_HEADLINE}").content.decode()
@@ -279,6 +297,10 @@ def _topics(qids: list[str]) -> str:
     if len(nums) > 2 and nums == list(range(nums[0], nums[-1] + 1)):
         return f"{nums[0]}-{nums[-1]}"
     return ", ".join(qids)
+
+
+def _interval(iv: list[float] | None) -> str:
+    return "—" if iv is None else f"{_f(iv[0])} to {_f(iv[1])}"
 
 
 def readme_figures(story: Story) -> str:
@@ -310,9 +332,22 @@ def readme_figures(story: Story) -> str:
         )
     novel = rows[NOVEL]["measures"][m]
     nr = runs[NOVEL]
-    penalty = story.report_v1.result["penalty"]["runs"][NOVEL]
-    pct = 100.0 * penalty["estimated_penalty"] / penalty["score"]
-    est_rank = rank_of(NOVEL, {**lower, NOVEL: penalty["estimated_score"]})
+    est = story.report_v1.result["estimators"]
+    estimates = est["not_pooled"][NOVEL]["estimates"]
+    estimators = [
+        f"| estimator (qrels v1) | estimated {m} (rank) | penalty, % of its own score | "
+        "interval | measured MAE | SRE | v2 score minus estimate |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, e in estimates.items():
+        info = est["estimators"][name]
+        label = info["label"] + (" (recommended)" if name == est["recommended"] else "")
+        pct = "" if e["penalty_pct"] is None else f", {e['penalty_pct']:.1f}%"
+        estimators.append(
+            f"| {label} | {_f(e['estimate'])} ({rank_of(NOVEL, {**lower, NOVEL: e['estimate']})})"
+            f" | {_signed(e['penalty'])}{pct} | {_interval(e['interval'])} | {_f(info['mae'])} | "
+            f"{info['sre']} | {_signed(nr['score_b'] - e['estimate'])} |"
+        )
     lo, hi = nr["delta_ci"]
     drops = [c for c in ba["others_recall_change"].values() if c["change"] == "drop"]
     intro = (
@@ -324,20 +359,33 @@ def readme_figures(story: Story) -> str:
         f"{sum(lower[t] > lower[NOVEL] for t in order)} pooled runs, with Judged@10 "
         f"{_f(novel['judged']['value'])}; its upper bound (its unjudged top-10 documents counted "
         f"relevant) would rank it {rank_of(NOVEL, upper)}.",
-        f"- Estimated penalty (Webber & Park 2009: the mean leave-one-out delta of the "
-        f"{len(story.report_v1.result['loo']['runs'])} pooled runs): "
-        f"{_signed(penalty['estimated_penalty'])}, {pct:.1f}% of its own score: an estimated "
-        f"{m} of {_f(penalty['estimated_score'])} (rank {est_rank}).",
         f"- Under qrels v2 it is rank {nr['rank_b']} (was {nr['rank_a']}): a gain of "
         f"{_signed(nr['delta'])} (paired 95% CI {_signed(lo)} to {_signed(hi)} over "
         f"{len(ba['topics']['compared'])} topics). The pooled runs' {m} does not move (their top "
-        f"10 were all judged already). Kendall tau-b between the v1 and v2 rankings: "
-        f"{ba['kendall_tau']:.3f}.",
-        f"- {rk} fell for {len(drops)} of the {len(ba['others_recall_change'])} pooled runs: "
-        "the known relevant set grew by the documents only the novel run found.",
+        f"10 were all judged already). Between the v1 and v2 rankings Kendall tau-b is "
+        f"{ba['kendall_tau']:.3f} and tau_AP {ba['tau_ap']:.3f}.",
+        f"- {rk} fell for {len(drops)} of the {len(ba['others_recall_change'])} pooled runs "
+        f"(mean {_signed(ba['mean_others_recall_change'])}): the known relevant set grew by the "
+        "documents only the novel run found.",
     ]
+    est_intro = (
+        f"The estimated penalty of `{NOVEL}` under qrels v1, each estimator's error measured on "
+        f"the pooled runs by leaving out each of the {est['n_units']} groups in turn (the "
+        "bias report's estimators); the last column is how far each estimate is from the "
+        "score judging its documents gave:"
+    )
     wrap = textwrap.TextWrapper(width=99, subsequent_indent="  ", break_on_hyphens=False)
-    lines = [textwrap.fill(intro, 99), "", *table, "", *(wrap.fill(b) for b in bullets)]
+    lines = [
+        textwrap.fill(intro, 99),
+        "",
+        *table,
+        "",
+        *(wrap.fill(b) for b in bullets),
+        "",
+        textwrap.fill(est_intro, 99),
+        "",
+        *estimators,
+    ]
     return "\n".join(lines)
 
 
