@@ -28,6 +28,7 @@ from judging.evaluation.selectors import leaderboard
 from judging.evaluation.services import metrics_run, qrels_dict
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_published
+from metrics.bias_estimators import ALL
 from metrics.evaluator import Evaluator
 from metrics.stats import kendall_tau_b, t_ci
 
@@ -339,7 +340,9 @@ def readme_figures(story: Story) -> str:
         "interval | measured MAE | SRE | v2 score minus estimate |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, e in estimates.items():
+    # in the estimators' own order (PostgreSQL's jsonb does not keep the stored key order)
+    for name in sorted(estimates, key=lambda n: (n not in ALL, ALL.index(n) if n in ALL else 0, n)):
+        e = estimates[name]
         info = est["estimators"][name]
         label = info["label"] + (" (recommended)" if name == est["recommended"] else "")
         pct = "" if e["penalty_pct"] is None else f", {e['penalty_pct']:.1f}%"
