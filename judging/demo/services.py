@@ -12,6 +12,7 @@ from django.db import transaction
 from judging.campaigns.models import Campaign
 from judging.campaigns.services import (
     campaign_create,
+    campaign_update,
     topics_import,
 )
 from judging.core.roles import ANNOTATOR, RESEARCHER, Account, grant
@@ -24,6 +25,18 @@ from judging.workflows.runs import run_submitted
 DEMO_CAMPAIGN = "Demo: energy, climate and health news"
 DEMO_POOL_DEPTH = 10
 DEMO_OVERLAP = 0.25  # a quarter of the items get a second judgment, for agreement
+# The headline measure: first of the campaign's measures (the leaderboard sorts by it) and the
+# measure of the bias report the demo computes. P@10 because (1) its upper bound (unjudged
+# documents in the top 10 counted relevant) is simply P@10 plus the share of the top 10 left
+# unjudged, never lowered by a larger normaliser as nDCG@10's can be; (2) every estimator of the
+# penalty applies to P@k (Lipani et al.'s are defined for P@k only, or P@k and R@k), so the bias
+# report shows them all with their measured error; (3) the pooled runs' top 10 are all judged at
+# pool depth 10, so their P@10 cannot move when the pool grows: a rank movement between qrels
+# versions is the correction of the unpooled run's score, nothing else.
+DEMO_HEADLINE = "P@10"
+# the recall the bias report's before/after compares: R@(5 x the report's depth)
+DEMO_RECALL = f"R@{5 * DEMO_POOL_DEPTH}"
+DEMO_MEASURES = ["P@10", "nDCG@10", "R@50", "AP", "RR@10", "Bpref", "Judged@10"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,7 @@ def demo_load() -> Campaign | None:
         "documents and six runs. One run (novel-neural) is not pooled.",
         created_by=users["admin"],
     )
+    campaign = campaign_update(campaign=campaign, data={"measures": DEMO_MEASURES})
     topics = "\n".join(
         json.dumps(
             {
@@ -125,7 +139,8 @@ def _simulated_grade(assessor: str, qid: str, docid: str, truth: int) -> int:
 
 def demo_judge(campaign: Campaign) -> int:
     """Judge pool version 1 with the simulated assessors, publish qrels version 1 and queue the
-    bias report. Returns the number of judgments made (0 when the pool is not built yet)."""
+    bias report on the headline measure (DEMO_HEADLINE). Returns the number of judgments made
+    (0 when the pool is not built yet)."""
     from judging.assessments.models import TopicAssignment
     from judging.assessments.queue import judgment_record, lease_next, lease_release
     from judging.evaluation.bias import bias_report_request
@@ -178,5 +193,6 @@ def demo_judge(campaign: Campaign) -> int:
         f"(topic {LEFT_FOR_THE_ANNOTATOR} left for you).",
         created_by=users["admin"],
     )
-    bias_report_request(campaign=campaign)
+    # qrels_published asks for the campaign's default report (AP); the demo's is on its headline
+    bias_report_request(campaign=campaign, measure=DEMO_HEADLINE)
     return made
