@@ -140,7 +140,7 @@ def test_the_normalised_spec_writes_only_consecutive_plain_numbers_as_ranges() -
 def test_two_spellings_of_one_subset_share_a_report_and_the_default_is_all_topics(
     tiny: Campaign, as_committed: Any
 ) -> None:
-    default = BiasReport.objects.get(campaign=tiny)
+    default = BiasReport.objects.get(campaign=tiny, measure="AP")
     assert default.topics == ""
     assert default.result["topics"] == {
         "spec": "",
@@ -151,7 +151,7 @@ def test_two_spellings_of_one_subset_share_a_report_and_the_default_is_all_topic
         one = bias_report_request(campaign=tiny, topics="402, 401, tag:hard")
         two = bias_report_request(campaign=tiny, topics="401-402")
     assert one is not None and two is not None and one.pk == two.pk
-    assert BiasReport.objects.filter(campaign=tiny).count() == 2
+    assert BiasReport.objects.filter(campaign=tiny).count() == 3  # AP, R@50 (headline), subset
     one.refresh_from_db()
     assert one.topics == "401-402" and one.state == "done", one.error
     assert one.result["topics"]["analysed"] == ["401", "402"]
@@ -449,10 +449,11 @@ def test_before_after_is_asked_on_the_reports_topics_with_version_labels(
     v2 = _publish_v2(demo, as_committed)
     with as_committed():
         subset = bias_report_request(campaign=demo, qrels=v2, topics="1-5")
-    default = BiasReport.objects.get(campaign=demo, qrels=v2, topics="")
+    default = BiasReport.objects.get(campaign=demo, qrels=v2, topics="", measure="AP")
     assert default.state == "done", default.error
     assert default.result["before_after"] == {"from": 1, "to": 2, **COMPARISON}
-    first, second = calls
+    first, headline, second = calls  # AP, the headline P@10 (both on every topic), the subset
+    assert headline["topics"] is None and headline["labels"] == ("v1", "v2")
     assert first["a"] == {"1", "2", "3", "4", "5"} and first["b"] == {"1", "2", "3", "4", "5", "6"}
     assert first["labels"] == ("v1", "v2") and first["topics"] is None
     assert first["novel"] == ["novel-neural"] and first["recall_k"] == 5 * default.depth
@@ -466,7 +467,7 @@ def test_before_after_compares_the_demo_on_the_five_topics_v1_can_score(
     from django.contrib.auth import get_user_model
 
     v2 = _publish_v2(demo, as_committed)
-    report = BiasReport.objects.get(campaign=demo, qrels=v2, topics="")
+    report = BiasReport.objects.get(campaign=demo, qrels=v2, topics="", measure="AP")
     assert report.state == "done", report.error
     before_after = report.result["before_after"]
     assert before_after["from"] == 1 and before_after["to"] == 2
@@ -516,7 +517,8 @@ def test_before_after_on_topics_one_version_cannot_score_says_so_instead_of_fail
     with as_committed():
         v2 = qrels_imported(campaign=tiny, data=(QRELS + "404 0 d1 1\n").encode())
         report = bias_report_request(campaign=tiny, qrels=v2, topics="404")
-    assert asked == [None]  # the default report's, on every topic; not the subset's
+    # the default reports' (AP and the headline measure), on every topic; not the subset's
+    assert asked == [None, None]
     assert report is not None
     report.refresh_from_db()
     assert report.state == "done", report.error
@@ -528,3 +530,54 @@ def test_before_after_on_topics_one_version_cannot_score_says_so_instead_of_fail
         "qrels versions 1 and 2 have no topic among the topics analysed that both can score "
         "(a relevant judgment in each): there is nothing to compare on"
     )
+
+
+def test_the_headline_measure_is_the_campaigns_first_one_the_estimators_cover(
+    demo: Campaign,
+) -> None:
+    """Publishing computes the AP report and the headline measure's (the one the leaderboard
+    sorts by), and the bias page opens on the headline: the demo's story is on P@10."""
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    assert bias.headline_measure(demo) == "P@10"
+    demo.measures = ["Judged@10", "NumRet", "nDCG@5", "AP"]  # no estimator for the first two
+    assert bias.headline_measure(demo) == "nDCG@5"
+    demo.measures = ["Judged@10"]
+    assert bias.headline_measure(demo) == "AP"
+    v1 = QrelsVersion.objects.get(campaign=demo)
+    stored = set(
+        BiasReport.objects.filter(campaign=demo, qrels=v1).values_list("measure", flat=True)
+    )
+    assert stored == {"AP", "P@10"}
+    client = Client()
+    client.force_login(get_user_model().objects.get(username="researcher"))
+    page = client.get(f"/campaigns/{demo.pk}/bias/").content.decode()
+    assert 'id="not-computed"' not in page and "P@10" in page
+
+
+def test_a_measure_the_estimators_do_not_cover_stores_why_instead_of_failing(
+    tiny: Campaign, as_committed: Any
+) -> None:
+    with as_committed():
+        report = bias_report_request(campaign=tiny, measure="Judged@3")
+    assert report is not None
+    report.refresh_from_db()
+    assert report.state == "done", report.error
+    assert "estimators" not in report.result
+    assert "not for Judged@3" in report.result["estimators_unavailable"]
+    assert set(report.result["loo"]["runs"]) == {"alpha", "beta", "gamma"}
+
+
+def test_the_page_says_why_a_report_has_no_estimators(tiny: Campaign, as_committed: Any) -> None:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    with as_committed():
+        bias_report_request(campaign=tiny, measure="Judged@3")
+    researcher = get_user_model().objects.filter(groups__name="researcher").first()
+    assert researcher is not None
+    client = Client()
+    client.force_login(researcher)
+    page = client.get(f"/campaigns/{tiny.pk}/bias/?measure=Judged@3").content.decode()
+    assert 'id="estimators-unavailable"' in page and "not for Judged@3" in page

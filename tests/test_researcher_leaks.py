@@ -73,10 +73,10 @@ def page_urls(campaign: Campaign) -> list[str]:
         f"/campaigns/{c}/leaderboard/?format=csv",
         f"/campaigns/{c}/compare/",
         f"/campaigns/{c}/bias/",
-        f"/campaigns/{c}/bias/?kind=loo_group",
+        f"/campaigns/{c}/bias/?kind=loo_group&measure=AP",
         f"/campaigns/{c}/bias/scatter.svg",
-        f"/campaigns/{c}/bias/deltas.svg?kind=loo_group",
-        f"/campaigns/{c}/bias/scatter.svg?kind=loo_group",
+        f"/campaigns/{c}/bias/deltas.svg?kind=loo_group&measure=AP",
+        f"/campaigns/{c}/bias/scatter.svg?kind=loo_group&measure=AP",
         f"/campaigns/{c}/bias/efficiency.svg",
     ]
 

@@ -41,6 +41,7 @@ from metrics.bias import (
     estimate_penalty,
     judged_at_k,
 )
+from metrics.bias_estimators import FAMILIES as ESTIMATED_FAMILIES
 from metrics.bias_estimators import estimator_report
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
@@ -236,6 +237,20 @@ def bias_params(
         )
         raise InvalidInput(detail, problems)
     return BiasParams(canonical, depth or campaign.pool_depth, kind, spec, topic_ids)
+
+
+def headline_measure(campaign: Campaign) -> str:
+    """The measure a campaign's bias analysis opens on: its first measure that a bias report
+    can be computed for with every estimator family defined (P@10 for the demo), else AP."""
+    for name in campaign.measures:
+        try:
+            parsed = parse_measure(name)
+        except ValueError:
+            continue
+        cutoff_ok = parsed.cutoff is None or parsed.cutoff <= settings.POOLJUDGE_BIAS_MAX_CUTOFF
+        if parsed.family in ESTIMATED_FAMILIES and cutoff_ok:
+            return parsed.name
+    return "AP"
 
 
 def check_rate(requested_by: Account) -> None:
@@ -529,6 +544,12 @@ def _estimators(
 ) -> dict[str, Any]:
     """``{"estimators": EstimatorReport dict}`` (Webber & Park, Lipani 2015/2016, condensed,
     upper, each validated on the campaign's pooled units), or why there is none."""
+    family = parse_measure(report.measure).family
+    if family not in ESTIMATED_FAMILIES:
+        return {
+            "estimators_unavailable": f"the penalty estimators are defined for "
+            f"{', '.join(ESTIMATED_FAMILIES)} (with their cut-offs), not for {report.measure}"
+        }
     leave_out, groups = units(runs_models, pooled)
     n_units = len({groups[t] for t in pooled}) if groups else len(pooled)
     if n_units < 2:

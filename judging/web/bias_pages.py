@@ -27,7 +27,7 @@ from judging.campaigns.models import Campaign
 from judging.core.downloads import content_disposition
 from judging.core.errors import DomainError, InvalidInput, RateLimited
 from judging.core.roles import UserLike, account, is_researcher
-from judging.evaluation.bias import bias_params, bias_report_request
+from judging.evaluation.bias import bias_params, bias_report_request, headline_measure
 from judging.evaluation.models import BiasKind, EvalState
 from judging.evaluation.selectors import bias_report, reusability_report
 from judging.web import charts
@@ -36,7 +36,6 @@ from judging.web.results import qrels_version_or_404
 from metrics.problems import Problem
 
 MEASURES = ("AP", "P@10", "R@100", "nDCG@10", "Bpref")
-DEFAULT_MEASURE = "AP"
 STRATEGY_LABELS = {
     "docid": "docid order (unordered depth-k judging)",
     "rank": "rank order",
@@ -91,7 +90,7 @@ def _filters(campaign: Campaign, query: QueryDict) -> Filters:
     kind = query.get("kind") or BiasKind.LOO_RUN
     f = Filters(
         version=version,
-        measure=raw_measure or DEFAULT_MEASURE,
+        measure=raw_measure or headline_measure(campaign),
         depth=campaign.pool_depth,
         kind=kind,
         raw_measure=raw_measure,

@@ -8,7 +8,7 @@ from django.db import transaction
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.services import qrels_import, qrels_publish
-from judging.evaluation.bias import bias_report_request
+from judging.evaluation.bias import bias_report_request, headline_measure
 from judging.evaluation.reusability import reusability_request
 from judging.evaluation.services import evaluations_after_qrels
 from judging.workflows._signature import takes_arguments_of
@@ -16,10 +16,14 @@ from judging.workflows._signature import takes_arguments_of
 
 def _after(version: QrelsVersion) -> None:
     """Every number shown names its qrels version: evaluate every run against the new one and
-    compute the campaign's default pool-bias report and the version's reusability report for
+    compute the campaign's default pool-bias report (AP, and its headline measure when that is
+    another: ``evaluation.bias.headline_measure``) and the version's reusability report for
     it (tasks, after commit)."""
     evaluations_after_qrels(version)
     bias_report_request(campaign=version.campaign, qrels=version)
+    headline = headline_measure(version.campaign)
+    if headline != "AP":  # the page opens on the campaign's headline measure: have it ready
+        bias_report_request(campaign=version.campaign, qrels=version, measure=headline)
     reusability_request(version=version)
 
 

@@ -180,8 +180,8 @@ def test_the_verdict_states_the_range_the_shallow_topics_and_the_threshold(
     basis = report["basis"]
     assert basis[0] == (
         "6 relevant documents (grade >= 1) are in the depth-2 pool of the 2 topics; 5 of them "
-        "(83.3% of the relevant documents in the pool) were found by only one group, 4 (66.7% of them) "
-        "by only one run."
+        "(83.3% of the relevant documents in the pool) were found by only one group, "
+        "4 (66.7% of them) by only one run."
     )
     assert "1 of the 9 documents of the depth-2 pool have no judgment" in basis[1]
     assert any("pooled runs 0.833, the other runs 0.500" in b for b in basis)
