@@ -208,3 +208,20 @@ def test_an_unknown_or_malformed_qrels_version_is_404_not_an_error(
     for number in ("7", "abc"):
         assert client.get(f"/campaigns/{scored.pk}/leaderboard/?qrels={number}").status_code == 404
         assert client.get(f"/campaigns/{scored.pk}/bias/?qrels={number}").status_code == 404
+
+
+def test_significance_of_runs_with_no_scored_topic_in_common_says_so(
+    scored: Any, api_client_for: Any, admin_user: Any
+) -> None:
+    """Paired tests pair topics: runs with none in common get no test and a note, not a 500."""
+    from judging.evaluation.models import Evaluation
+
+    beta = Evaluation.objects.get(run__tag="beta", mode="honest")
+    result = dict(beta.result)
+    result["per_query"] = {m: {"999": 0.5} for m in result["per_query"]}
+    Evaluation.objects.filter(pk=beta.pk).update(result=result)
+    r = api_client_for(admin_user).get(f"/api/v1/campaigns/{scored.pk}/significance/?measure=AP")
+    assert r.status_code == 200
+    body = r.json()
+    assert body["comparisons"] == [] and body["n_queries"] == 0
+    assert "no scored topic in common" in body["note"]

@@ -217,8 +217,10 @@ def significance(
             continue
         per_query[run_label(run, user)] = {q: float(v) for q, v in values.items() if v is not None}
     queries = sorted(set.intersection(*(set(v) for v in per_query.values()))) if per_query else []
-    rows = compare_runs(per_query, test=test, queries=queries) if len(per_query) > 1 else []
-    return {
+    # paired tests are on the topics every run has a value for; none in common: nothing to test
+    comparable = len(per_query) > 1 and bool(queries)
+    rows = compare_runs(per_query, test=test, queries=queries) if comparable else []
+    out: dict[str, Any] = {
         "qrels_version": version.number,
         "measure": canonical,
         "test": test,
@@ -226,6 +228,9 @@ def significance(
         "n_queries": len(queries),
         "comparisons": [asdict(c) for c in rows],
     }
+    if len(per_query) > 1 and not queries:
+        out["note"] = "the runs have no scored topic in common: there is nothing to pair"
+    return out
 
 
 def bias_report(
