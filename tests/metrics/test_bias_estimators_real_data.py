@@ -17,18 +17,17 @@ off: they are bounds, not estimators, and their MAE shows it.
 
 from __future__ import annotations
 
-import csv
-import gzip
 from pathlib import Path
 
 import numpy as np
 import pytest
 import pytrec_eval
 
-from metrics import Qrels, Run, read_qrels, read_run
+from metrics import Qrels, Run, read_qrels
 from metrics.bias import LeaveOneOut, restrict_qrels
 from metrics.bias_estimators import EstimatorAnalysis, EstimatorReport
 from metrics.pooling import parse_topic_spec
+from tests._shared_data import trec_groups, trec_runs
 
 pytestmark = pytest.mark.data
 
@@ -75,21 +74,6 @@ FIGURES = [
 ]
 
 
-def _runs(root: Path) -> dict[str, Run]:
-    runs: dict[str, Run] = {}
-    for path in sorted((root / "runs").glob("input.*.gz")):
-        lines = gzip.decompress(path.read_bytes()).split(b"\n")
-        # one Medical run has three "NaN" scores, which the reader rejects: drop those lines
-        run = read_run(b"\n".join(ln for ln in lines if b"\tNaN\t" not in ln))
-        runs[run.tag] = run.with_float32_scores()  # as pytrec_eval stores scores
-    return runs
-
-
-def _groups(root: Path) -> dict[str, str]:
-    with (root / "runs.tsv").open() as f:
-        return {row["run"]: row["group"] for row in csv.DictReader(f, delimiter="\t")}
-
-
 Collection = tuple[Qrels, dict[str, Run], dict[str, str]]
 
 
@@ -98,7 +82,7 @@ def collections(shared_data: Path) -> dict[str, Collection]:
     out = {}
     for name in ("robust03", "trec2011-medical"):
         root = shared_data / name
-        out[name] = (read_qrels(root / "qrels.txt"), _runs(root), _groups(root))
+        out[name] = (read_qrels(root / "qrels.txt"), trec_runs(root), trec_groups(root))
     return out
 
 

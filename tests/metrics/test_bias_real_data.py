@@ -18,36 +18,26 @@ TREC 2011 Medical: 41 runs have every top 10 judged (pooled at depth 10, mean Ju
 from __future__ import annotations
 
 import csv
-import gzip
 from pathlib import Path
 
 import numpy as np
 import pytest
 import pytrec_eval
 
-from metrics import Qrels, Run, read_qrels, read_run
+from metrics import Qrels, Run, read_qrels
 from metrics.bias import LeaveOneOut, judged_at_k, restrict_qrels
 from metrics.pooling import parse_topic_spec
+from tests._shared_data import trec_runs
 
 pytestmark = pytest.mark.data
 
 ROBUST_TOPICS = parse_topic_spec("601-650")
 
 
-def _runs(root: Path) -> dict[str, Run]:
-    runs: dict[str, Run] = {}
-    for path in sorted((root / "runs").glob("input.*.gz")):
-        lines = gzip.decompress(path.read_bytes()).split(b"\n")
-        # one Medical run has three "NaN" scores, which the reader rejects: drop those lines
-        run = read_run(b"\n".join(ln for ln in lines if b"\tNaN\t" not in ln))
-        runs[run.tag] = run.with_float32_scores()  # as pytrec_eval stores scores
-    return runs
-
-
 @pytest.fixture(scope="module")
 def robust(shared_data: Path) -> tuple[Qrels, dict[str, Run]]:
     root = shared_data / "robust03"
-    return read_qrels(root / "qrels.txt"), _runs(root)
+    return read_qrels(root / "qrels.txt"), trec_runs(root)
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +104,7 @@ def test_robust03_depth100_largest_gain_is_small(robust: tuple[Qrels, dict[str, 
 
 def test_medical_judged_at_10_pooled_about_1_others_about_081(shared_data: Path) -> None:
     root = shared_data / "trec2011-medical"
-    qrels, runs = read_qrels(root / "qrels.txt"), _runs(root)
+    qrels, runs = read_qrels(root / "qrels.txt"), trec_runs(root)
     assert len(runs) == 127
     first = judged_at_k(qrels, runs, k=10)
     pooled = [t for t, per_q in first.per_query.items() if min(per_q.values()) == 1.0]

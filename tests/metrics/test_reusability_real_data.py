@@ -13,40 +13,25 @@ tests do.
 
 from __future__ import annotations
 
-import csv
-import gzip
 from pathlib import Path
 
 import pytest
 
-from metrics import Qrels, Run, read_qrels, read_run
+from metrics import Qrels, Run, read_qrels
 from metrics.bias import judged_at_k
 from metrics.pooling import parse_topic_spec
 from metrics.reusability import ReusabilityReport, reusability
+from tests._shared_data import trec_groups, trec_runs
 
 pytestmark = pytest.mark.data
 
 ROBUST_TOPICS = parse_topic_spec("601-650")
 
 
-def _runs(root: Path) -> dict[str, Run]:
-    runs: dict[str, Run] = {}
-    for path in sorted((root / "runs").glob("input.*.gz")):
-        lines = gzip.decompress(path.read_bytes()).split(b"\n")
-        run = read_run(b"\n".join(ln for ln in lines if b"\tNaN\t" not in ln))
-        runs[run.tag] = run.with_float32_scores()
-    return runs
-
-
-def _groups(root: Path) -> dict[str, str]:
-    with (root / "runs.tsv").open() as f:
-        return {row["run"]: row["group"] for row in csv.DictReader(f, delimiter="\t")}
-
-
 @pytest.fixture(scope="module")
 def robust(shared_data: Path) -> tuple[Qrels, dict[str, Run], dict[str, str]]:
     root = shared_data / "robust03"
-    return read_qrels(root / "qrels.txt"), _runs(root), _groups(root)
+    return read_qrels(root / "qrels.txt"), trec_runs(root), trec_groups(root)
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +124,7 @@ def test_robust_leave_one_group_out_report(robust_groups: ReusabilityReport) -> 
 
 def test_medical_reusability_of_the_41_pooled_runs(shared_data: Path) -> None:
     root = shared_data / "trec2011-medical"
-    qrels, runs, groups = read_qrels(root / "qrels.txt"), _runs(root), _groups(root)
+    qrels, runs, groups = read_qrels(root / "qrels.txt"), trec_runs(root), trec_groups(root)
     assert len(runs) == 127
     first = judged_at_k(qrels, runs, k=10)
     pooled = [t for t, per_q in first.per_query.items() if min(per_q.values()) == 1.0]
