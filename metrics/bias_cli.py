@@ -53,7 +53,15 @@ if TYPE_CHECKING:
     from metrics.bias import LooResult
     from metrics.bias_estimators import EstimatorReport
 
-__all__ = ["SUBCOMMANDS", "dispatch", "read_groups", "register", "run_estimators"]
+__all__ = [
+    "SUBCOMMANDS",
+    "add_compat_options",
+    "add_scoring_options",
+    "dispatch",
+    "read_groups",
+    "register",
+    "run_estimators",
+]
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -87,8 +95,22 @@ def register(subparsers: Any) -> None:
         help="leave out each run, or each group of runs (needs --groups)",
     )
     p.add_argument("--groups", help="run<TAB>group file with a header line")
+    add_scoring_options(p)
+    p.add_argument("--format", choices=("json", "tsv"), default="json")
+    p.set_defaults(func=run_bias)
+
+
+def add_scoring_options(p: argparse.ArgumentParser, *, compat: bool = True) -> None:
+    """``-m/--measure`` and ``--topics`` (and, unless ``compat=False``, ``--compat`` and
+    ``-l/--level``): the options every ``bias`` subcommand shares, worded once."""
     p.add_argument("-m", "--measure", default="AP", help="measure (default AP): AP, P@10, ...")
     p.add_argument("--topics", help="topics to analyse, e.g. 601-650 or 301,303,310-320")
+    if compat:
+        add_compat_options(p)
+
+
+def add_compat_options(p: argparse.ArgumentParser) -> None:
+    """``--compat`` (scoring mode) and ``-l/--level`` (relevance level)."""
     p.add_argument(
         "--compat",
         choices=("trec_eval", "honest"),
@@ -98,8 +120,6 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "-l", "--level", type=int, default=1, help="relevance level: relevant = grade >= LEVEL"
     )
-    p.add_argument("--format", choices=("json", "tsv"), default="json")
-    p.set_defaults(func=run_bias)
 
 
 def read_groups(path: str) -> dict[str, str]:
@@ -248,8 +268,7 @@ def estimators_parser() -> argparse.ArgumentParser:
         dest="leave_out",
         help="the unit left out (default: group with --groups, else run)",
     )
-    p.add_argument("-m", "--measure", default="AP", help="measure (default AP): AP, P@10, ...")
-    p.add_argument("--topics", help="topics to analyse, e.g. 601-650 or 301,303,310-320")
+    add_scoring_options(p, compat=False)
     p.add_argument(
         "--not-pooled",
         default="",
@@ -268,15 +287,7 @@ def estimators_parser() -> argparse.ArgumentParser:
         help="estimators to report (default all: pool, webber_park, lipani2015, lipani2016, "
         "condensed, upper)",
     )
-    p.add_argument(
-        "--compat",
-        choices=("trec_eval", "honest"),
-        default="trec_eval",
-        help="scoring mode (default trec_eval-compatible)",
-    )
-    p.add_argument(
-        "-l", "--level", type=int, default=1, help="relevance level: relevant = grade >= LEVEL"
-    )
+    add_compat_options(p)
     p.add_argument("--format", choices=("json", "tsv"), default="json")
     return p
 

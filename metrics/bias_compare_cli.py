@@ -31,6 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from metrics.bias_cli import add_scoring_options
 from metrics.io import InvalidInput, Run, read_qrels, read_run
 from metrics.names import UnknownMeasureError
 
@@ -55,25 +56,11 @@ class _Fail(Exception):
 # parsers
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-m", "--measure", default="AP", help="measure (default AP): AP, P@10, ...")
-    p.add_argument("--topics", help="topics, e.g. 601-650 or 301,303,310-320 (default: all)")
-    p.add_argument(
-        "--compat",
-        choices=("trec_eval", "honest"),
-        default="trec_eval",
-        help="scoring mode (default trec_eval-compatible)",
-    )
-    p.add_argument(
-        "-l", "--level", type=int, default=1, help="relevance level: relevant = grade >= LEVEL"
-    )
-
-
 def _add_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("qrels_a", metavar="QRELS_A", help="qrels before (plain or gzip)")
     p.add_argument("qrels_b", metavar="QRELS_B", help="qrels after (plain or gzip)")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run files (plain or gzip)")
-    _common(p)
+    add_scoring_options(p)
     p.add_argument(
         "--novel", default="", help="tags of the runs added to the pool, comma-separated"
     )
@@ -88,7 +75,7 @@ def _add_reusability(p: argparse.ArgumentParser) -> None:
     p.add_argument("--depth", type=int, default=10, help="pool depth K (default 10)")
     p.add_argument("--groups", help="run<TAB>group file with a header line (units = groups)")
     p.add_argument("--pooled", help="tags of the pooled runs, comma-separated (default: all)")
-    _common(p)
+    add_scoring_options(p)
     p.add_argument("--format", choices=("json", "text"), default="json")
 
 
