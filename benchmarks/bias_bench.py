@@ -3,9 +3,10 @@
     .venv/bin/python benchmarks/bias_bench.py [--repeat 3] [--depth 10]
 
 Both sides start from the same runs already read into memory (scores rounded to float32, as
-pytrec_eval stores them; the three NaN-score lines of one run dropped) and compute, for AP, P@10
-and nDCG@10, every run's score on the depth-10 pool of all runs and its score with the pool
-rebuilt without it.
+pytrec_eval stores them; the files unmodified: the three NaN scores of one run ranked last, and
+given to pytrec_eval as a value below every other score, its sort leaving NaN's place undefined) and
+compute, for AP, P@10 and nDCG@10, every run's score on the depth-10 pool of all runs and its score
+with the pool rebuilt without it.
 
 - "ours": :class:`metrics.bias.LeaveOneOut` prepared once on fresh run objects (nothing cached),
   then ``result(measure)`` for the three measures.
@@ -23,7 +24,6 @@ figures are the steadier ones on a shared machine.
 from __future__ import annotations
 
 import argparse
-import gzip
 import os
 import platform
 import statistics
@@ -37,7 +37,9 @@ import pytrec_eval
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from metrics import Qrels, Run, read_qrels, read_run  # noqa: E402
+from _runs import pytrec_dict, read_runs  # noqa: E402
+
+from metrics import Qrels, Run, read_qrels  # noqa: E402
 from metrics.bias import LeaveOneOut  # noqa: E402
 
 DATA = Path(os.environ.get("POOLJUDGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -47,11 +49,7 @@ Scores = dict[str, dict[str, tuple[float, float]]]  # measure -> run -> (score, 
 
 def load(root: Path) -> tuple[Qrels, dict[str, Run]]:
     qrels = read_qrels(root / "qrels.txt")
-    runs: dict[str, Run] = {}
-    for path in sorted((root / "runs").glob("input.*.gz")):
-        lines = gzip.decompress(path.read_bytes()).split(b"\n")
-        run = read_run(b"\n".join(ln for ln in lines if b"\tNaN\t" not in ln))
-        runs[run.tag] = run.with_float32_scores()
+    runs = read_runs(root)  # unmodified (NaN scores ranked last)
     return qrels, runs
 
 
@@ -116,7 +114,7 @@ def main() -> int:
     qrels, runs = load(root)
     qd = qrels.to_dict()
     top = {t: {q: r.ranking(q)[: args.depth] for q in r.qids} for t, r in runs.items()}
-    dicts = {t: r.to_dict() for t, r in runs.items()}
+    dicts = {t: pytrec_dict(r) for t, r in runs.items()}
 
     t_ours: list[float] = []
     t_loop: list[float] = []

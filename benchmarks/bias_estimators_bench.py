@@ -4,11 +4,12 @@
                                                          [--sizes 32,64,127] [--depth 10]
 
 Both sides start from the same runs already read into memory (scores rounded to float32, as
-pytrec_eval stores them; the three NaN-score lines of one run dropped) and compute, for AP and
-P@10, leave one group out (groups from runs.tsv) over the first N runs (by tag) with every run
-pooled at depth 10: every run's score on the pool without its group, on the full pool, and every
-estimator (pool, webber_park, lipani2015 and lipani2016 for P@10, condensed, upper for P@10),
-then MAE, SRE, SRE* and Kendall tau-b of each.
+pytrec_eval stores them; the files unmodified: the three NaN scores of one run ranked last, and
+given to pytrec_eval as a value below every other score, its sort leaving NaN's place undefined) and
+compute, for AP and P@10, leave one group out (groups from runs.tsv) over the first N runs (by tag)
+with every run pooled at depth 10: every run's score on the pool without its group, on the full
+pool, and every estimator (pool, webber_park, lipani2015 and lipani2016 for P@10, condensed, upper
+for P@10), then MAE, SRE, SRE* and Kendall tau-b of each.
 
 - "ours": :class:`metrics.bias_estimators.EstimatorAnalysis` prepared once on fresh run objects
   (nothing cached), then ``report(measure)`` for both measures.
@@ -35,7 +36,6 @@ from __future__ import annotations
 import argparse
 import csv
 import functools
-import gzip
 import math
 import os
 import platform
@@ -53,7 +53,9 @@ import scipy.stats
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from metrics import Qrels, Run, read_qrels, read_run  # noqa: E402
+from _runs import pytrec_dict, read_runs  # noqa: E402
+
+from metrics import Qrels, Run, read_qrels  # noqa: E402
 from metrics.bias_estimators import EstimatorAnalysis  # noqa: E402
 
 DATA = Path(os.environ.get("POOLJUDGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
@@ -65,11 +67,7 @@ Errors = dict[str, dict[str, dict[str, float]]]  # measure -> estimator -> figur
 
 def load(root: Path) -> tuple[Qrels, dict[str, Run], dict[str, str]]:
     qrels = read_qrels(root / "qrels.txt")
-    runs: dict[str, Run] = {}
-    for path in sorted((root / "runs").glob("input.*.gz")):
-        lines = gzip.decompress(path.read_bytes()).split(b"\n")
-        run = read_run(b"\n".join(ln for ln in lines if b"\tNaN\t" not in ln))
-        runs[run.tag] = run.with_float32_scores()
+    runs = read_runs(root)  # unmodified (NaN scores ranked last)
     with (root / "runs.tsv").open() as f:
         groups = {row["run"]: row["group"] for row in csv.DictReader(f, delimiter="\t")}
     return qrels, runs, groups
@@ -386,7 +384,7 @@ def main() -> int:
         tags = sorted(all_runs)[:size]
         runs = {t: all_runs[t] for t in tags}
         rankings = {t: {q: r.ranking(q) for q in r.qids} for t, r in runs.items()}
-        dicts = {t: r.to_dict() for t, r in runs.items()}
+        dicts = {t: pytrec_dict(r) for t, r in runs.items()}
         grp = {t: groups[t] for t in tags}
         mine, ow, oc = timed(
             functools.partial(_ours_fresh, qrels, runs, grp, args.depth), args.repeat

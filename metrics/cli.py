@@ -16,6 +16,10 @@ honest mode the companions (``Judged@k``, ``ceiling@k``) and the treatments
 and excluded queries goes to stderr, so stdout stays parseable. json and csv carry everything:
 run tag, mode, averaging, confidence intervals, excluded queries.
 
+What a run file holds that is accepted although unusual (NaN or infinite scores, fields after the
+sixth; see :mod:`metrics.io.trec`) is said on stderr, one line per kind with its count and first
+lines: ``run.txt: warning: 3 lines with a NaN score (...): lines 5998, 5999, 6000``.
+
 Subcommands are registered by the callables in :data:`SUBCOMMANDS`: each gets the argparse
 subparsers object, adds its parser and sets ``func(args, out) -> int`` as its default.
 """
@@ -131,6 +135,8 @@ def _read_runs(paths: Sequence[str]) -> list[tuple[str, Run]]:
     seen: dict[str, int] = {}
     for path in paths:
         run = read_run(path)
+        for warning in run.warnings:  # accepted, but said: NaN or infinite scores, extra fields
+            print(f"{path}: warning: {warning}", file=sys.stderr)
         tag = run.tag or path
         seen[tag] = seen.get(tag, 0) + 1
         if seen[tag] > 1:  # the same tag twice: keep labels unambiguous

@@ -41,6 +41,24 @@ class Problem(NamedTuple):
         return self.message
 
 
+class ReadWarning(NamedTuple):
+    """Input a reader accepted although it is unusual (a NaN score, fields after the sixth):
+    what, on how many lines, and the first of those lines (at most ten, in order)."""
+
+    message: str
+    total: int
+    lines: tuple[int, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"message": self.message, "count": self.total, "lines": list(self.lines)}
+
+    def __str__(self) -> str:
+        more = self.total - len(self.lines)
+        shown = ", ".join(str(n) for n in self.lines) + (f" and {more} more" if more > 0 else "")
+        plural = "s" if self.total != 1 else ""
+        return f"{self.total} line{plural} with {self.message}: line{plural} {shown}"
+
+
 class InvalidInput(ValueError):
     """Input failed validation.
 

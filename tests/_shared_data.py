@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import csv
-import gzip
 import os
 from pathlib import Path
 
@@ -45,16 +44,14 @@ def shared_data_path(*parts: str) -> Path:
 
 
 def trec_runs(root: Path) -> dict[str, Run]:
-    """Every ``runs/input.*.gz`` of a shared collection, by tag, scores as float32 (as
-    pytrec_eval stores them).
+    """Every ``runs/input.*.gz`` of a shared collection, read unmodified, by tag, scores as
+    float32 (as pytrec_eval stores them).
 
-    One TREC 2011 Medical run (uogTrDeNsEc) has three "NaN" scores, which the reader rejects: those
-    three lines are dropped here, the only change made to any shared file, until the reader
-    accepts NaN scores (a later issue). The one place that does it, so it is removed once."""
+    (One TREC 2011 Medical run, uogTrDeNsEc, has three "NaN" scores: the reader accepts them,
+    ranked last in their topic, with a warning.)"""
     runs: dict[str, Run] = {}
     for path in sorted((root / "runs").glob("input.*.gz")):
-        lines = gzip.decompress(path.read_bytes()).split(b"\n")
-        run = read_run(b"\n".join(ln for ln in lines if b"\tNaN\t" not in ln))
+        run = read_run(path)
         runs[run.tag] = run.with_float32_scores()
     return runs
 

@@ -18,7 +18,7 @@ plain reference reader the tests compare it with (:mod:`metrics.io._reference`).
 from metrics.io.limits import NO_LIMITS, Limits
 from metrics.io.tables import Qrels, Run, RunTable
 from metrics.io.trec import Source, parse_run, read_qrels, read_run, write_qrels, write_run
-from metrics.problems import InvalidInput, Problem
+from metrics.problems import InvalidInput, Problem, ReadWarning
 
 __all__ = [
     "NO_LIMITS",
@@ -26,6 +26,7 @@ __all__ = [
     "Limits",
     "Problem",
     "Qrels",
+    "ReadWarning",
     "Run",
     "RunTable",
     "Source",

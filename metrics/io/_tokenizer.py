@@ -42,7 +42,7 @@ import re
 import sys
 import zlib
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -51,7 +51,7 @@ import numpy.typing as npt
 from metrics._docindex import docid_hashes, hash_words
 from metrics.io.limits import CONTROL_BYTES, NO_LIMITS, Limits, id_problem, show
 from metrics.io.tables import empty_bytes
-from metrics.problems import InvalidInput, Problem, Problems
+from metrics.problems import InvalidInput, Problem, Problems, ReadWarning
 
 __all__ = ["Cols", "Parser", "read_pieces", "show"]
 
@@ -69,6 +69,12 @@ _RUN_FIELDS = 6
 _QRELS_FIELDS = 4
 _INT_RE = re.compile(rb"[+-]?[0-9]+")
 _FLOAT_RE = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# what strtod also reads besides decimals: NaN and infinity, any case, optional sign
+_NONFINITE_RE = re.compile(rb"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
+# kinds of unusual input accepted with a warning (see Notes)
+NAN_SCORE = "a NaN score (ranked after every other document of its query)"
+INF_SCORE = "an infinite score (out of range or inf, ordered as a number)"
+EXTRA_FIELDS = "more than 6 fields (the fields after the sixth are ignored)"
 _BOM = b"\xef\xbb\xbf"
 # Widest token the vectorised path gathers: its cost is rows x the widest token of a piece, so
 # a piece with a longer one (never a real id, and over any id limit) is read line by line.
@@ -146,6 +152,7 @@ class Cols:
     lineno: I64 | None
     hashes: npt.NDArray[np.uint64]  # docid_hashes(docids), for the duplicate check and lookups
     nlines: int = 0  # lines in the chunk, to number the next chunk's lines
+    notes: dict[str, list[int]] = field(default_factory=dict)  # kind -> lines accepted unusually
 
     def line(self, row: int) -> int:
         return row + 1 if self.lineno is None else int(self.lineno[row])
@@ -386,10 +393,18 @@ def _python_int(token: bytes) -> int | None:
 
 
 def _python_float(token: bytes) -> float | None:
-    if not _FLOAT_RE.fullmatch(token):
+    """The score strtod reads from ``token`` (decimals, NaN, infinity; overflow gives
+    infinity), or None when it is not a number."""
+    if not (_FLOAT_RE.fullmatch(token) or _NONFINITE_RE.fullmatch(token)):
         return None
-    value = float(token)
-    return value if math.isfinite(value) else None
+    return float(token)
+
+
+def _note_nonfinite(notes: dict[str, list[int]], line: int, value: float) -> None:
+    if math.isnan(value):
+        notes.setdefault(NAN_SCORE, []).append(line)
+    elif math.isinf(value):
+        notes.setdefault(INF_SCORE, []).append(line)
 
 
 def _merge_tags(lists: Iterable[list[bytes]]) -> list[bytes]:
@@ -417,6 +432,29 @@ def _prime_heap() -> None:
         del block
 
 
+class Notes:
+    """What was accepted although unusual, per kind: how many lines, and the first of them."""
+
+    KEEP = 10  # lines kept per kind
+    ORDER = (NAN_SCORE, INF_SCORE, EXTRA_FIELDS)
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.first: dict[str, list[int]] = {}
+
+    def add(self, kind: str, lines: list[int], offset: int = 0) -> None:
+        self.counts[kind] = self.counts.get(kind, 0) + len(lines)
+        kept = self.first.setdefault(kind, [])
+        kept.extend(line + offset for line in lines[: self.KEEP - len(kept)])
+
+    def warnings(self) -> tuple[ReadWarning, ...]:
+        return tuple(
+            ReadWarning(kind, self.counts[kind], tuple(self.first[kind]))
+            for kind in self.ORDER
+            if self.counts.get(kind)
+        )
+
+
 class Parser:
     """Chunked parser shared by runs and qrels.
 
@@ -440,6 +478,7 @@ class Parser:
         self.rank_values = rank_values
         self.nfields = _RUN_FIELDS if run else _QRELS_FIELDS
         self.problems = problems
+        self.notes = Notes()
         self.limits = limits
         # widest token per field that the vectorised path takes (wider: the validating path)
         widths = [_FAST_WIDTH] * self.nfields
@@ -479,6 +518,8 @@ class Parser:
         base = 0
         for cols, probs in parts:
             self.problems.merge(probs, base)
+            for kind, lines in cols.notes.items():
+                self.notes.add(kind, lines, base)
             if not implied:
                 n = cols.qids.size
                 own = np.arange(1, n + 1, dtype=np.int64) if cols.lineno is None else cols.lineno
@@ -519,10 +560,11 @@ class Parser:
         lens -= 1
         return lens.reshape(-1, nf), pos.reshape(-1, nf)
 
-    def _cut_lines(self, chunk: bytes, arr: U8) -> tuple[I64, I64, I64, int, int] | None:
+    def _cut_lines(self, chunk: bytes, arr: U8) -> tuple[I64, I64, I64, int, int, I64] | None:
         """Token starts and ends of every data line (any whitespace, comments and blank lines
-        skipped), the lines' numbers, the chunk's line count and its longest line; None if a
-        line has the wrong number of fields or a control character."""
+        skipped), the lines' numbers, the chunk's line count, its longest line and the lines
+        with fields after a run's sixth (ignored); None if a line has the wrong number of
+        fields or a control character."""
         nf = self.nfields
         # exactly bytes.split()'s whitespace: space and \t \n \v \f \r (9..13)
         ws = (arr - np.uint8(9)) < 5
@@ -543,12 +585,14 @@ class Parser:
         comment = np.zeros_like(has)
         comment[has] = arr[starts[first_tok[has]]] == 35
         data_line = has & ~comment
-        if np.any(ntok[data_line] != nf):
+        counts = ntok[data_line]
+        if np.any(counts < nf) or (not self.run and np.any(counts > nf)):
             return None
         idx = first_tok[data_line][:, None] + np.arange(nf)
         lineno = np.flatnonzero(data_line).astype(np.int64) + 1
         longest = int((nl - prev_nl).max()) - 1 if nl.size else 0
-        return starts[idx], ends[idx], lineno, int(nl.size), longest
+        extra = lineno[counts > nf]
+        return starts[idx], ends[idx], lineno, int(nl.size), longest, extra
 
     def _fast(self, chunk: bytes, probs: Problems) -> Cols | None:
         """Columns of a chunk whose every data line has the right number of fields (bad numbers
@@ -566,6 +610,7 @@ class Parser:
             chunk += b"\n"
         arr = np.frombuffer(chunk, dtype=np.uint8)
         lineno: I64 | None = None
+        extra: I64 | None = None
         cut = self._cut(chunk, arr)  # (no control characters when it cuts)
         if cut is not None:
             ln, en = cut
@@ -575,7 +620,7 @@ class Parser:
             cut_lines = self._cut_lines(chunk, arr)
             if cut_lines is None:
                 return None
-            st, en, lineno, nlines, longest = cut_lines
+            st, en, lineno, nlines, longest, extra = cut_lines
             ln = en - st
         if ln.size and np.any(ln.max(axis=0) > self.widths):
             return None  # an over-long token: reported (or read, without limits) line by line
@@ -594,6 +639,8 @@ class Parser:
             hashes=hash_words(doc_words),
             nlines=nlines,
         )
+        if extra is not None and extra.size:
+            cols.notes[EXTRA_FIELDS] = extra.tolist()
         if self.run:
             cols.ranks = self._ints(
                 c, chunk, en[:, 3], ln[:, 3], cols, "rank", probs, values=self.rank_values
@@ -695,6 +742,7 @@ class Parser:
                 probs.add(cols.line(i), _score_message(tok))
             else:
                 vals[i] = v
+                _note_nonfinite(cols.notes, cols.line(i), v)
         return vals
 
     # -- validating path ---------------------------------------------------------------------
@@ -706,6 +754,7 @@ class Parser:
         ranks: list[int] = []
         tags: dict[bytes, None] = {}
         lineno: list[int] = []
+        notes: dict[str, list[int]] = {}
         nf = self.nfields
         expect = "qid Q0 docid rank score tag" if self.run else "qid iteration docid grade"
         limits = self.limits
@@ -731,7 +780,7 @@ class Parser:
                     line, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
                 )
                 continue
-            if len(fields) != nf:
+            if len(fields) < nf or (len(fields) > nf and not self.run):
                 probs.add(line, f"expected {nf} fields ({expect}), found {len(fields)}")
                 continue
             bad = False
@@ -757,6 +806,9 @@ class Parser:
                 ranks.append(rank)
                 fnums.append(score)
                 tags.setdefault(fields[5])
+                _note_nonfinite(notes, line, score)
+                if len(fields) > nf:
+                    notes.setdefault(EXTRA_FIELDS, []).append(line)
             else:
                 grade = _python_int(fields[3])
                 if grade is None or not -(2**63) <= grade < 2**63:
@@ -782,6 +834,7 @@ class Parser:
             lineno=np.array(lineno, dtype=np.int64),
             hashes=docid_hashes(docs),
             nlines=chunk.count(b"\n"),
+            notes=notes,
         )
         if not self.run:
             self._check_scale(out, probs)
@@ -800,11 +853,7 @@ def _distinct_bytes(col: Bytes) -> list[bytes]:
 
 
 def _score_message(tok: bytes) -> str:
-    low = tok.lower().lstrip(b"+-")
-    if low in (b"nan", b"inf", b"infinity"):
-        return f"score {show(tok)} is not a finite number"
-    if _FLOAT_RE.fullmatch(tok):
-        return f"score {show(tok)} is out of range"
+    # (NaN, infinity and out-of-range decimals are read, as strtod reads them)
     return f"score {show(tok)} is not a number"
 
 

@@ -3,7 +3,12 @@
 Columnar and numpy-backed: rows of one query are contiguous (``offsets[i]:offsets[i+1]`` are the
 rows of ``qids[i]``), docids are UTF-8 bytes in numpy ``S`` arrays (compact, and byte order is
 the order trec_eval's ``strcmp`` uses for tie-breaking). :attr:`Run.order` is trec_eval's
-ranking: score descending, ties by docid descending, the rank column ignored.
+ranking: score descending, ties by docid descending, the rank column ignored. Scores may be
+infinite (ordered as numbers) or NaN: NaN-scored documents come after every other document of
+their query (after ``-inf`` too), among themselves by docid descending, as ties. (trec_eval's
+comparison treats NaN as equal to everything, which leaves its order to its sort; last is the
+deterministic choice, and the one that reproduces the official TREC figures of the runs that
+have NaN scores.)
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics._docindex import docid_hashes
+from metrics.problems import ReadWarning
 
 __all__ = ["Qrels", "Run", "RunTable", "empty_bytes", "segments"]
 
@@ -50,6 +56,7 @@ class RunTable:
     scores: F64
     tags: list[str]
     lines: int
+    warnings: tuple[ReadWarning, ...] = ()  # what the reader accepted although unusual
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +74,8 @@ class Run:
     scores: F64
     tag: str = ""
     tags: tuple[str, ...] = field(default=(), repr=False)  # every distinct tag, first-seen order
+    # what the reader accepted although unusual (NaN or infinite scores, extra fields), by line
+    warnings: tuple[ReadWarning, ...] = field(default=(), repr=False)
 
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], *, tag: str = "") -> Run:
@@ -79,8 +88,6 @@ class Run:
         scores = np.fromiter(
             (float(s) for q in run for s in run[q].values()), np.float64, count=int(offsets[-1])
         )
-        if not np.all(np.isfinite(scores)):
-            raise ValueError("run scores must be finite numbers")
         docids = np.array(docs, dtype=np.bytes_) if docs else empty_bytes()
         return cls(qids, offsets, docids, scores, tag, tags=(tag,) if tag else ())
 
@@ -91,16 +98,12 @@ class Run:
         """This run with scores rounded to single precision.
 
         trec_eval 9.x (and so pytrec_eval, and many published figures) stored scores as C
-        ``float``; rounding reproduces its ties and order. trec_eval 10 keeps doubles.
+        ``float``; rounding reproduces its ties and order. trec_eval 10 keeps doubles. NaN stays
+        NaN; a double beyond float's range becomes an infinity of its sign, as a C cast does.
         """
-        return Run(
-            self.qids,
-            self.offsets,
-            self.docids,
-            self.scores.astype(np.float32).astype(np.float64),
-            self.tag,
-            self.tags,
-        )
+        with np.errstate(over="ignore"):
+            scores = self.scores.astype(np.float32).astype(np.float64)
+        return Run(self.qids, self.offsets, self.docids, scores, self.tag, self.tags, self.warnings)
 
     @cached_property
     def _index(self) -> dict[str, int]:
@@ -119,7 +122,8 @@ class Run:
         """Row permutation into trec_eval order.
 
         Within each query: score descending (as double), ties broken by docid in *descending* byte
-        order (trec_eval ``form_res_rels.c``); queries keep their place.
+        order (trec_eval ``form_res_rels.c``); queries keep their place. NaN scores rank after
+        every other score (after ``-inf``), tied among themselves.
         """
         return _trec_order(self.offsets, self.scores, self.docids)
 
@@ -247,15 +251,17 @@ def _reverse_groups(tie: Bool) -> I64:
 
 
 def _trec_order(offsets: I64, scores: F64, docids: Bytes) -> I64:
-    """Permutation: per segment, score descending, ties by docid descending (byte order)."""
+    """Permutation: per segment, score descending, ties by docid descending (byte order); NaN
+    after every other score, NaNs tied among themselves."""
     n = scores.size
     ident = np.arange(n, dtype=np.int64)
     if n < 2:
         return ident
     seg = segments(offsets)
     same_q = seg[1:] == seg[:-1]
+    finite = bool(np.all(np.isfinite(scores)))
     d = scores[1:] - scores[:-1]
-    if not np.any(same_q & (d > 0)):
+    if finite and not np.any(same_q & (d > 0)):
         # Already score-descending within each query (the usual case): only ties may need fixing.
         tie = same_q & (d == 0)
         if not np.any(tie):
@@ -267,10 +273,14 @@ def _trec_order(offsets: I64, scores: F64, docids: Bytes) -> I64:
             return _reverse_groups(tie)
         order = ident
     else:
-        order = np.lexsort((-scores, seg))
+        order = np.lexsort((-scores, seg))  # (numpy sorts NaN last)
     s = scores[order]
     q = seg[order]
-    tie = (q[1:] == q[:-1]) & (s[1:] == s[:-1])
+    same_s = s[1:] == s[:-1]
+    if not finite:
+        nan = np.isnan(s)
+        same_s |= nan[1:] & nan[:-1]
+    tie = (q[1:] == q[:-1]) & same_s
     if not np.any(tie):
         return order
     # Rows that belong to a group of equal (query, score): re-sort those by docid, descending.

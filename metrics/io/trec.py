@@ -9,11 +9,19 @@ with ``#`` are skipped; CRLF line endings are tolerated; UTF-8):
 Sources may be a path (``str`` or ``os.PathLike``), a binary file object, or ``bytes``; gzip is
 recognised by its magic bytes, so ``.gz`` files and plain files are both read the same way.
 
-A file is validated whole: every problem (wrong field count, a score that is not a finite number,
-a rank or grade that is not an integer, a duplicate docid within a topic, bad UTF-8, a control
-character in an id, no data lines, and a line or id longer than the reader's
+A file is validated whole: every problem (fewer fields than the format's, a score that is not
+a number, a rank or grade that is not an integer, a duplicate docid within a topic, bad UTF-8, a
+control character in an id, no data lines, and a line or id longer than the reader's
 :class:`~metrics.io.limits.Limits`) is collected with its 1-based line number and reported
 together in :class:`InvalidInput`. A UTF-8 BOM at the start of the file is dropped.
+
+Read as trec_eval reads them, and accepted with a warning naming the lines (``Run.warnings``,
+``RunTable.warnings``: :class:`~metrics.problems.ReadWarning`, each kind with its count and
+first ten lines): a score strtod reads as NaN (``nan``, ``NaN``, any case, optional sign),
+ranked after every other document of its query, NaNs among themselves by docid descending; an
+infinite score (``inf``, ``-Infinity``, or a decimal beyond a double's range such as
+``1e309``), ordered as a number; fields after a run line's sixth (trec_eval's "reserved for
+future expansion"), ignored. Qrels lines still need exactly 4 fields.
 
 Speed: the file is streamed in pieces that end at line ends (256 KB growing to 1 MB), each parsed
 by a vectorised path over its raw bytes, so memory stays near the size of the result; numbers are
@@ -40,7 +48,7 @@ import numpy.typing as npt
 from metrics.io._tokenizer import Cols, Parser, read_pieces
 from metrics.io.limits import NO_LIMITS, Limits, show
 from metrics.io.tables import Qrels, Run, RunTable, segments
-from metrics.problems import Problems
+from metrics.problems import Problems, ReadWarning
 
 __all__ = ["Source", "parse_run", "read_qrels", "read_run", "write_qrels", "write_run"]
 
@@ -188,7 +196,7 @@ def _parse(
     rank_values: bool = True,
     limits: Limits = NO_LIMITS,
     scale: Collection[int] | None = None,
-) -> tuple[Cols, _Grouped]:
+) -> tuple[Cols, _Grouped, tuple[ReadWarning, ...]]:
     stream, name, closer = _open_source(src, source)
     problems = Problems(max(1, max_problems))
     try:
@@ -204,7 +212,7 @@ def _parse(
     grouped = _group(cols.qids)
     _check_duplicates(cols.qids, cols.docids, cols, grouped, problems)
     problems.raise_if_any(name)
-    return cols, grouped
+    return cols, grouped, parser.notes.warnings()
 
 
 def _take(a: Any, perm: I64 | None) -> Any:
@@ -220,7 +228,7 @@ def parse_run(
     every problem (at most ``max_problems``, with the total), lines and ids over ``limits``
     among them.
     """
-    cols, _ = _parse(src, source, max_problems, run=True, limits=limits)
+    cols, _, warnings = _parse(src, source, max_problems, run=True, limits=limits)
     assert cols.ranks is not None
     return RunTable(
         qids=np.char.decode(cols.qids, "utf-8").tolist(),
@@ -229,6 +237,7 @@ def parse_run(
         scores=cols.nums.astype(np.float64, copy=False),
         tags=[t.decode() for t in cols.tags],
         lines=int(cols.qids.size),
+        warnings=warnings,
     )
 
 
@@ -237,10 +246,13 @@ def read_run(
 ) -> Run:
     """Read and validate a TREC run into a :class:`Run` grouped per query.
 
-    ``tag`` is the first tag in the file, ``tags`` every distinct tag in first-seen order.
+    ``tag`` is the first tag in the file, ``tags`` every distinct tag in first-seen order;
+    ``warnings`` what was accepted although unusual (NaN or infinite scores, extra fields).
     Raises :class:`InvalidInput` on any problem (lines and ids over ``limits`` among them).
     """
-    cols, grouped = _parse(src, source, max_problems, run=True, rank_values=False, limits=limits)
+    cols, grouped, warnings = _parse(
+        src, source, max_problems, run=True, rank_values=False, limits=limits
+    )
     tags = tuple(t.decode() for t in cols.tags)
     run = Run(
         qids=grouped.qids,
@@ -249,6 +261,7 @@ def read_run(
         scores=_take(cols.nums, grouped.perm),
         tag=tags[0] if tags else "",
         tags=tags,
+        warnings=warnings,
     )
     run.__dict__["hashes"] = _take(cols.hashes, grouped.perm)  # evaluation reuses them
     return run
@@ -268,7 +281,7 @@ def read_qrels(
     other grade must be one of it. A docid judged twice for one query is an error. Raises
     :class:`InvalidInput` on any problem (lines and ids over ``limits`` among them).
     """
-    cols, grouped = _parse(src, source, max_problems, run=False, limits=limits, scale=scale)
+    cols, grouped, _ = _parse(src, source, max_problems, run=False, limits=limits, scale=scale)
     return Qrels._sorted(
         grouped.qids,
         grouped.offsets,
