@@ -8,11 +8,11 @@ trectools reads with ``TrecRun`` and pools with ``TrecPoolMaker().make_pool(...,
 script checks the two pools are identical per topic and prints seconds (best of ``--repeat``)
 and the ratio ours / trectools (target: at most 0.5).
 
-Runs our reader rejects (e.g. NaN scores, which trec_eval cannot rank either) are left out of
-both sides and listed. trectools breaks score ties by docid *ascending* where trec_eval (and we)
-break them descending, so where a tie straddles rank ``depth`` the two pools legitimately differ.
-The identity check therefore compares trectools' pool with ours re-cut under trectools' tie rule
-(untimed, from the same parsed columns), and separately counts the topics where the tie rule
+Runs our reader rejects (none of the shared ones since issue 13, which reads NaN scores) are left
+out of both sides and listed. trectools breaks score ties by docid *ascending* where trec_eval (and
+we) break them descending, so where a tie straddles rank ``depth`` the two pools legitimately
+differ. The identity check therefore compares trectools' pool with ours re-cut under trectools' tie
+rule (untimed, from the same parsed columns), and separately counts the topics where the tie rule
 changes the pool.
 
 Data: ``../shared/data/trec2011-medical`` (override the data root with POOLJUDGE_SHARED_DATA).

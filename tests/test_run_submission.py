@@ -237,3 +237,56 @@ def test_the_stored_run_downloads_in_trec_format(
         "401 Q0 d3 3 1.0 bm25",
         "402 Q0 d9 1 7.0 bm25",
     ]
+
+
+def test_a_run_as_trec_eval_reads_it_is_stored_with_its_warnings(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    # NaN scores ranked last (ties by docid descending), infinities as numbers, fields after
+    # the sixth ignored: stored, and each kind named with its lines in the answer
+    data = (
+        b"401 Q0 d1 1 NaN bm25\n"
+        b"401 Q0 d2 2 1.5 bm25 reserved for future expansion\n"
+        b"401 Q0 d3 3 -inf bm25\n"
+        b"401 Q0 d4 4 nan bm25\n"
+        b"402 Q0 d9 1 1e309 bm25\n"
+    )
+    client = api_client_for(researcher)
+    response = submit(client, campaign, data)
+    assert response.status_code == 201, response.json()
+    body = response.json()
+    assert body["warnings"] == [
+        {
+            "message": "a NaN score (ranked after every other document of its query)",
+            "count": 2,
+            "lines": [1, 4],
+        },
+        {
+            "message": "an infinite score (out of range or inf, ordered as a number)",
+            "count": 2,
+            "lines": [3, 5],
+        },
+        {
+            "message": "more than 6 fields (the fields after the sixth are ignored)",
+            "count": 1,
+            "lines": [2],
+        },
+    ]
+    assert body["topic_counts"] == {"401": 4, "402": 1}
+    ranked = RankedList.objects.get(run_id=body["id"], topic__qid="401")
+    assert ranked.docid_list() == ["d2", "d3", "d4", "d1"]
+    text = b"".join(client.get(f"/api/v1/runs/{body['id']}/download/").streaming_content).decode()
+    assert text.splitlines()[:4] == [
+        "401 Q0 d2 1 1.5 bm25",
+        "401 Q0 d3 2 -inf bm25",
+        "401 Q0 d4 3 nan bm25",
+        "401 Q0 d1 4 nan bm25",
+    ]
+    # a clean file: no warnings; what stays an error stays one, with its line
+    assert submit(client, campaign, GOOD, tag="clean").json()["warnings"] == []
+    bad = submit(client, campaign, b"401 Q0 d1 1 NaN x\n401 Q0 d1 2 nan(2) x\n")
+    assert bad.status_code == 400
+    assert [(p["line"], p["message"]) for p in bad.json()["problems"]] == [
+        (2, "score 'nan(2)' is not a number"),
+        (2, "duplicate docid 'd1' for query '401' (first on line 1)"),
+    ]

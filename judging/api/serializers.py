@@ -207,6 +207,33 @@ class RunSerializer(serializers.ModelSerializer[Run]):
         return RunEvaluationStatusSerializer(status).data
 
 
+class ReadWarningSerializer(serializers.Serializer[Any]):
+    message = serializers.CharField(help_text="What was accepted, e.g. a NaN score.")
+    count = serializers.IntegerField(help_text="On how many lines.")
+    lines = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The first of those lines (at most ten)."
+    )
+
+
+class RunSubmittedSerializer(RunSerializer):
+    """The stored run, and what its file held that was accepted although unusual."""
+
+    warnings = serializers.SerializerMethodField(
+        help_text="What the file held that trec_eval accepts and we accept too, said: NaN scores "
+        "(ranked after every other document of their topic, among themselves by docid "
+        "descending), infinite scores, fields after the sixth (ignored); each kind with its "
+        "count and first lines. Empty for a clean file."
+    )
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "warnings"]
+        read_only_fields = fields
+
+    @extend_schema_field(ReadWarningSerializer(many=True))
+    def get_warnings(self, run: Run) -> list[dict[str, Any]]:
+        return [w.as_dict() for w in run.read_warnings]
+
+
 class RunUpdateSerializer(serializers.ModelSerializer[Run]):
     class Meta:
         model = Run

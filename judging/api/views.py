@@ -232,13 +232,15 @@ class CampaignViewSet(
             "application/json": s.RunSubmitSerializer,
         },
         responses={
-            201: s.RunSerializer,
+            201: s.RunSubmittedSerializer,
             409: OpenApiResponse(s.ErrorSerializer, description="tag already used"),
             413: OpenApiResponse(s.ErrorSerializer, description="file too large"),
         },
         description="Submit a run: a TREC run file (multipart field 'file', plain or gzip) or "
         "JSON {'tag': ..., 'results': {qid: {docid: score}}}. The whole run is "
-        "validated first; on any problem nothing is stored.",
+        "validated first; on any problem nothing is stored. A file is read as trec_eval "
+        "reads it: NaN scores (ranked last), infinite scores and fields after the sixth are "
+        "accepted, and listed in 'warnings' with their lines.",
     )
     @runs.mapping.post
     def submit_run(self, request: Request, pk: str | None = None) -> Response:
@@ -262,7 +264,7 @@ class CampaignViewSet(
             args["results"] = services.json_results_from_body(args.pop("results"))
         run = run_submitted(campaign=campaign, owner=account(request.user), **args)
         return Response(
-            s.RunSerializer(run, context={"request": request}).data,
+            s.RunSubmittedSerializer(run, context={"request": request}).data,
             status=status.HTTP_201_CREATED,
         )
 

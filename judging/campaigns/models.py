@@ -12,6 +12,7 @@ from django.db import models
 
 if TYPE_CHECKING:
     from judging.core.roles import UserLike
+    from metrics.problems import ReadWarning
 
 
 def default_scale() -> list[dict[str, Any]]:
@@ -328,6 +329,10 @@ class Run(models.Model):
     )
 
     objects = RunQuerySet.as_manager()
+
+    # Not stored: what the reader accepted although unusual (NaN or infinite scores, fields after
+    # the sixth), set by ``run_submit`` on the run it returns so the submission's answer says so.
+    read_warnings: tuple[ReadWarning, ...] = ()
 
     class Meta:
         ordering = ["campaign", "tag"]

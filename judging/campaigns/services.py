@@ -383,7 +383,10 @@ def run_submit(
     Entries are stored with their effective rank in trec_eval order (score descending, ties by
     docid descending; the submitted rank column is not trusted). Raises ``TooLarge`` (413),
     ``Conflict`` (409: tag already used) or ``InvalidInput`` listing every problem with its line;
-    on any error nothing is stored.
+    on any error nothing is stored. A file is read as trec_eval reads it (NaN scores ranked last,
+    infinities, fields after the sixth ignored: ``metrics.io.trec``); what was accepted so is on
+    the returned run's ``read_warnings`` (not stored). JSON scores must be finite numbers (JSON
+    has no NaN or infinity).
     """
     _check_run_fields(group=group, description=description)
     if tag is not None:
@@ -462,6 +465,7 @@ def run_submit(
             if attempt == 2:
                 raise
             continue
+        stored.read_warnings = run.warnings
         return stored
     raise AssertionError("unreachable")  # the loop returns or raises
 
