@@ -4,9 +4,10 @@ Leave one group out (groups from runs.tsv), the pool rebuilt from every run at d
 20, AP and P@10, trec_eval mode, every estimator: Robust 2003 on topics 601-650 (17 runs, 16
 groups) and TREC 2011 Medical (127 runs, 29 groups, all 34 topics). The figures asserted below
 (MAE and Kendall tau to 4 decimals, SRE and SRE* exactly) are the ones this implementation
-measures; the closing note of issue 12 reports them. As in test_bias_real_data, the three
-"NaN"-score lines of one Medical run are dropped (the reader rejects them; a known data defect
-owned by a later issue) and scores are rounded to float32, as pytrec_eval stores them.
+measures; the closing note of issue 12 reports them. The runs are read unmodified (one Medical
+run's three "NaN" scores ranked last, at ranks 998-1000, so no pool of depth <= 997 sees them;
+the figures are those measured when those lines were dropped) and scores are rounded to float32,
+as pytrec_eval stores them.
 
 What they say: on both collections Webber & Park beats the uncorrected pool for AP at both
 depths and for P@10 on Robust; on Medical at depth 20 no estimator beats the pool for P@10

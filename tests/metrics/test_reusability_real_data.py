@@ -6,9 +6,8 @@ them, AP: the leave-one-run-out figures of the data README still hold through th
 judged are the pooled ones (as in test_bias_real_data), 21 groups among them.
 
 The figures asserted are the ones this code measured (4 decimals); the relevant-document counts
-are checked independently from explicit pools built with ``Run.ranking``. One Medical run has
-three "NaN" scores, which the reader rejects: those lines are dropped, as the other real-data
-tests do.
+are checked independently from explicit pools built with ``Run.ranking``. The runs are read
+unmodified (one Medical run's three "NaN" scores are ranked last in their topic).
 """
 
 from __future__ import annotations
