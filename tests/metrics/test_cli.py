@@ -218,3 +218,51 @@ def test_python_dash_m_metrics_runs(files: dict[str, str]) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"{'P_1':<22}\tall\t0.6667\n"
+
+
+def _imported_by_cli(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``python -X importtime -m metrics ARGV`` in a fresh process; the modules it imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "metrics", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    return proc, modules
+
+
+@pytest.mark.parametrize(
+    "options",
+    [[], ["--ci", "none"], ["--compat", "trec_eval"], ["--format", "json"]],
+    ids=["default-bootstrap", "no-ci", "trec_eval", "json"],
+)
+def test_evaluate_does_not_import_scipy_or_the_analyses(
+    files: dict[str, str], options: list[str]
+) -> None:
+    # the bootstrap interval (the default) is numpy only; scipy costs ~0.6 s of imports per call
+    proc, modules = _imported_by_cli(["evaluate", files["qrels"], files["a"], "-m", "AP", *options])
+    assert proc.returncode == 0, proc.stderr
+    assert "metrics" in modules and "numpy" in modules  # the probe sees imports at all
+    heavy = {m for m in modules if m.split(".")[0] in ("scipy", "statsmodels", "krippendorff")}
+    assert not heavy
+    assert not modules & {"metrics.bias", "metrics.bias_estimators", "metrics.agreement"}
+
+
+def test_t_intervals_and_t_tests_still_import_scipy_and_work(files: dict[str, str]) -> None:
+    argv = ["evaluate", files["qrels"], files["a"], "-m", "AP", "--ci", "t", "--format", "json"]
+    proc, modules = _imported_by_cli(argv)
+    assert proc.returncode == 0, proc.stderr
+    assert "scipy.stats" in modules
+    agg = json.loads(proc.stdout)["runs"][0]["measures"]["AP"]
+    assert agg["ci_method"] == "t" and agg["ci_low"] < agg["value"] < agg["ci_high"]
+    proc, modules = _imported_by_cli(
+        ["compare", files["qrels"], files["a"], files["b"], "-m", "P@1", "--test", "t"]
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "scipy.stats" in modules and "P@1 (t test" in proc.stdout
