@@ -97,7 +97,7 @@ def test_honest_trec_output_adds_companions_and_treatments(
     labels = [r[0].strip() for r in _lines(out)]
     assert labels == ["R@2", "Judged@2", "ceiling@2", "R@2:condensed", "R@2:upper"]
     err = capsys.readouterr().err
-    assert "honest mode, macro average, 95% bootstrap CI, 2 queries" in err
+    assert "honest mode, macro average, CIs with --format json|csv, 2 queries" in err
     assert "1 of 3 queries excluded: no relevant documents" in err
 
 
