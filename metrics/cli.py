@@ -28,7 +28,7 @@ import csv
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from metrics import bias_cli, pool_cli
@@ -129,8 +129,9 @@ def _display_names(texts: list[str]) -> dict[str, str]:
     return out
 
 
-def _read_runs(paths: Sequence[str]) -> list[tuple[str, Run]]:
-    runs: list[tuple[str, Run]] = []
+def _iter_runs(paths: Sequence[str]) -> Iterator[tuple[str, Run]]:
+    """(tag, run) for each path, read when asked for: a caller that evaluates each run before
+    the next is read holds one run in memory, not all of them."""
     seen: dict[str, int] = {}
     for path in paths:
         run = read_run(path)
@@ -138,18 +139,15 @@ def _read_runs(paths: Sequence[str]) -> list[tuple[str, Run]]:
         seen[tag] = seen.get(tag, 0) + 1
         if seen[tag] > 1:  # the same tag twice: keep labels unambiguous
             tag = f"{tag}#{seen[tag]}"
-        runs.append((tag, run))
-    return runs
+        yield tag, run
 
 
 def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     texts = args.measures or DEFAULT_MEASURES
     # trec lines have no place for intervals: compute them only for json and csv, which print them
     ev, _ = _evaluator(args, texts, intervals=args.format != "trec")
-    results = []
-    for tag, run in _read_runs(args.runs):
-        res = ev.evaluate(run)
-        results.append((tag, res))
+    # each run is evaluated as soon as it is read, then dropped: one run in memory at a time
+    results = [(tag, ev.evaluate(run)) for tag, run in _iter_runs(args.runs)]
     if args.format == "json":
         doc = {"runs": [{**r.to_dict(per_query=args.per_query), "run": t} for t, r in results]}
         json.dump(doc, out, indent=2)
@@ -289,7 +287,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
 
     args.ci = "none"
     ev, measures = _evaluator(args, args.measures)
-    results = [(tag, ev.evaluate(run)) for tag, run in _read_runs(args.runs)]
+    results = [(tag, ev.evaluate(run)) for tag, run in _iter_runs(args.runs)]
     queries = sorted({q for _, r in results for q in r.queries}, key=lambda q: q.encode())
     tables: list[dict[str, Any]] = []
     for m in measures:

@@ -176,6 +176,19 @@ def test_bad_run_file_exits_3_naming_file_line_and_problem(
     assert f"{bad} line 2: score 'oops' is not a number" in capsys.readouterr().err
 
 
+def test_a_bad_run_after_good_ones_prints_nothing(
+    files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # runs are evaluated one by one as they are read; the output waits for the last of them
+    bad = tmp_path / "bad.txt"
+    bad.write_text("q1 Q0 a 1 3.0 t\nq1 Q0 a 2 2.0 t\n")
+    for command in ("evaluate", "compare"):
+        argv = [command, files["qrels"], files["a"], files["b"], str(bad), "-m", "AP"]
+        code, out = _run(argv)
+        assert (code, out) == (3, "")
+        assert f"{bad} line 2:" in capsys.readouterr().err
+
+
 def test_missing_file_exits_3(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = _run(["evaluate", files["qrels"], "/nonexistent/run.txt", "-m", "AP"])
     assert code == 3
