@@ -16,6 +16,16 @@ process). Figures are the median of ``--repeat`` runs; memory is the child's pea
 (``VmHWM``). "ours" runs in trec_eval mode without confidence intervals (what the peers
 compute); "ours honest+CI" is the default mode with 2,000-resample bootstrap intervals, Judged@k,
 ceilings and the three unjudged treatments.
+
+The CLI path is measured as a user runs it: "ours CLI trec_eval" is ``python -m metrics evaluate
+QRELS RUN... -m ... --compat trec_eval`` and "ours CLI honest" the same command in the default
+mode, each a fresh process timed from outside (interpreter start-up, imports, reading, evaluating
+and writing the output to a file: the whole wall time), bytecode compiled beforehand and each
+command run once untimed first (as after an install); peak memory from ``wait4``'s
+``ru_maxrss`` for that process alone. "pytrec_eval process" is the same for a minimal script
+that imports pytrec_eval, reads the files and evaluates. The CLI's time is reported against
+pytrec_eval's timed work (the stricter ratio: only the CLI pays start-up and imports) and
+against the pytrec_eval process.
 """
 
 from __future__ import annotations
@@ -56,7 +66,18 @@ MEDICAL = [
     ("Rprec", "Rprec", "r-precision"),
     ("Bpref", "bpref", "bpref"),
 ]
-TOOLS = ["ours", "ours honest+CI", "pytrec_eval", "ranx", "ir_measures"]
+CLI_TOOLS = ["ours CLI trec_eval", "ours CLI honest", "pytrec_eval process"]
+TOOLS = ["ours", "ours honest+CI", "pytrec_eval", "ranx", "ir_measures", *CLI_TOOLS]
+
+# the pytrec_eval side of the process comparison: what a user's own evaluation script would do
+PYTREC_SCRIPT = """
+import sys, pytrec_eval
+with open(sys.argv[1]) as f:
+    ev = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(f), sys.argv[2].split(","))
+for path in sys.argv[3:]:
+    with open(path) as f:
+        ev.evaluate(pytrec_eval.parse_run(f))
+"""
 
 
 # --------------------------------------------------------------------------------------------
@@ -172,7 +193,40 @@ def _child(tool: str, qrels: str, runs: list[str], measures: list[tuple[str, str
     print(json.dumps({"seconds": seconds, "rss_mb": rss_mb, "values": values}))
 
 
+def _cli_command(tool: str, qrels: Path, runs: list[Path], case: str) -> list[str]:
+    measures = SYNTHETIC if case == "synthetic" else MEDICAL
+    paths = [str(qrels), *map(str, runs)]
+    if tool == "pytrec_eval process":
+        trec = ",".join(m[1] for m in measures)
+        return [sys.executable, "-c", PYTREC_SCRIPT, paths[0], trec, *paths[1:]]
+    cmd = [sys.executable, "-m", "metrics", "evaluate", *paths]
+    cmd += [f"-m{m[0]}" for m in measures]
+    return [*cmd, "--compat", "trec_eval"] if tool == "ours CLI trec_eval" else cmd
+
+
+def _once_process(tool: str, qrels: Path, runs: list[Path], case: str) -> dict[str, Any]:
+    """Wall time and peak RSS of one fresh process, timed from the outside."""
+    cmd = _cli_command(tool, qrels, runs, case)
+    path = [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, cwd=ROOT, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        lines = out.read().decode().splitlines()
+        if proc.returncode != 0:
+            return {"error": err.read().decode().strip().splitlines()[-1:]}
+    # values printed (aggregates only, as trec_eval without -q); 0 for the pytrec_eval script
+    return {"seconds": seconds, "rss_mb": usage.ru_maxrss / 1024, "values": len(lines)}
+
+
 def _once(tool: str, qrels: Path, runs: list[Path], case: str) -> dict[str, Any]:
+    if tool in CLI_TOOLS:
+        return _once_process(tool, qrels, runs, case)
     cmd = [sys.executable, __file__, "--child", tool, "--case", case, "--qrels", str(qrels)]
     proc = subprocess.run(
         [*cmd, "--runs", *map(str, runs)], capture_output=True, text=True, check=False, cwd=ROOT
@@ -189,6 +243,9 @@ def _measure_all(
     """Median over ``repeat`` rounds; each round runs every tool once (round-robin), so a change
     of machine load between rounds affects all tools alike."""
     samples: dict[str, list[dict[str, Any]]] = {t: [] for t in tools}
+    for tool in tools:  # warm-up, untimed: the page cache, and any bytecode not yet written
+        if tool in CLI_TOOLS:
+            _once(tool, qrels, runs, case)
     for _ in range(repeat):
         for tool in tools:
             samples[tool].append(_once(tool, qrels, runs, case))
@@ -232,6 +289,12 @@ def _report(title: str, rows: list[dict[str, Any]]) -> None:
             f"{r['rss_mb']:.1f} | "
             f"{r['seconds'] / base['seconds']:.2f}x | {r['rss_mb'] / base['rss_mb']:.2f}x |"
         )
+    by_tool = {r["tool"]: r for r in timed}
+    for cli in ("ours CLI trec_eval", "ours CLI honest"):
+        for peer in ("pytrec_eval", "pytrec_eval process"):
+            if cli in by_tool and peer in by_tool:
+                ratio = by_tool[cli]["seconds"] / by_tool[peer]["seconds"]
+                print(f"{cli} / {peer}: {ratio:.2f}x wall time (target <= 0.5x)")
 
 
 def main() -> None:

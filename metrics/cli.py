@@ -8,7 +8,8 @@ Exit codes: 0 ok, 2 usage, 3 bad input file (file, line and problem on stderr), 
 
 ``--format trec`` prints ``measure<TAB>query<TAB>value`` lines like trec_eval (measure names
 padded to 22 characters; ``all`` for the aggregate; floats with 4 decimals, counts as integers;
-per-query lines, with ``-q``, first, queries in byte order). A measure asked for in trec_eval
+per-query lines, with ``-q``, first, queries in byte order; no confidence intervals, which are
+computed only for the formats that print them). A measure asked for in trec_eval
 spelling is printed in that spelling (``P_10``, ``map``), one asked for as ``nDCG@10`` is printed
 so. With several runs each run's block starts with trec_eval's ``runid  all  TAG`` line. In the
 honest mode the companions (``Judged@k``, ``ceiling@k``) and the treatments
@@ -31,7 +32,7 @@ import csv
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from metrics import bias_cli, pool_cli
@@ -103,7 +104,9 @@ def register_evaluate(subparsers: Any) -> None:
     p.set_defaults(func=_cmd_evaluate)
 
 
-def _evaluator(args: argparse.Namespace, measures: list[str]) -> tuple[Evaluator, list[Measure]]:
+def _evaluator(
+    args: argparse.Namespace, measures: list[str], *, intervals: bool = True
+) -> tuple[Evaluator, list[Measure]]:
     parsed = parse_measures(measures)
     qrels = read_qrels(args.qrels)
     ev = Evaluator(
@@ -113,7 +116,7 @@ def _evaluator(args: argparse.Namespace, measures: list[str]) -> tuple[Evaluator
         relevance_level=args.level,
         complete=args.complete,
         average=args.average,
-        ci=None if args.ci == "none" else args.ci,
+        ci=None if args.ci == "none" or not intervals else args.ci,
         ci_level=args.ci_level,
         seed=args.seed,
     )
@@ -130,8 +133,9 @@ def _display_names(texts: list[str]) -> dict[str, str]:
     return out
 
 
-def _read_runs(paths: Sequence[str]) -> list[tuple[str, Run]]:
-    runs: list[tuple[str, Run]] = []
+def _iter_runs(paths: Sequence[str]) -> Iterator[tuple[str, Run]]:
+    """(tag, run) for each path, read when asked for: a caller that evaluates each run before
+    the next is read holds one run in memory, not all of them."""
     seen: dict[str, int] = {}
     for path in paths:
         run = read_run(path)
@@ -141,17 +145,15 @@ def _read_runs(paths: Sequence[str]) -> list[tuple[str, Run]]:
         seen[tag] = seen.get(tag, 0) + 1
         if seen[tag] > 1:  # the same tag twice: keep labels unambiguous
             tag = f"{tag}#{seen[tag]}"
-        runs.append((tag, run))
-    return runs
+        yield tag, run
 
 
 def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     texts = args.measures or DEFAULT_MEASURES
-    ev, _ = _evaluator(args, texts)
-    results = []
-    for tag, run in _read_runs(args.runs):
-        res = ev.evaluate(run)
-        results.append((tag, res))
+    # trec lines have no place for intervals: compute them only for json and csv, which print them
+    ev, _ = _evaluator(args, texts, intervals=args.format != "trec")
+    # each run is evaluated as soon as it is read, then dropped: one run in memory at a time
+    results = [(tag, ev.evaluate(run)) for tag, run in _iter_runs(args.runs)]
     if args.format == "json":
         doc = {"runs": [{**r.to_dict(per_query=args.per_query), "run": t} for t, r in results]}
         json.dump(doc, out, indent=2)
@@ -162,13 +164,16 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
         names = _display_names(texts)
         for tag, res in results:
             if res.mode == "honest" or res.excluded:
-                _summary(tag, res)
+                _summary(tag, res, ci_asked=args.ci != "none")
             _write_trec(tag, res, names, out, per_query=args.per_query, runid=len(results) > 1)
     return EXIT_OK
 
 
-def _summary(tag: str, res: EvaluationResult) -> None:
-    ci = f"{res.ci_level:.0%} {res.ci_method} CI" if res.ci_method else "no CI"
+def _summary(tag: str, res: EvaluationResult, *, ci_asked: bool = False) -> None:
+    if res.ci_method:
+        ci = f"{res.ci_level:.0%} {res.ci_method} CI"
+    else:
+        ci = "CIs with --format json|csv" if ci_asked else "no CI"
     lines = [f"# {tag}: {res.mode} mode, {res.average} average, {ci}, {len(res.queries)} queries"]
     lines += [f"# {tag}: {s}" for s in res.excluded_summary]
     print("\n".join(lines), file=sys.stderr)
@@ -288,7 +293,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
 
     args.ci = "none"
     ev, measures = _evaluator(args, args.measures)
-    results = [(tag, ev.evaluate(run)) for tag, run in _read_runs(args.runs)]
+    results = [(tag, ev.evaluate(run)) for tag, run in _iter_runs(args.runs)]
     queries = sorted({q for _, r in results for q in r.queries}, key=lambda q: q.encode())
     tables: list[dict[str, Any]] = []
     for m in measures:

@@ -97,7 +97,7 @@ def test_honest_trec_output_adds_companions_and_treatments(
     labels = [r[0].strip() for r in _lines(out)]
     assert labels == ["R@2", "Judged@2", "ceiling@2", "R@2:condensed", "R@2:upper"]
     err = capsys.readouterr().err
-    assert "honest mode, macro average, 95% bootstrap CI, 2 queries" in err
+    assert "honest mode, macro average, CIs with --format json|csv, 2 queries" in err
     assert "1 of 3 queries excluded: no relevant documents" in err
 
 
@@ -176,6 +176,19 @@ def test_bad_run_file_exits_3_naming_file_line_and_problem(
     assert f"{bad} line 2: score 'oops' is not a number" in capsys.readouterr().err
 
 
+def test_a_bad_run_after_good_ones_prints_nothing(
+    files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # runs are evaluated one by one as they are read; the output waits for the last of them
+    bad = tmp_path / "bad.txt"
+    bad.write_text("q1 Q0 a 1 3.0 t\nq1 Q0 a 2 2.0 t\n")
+    for command in ("evaluate", "compare"):
+        argv = [command, files["qrels"], files["a"], files["b"], str(bad), "-m", "AP"]
+        code, out = _run(argv)
+        assert (code, out) == (3, "")
+        assert f"{bad} line 2:" in capsys.readouterr().err
+
+
 def test_missing_file_exits_3(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     code, _ = _run(["evaluate", files["qrels"], "/nonexistent/run.txt", "-m", "AP"])
     assert code == 3
@@ -218,3 +231,51 @@ def test_python_dash_m_metrics_runs(files: dict[str, str]) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"{'P_1':<22}\tall\t0.6667\n"
+
+
+def _imported_by_cli(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``python -X importtime -m metrics ARGV`` in a fresh process; the modules it imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "metrics", *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    modules = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    return proc, modules
+
+
+@pytest.mark.parametrize(
+    "options",
+    [[], ["--ci", "none"], ["--compat", "trec_eval"], ["--format", "json"]],
+    ids=["default-bootstrap", "no-ci", "trec_eval", "json"],
+)
+def test_evaluate_does_not_import_scipy_or_the_analyses(
+    files: dict[str, str], options: list[str]
+) -> None:
+    # the bootstrap interval (the default) is numpy only; scipy costs ~0.6 s of imports per call
+    proc, modules = _imported_by_cli(["evaluate", files["qrels"], files["a"], "-m", "AP", *options])
+    assert proc.returncode == 0, proc.stderr
+    assert "metrics" in modules and "numpy" in modules  # the probe sees imports at all
+    heavy = {m for m in modules if m.split(".")[0] in ("scipy", "statsmodels", "krippendorff")}
+    assert not heavy
+    assert not modules & {"metrics.bias", "metrics.bias_estimators", "metrics.agreement"}
+
+
+def test_t_intervals_and_t_tests_still_import_scipy_and_work(files: dict[str, str]) -> None:
+    argv = ["evaluate", files["qrels"], files["a"], "-m", "AP", "--ci", "t", "--format", "json"]
+    proc, modules = _imported_by_cli(argv)
+    assert proc.returncode == 0, proc.stderr
+    assert "scipy.stats" in modules
+    agg = json.loads(proc.stdout)["runs"][0]["measures"]["AP"]
+    assert agg["ci_method"] == "t" and agg["ci_low"] < agg["value"] < agg["ci_high"]
+    proc, modules = _imported_by_cli(
+        ["compare", files["qrels"], files["a"], files["b"], "-m", "P@1", "--test", "t"]
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "scipy.stats" in modules and "P@1 (t test" in proc.stdout
