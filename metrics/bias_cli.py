@@ -46,7 +46,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from metrics.io import InvalidInput, Problem, Run, read_qrels, read_run
+from metrics._cli_read import read_run_said
+from metrics.io import InvalidInput, Problem, Run, read_qrels
 from metrics.pooling import parse_topic_spec
 
 if TYPE_CHECKING:
@@ -167,7 +168,7 @@ def run_bias(args: argparse.Namespace, out: TextIO) -> int:
     qrels = read_qrels(args.qrels)
     runs: dict[str, Run] = {}
     for path in args.runs:
-        run = read_run(path)
+        run = read_run_said(path)
         tag = run.tag or path
         if tag in runs:
             return _fail(f"run tag {tag!r} appears in two files (the second: {path})", EXIT_INPUT)
@@ -323,7 +324,7 @@ def run_estimators(argv: list[str], out: TextIO) -> int:
     qrels = read_qrels(args.qrels)
     runs: dict[str, Run] = {}
     for path in args.runs:
-        run = read_run(path)
+        run = read_run_said(path)
         tag = run.tag or path
         if tag in runs:
             return _fail_as(

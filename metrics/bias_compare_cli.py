@@ -31,8 +31,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from metrics._cli_read import read_run_said
 from metrics.bias_cli import add_scoring_options
-from metrics.io import InvalidInput, Run, read_qrels, read_run
+from metrics.io import InvalidInput, Run, read_qrels
 from metrics.names import UnknownMeasureError
 
 __all__ = ["register_compare", "register_reusability", "run_compare", "run_reusability"]
@@ -195,7 +196,7 @@ def _check_level(level: int) -> None:
 def _read_runs(paths: Sequence[str]) -> dict[str, Run]:
     runs: dict[str, Run] = {}
     for path in paths:
-        run = read_run(path)
+        run = read_run_said(path)
         tag = run.tag or path
         if tag in runs:
             raise _Fail(f"run tag {tag!r} appears in two files (the second: {path})", EXIT_INPUT)

@@ -36,8 +36,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
 from metrics import bias_cli, pool_cli
+from metrics._cli_read import read_run_said
 from metrics.evaluator import EvaluationResult, Evaluator
-from metrics.io import InvalidInput, Run, read_qrels, read_run
+from metrics.io import InvalidInput, Run, read_qrels
 from metrics.names import Measure, UnknownMeasureError, parse_measures
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
@@ -138,9 +139,7 @@ def _iter_runs(paths: Sequence[str]) -> Iterator[tuple[str, Run]]:
     the next is read holds one run in memory, not all of them."""
     seen: dict[str, int] = {}
     for path in paths:
-        run = read_run(path)
-        for warning in run.warnings:  # accepted, but said: NaN or infinite scores, extra fields
-            print(f"{path}: warning: {warning}", file=sys.stderr)
+        run = read_run_said(path)
         tag = run.tag or path
         seen[tag] = seen.get(tag, 0) + 1
         if seen[tag] > 1:  # the same tag twice: keep labels unambiguous

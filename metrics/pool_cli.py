@@ -53,11 +53,11 @@ def load_rankings(paths: Sequence[str], depth: int | None) -> dict[str, dict[str
 
     Two files with the same run tag are an error (pools are keyed by run).
     """
-    from metrics.io import read_run
+    from metrics._cli_read import read_run_said
 
     out: dict[str, dict[str, list[str]]] = {}
     for path in paths:
-        run = read_run(path)
+        run = read_run_said(path)
         tag = run.tag or Path(path).name
         if tag in out:
             raise ValueError(f"{path}: run tag {tag!r} is used by another run")

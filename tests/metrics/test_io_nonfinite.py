@@ -217,3 +217,34 @@ def test_cli_prints_the_warnings_on_stderr_and_evaluates(
     err = capsys.readouterr().err
     assert f"{run}: warning: 1 line with {NAN}: line 1" in err
     assert f"{run}: warning: 1 line with {EXTRA}: line 2" in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["bias", "--depth", "1"],
+        ["bias", "estimators", "--depth", "1", "-m", "P@1"],
+        ["pool", "build", "--depth", "1"],
+    ],
+)
+def test_every_command_that_reads_runs_says_what_it_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """Not only ``evaluate``: the bias and pool commands read runs through the same helper."""
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 1\n1 0 c 0\n")
+    odd = tmp_path / "odd.txt"
+    odd.write_text("1 Q0 a 1 NaN odd\n1 Q0 b 2 1 odd\n")
+    plain = tmp_path / "plain.txt"
+    plain.write_text("1 Q0 c 1 2 plain\n1 Q0 b 2 1 plain\n")
+    runs = [str(odd), str(plain)]
+    if command[0] == "pool":
+        argv = [*command, "--runs", *runs, "-o", str(tmp_path / "pool.txt")]
+    else:
+        argv = (
+            [*command[:2], str(qrels), *runs, *command[2:]]
+            if command[1] == "estimators"
+            else [command[0], str(qrels), *runs, *command[1:]]
+        )
+    assert main(argv, io.StringIO()) == 0
+    assert f"{odd}: warning: 1 line with {NAN}: line 1" in capsys.readouterr().err
