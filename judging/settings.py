@@ -162,9 +162,10 @@ POOLJUDGE_MAX_PROBLEMS = env_int("POOLJUDGE_MAX_PROBLEMS", 100, minimum=1)
 # Longest line of a run, qrels or topics file (400 naming the line above; documents have none).
 POOLJUDGE_MAX_LINE_BYTES = env_bytes("POOLJUDGE_MAX_LINE_BYTES", 64 * 1024) or 64 * 1024
 # Longest qid, docid and run tag in UTF-8 bytes, at submission and every import (400 naming the
-# line and the field). At most 255: the database columns hold 255 characters.
+# line and the field). At most what the database columns hold: 255 characters for qids and tags,
+# 1024 for docids (the default docid limit is 256 bytes).
 POOLJUDGE_MAX_QID_BYTES = env_int("POOLJUDGE_MAX_QID_BYTES", 255, minimum=1, maximum=255)
-POOLJUDGE_MAX_DOCID_BYTES = env_int("POOLJUDGE_MAX_DOCID_BYTES", 255, minimum=1, maximum=255)
+POOLJUDGE_MAX_DOCID_BYTES = env_int("POOLJUDGE_MAX_DOCID_BYTES", 256, minimum=1, maximum=1024)
 POOLJUDGE_MAX_TAG_BYTES = env_int("POOLJUDGE_MAX_TAG_BYTES", 255, minimum=1, maximum=255)
 
 # --- Tasks that are never lost (the outbox, its sweep, heartbeats) -------------------------

@@ -92,7 +92,7 @@ def test_a_92_kb_run_with_a_50000_character_docid_is_refused_at_once_naming_the_
     assert found == [
         {
             "line": 4,
-            "message": f"docid {'x' * 37 + '...'!r} is 50,000 bytes long (UTF-8); the limit is 255",
+            "message": f"docid {'x' * 37 + '...'!r} is 50,000 bytes long (UTF-8); the limit is 256",
         }
     ]
     assert counts() == before
@@ -151,16 +151,34 @@ def test_a_300_character_docid_is_refused_at_submission_naming_the_line_and_fiel
     assert found[0]["line"] == 7
     assert (
         "docid" in found[0]["message"]
-        and "300 bytes long (UTF-8); the limit is 255" in (found[0]["message"])
+        and "300 bytes long (UTF-8); the limit is 256" in (found[0]["message"])
     )
     assert counts() == before
 
 
+def test_the_default_docid_limit_is_256_bytes_and_such_a_docid_is_stored_whole(
+    client: Any, campaign: Campaign
+) -> None:
+    """256 bytes pass (also as 128 two-byte characters), 257 are a 400 naming the line."""
+    lines = run_lines(10)
+    lines[2] = f"401 Q0 {'d' * 256} 3 1.0 tag"
+    lines[3] = f"401 Q0 {'é' * 128} 4 1.0 tag"
+    response = post_run(client, campaign, as_file(lines))
+    assert response.status_code == 201, response.content[:300]
+    run = Run.objects.get(pk=response.json()["id"])
+    assert run.num_entries == 10
+    lines[2] = f"401 Q0 {'d' * 257} 3 1.0 tag"
+    found = problems(post_run(client, campaign, as_file(lines), tag="other"))
+    assert (
+        found[0]["line"] == 3 and "257 bytes long (UTF-8); the limit is 256" in found[0]["message"]
+    )
+
+
 def test_a_long_docid_or_qid_is_refused_in_a_json_run(client: Any, campaign: Campaign) -> None:
     before = counts()
-    found = problems(post_json_run(client, campaign, {"401": {"d" * 256: 1.0, "ok": 2.0}}))
+    found = problems(post_json_run(client, campaign, {"401": {"d" * 257: 1.0, "ok": 2.0}}))
     assert found[0]["location"].startswith("results.401.ddd")
-    assert "docid" in found[0]["message"] and "256 bytes long" in found[0]["message"]
+    assert "docid" in found[0]["message"] and "257 bytes long" in found[0]["message"]
     found = problems(post_json_run(client, campaign, {"4" * 300: {"a": 1.0}}))
     assert "qid" in found[0]["message"] and "300 bytes long" in found[0]["message"]
     assert counts() == before
@@ -181,7 +199,10 @@ def test_every_model_column_holds_the_largest_allowed_id() -> None:
         for field in model._meta.get_fields():
             length = getattr(field, "max_length", None)
             if field.name in ("docid", "qid", "tag") and length is not None:
-                assert length >= 255, f"{model.__name__}.{field.name}"
+                # the settings' maxima: POOLJUDGE_MAX_DOCID_BYTES <= 1024, qid and tag <= 255
+                assert length >= (1024 if field.name == "docid" else 255), (
+                    f"{model.__name__}.{field.name}"
+                )
 
 
 def test_the_id_limits_cannot_exceed_the_columns(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,9 +210,9 @@ def test_the_id_limits_cannot_exceed_the_columns(monkeypatch: pytest.MonkeyPatch
 
     from judging.env import env_int
 
-    monkeypatch.setenv("POOLJUDGE_MAX_DOCID_BYTES", "300")
-    with pytest.raises(ImproperlyConfigured, match="must be at most 255"):
-        env_int("POOLJUDGE_MAX_DOCID_BYTES", 255, minimum=1, maximum=255)
+    monkeypatch.setenv("POOLJUDGE_MAX_DOCID_BYTES", "2000")
+    with pytest.raises(ImproperlyConfigured, match="must be at most 1024"):
+        env_int("POOLJUDGE_MAX_DOCID_BYTES", 256, minimum=1, maximum=1024)
 
 
 def test_a_pool_build_succeeds_after_a_long_docid_was_refused(
@@ -333,7 +354,7 @@ def test_over_long_title_qid_docid_and_url_on_import_are_400s_naming_the_line(
     docs = "\n".join(
         json.dumps(row)
         for row in [
-            {"docid": "d" * 256, "text": "x"},
+            {"docid": "d" * 257, "text": "x"},
             {"docid": "d2", "text": "x", "url": "http://e.org/" + "u" * 2000},
         ]
     ).encode()

@@ -72,7 +72,7 @@ class QrelsEntry(models.Model):
 
     version = models.ForeignKey(QrelsVersion, on_delete=models.PROTECT, related_name="entries")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
-    docid = models.CharField(max_length=255)
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
     grade = models.IntegerField()
 
     class Meta:
@@ -120,7 +120,7 @@ class JudgingSlot(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
-    docid = models.CharField(max_length=255)
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
     slot = models.PositiveSmallIntegerField(default=1)
     position = models.PositiveIntegerField(help_text="Serving order within the topic.")
     pool_version = models.ForeignKey(
@@ -189,7 +189,7 @@ class Judgment(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="judgments")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="judgments")
-    docid = models.CharField(max_length=255)
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgments"
     )
@@ -218,7 +218,7 @@ class JudgmentChange(models.Model):
         Judgment, null=True, on_delete=models.SET_NULL, related_name="history"
     )
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
-    docid = models.CharField(max_length=255)
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -246,7 +246,7 @@ class Adjudication(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="+")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
-    docid = models.CharField(max_length=255)
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
     grade = models.IntegerField()
     note = models.TextField(blank=True)
     decided_by = models.ForeignKey(

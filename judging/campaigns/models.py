@@ -268,7 +268,7 @@ class Topic(models.Model):
 
 class Document(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="documents")
-    docid = models.CharField(max_length=255)
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
     title = models.TextField(blank=True)
     text = models.TextField(blank=True)
     url = models.URLField(max_length=2000, blank=True)

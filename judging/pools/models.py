@@ -125,7 +125,7 @@ class PoolDocument(models.Model):
 
     version = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="documents")
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
-    docid = models.CharField(max_length=255)
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
     position = models.PositiveIntegerField(help_text="Judging order within the topic (1-based).")
     added = models.BooleanField(help_text="Not in the base version (the diff).")
     to_judge = models.BooleanField(help_text="Never judged before: enters the judging queue.")
