@@ -46,8 +46,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from metrics._cli_read import read_run_said
-from metrics.io import InvalidInput, Problem, Run, read_qrels
+from metrics._cli_read import SameTag, read_runs_said
+from metrics.io import InvalidInput, Problem, read_qrels
 from metrics.pooling import parse_topic_spec
 
 if TYPE_CHECKING:
@@ -166,13 +166,10 @@ def run_bias(args: argparse.Namespace, out: TextIO) -> int:
         except ValueError as exc:
             return _fail(f"--topics: {exc}", EXIT_USAGE)
     qrels = read_qrels(args.qrels)
-    runs: dict[str, Run] = {}
-    for path in args.runs:
-        run = read_run_said(path)
-        tag = run.tag or path
-        if tag in runs:
-            return _fail(f"run tag {tag!r} appears in two files (the second: {path})", EXIT_INPUT)
-        runs[tag] = run
+    try:
+        runs = read_runs_said(args.runs)
+    except SameTag as exc:
+        return _fail(str(exc), EXIT_INPUT)
     groups = None
     if args.groups:
         groups = read_groups(args.groups)
@@ -322,15 +319,10 @@ def run_estimators(argv: list[str], out: TextIO) -> int:
     if args.estimators is not None:
         names = tuple(n.strip() for n in args.estimators.split(",") if n.strip())
     qrels = read_qrels(args.qrels)
-    runs: dict[str, Run] = {}
-    for path in args.runs:
-        run = read_run_said(path)
-        tag = run.tag or path
-        if tag in runs:
-            return _fail_as(
-                prog, f"run tag {tag!r} appears in two files (the second: {path})", EXIT_INPUT
-            )
-        runs[tag] = run
+    try:
+        runs = read_runs_said(args.runs)
+    except SameTag as exc:
+        return _fail_as(prog, str(exc), EXIT_INPUT)
     not_pooled = [t.strip() for t in args.not_pooled.split(",") if t.strip()]
     unknown = [t for t in not_pooled if t not in runs]
     if unknown:

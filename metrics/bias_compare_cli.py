@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from metrics._cli_read import read_run_said
+from metrics._cli_read import SameTag, read_runs_said
 from metrics.bias_cli import add_scoring_options
 from metrics.io import InvalidInput, Run, read_qrels
 from metrics.names import UnknownMeasureError
@@ -194,14 +194,10 @@ def _check_level(level: int) -> None:
 
 
 def _read_runs(paths: Sequence[str]) -> dict[str, Run]:
-    runs: dict[str, Run] = {}
-    for path in paths:
-        run = read_run_said(path)
-        tag = run.tag or path
-        if tag in runs:
-            raise _Fail(f"run tag {tag!r} appears in two files (the second: {path})", EXIT_INPUT)
-        runs[tag] = run
-    return runs
+    try:
+        return read_runs_said(paths)
+    except SameTag as exc:
+        raise _Fail(str(exc), EXIT_INPUT) from None
 
 
 def _unknown(tags: Sequence[str], runs: dict[str, Run], option: str) -> None:

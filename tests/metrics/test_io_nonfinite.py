@@ -248,3 +248,17 @@ def test_every_command_that_reads_runs_says_what_it_accepted(
         )
     assert main(argv, io.StringIO()) == 0
     assert f"{odd}: warning: 1 line with {NAN}: line 1" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sub", [[], ["estimators"], ["reusability"]])
+def test_two_run_files_with_one_tag_are_refused_by_every_bias_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sub: list[str]
+) -> None:
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 a 1\n1 0 b 0\n")
+    first, second = tmp_path / "one.txt", tmp_path / "two.txt"
+    for path in (first, second):
+        path.write_text("1 Q0 a 1 2 same\n1 Q0 b 2 1 same\n")
+    argv = ["bias", *sub, str(qrels), str(first), str(second)]
+    assert main(argv, io.StringIO()) == 3
+    assert f"run tag 'same' appears in two files (the second: {second})" in capsys.readouterr().err
