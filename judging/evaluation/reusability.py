@@ -11,17 +11,15 @@ for a version stored before reports existed. Reading it is a selector
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
 from judging.core import outbox
 from judging.core.roles import Account
-from judging.evaluation.bias import campaign_runs, check_rate, failure_text, stage, units
+from judging.evaluation.bias import campaign_runs, check_rate, stage, store_computed, units
 from judging.evaluation.models import EvalState, Reusability
 from judging.evaluation.services import qrels_dict
 from judging.pools.models import PoolState, PoolVersion
@@ -70,19 +68,12 @@ def reusability_compute(*, report_id: int) -> Reusability | None:
     report = Reusability.objects.select_related("campaign", "qrels").filter(pk=report_id).first()
     if report is None or report.state == EvalState.DONE:
         return report
-    start = time.perf_counter()
-    try:
+
+    def compute() -> dict[str, Any]:
         with stage("reusability"):
-            report.result = _compute(report.campaign, report.qrels)
-        report.state = EvalState.DONE
-        report.error = ""
-    except Exception as exc:  # stored for the page and the API to show
-        report.state = EvalState.FAILED
-        report.error = failure_text(exc)
-    report.computed_at = timezone.now()
-    report.seconds = time.perf_counter() - start
-    report.save()
-    return report
+            return _compute(report.campaign, report.qrels)
+
+    return store_computed(report, compute)
 
 
 def pooled_at(campaign: Campaign, version: QrelsVersion, runs_models: list[Run]) -> list[str]:
