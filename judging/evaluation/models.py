@@ -69,7 +69,22 @@ class BiasKind(models.TextChoices):
     LOO_GROUP = "loo_group", "Leave one group out"
 
 
-class BiasReport(models.Model):
+class StoredReport(models.Model):
+    """What every stored report has: its state, the error of a failed one, the result, and
+    when and how long it was computed (``evaluation.bias.store_computed`` fills them)."""
+
+    state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
+    error = models.TextField(blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+
+class BiasReport(StoredReport):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="bias_reports")
     qrels = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=10, choices=BiasKind.choices, default=BiasKind.LOO_RUN)
@@ -81,12 +96,6 @@ class BiasReport(models.Model):
         default="",
         help_text="The topics analysed, as a normalised topic spec ('1-5,9'); empty: all.",
     )
-    state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
-    error = models.TextField(blank=True)
-    result = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-    seconds = models.FloatField(null=True, blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -114,7 +123,7 @@ class BiasReport(models.Model):
         )
 
 
-class Reusability(models.Model):
+class Reusability(StoredReport):
     """How reusable the pool behind one qrels version is for a system that did not build it
     (``metrics.reusability``): computed by a task when the version is imported or published, or
     on request for a version stored before reports existed."""
@@ -123,12 +132,6 @@ class Reusability(models.Model):
     campaign = models.ForeignKey(
         Campaign, on_delete=models.CASCADE, related_name="reusability_reports"
     )
-    state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
-    error = models.TextField(blank=True)
-    result = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-    seconds = models.FloatField(null=True, blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
