@@ -556,7 +556,7 @@ class EstimatorAnalysis(LeaveOneOut):
             return compute(m, r)[0].reshape(nr, -1)
         if treatment == "upper":
             assert m.cutoff is not None
-            k = m.cutoff
+            k = int(m.cutoff)
             num_ret = self.num_ret if only is None else np.where(only[:, None], self.num_ret, 0)
             take = np.minimum(num_ret.reshape(-1), k)
             offsets = np.zeros(ncell + 1, dtype=np.int64)
@@ -786,7 +786,7 @@ class EstimatorAnalysis(LeaveOneOut):
     def _lipani2016(self, m: Measure, counted: Bool, rel_count: I64) -> tuple[F64, F64, F64]:
         """Per-topic estimate averaged (lipani2016), with interval ends."""
         assert m.cutoff is not None
-        n = m.cutoff
+        n = int(m.cutoff)
         s, corr, lo, hi = self._lipani_topic(n)
         if m.family == "P":
             per, plo, phi = s + corr, s + lo, s + hi
@@ -954,7 +954,7 @@ class _Harness:
         lip: dict[str, tuple[F64, F64, F64]] = {}
         if "lipani2015" in est:
             assert m.cutoff is not None
-            lip["lipani2015"] = a._lipani2015(m.cutoff, counted_r)
+            lip["lipani2015"] = a._lipani2015(int(m.cutoff), counted_r)
         if "lipani2016" in est:
             lip["lipani2016"] = a._lipani2016(m, counted_r, rel_r)
         for e, (values, _, _) in lip.items():

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -46,7 +46,7 @@ import numpy.typing as npt
 
 from metrics._docindex import DocIndex
 from metrics.io import Qrels, Run
-from metrics.measures import Ideal, Ranked, condensed, optimistic
+from metrics.measures import Ideal, Ranked, condensed, optimistic, truncated
 from metrics.names import Measure, parse_measures
 from metrics.registry import FAMILIES, compute
 
@@ -58,6 +58,8 @@ F64 = npt.NDArray[np.float64]
 Compat = Literal["trec_eval"] | None
 Average = Literal["macro", "micro"]
 CiMethod = Literal["bootstrap", "t"] | None
+
+GEO_MEAN_FLOOR = 0.00001  # trec_eval's MIN_GEO_MEAN: gm_map of a query with AP 0
 
 NO_RELEVANT = "no relevant documents"
 NOT_IN_QRELS = "no judgments (not in qrels)"
@@ -208,6 +210,9 @@ class Evaluator:
         ci_level: float = 0.95,
         seed: int = 0,
         n_resamples: int = 2000,
+        depth: int | None = None,
+        judged_only: bool = False,
+        num_docs: int | None = None,
     ) -> None:
         if compat not in (None, "trec_eval"):
             raise ValueError(f"compat must be None or 'trec_eval', got {compat!r}")
@@ -233,6 +238,13 @@ class Evaluator:
                     f"ratios of counts ({_MICRO_FAMILIES}); these are means of per-query "
                     "ratios, so use average='macro'"
                 )
+        if depth is not None and depth < 1:
+            raise ValueError(f"depth must be >= 1, got {depth}")
+        if num_docs is not None and num_docs < 0:
+            raise ValueError(f"num_docs must be >= 0, got {num_docs}")
+        self.depth = depth
+        self.judged_only = judged_only
+        self.num_docs = num_docs
         self.compat = compat
         self.relevance_level = relevance_level
         self.complete = complete
@@ -270,6 +282,7 @@ class Evaluator:
         self._num_nonrel = np.bincount(seg[judged_nonrel], minlength=nq).astype(np.int64)
         self._ideal = Ideal.from_grades(q.grades, q.offsets)
         self._index = DocIndex.build(q.docids, q.offsets)  # finds run docids in the qrels
+        self._level_counts = {level: (self._num_rel, self._num_nonrel)}
         self._last_ideal: tuple[bytes, Ideal] | None = None
 
     # -- evaluation ------------------------------------------------------------------------
@@ -294,32 +307,53 @@ class Evaluator:
         excluded.extend(Excluded(qid, NOT_IN_QRELS) for qid in run.qids if qid not in self._qindex)
         sel_q = np.array(chosen, dtype=np.int64)
         ranked = self._ranked(run, sel_q, [run_index.get(qids[i], -1) for i in chosen])
+        if self.depth is not None:  # trec_eval -M: cut after ordering, before anything else
+            ranked = truncated(ranked, self.depth)
+        if self.judged_only:  # trec_eval -J: unjudged documents removed, ranks closed up
+            ranked = condensed(ranked)
+        if self.num_docs is not None:
+            ranked = replace(ranked, num_docs=self.num_docs)
         names = [qids[i] for i in chosen]
 
         per_query: dict[str, dict[str, float]] = {}
         aggregates: dict[str, Aggregate] = {}
         results: dict[Measure, tuple[F64, F64, F64]] = {}
+        by_level: dict[int, Ranked] = {self.relevance_level: ranked}
+
+        def at_level(m: Measure) -> Ranked:
+            level = m.rel or self.relevance_level
+            if level not in by_level:  # P(rel=2)@10: the same rows, relevant from grade 2
+                num_rel, num_nonrel = self._counts(level)
+                by_level[level] = replace(
+                    ranked, level=level, num_rel=num_rel[sel_q], num_nonrel=num_nonrel[sel_q]
+                )
+            return by_level[level]
+
         for m in self._computed:
-            results[m] = value, num, den = compute(m, ranked)
+            results[m] = value, num, den = compute(m, at_level(m))
             per_query[m.name] = dict(zip(names, value.tolist(), strict=True))
             aggregates[m.name] = self._aggregate(m, value, num, den)
 
         treatments: dict[str, dict[str, Aggregate]] = {}
         per_query_treatments: dict[str, dict[str, dict[str, float]]] = {}
         if self.honest:
-            cond = condensed(ranked)
+            cond_at: dict[int, Ranked] = {}
             top_k = [m for m in self.measures if m.spec.treatments and m.cutoff is not None]
-            last_use = {m.cutoff: i for i, m in enumerate(top_k)}
-            upper_at: dict[int, Ranked] = {}  # e.g. P@10 and nDCG@10 share the one at 10
+            key = {m: (m.rel or self.relevance_level, int(m.cutoff or 0)) for m in top_k}
+            last_use = {key[m]: i for i, m in enumerate(top_k)}
+            upper_at: dict[tuple[int, int], Ranked] = {}  # P@10 and nDCG@10 share the one at 10
             for i, m in enumerate(top_k):
                 assert m.cutoff is not None
                 lower = results[m]
-                mid = compute(m, cond)
-                if m.cutoff not in upper_at:
-                    upper_at[m.cutoff] = optimistic(ranked, m.cutoff)
-                opt = compute(m, upper_at[m.cutoff])
-                if last_use[m.cutoff] == i:  # a run-sized ranking: keep it no longer than needed
-                    del upper_at[m.cutoff]
+                base = at_level(m)
+                if base.level not in cond_at:
+                    cond_at[base.level] = condensed(base)
+                mid = compute(m, cond_at[base.level])
+                if key[m] not in upper_at:
+                    upper_at[key[m]] = optimistic(base, int(m.cutoff))
+                opt = compute(m, upper_at[key[m]])
+                if last_use[key[m]] == i:  # a run-sized ranking: keep it no longer than needed
+                    del upper_at[key[m]]
                 up_value = np.maximum(opt[0], lower[0])
                 # a ratio of counts keeps the optimistic ranking's counts (micro-averaging sums
                 # them); for the others (AP, nDCG, RR) the value is all there is
@@ -419,19 +453,46 @@ class Evaluator:
         that the qrels judge: their indices into ``rows`` and their qrels rows."""
         return self._index.find(run.docids, run.hashes, rows, sel_q, sizes)
 
+    def _counts(self, level: int) -> tuple[I64, I64]:
+        """Per qrels query: R and the judged non-relevant count at relevance level ``level``."""
+        if level not in self._level_counts:
+            q = self.qrels
+            nq = len(q.qids)
+            seg = np.repeat(np.arange(nq, dtype=np.int64), np.diff(q.offsets))
+            judged_nonrel = (q.grades >= 0) & (q.grades < level)
+            self._level_counts[level] = (
+                np.bincount(seg[q.grades >= level], minlength=nq).astype(np.int64),
+                np.bincount(seg[judged_nonrel], minlength=nq).astype(np.int64),
+            )
+        return self._level_counts[level]
+
+    def _sum(self, values: F64) -> float:
+        """The sum of per-query values: as trec_eval sums them (doubles, left to right, queries
+        in the order it evaluates them) in trec_eval mode, so its printed figures come out
+        byte-identical; correctly rounded (no drift with the number of queries) otherwise."""
+        if self.compat == "trec_eval":
+            total = 0.0
+            for v in values.tolist():
+                total += v
+            return total
+        return math.fsum(values.tolist())
+
     def _aggregate(self, m: Measure, value: F64, num: F64, den: F64) -> Aggregate:
         n = int(value.size)
         if m.is_count:
-            return Aggregate(math.fsum(value.tolist()), None, None, None, n, "sum")
+            return Aggregate(self._sum(value), None, None, None, n, "sum")
         if n == 0:
             return Aggregate(math.nan, math.nan, math.nan, self.ci, 0, self.average)
+        if m.spec.geometric:  # trec_eval's gm_map: exp(mean log max(v, 0.00001))
+            logs = np.log(np.maximum(value, GEO_MEAN_FLOOR))
+            return Aggregate(math.exp(self._sum(logs) / n), None, None, None, n, "geometric")
         if self.average == "micro":
-            total = math.fsum(den.tolist())
-            agg = math.fsum(num.tolist()) / total if total > 0 else 0.0
+            total = self._sum(den)
+            agg = self._sum(num) / total if total > 0 else 0.0
             mean_den = total / n
             sample = agg + (num - agg * den) / mean_den if mean_den > 0 else np.zeros(n)
         else:
-            agg = math.fsum(value.tolist()) / n  # correctly rounded sum: no drift with n
+            agg = self._sum(value) / n
             sample = value
         lo: float | None = None
         hi: float | None = None

@@ -38,7 +38,9 @@ __all__ = [
     "condensed",
     "infap",
     "judged",
+    "keep_rows",
     "ndcg",
+    "num_q",
     "num_rel",
     "num_rel_ret",
     "num_ret",
@@ -48,6 +50,7 @@ __all__ = [
     "recall",
     "reciprocal_rank",
     "success",
+    "truncated",
     "unjudged",
 ]
 
@@ -56,6 +59,7 @@ F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
 
 INFAP_EPSILON = 0.00001  # trec_eval m_infAP.c
+MAX_LONG = 2**63 - 1  # trec_eval's default -N: the collection size when none is given
 
 
 def _seg_of(offsets: I64) -> I64:
@@ -128,6 +132,7 @@ class Ranked:
     num_nonrel: I64
     ideal: Ideal
     level: int
+    num_docs: int = MAX_LONG  # documents in the collection (trec_eval -N), for utility
 
     @property
     def nq(self) -> int:
@@ -357,6 +362,11 @@ def num_ret(r: Ranked, k: int | None = None) -> Result:
     return _value(r.num_ret.astype(np.float64))
 
 
+def num_q(r: Ranked, k: int | None = None) -> Result:
+    """NumQ = 1 per query: summed, the number of queries evaluated (trec_eval ``num_q``)."""
+    return _value(np.ones(r.nq))
+
+
 def num_rel_ret(r: Ranked, k: int | None = None) -> Result:
     """NumRelRet = relevant retrieved documents."""
     return _value(r.rel_sum())
@@ -367,7 +377,16 @@ def condensed(r: Ranked) -> Ranked:
 
     R, the judged non-relevant count and the ideal gains are unchanged.
     """
-    keep = r.judged
+    return keep_rows(r, r.judged)
+
+
+def truncated(r: Ranked, depth: int) -> Ranked:
+    """The first ``depth`` rows of every query (trec_eval's ``-M``)."""
+    return r if depth >= int(r.num_ret.max(initial=0)) else keep_rows(r, r.pos <= depth)
+
+
+def keep_rows(r: Ranked, keep: Bool) -> Ranked:
+    """``r`` with only the rows where ``keep``, in their order (ranks close up)."""
     counts = np.bincount(r.seg[keep], minlength=r.nq)
     off = np.zeros(r.nq + 1, dtype=np.int64)
     np.cumsum(counts, out=off[1:])

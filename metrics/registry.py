@@ -5,11 +5,19 @@ An entry (:class:`Family`) declares everything the package needs to know about a
 - its names: the canonical ir_measures spelling (``nDCG``; with a cutoff ``nDCG@10``), other
   accepted ir_measures-style spellings (``aliases``, lower case), and trec_eval's names without
   and with a cutoff (``trec="ndcg"``, ``trec_cut="ndcg_cut"`` for ``ndcg_cut_10``);
-- its parameter, the cutoff k: ``cutoff`` is "required" (P@k), "optional" (AP, AP@k) or "none"
-  (Rprec). The relevance level is the evaluator's setting, shared by every measure;
+- its parameters: the cutoff k (``cutoff`` is "required" (P@k), "optional" (AP, AP@k) or "none"
+  (Rprec); an integer rank, or a real for ``cutoff_kind="float"`` (IPrec@0.5)); ``params``, the
+  family's own (:class:`Param`: ``nDCG(dcg='exp-log2')``, ``SetF(beta=0.5)``), passed to its
+  function as keyword arguments; and, when ``uses_level``, ``rel=`` (``P(rel=2)@10``), the
+  measure's own relevance level instead of the evaluator's, applied by the evaluator;
+- trec_eval's view: ``trec_raw`` names the parameter that the text after trec_eval's root sets
+  (``ndcg.1=3,2=9``), ``trec_default_cutoffs`` the cutoffs a bare root stands for (``P``), and
+  :data:`TREC_ORDER` the order trec_eval prints its measures in;
 - how it aggregates: ``micro`` (a ratio of per-query counts, so micro-averaging is defined and
-  the upper treatment keeps the optimistic ranking's numerator and denominator) and ``count``
-  (summed, like trec_eval's num_* measures);
+  the upper treatment keeps the optimistic ranking's numerator and denominator), ``count``
+  (summed, like trec_eval's num_* measures) and ``geometric`` (the geometric mean of
+  max(value, 0.00001), trec_eval's gm_map); ``per_query`` False: trec_eval prints no per-query
+  line for it (gm_map, num_q);
 - ``treatments``: at a cutoff, honest mode reports it under the three treatments of unjudged
   documents (lower bound, condensed ranking, upper bound; :mod:`metrics.evaluator`);
 - ``companions``: ``(role, family)`` pairs that honest mode adds at the same cutoff (Judged@k
@@ -19,7 +27,10 @@ An entry (:class:`Family`) declares everything the package needs to know about a
   ignores rows ranked below k, so those rows are dropped first), ``reads_ideal`` (the ideal
   gains are built for it) and ``loo_complement`` (computed there as 1 - that family's value,
   because the rows it counts are the ones not kept);
-- ``compute``: the function of :mod:`metrics.measures`, ``(ranked, k) -> (value, num, den)``.
+- ``compute``: the function of :mod:`metrics.measures`, ``(ranked, k, **params) -> (value, num,
+  den)``;
+- ``loo``: False for a family that leave-one-out cannot score (it reads unjudged rows in a way
+  the kept rows do not show); the analyses there refuse it.
 
 Adding a measure family:
 
@@ -41,7 +52,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from metrics import measures as ms
 from metrics.measures import Ranked, Result
@@ -49,10 +60,35 @@ from metrics.measures import Ranked, Result
 if TYPE_CHECKING:
     from metrics.names import Measure
 
-__all__ = ["FAMILIES", "Cutoff", "Family", "MeasureFn", "compute"]
+__all__ = ["FAMILIES", "TREC_ORDER", "Cutoff", "Family", "MeasureFn", "Param", "compute"]
 
 Cutoff = Literal["required", "optional", "none"]
-MeasureFn = Callable[[Ranked, "int | None"], Result]
+MeasureFn = Callable[..., Result]
+"""``(ranked, k, **params) -> Result``: k is the cutoff (None: none), params the family's own."""
+
+# trec_eval's measure table (measures.c), the order it prints measures in; roots of trec_eval
+# measures we do not have are listed too, so the order stays trec_eval's as families are added.
+TREC_ORDER: tuple[str, ...] = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+    "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref",
+    "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel",
+    "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P",
+    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "map_avgjg", "P_avgjg",
+    "Rprec_mult_avgjg", "yaap", "rbp", "rbp_resid", "unj",
+)  # fmt: skip
+TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs
+
+
+@dataclass(frozen=True)
+class Param:
+    """A family's own parameter: ``parse`` reads its text (raising ``ValueError`` with the
+    reason) into a hashable value; a measure keeps only the parameters that differ from
+    ``default``."""
+
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    doc: str
 
 
 @dataclass(frozen=True)
@@ -73,6 +109,14 @@ class Family:
     cuttable: bool = False
     reads_ideal: bool = False
     loo_complement: str | None = None
+    params: tuple[Param, ...] = ()
+    uses_level: bool = True
+    cutoff_kind: Literal["int", "float"] = "int"
+    trec_raw: str | None = None
+    trec_default_cutoffs: tuple[int | float, ...] = ()
+    geometric: bool = False
+    per_query: bool = True
+    loo: bool = True
 
 
 _JUDGED = ("judged", "Judged")
@@ -95,6 +139,11 @@ def _registry(*families: Family) -> dict[str, Family]:
         for _, comp in f.companions:
             assert out[comp].cutoff != "none", f"{f.name}: companion {comp} takes the cutoff"
         assert f.loo_complement is None or f.loo_complement in out, f.name
+        assert f.trec_raw is None or f.trec_raw in {p.name for p in f.params}, f.name
+        assert not f.trec_default_cutoffs or f.trec_cut, f.name
+        assert "rel" not in {p.name for p in f.params}, f"{f.name}: rel is the evaluator's"
+        for root in (f.trec, f.trec_cut):
+            assert root is None or root in TREC_ORDER, f"{f.name}: {root} not in TREC_ORDER"
     return out
 
 
@@ -105,6 +154,7 @@ FAMILIES: dict[str, Family] = _registry(
         "required",
         "precision at k: rel in top k / k",
         trec_cut="P",
+        trec_default_cutoffs=TREC_CUTOFFS,
         aliases=("precision",),
         micro=True,
         treatments=True,
@@ -117,6 +167,7 @@ FAMILIES: dict[str, Family] = _registry(
         "required",
         "recall at k: rel in top k / R",
         trec_cut="recall",
+        trec_default_cutoffs=TREC_CUTOFFS,
         aliases=("recall",),
         micro=True,
         treatments=True,
@@ -142,6 +193,7 @@ FAMILIES: dict[str, Family] = _registry(
         "average precision",
         trec="map",
         trec_cut="map_cut",
+        trec_default_cutoffs=TREC_CUTOFFS,
         aliases=("map",),
         treatments=True,
         companions=(_JUDGED,),
@@ -163,13 +215,23 @@ FAMILIES: dict[str, Family] = _registry(
         "normalised DCG",
         trec="ndcg",
         trec_cut="ndcg_cut",
+        trec_default_cutoffs=TREC_CUTOFFS,
+        uses_level=False,
         treatments=True,
         companions=(_JUDGED,),
         cuttable=True,
         reads_ideal=True,
     ),
     Family("Bpref", ms.bpref, "none", "binary preference", trec="bpref"),
-    Family("Judged", ms.judged, "optional", "judged fraction of top k", micro=True, cuttable=True),
+    Family(
+        "Judged",
+        ms.judged,
+        "optional",
+        "judged fraction of top k",
+        micro=True,
+        cuttable=True,
+        uses_level=False,
+    ),
     Family(
         "Unjudged",
         ms.unjudged,
@@ -178,6 +240,7 @@ FAMILIES: dict[str, Family] = _registry(
         micro=True,
         cuttable=True,
         loo_complement="Judged",
+        uses_level=False,
     ),
     Family("infAP", ms.infap, "none", "inferred AP (Yilmaz & Aslam)", trec="infAP"),
     Family(
@@ -186,6 +249,7 @@ FAMILIES: dict[str, Family] = _registry(
         "required",
         "1 if a rel doc in top k",
         trec_cut="success",
+        trec_default_cutoffs=(1, 5, 10),
         micro=True,
         treatments=True,
         companions=(_JUDGED,),
@@ -208,6 +272,7 @@ FAMILIES: dict[str, Family] = _registry(
         trec="num_ret",
         micro=True,
         count=True,
+        uses_level=False,
     ),
     Family(
         "NumRelRet",
@@ -217,6 +282,34 @@ FAMILIES: dict[str, Family] = _registry(
         trec="num_rel_ret",
         micro=True,
         count=True,
+    ),
+    Family(
+        "NumQ",
+        ms.num_q,
+        "none",
+        "queries evaluated",
+        trec="num_q",
+        count=True,
+        uses_level=False,
+        per_query=False,
+    ),
+    Family(
+        "GMAP",
+        ms.average_precision,
+        "none",
+        "geometric mean of AP over queries",
+        trec="gm_map",
+        geometric=True,
+        per_query=False,
+    ),
+    Family(
+        "GMBpref",
+        ms.bpref,
+        "none",
+        "geometric mean of bpref over queries",
+        trec="gm_bpref",
+        geometric=True,
+        per_query=False,
     ),
 )
 
@@ -229,4 +322,4 @@ def compute(measure: Measure, r: Ranked) -> Result:
     micro-averaging is sum(numerator) / sum(denominator). For the others numerator = value,
     denominator = 1.
     """
-    return FAMILIES[measure.family].compute(r, measure.cutoff)
+    return FAMILIES[measure.family].compute(r, measure.cutoff, **measure.kwargs)

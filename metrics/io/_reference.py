@@ -16,9 +16,7 @@ streamed, nothing clever. The rules are the fast reader's (:mod:`metrics.io.trec
   a good line with a NaN score is a warning of kind ``nan``, with an infinite one of kind
   ``inf``;
 - a docid seen before for the same query, on a line with the right number of fields (even one
-  whose numbers are bad), is a problem. (The fast reader's line-by-line path, taken for a piece
-  with a line of the wrong length, does not count lines with bad numbers there; the tests do not
-  mix the two cases.);
+  whose numbers are bad), is a problem;
 - a file without data lines is a problem (line 0).
 """
 

@@ -800,20 +800,22 @@ class Parser:
                 if score is None:
                     probs.add(line, _score_message(fields[4]))
                     bad = True
-                if bad:
-                    continue
-                assert rank is not None and score is not None
-                ranks.append(rank)
-                fnums.append(score)
+                # a line with bad numbers stays a row (valued 0) so that the duplicate check
+                # sees its docid, as the vectorised path's does; the problem it has already
+                # recorded means no row of this read is ever returned
+                ranks.append(0 if bad or rank is None else rank)
+                fnums.append(0.0 if bad or score is None else score)
                 tags.setdefault(fields[5])
-                _note_nonfinite(notes, line, score)
+                if not bad:
+                    assert score is not None
+                    _note_nonfinite(notes, line, score)
                 if len(fields) > nf:
                     notes.setdefault(EXTRA_FIELDS, []).append(line)
             else:
                 grade = _python_int(fields[3])
                 if grade is None or not -(2**63) <= grade < 2**63:
                     probs.add(line, f"grade {show(fields[3])} is not an integer")
-                    continue
+                    grade = 0  # kept for the duplicate check, as above
                 inums.append(grade)
             qids.append(fields[0])
             docids.append(fields[2])

@@ -9,7 +9,7 @@ finds clean must read to the same rows, order and tags; otherwise the same lines
 from __future__ import annotations
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics.io import InvalidInput, _tokenizer, read_qrels, read_run
@@ -44,10 +44,8 @@ DOC = st.text(alphabet="ab1é日-_.\x00\x7f\x85", min_size=1, max_size=6)
 @st.composite
 def files(draw: st.DrawFn, run: bool) -> bytes:
     lines: list[str] = []
-    kinds: set[str] = set()
     for i in range(draw(st.integers(0, 40))):
         kind = draw(st.sampled_from(["data"] * 8 + ["blank", "comment", "short", "dup", "long"]))
-        kinds.add(kind)
         if kind == "blank":
             lines.append(draw(st.sampled_from(["", " ", "\t"])))
             continue
@@ -69,9 +67,6 @@ def files(draw: st.DrawFn, run: bool) -> bytes:
         lead = draw(st.sampled_from(["", "", " ", "\t"]))
         line = lead + "".join(f + draw(SEP) for f in fields[:-1]) + fields[-1]
         lines.append(line + draw(st.sampled_from(["", "", "\r", " "])))
-    # a short line sends its piece through the line-by-line path, whose duplicate check skips
-    # lines with bad numbers (the vectorised path's does not): see metrics.io._reference
-    assume(not {"short", "dup"} <= kinds)
     ending = draw(st.sampled_from(["\n", ""]))
     return ("\n".join(lines) + ending).encode()
 

@@ -217,7 +217,12 @@ def test_unknown_measure_lists_close_matches() -> None:
 
 @pytest.mark.parametrize(
     ("text", "why"),
-    [("P", "needs a cutoff"), ("Rprec@5", "takes no cutoff"), ("P@0", "positive integer")],
+    [
+        ("ceiling", "needs a cutoff"),
+        ("P", "names several"),
+        ("Rprec@5", "takes no cutoff"),
+        ("P@0", "positive integer"),
+    ],
 )
 def test_invalid_cutoffs_are_explained(text: str, why: str) -> None:
     with pytest.raises(UnknownMeasureError, match=why):
