@@ -542,3 +542,19 @@ def test_matches_ir_measures(seed: int) -> None:
     for (mname, t), v in theirs.items():
         name = parse_diversity_measure(mname).name
         assert ours.per_query[t][name] == pytest.approx(v, abs=1e-9), (mname, t)
+
+
+def test_cli_through_metrics_main(
+    files: tuple[str, str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Registered the way metrics/cli.py registers subcommands (SUBCOMMANDS), errors included."""
+    from metrics import cli
+
+    monkeypatch.setattr(cli, "SUBCOMMANDS", [*cli.SUBCOMMANDS, register])
+    out = io.StringIO()
+    assert cli.main(["diversity", *files, "-m", "strec@4"], out) == 0
+    assert out.getvalue().splitlines()[-1] == "sysA,amean,0.333333"
+    bad = Path(files[0]).with_name("bad.qrels")
+    bad.write_text("1 1 A one\n")
+    assert cli.main(["diversity", str(bad), files[1]], io.StringIO()) == 3
+    assert "bad.qrels line 1: grade 'one' is not an integer" in capsys.readouterr().err
