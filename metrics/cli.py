@@ -35,7 +35,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from metrics import bias_cli, pool_cli
+from metrics import bias_cli, diversity_cli, pool_cli
 from metrics._cli_read import read_run_said
 from metrics.evaluator import EvaluationResult, Evaluator
 from metrics.io import InvalidInput, Run, read_qrels
@@ -364,6 +364,7 @@ SUBCOMMANDS: list[Register] = [
     # subparsers object and setting ``func(args, out) -> int`` as its default.
     pool_cli.register,  # pool build / simulate (metrics/pool_cli.py)
     bias_cli.register,  # bias: leave-one-run/group-out (metrics/bias_cli.py)
+    diversity_cli.register,  # diversity: alpha-nDCG, ERR-IA, P-IA, strec (metrics/diversity_cli.py)
 ]
 
 

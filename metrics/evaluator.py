@@ -10,11 +10,16 @@ NumRelRet are summed. Rank column ignored, order = score descending, ties by doc
 ``compat=None`` (honest, the default) uses the same per-query definitions, and:
 
 - queries with no relevant document are excluded from every average, and reported;
-- every qrels query counts: a query the run did not answer scores 0;
+- every qrels query counts: a query the run did not answer scores 0, and the result says how
+  many (``unanswered``, a line of ``excluded_summary``);
 - run queries without judgments are excluded, and reported;
 - R@k is reported with ceiling@k (mean over queries of min(k, R)/R);
 - each top-k measure (P, R, RR, AP, nDCG, Success at k) carries Judged@k and three treatments of
   unjudged documents (absent from the qrels, or a negative grade):
+- AP, RR and nDCG without a cutoff, Rprec and bpref carry Judged (the judged fraction of the
+  whole ranking) and the same three treatments over the whole ranking (``upper``: every
+  unjudged retrieved document relevant; for bpref, which ignores unjudged documents,
+  ``condensed`` equals the measure).
 
   - ``lower``: unjudged = non-relevant (the measure itself);
   - ``condensed``: unjudged documents removed before cutting at k (Sakai 2007);
@@ -127,6 +132,7 @@ class EvaluationResult:
     companions: dict[str, dict[str, str]] = field(default_factory=dict)
     treatments: dict[str, dict[str, Aggregate]] = field(default_factory=dict)
     per_query_treatments: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    unanswered: list[str] = field(default_factory=list)
 
     @property
     def excluded_summary(self) -> list[str]:
@@ -135,7 +141,14 @@ class EvaluationResult:
         counts: dict[str, int] = {}
         for e in self.excluded:
             counts[e.reason] = counts.get(e.reason, 0) + 1
-        return [f"{n} of {total} queries excluded: {why}" for why, n in counts.items()]
+        out = [f"{n} of {total} queries excluded: {why}" for why, n in counts.items()]
+        if self.unanswered:
+            n = len(self.unanswered)
+            out.append(
+                f"{n} of {len(self.queries)} averaged queries {'is' if n == 1 else 'are'} not in "
+                "the run (scored 0)"
+            )
+        return out
 
     def value(self, measure: str) -> float:
         """Aggregate value of a measure (canonical or any accepted spelling)."""
@@ -161,6 +174,7 @@ class EvaluationResult:
             "ci": {"method": self.ci_method, "level": self.ci_level},
             "n_queries": len(self.queries),
             "excluded": [{"qid": e.qid, "reason": e.reason} for e in self.excluded],
+            "unanswered": list(self.unanswered),
             "excluded_summary": self.excluded_summary,
             "measures": measures,
         }
@@ -267,6 +281,8 @@ class Evaluator:
                     companions[m] = {
                         role: Measure(family, m.cutoff) for role, family in m.spec.companions
                     }
+                elif m.cutoff is None and m.spec.treat_full:  # AP, bpref: Judged at run depth
+                    companions[m] = {"judged": Measure("Judged")}
         extra = [c for comp in companions.values() for c in comp.values()]
         computed = list(dict.fromkeys(self.measures + extra))
         return companions, computed
@@ -286,13 +302,19 @@ class Evaluator:
         self._last_ideal: tuple[bytes, Ideal] | None = None
 
     # -- evaluation ------------------------------------------------------------------------
-    def evaluate(self, run: Run | Mapping[str, Mapping[str, float]]) -> EvaluationResult:
-        """Evaluate one run (a :class:`Run` or ``{qid: {docid: score}}``)."""
+    def rows(self, run: Run | Mapping[str, Mapping[str, float]]) -> tuple[list[str], Ranked]:
+        """The evaluated queries and their judged rows, in trec_eval order (after ``depth`` and
+        ``judged_only``): what every measure of :meth:`evaluate` reads."""
         if not isinstance(run, Run):
             run = Run.from_dict(run)
+        names, _, _, ranked, _ = self._select(run)
+        return names, ranked
+
+    def _select(self, run: Run) -> tuple[list[str], list[Excluded], list[str], Ranked, I64]:
         qids = self.qrels.qids
         run_index = {qid: i for i, qid in enumerate(run.qids)}
         excluded: list[Excluded] = []
+        unanswered: list[str] = []
         chosen: list[int] = []
         for i, qid in enumerate(qids):
             answered = qid in run_index
@@ -303,6 +325,8 @@ class Evaluator:
             elif not answered and not self.complete:
                 excluded.append(Excluded(qid, NOT_IN_RUN))
                 continue
+            if not answered:
+                unanswered.append(qid)
             chosen.append(i)
         excluded.extend(Excluded(qid, NOT_IN_QRELS) for qid in run.qids if qid not in self._qindex)
         sel_q = np.array(chosen, dtype=np.int64)
@@ -313,7 +337,13 @@ class Evaluator:
             ranked = condensed(ranked)
         if self.num_docs is not None:
             ranked = replace(ranked, num_docs=self.num_docs)
-        names = [qids[i] for i in chosen]
+        return [qids[i] for i in chosen], excluded, unanswered, ranked, sel_q
+
+    def evaluate(self, run: Run | Mapping[str, Mapping[str, float]]) -> EvaluationResult:
+        """Evaluate one run (a :class:`Run` or ``{qid: {docid: score}}``)."""
+        if not isinstance(run, Run):
+            run = Run.from_dict(run)
+        names, excluded, unanswered, ranked, sel_q = self._select(run)
 
         per_query: dict[str, dict[str, float]] = {}
         aggregates: dict[str, Aggregate] = {}
@@ -338,19 +368,23 @@ class Evaluator:
         per_query_treatments: dict[str, dict[str, dict[str, float]]] = {}
         if self.honest:
             cond_at: dict[int, Ranked] = {}
-            top_k = [m for m in self.measures if m.spec.treatments and m.cutoff is not None]
+            top_k = [
+                m
+                for m in self.measures
+                if (m.spec.treatments and m.cutoff is not None)
+                or (m.spec.treat_full and m.cutoff is None)
+            ]
             key = {m: (m.rel or self.relevance_level, int(m.cutoff or 0)) for m in top_k}
             last_use = {key[m]: i for i, m in enumerate(top_k)}
             upper_at: dict[tuple[int, int], Ranked] = {}  # P@10 and nDCG@10 share the one at 10
             for i, m in enumerate(top_k):
-                assert m.cutoff is not None
                 lower = results[m]
                 base = at_level(m)
                 if base.level not in cond_at:
                     cond_at[base.level] = condensed(base)
                 mid = compute(m, cond_at[base.level])
                 if key[m] not in upper_at:
-                    upper_at[key[m]] = optimistic(base, int(m.cutoff))
+                    upper_at[key[m]] = optimistic(base, None if m.cutoff is None else int(m.cutoff))
                 opt = compute(m, upper_at[key[m]])
                 if last_use[key[m]] == i:  # a run-sized ranking: keep it no longer than needed
                     del upper_at[key[m]]
@@ -390,6 +424,7 @@ class Evaluator:
             },
             treatments=treatments,
             per_query_treatments=per_query_treatments,
+            unanswered=unanswered,
         )
 
     def _ranked(self, run: Run, sel_q: I64, run_rows: list[int]) -> Ranked:

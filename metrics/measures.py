@@ -395,8 +395,9 @@ def keep_rows(r: Ranked, keep: Bool) -> Ranked:
     )
 
 
-def optimistic(r: Ranked, k: int) -> Ranked:
-    """Unjudged rows in the top k treated as relevant with grade = level (the upper treatment).
+def optimistic(r: Ranked, k: int | None) -> Ranked:
+    """Unjudged rows in the top k (None: all of them) treated as relevant with grade = level
+    (the upper treatment).
 
     Those u_k documents become relevant documents of the query, so R grows by u_k and the ideal
     ranking gains u_k documents of gain ``level`` (so nDCG@k and AP@k stay within [0, 1]).

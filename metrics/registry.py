@@ -29,6 +29,8 @@ An entry (:class:`Family`) declares everything the package needs to know about a
   because the rows it counts are the ones not kept);
 - ``compute``: the function of :mod:`metrics.measures`, ``(ranked, k, **params) -> (value, num,
   den)``;
+- ``treat_full``: without a cutoff, honest mode still reports Judged at the run's depth beside
+  it and its condensed and upper treatments over the whole ranking (AP, RR, nDCG, Rprec, bpref);
 - ``loo``: False for a family that leave-one-out cannot score (it reads unjudged rows in a way
   the kept rows do not show); the analyses there refuse it.
 
@@ -117,6 +119,7 @@ class Family:
     geometric: bool = False
     per_query: bool = True
     loo: bool = True
+    treat_full: bool = False
 
 
 _JUDGED = ("judged", "Judged")
@@ -185,6 +188,7 @@ FAMILIES: dict[str, Family] = _registry(
         treatments=True,
         companions=(_JUDGED,),
         cuttable=True,
+        treat_full=True,
     ),
     Family(
         "AP",
@@ -198,6 +202,7 @@ FAMILIES: dict[str, Family] = _registry(
         treatments=True,
         companions=(_JUDGED,),
         cuttable=True,
+        treat_full=True,
     ),
     Family(
         "Rprec",
@@ -207,6 +212,7 @@ FAMILIES: dict[str, Family] = _registry(
         trec="Rprec",
         aliases=("r-prec", "rprecision"),
         micro=True,
+        treat_full=True,
     ),
     Family(
         "nDCG",
@@ -221,8 +227,9 @@ FAMILIES: dict[str, Family] = _registry(
         companions=(_JUDGED,),
         cuttable=True,
         reads_ideal=True,
+        treat_full=True,
     ),
-    Family("Bpref", ms.bpref, "none", "binary preference", trec="bpref"),
+    Family("Bpref", ms.bpref, "none", "binary preference", trec="bpref", treat_full=True),
     Family(
         "Judged",
         ms.judged,

@@ -129,7 +129,10 @@ def test_honest_mode_excludes_zero_relevant_queries_and_scores_unanswered_ones_z
     assert res.excluded_summary == [
         "2 of 5 queries excluded: no relevant documents",
         "1 of 5 queries excluded: no judgments (not in qrels)",
+        "1 of 2 averaged queries is not in the run (scored 0)",
     ]
+    assert res.unanswered == ["q3"]
+    assert res.to_dict()["unanswered"] == ["q3"]
 
 
 def test_recall_comes_with_its_ceiling_in_honest_mode() -> None:

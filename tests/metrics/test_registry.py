@@ -96,9 +96,14 @@ def test_honest_mode_adds_the_declared_treatments_and_companions() -> None:
     run = {"q": {"a": 3.0, "x": 2.0, "c": 1.0}}
     res = Evaluator(qrels, _measures(2), ci=None).evaluate(run)
     for m in _measures(2):
-        treated = m.spec.treatments and m.cutoff is not None
+        full = m.spec.treat_full and m.cutoff is None  # AP, bpref: over the whole ranking
+        treated = (m.spec.treatments and m.cutoff is not None) or full
         assert (m.name in res.treatments) == treated, m.name
         if treated:
             assert set(res.treatments[m.name]) == {"lower", "condensed", "upper"}
+            lower, upper = res.treatments[m.name]["lower"], res.treatments[m.name]["upper"]
+            assert upper.value >= lower.value, m.name
         expect = {role: f"{fam}@2" for role, fam in m.spec.companions} if m.cutoff else {}
+        if full:
+            expect = {"judged": "Judged"}
         assert res.companions.get(m.name, {}) == expect, m.name
