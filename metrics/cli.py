@@ -39,7 +39,15 @@ from metrics import bias_cli, diversity_cli, pool_cli
 from metrics._cli_read import read_run_said
 from metrics.evaluator import EvaluationResult, Evaluator
 from metrics.io import InvalidInput, Run, read_qrels
-from metrics.names import Measure, UnknownMeasureError, parse_measures
+from metrics.names import (
+    Measure,
+    UnknownMeasureError,
+    expand_groups,
+    parse_measure,
+    parse_measures,
+    trec_sort_key,
+)
+from metrics.registry import TREC_ORDER
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -91,6 +99,28 @@ def _add_eval_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--ci-level", type=float, default=0.95)
     p.add_argument("--seed", type=int, default=0, help="bootstrap / randomization seed")
+    p.add_argument(
+        "-M",
+        "--depth",
+        type=int,
+        default=None,
+        metavar="N",
+        help="use only the first N documents of each query (trec_eval -M)",
+    )
+    p.add_argument(
+        "-J",
+        "--judged-only",
+        action="store_true",
+        help="remove unjudged documents before evaluating (trec_eval -J; biased, see README)",
+    )
+    p.add_argument(
+        "-N",
+        "--num-docs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="documents in the collection, for utility (trec_eval -N)",
+    )
 
 
 def register_evaluate(subparsers: Any) -> None:
@@ -101,6 +131,16 @@ def register_evaluate(subparsers: Any) -> None:
     _add_eval_options(p)
     p.add_argument("runs", nargs="+", metavar="RUN", help="run file(s) (plain or gzip)")
     p.add_argument("-q", "--per-query", action="store_true", help="also print per-query values")
+    p.add_argument(
+        "-n", "--no-summary", action="store_true", help="no summary lines (trec_eval -n)"
+    )
+    p.add_argument(
+        "-R",
+        "--qrels-format",
+        choices=("qrels", "qrels_jg"),
+        default="qrels",
+        help="qrels_jg: the second column names a judgment group (trec_eval -R qrels_jg)",
+    )
     p.add_argument("--format", choices=("trec", "json", "csv"), default="trec")
     p.set_defaults(func=_cmd_evaluate)
 
@@ -120,6 +160,9 @@ def _evaluator(
         ci=None if args.ci == "none" or not intervals else args.ci,
         ci_level=args.ci_level,
         seed=args.seed,
+        depth=args.depth,
+        judged_only=args.judged_only,
+        num_docs=args.num_docs,
     )
     return ev, parsed
 
@@ -127,10 +170,63 @@ def _evaluator(
 def _display_names(texts: list[str]) -> dict[str, str]:
     """Canonical measure name -> the spelling to print (trec_eval's when asked that way)."""
     out: dict[str, str] = {}
-    for text in texts:
+    for text in expand_groups(texts):
+        if _label_kind(text):
+            continue
         for m in parse_measures([text]):
             trec_style = "@" not in text and text.strip() != m.name and m.trec_name is not None
             out.setdefault(m.name, m.trec_name if trec_style and m.trec_name else m.name)
+    return out
+
+
+def _label_kind(text: str) -> str | None:
+    """ "runid" and "relstring" (``relstring.20``): output lines that are not measures."""
+    root = text.strip().split(".", 1)[0].split("_", 1)[0] if text.strip() else ""
+    if text.strip() == "runid":
+        return "runid"
+    if root == "relstring" and "@" not in text:
+        return "relstring"
+    return None
+
+
+def _relstring_depths(texts: list[str]) -> list[tuple[str, int]]:
+    """(label, depth) of each ``relstring`` asked (trec_eval: ``relstring.20``, default 10)."""
+    out: list[tuple[str, int]] = []
+    for text in expand_groups(texts):
+        if _label_kind(text) != "relstring":
+            continue
+        rest = text.strip()[len("relstring") :].lstrip("._")
+        try:
+            depth = int(float(rest)) if rest else 10
+        except ValueError:
+            raise UnknownMeasureError(
+                f"invalid measure {text!r} (relstring takes a depth, e.g. relstring.20)"
+            ) from None
+        out.append((f"relstring_{rest}" if rest else "relstring", depth))
+    return list(dict.fromkeys(out))
+
+
+def _relstrings(ev: Evaluator, run: Run, depth: int) -> dict[str, str]:
+    """trec_eval's relstring per query: the grade of each of the first ``depth`` documents
+    (``-`` not in the qrels, ``.`` grade -2, ``<`` other negative grades, ``>`` above 9)."""
+    names, r = ev.rows(run)
+    out: dict[str, str] = {}
+    grades = r.grade.tolist()
+    pooled = r.pooled.tolist()
+    offsets = r.offsets.tolist()
+    for i, qid in enumerate(names):
+        chars = []
+        for row in range(offsets[i], min(offsets[i + 1], offsets[i] + depth)):
+            g = grades[row]
+            if not pooled[row] or g == -1:
+                chars.append("-")
+            elif g > 9:
+                chars.append(">")
+            elif g >= 0:
+                chars.append(str(g))
+            else:
+                chars.append("." if g == -2 else "<")
+        out[qid] = "".join(chars)
     return out
 
 
@@ -148,11 +244,25 @@ def _iter_runs(paths: Sequence[str]) -> Iterator[tuple[str, Run]]:
 
 
 def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
-    texts = args.measures or DEFAULT_MEASURES
+    trec_mode = args.compat == "trec_eval"
+    # trec_eval's default is its "official" set; ours names what an honest report needs
+    texts = args.measures or (["official"] if trec_mode else DEFAULT_MEASURES)
+    if args.qrels_format == "qrels_jg":
+        return _cmd_evaluate_jg(args, texts, out)
+    measures = [t for t in expand_groups(texts) if not _label_kind(t)]
+    relstrings = _relstring_depths(texts)
+    runid = trec_mode and "runid" in expand_groups(texts)
+    if not measures and not relstrings:
+        raise UnknownMeasureError("no measures requested (runid alone labels nothing)")
     # trec lines have no place for intervals: compute them only for json and csv, which print them
-    ev, _ = _evaluator(args, texts, intervals=args.format != "trec")
+    ev, _ = _evaluator(args, measures or ["NumQ"], intervals=args.format != "trec")
     # each run is evaluated as soon as it is read, then dropped: one run in memory at a time
-    results = [(tag, ev.evaluate(run)) for tag, run in _iter_runs(args.runs)]
+    results: list[tuple[str, EvaluationResult]] = []
+    strings: dict[str, list[tuple[str, dict[str, str]]]] = {}
+    for tag, run in _iter_runs(args.runs):
+        results.append((tag, ev.evaluate(run)))
+        if relstrings and args.per_query and args.format == "trec":
+            strings[tag] = [(label, _relstrings(ev, run, d)) for label, d in relstrings]
     if args.format == "json":
         doc = {"runs": [{**r.to_dict(per_query=args.per_query), "run": t} for t, r in results]}
         json.dump(doc, out, indent=2)
@@ -160,12 +270,66 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     elif args.format == "csv":
         _write_csv(results, out, per_query=args.per_query)
     else:
-        names = _display_names(texts)
+        names = _display_names(measures)
         for tag, res in results:
             if res.mode == "honest" or res.excluded:
                 _summary(tag, res, ci_asked=args.ci != "none")
-            _write_trec(tag, res, names, out, per_query=args.per_query, runid=len(results) > 1)
+            if trec_mode:
+                _write_trec_eval(
+                    tag,
+                    res,
+                    names,
+                    out,
+                    per_query=args.per_query,
+                    summary=not args.no_summary,
+                    runid=runid,
+                    strings=strings.get(tag, []),
+                    shown=bool(measures),
+                )
+            else:
+                _write_trec(tag, res, names, out, per_query=args.per_query, runid=len(results) > 1)
     return EXIT_OK
+
+
+def _write_trec_eval(
+    tag: str,
+    res: EvaluationResult,
+    names: dict[str, str],
+    out: TextIO,
+    *,
+    per_query: bool,
+    summary: bool,
+    runid: bool,
+    strings: list[tuple[str, dict[str, str]]],
+    shown: bool,
+) -> None:
+    """trec_eval's output, byte for byte: measures in its table's order with cutoffs ascending
+    (whatever order they were asked in), per-query lines first (queries in byte order, measures
+    trec_eval prints per query only), then ``runid`` if asked and the summary."""
+    measures = sorted((parse_measure(n) for n in res.measures) if shown else [], key=trec_sort_key)
+    label = {m.name: names.get(m.name, m.name) for m in measures}
+    rows: list[tuple[str, str, str]] = []
+    if per_query:
+        # relstring (a text per query) goes where trec_eval's table puts it
+        at = TREC_ORDER.index("relstring")
+        before = [m for m in measures if trec_sort_key(m)[0] < at]
+        after = measures[len(before) :]
+        for qid in sorted(res.queries, key=lambda q: q.encode()):
+            for m in before:
+                if m.spec.per_query:
+                    rows.append((label[m.name], qid, _fmt(res.per_query[m.name][qid], m.is_count)))
+            for name, values in strings:
+                if qid in values:
+                    rows.append((name, qid, f"'{values[qid]}'"))
+            for m in after:
+                if m.spec.per_query:
+                    rows.append((label[m.name], qid, _fmt(res.per_query[m.name][qid], m.is_count)))
+    if summary:
+        if runid:
+            rows.append(("runid", "all", tag))
+        for m in measures:
+            rows.append((label[m.name], "all", _fmt(res.aggregates[m.name].value, m.is_count)))
+    out.writelines(f"{a:<22}\t{b}\t{c}\n" for a, b, c in rows)
 
 
 def _summary(tag: str, res: EvaluationResult, *, ci_asked: bool = False) -> None:
@@ -194,12 +358,12 @@ def _write_trec(
     runid: bool,
 ) -> None:
     rows: list[tuple[str, str, str]] = []
-    measures = [Measure(*_split(n)) for n in res.measures]
+    measures = [parse_measure(n) for n in res.measures]
     extra: list[tuple[str, Measure]] = []
     for m in measures:
         for comp in res.companions.get(m.name, {}).values():
             if comp not in res.measures and comp not in [e for e, _ in extra]:
-                extra.append((comp, Measure(*_split(comp))))
+                extra.append((comp, parse_measure(comp)))
     shown = [(names.get(m.name, m.name), m) for m in measures] + extra
     if per_query:
         for qid in sorted(res.queries, key=lambda q: q.encode()):
@@ -216,11 +380,6 @@ def _write_trec(
                 label = f"{names.get(m.name, m.name)}:{treatment}"
                 rows.append((label, "all", _fmt(t.value, False)))
     out.writelines(f"{a:<22}\t{b}\t{c}\n" for a, b, c in rows)
-
-
-def _split(name: str) -> tuple[str, int | None]:
-    fam, _, cut = name.partition("@")
-    return fam, int(cut) if cut else None
 
 
 CSV_FIELDS = [
@@ -428,3 +587,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _cmd_evaluate_jg(args: argparse.Namespace, texts: list[str], out: TextIO) -> int:
+    raise ValueError("-R qrels_jg: pending")
