@@ -590,4 +590,16 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
 
 def _cmd_evaluate_jg(args: argparse.Namespace, texts: list[str], out: TextIO) -> int:
-    raise ValueError("-R qrels_jg: pending")
+    """``-R qrels_jg``: trec_eval's judgment-group measures (map_avgjg, P_avgjg, ...)."""
+    from metrics.judgment_groups import evaluate_jg, format_trec, read_qrels_jg
+
+    if args.compat != "trec_eval" or args.format != "trec":
+        raise ValueError("-R qrels_jg is trec_eval's: use it with --compat trec_eval --format trec")
+    if args.depth is not None or args.judged_only:
+        raise ValueError("-M and -J are not available with -R qrels_jg")
+    jg = read_qrels_jg(args.qrels)
+    wanted = args.measures or ["qrels_jg"]
+    for _tag, run in _iter_runs(args.runs):
+        res = evaluate_jg(jg, run, wanted, complete=args.complete, relevance_level=args.level)
+        out.write(format_trec(res, run.tag, per_query=args.per_query))
+    return EXIT_OK
