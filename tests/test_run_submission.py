@@ -202,10 +202,29 @@ def test_json_runs_are_validated_whole(api_client_for: Any, researcher: Any, cam
     assert response.status_code == 400
     problems = {p["location"]: p["message"] for p in response.json()["problems"]}
     assert problems == {
-        "results.401.a": "score 'high' is not a finite number",
+        "results.401.a": "score 'high' is not a number (a JSON number, or one of "
+        '"NaN", "Infinity", "-Infinity" as a string)',
         "results.402": "must be an object {docid: score}",
     }
     assert_nothing_stored()
+
+
+def test_json_runs_take_nan_and_infinities_as_strings_as_a_file_takes_them(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    """As in a file (issue 13): NaN ranks last, infinities order as numbers, and both are said
+    (JSON has no lines: the warnings give counts)."""
+    results = {"401": {"a": "NaN", "b": 1.0, "c": "-Infinity", "d": "inf"}}
+    response = api_client_for(researcher).post(
+        f"/api/v1/campaigns/{campaign.pk}/runs/", {"tag": "j", "results": results}, format="json"
+    )
+    assert response.status_code == 201, response.content[:300]
+    warnings = {w["message"].split(" (")[0]: w["count"] for w in response.json()["warnings"]}
+    assert warnings == {"a NaN score": 1, "an infinite score": 2}
+    run_id = response.json()["id"]
+    stored = api_client_for(researcher).get(f"/api/v1/runs/{run_id}/download/")
+    text = b"".join(stored.streaming_content).decode()
+    assert [line.split()[2] for line in text.splitlines()] == ["d", "b", "c", "a"]
 
 
 def test_sending_both_a_file_and_json_is_refused(

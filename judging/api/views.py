@@ -240,7 +240,8 @@ class CampaignViewSet(
         "JSON {'tag': ..., 'results': {qid: {docid: score}}}. The whole run is "
         "validated first; on any problem nothing is stored. A file is read as trec_eval "
         "reads it: NaN scores (ranked last), infinite scores and fields after the sixth are "
-        "accepted, and listed in 'warnings' with their lines.",
+        "accepted, and listed in 'warnings' with their lines; in JSON, NaN and the "
+        "infinities are the strings 'NaN', 'Infinity', '-Infinity' (counted in 'warnings').",
     )
     @runs.mapping.post
     def submit_run(self, request: Request, pk: str | None = None) -> Response:

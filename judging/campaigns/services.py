@@ -6,9 +6,11 @@ leaves nothing stored. Errors are ``judging.core.errors`` exceptions.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,9 +33,9 @@ from judging.campaigns.models import Run as RunModel
 from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import Account, UserLike, is_admin
-from metrics.io import Run, read_run
+from metrics.io import INF_SCORE, NAN_SCORE, Run, read_run
 from metrics.io.limits import id_problem
-from metrics.problems import Problem, Problems
+from metrics.problems import Problem, Problems, ReadWarning
 
 # --- Campaigns --------------------------------------------------------------------------------
 
@@ -288,6 +290,7 @@ def _run_from_json(results: Any) -> Run:
     """``results`` is ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape)."""
     problems = Problems(settings.POOLJUDGE_MAX_PROBLEMS)
     clean: dict[str, dict[str, float]] = {}
+    odd: Counter[str] = Counter()  # NaN and infinite scores: accepted, as in a file, and said
     if not isinstance(results, Mapping) or not results:
         problems.add_at("results", "'results' must be a non-empty object {qid: {docid: score}}")
     else:
@@ -306,7 +309,7 @@ def _run_from_json(results: Any) -> Run:
                 continue
             for docid, score in ranked.items():
                 where = f"results.{qid}.{_shown(docid)}"
-                value = _finite(score)
+                value = _json_score(score)
                 if not docid or any(ch.isspace() for ch in docid):
                     problems.add_at(where, "docid must be non-empty and contain no white space")
                 elif (
@@ -314,9 +317,15 @@ def _run_from_json(results: Any) -> Run:
                 ) is not None:
                     problems.add_at(where, bad)
                 elif value is None:
-                    problems.add_at(where, f"score {_shown(repr(score))} is not a finite number")
+                    problems.add_at(
+                        where,
+                        f"score {_shown(repr(score))} is not a number (a JSON number, or one of "
+                        '"NaN", "Infinity", "-Infinity" as a string)',
+                    )
                 else:
                     clean.setdefault(str(qid), {})[docid] = value
+                    if not math.isfinite(value):
+                        odd[NAN_SCORE if math.isnan(value) else INF_SCORE] += 1
     if problems:
         raise InvalidInput(
             f"the run has {problems.total} problem(s); nothing was stored",
@@ -326,6 +335,10 @@ def _run_from_json(results: Any) -> Run:
     run = Run.from_dict({q: d for q, d in clean.items() if d})
     if len(run) == 0:
         raise InvalidInput("the run is empty", [Problem.at("results", "no results")])
+    if odd:  # JSON has no lines: the count, as a file's warning gives it
+        run = dataclasses.replace(
+            run, warnings=tuple(ReadWarning(kind, n, ()) for kind, n in sorted(odd.items()))
+        )
     return run
 
 
@@ -334,15 +347,24 @@ def _shown(text: str) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _finite(score: Any) -> float | None:
-    """A JSON score as a finite float (a 400-digit integer is out of range), else None."""
+_NON_FINITE = {"nan": math.nan, "infinity": math.inf, "inf": math.inf}
+
+
+def _json_score(score: Any) -> float | None:
+    """A JSON score as a float, read as a file's score is: a number (an integer beyond a
+    double's range is an infinity, as strtod gives), or NaN and the infinities, which JSON can
+    only carry as strings ("NaN", "Infinity", "-Infinity", any case); else None."""
+    if isinstance(score, str):
+        text = score.strip().lower()
+        sign = -1.0 if text.startswith("-") else 1.0
+        value = _NON_FINITE.get(text.lstrip("+-"))
+        return None if value is None else sign * value
     if isinstance(score, bool) or not isinstance(score, int | float):
         return None
     try:
-        value = float(score)
+        return float(score)
     except OverflowError:
-        return None
-    return value if math.isfinite(value) else None
+        return math.inf if score > 0 else -math.inf
 
 
 def _first_lines(data: bytes, qids: set[str]) -> dict[str, int]:
@@ -385,8 +407,9 @@ def run_submit(
     ``Conflict`` (409: tag already used) or ``InvalidInput`` listing every problem with its line;
     on any error nothing is stored. A file is read as trec_eval reads it (NaN scores ranked last,
     infinities, fields after the sixth ignored: ``metrics.io.trec``); what was accepted so is on
-    the returned run's ``read_warnings`` (not stored). JSON scores must be finite numbers (JSON
-    has no NaN or infinity).
+    the returned run's ``read_warnings`` (not stored). JSON scores are numbers, or NaN and the
+    infinities as the strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers), read
+    and said the same way (their warnings give counts: JSON has no lines).
     """
     _check_run_fields(group=group, description=description)
     if tag is not None:
