@@ -244,7 +244,13 @@ def iprec_11pt(r: Ranked, k: int | None = None, *, levels: str = DEFAULT_11PT_LE
 def utility(r: Ranked, k: int | None = None, *, coeffs: str = DEFAULT_UTILITY) -> Result:
     """Utility = a rr + b (ret - rr) + c (R - rr) + d (N + rr - ret - R), ``coeffs`` = "a,b,c,d"
     (default "1,-1,0,0"), N = the collection size ``Ranked.num_docs`` (trec_eval -N, default 0),
-    summed in that order (trec_eval ``utility``; aggregated as a mean, as trec_eval does)."""
+    summed in that order (trec_eval ``utility``; aggregated as a mean, as trec_eval does).
+
+    Known difference: with ``-c`` trec_eval scores a topic the run lacks on a ranking of one
+    document absent from the qrels and then zeroes the value named exactly ``utility``; with
+    coefficients given (``utility_2,-1,0,0``) it keeps b + c R + d (N - 1 - R) for that topic,
+    where an empty ranking, as here, gives c R + d (N - R).
+    """
     a, b, c, d = _numbers(coeffs)
     rr = np.bincount(r.rel_seg, minlength=r.nq).astype(np.int64)
     ret, big_r = r.num_ret, r.num_rel
