@@ -9,6 +9,7 @@ binary test compares every level.
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import subprocess
@@ -21,6 +22,7 @@ import pytrec_eval_ext
 from hypothesis import HealthCheck, assume, given, settings
 
 from metrics import Evaluator
+from metrics.cli import main
 from metrics.names import Measure, parse_measures
 from tests.metrics.test_pytrec_eval_property import qrels_st, run_st
 
@@ -377,3 +379,17 @@ def test_unj_on_trec_eval_test_collection() -> None:
         assert m.trec_name is not None
         for qid, v in [*res.per_query[m.name].items(), ("all", res.aggregates[m.name].value)]:
             assert f"{v:.4f}" == ref[(m.trec_name, qid)], (m.name, qid)
+
+
+def test_the_command_line_prints_trec_eval_names(tmp_path: Path) -> None:
+    qp, rp = _write_trec_files(tmp_path, QRELS, RUN)
+    argv = ["evaluate", str(qp), str(rp), "--compat", "trec_eval", "--format", "trec", "-q"]
+    for m in ("set_F.0.5", "iprec_at_recall.0.3", "11pt_avg..25,.5,.75", "utility.2,-1,0,0"):
+        argv += ["-m", m]
+    out = io.StringIO()
+    assert main(argv, out) == 0
+    got = {(m, q): v for m, q, v in (line.split() for line in out.getvalue().splitlines())}
+    assert got[("set_F_0.5", "1")] == "0.5625"
+    assert got[("iprec_at_recall_0.30", "1")] == "1.0000"
+    assert got[("11pt_avg_.25,.5,.75", "1")] == f"{(1 + 2 / 3 + 3 / 5) / 3:.4f}"
+    assert got[("utility_2,-1,0,0", "all")] == "0.5000"  # (3 - 2) / 2
