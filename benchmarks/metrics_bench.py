@@ -5,8 +5,8 @@
 Case "synthetic": 1,000 queries x 1,000 documents (a 1,000,000-line run) and qrels with about
 100 judged documents per query, grades 0-3 (fixed seed, written to a temporary directory);
 measures nDCG@10, R@100, P@10, RR, AP with per-query values. Case "medical": the 127 TREC 2011
-Medical runs of ../shared/data (decompressed beforehand, the three NaN-score lines of one run
-dropped, so every tool reads the same plain files), 10 measures.
+Medical runs of ../shared/data (decompressed beforehand, otherwise unmodified: one run's three
+NaN scores included), 10 measures.
 
 Every measurement runs in its own process (``--child``), tools taking turns round by round;
 the timed region is the work only:
@@ -113,13 +113,14 @@ def make_synthetic(folder: Path, queries: int, docs: int) -> tuple[Path, list[Pa
 
 
 def make_medical(folder: Path) -> tuple[Path, list[Path]]:
-    """Plain copies of the 127 Medical runs (NaN-score lines dropped) and the qrels."""
+    """Decompressed copies of the 127 Medical runs (unmodified: uogTrDeNsEc's three NaN scores
+    included, which every tool here reads; where the peers rank them is their sort's business)
+    and the qrels."""
     src = DATA / "trec2011-medical"
     runs = []
     for path in sorted((src / "runs").glob("input.*.gz")):
-        lines = gzip.decompress(path.read_bytes()).split(b"\n")
         out = folder / path.name[: -len(".gz")]
-        out.write_bytes(b"\n".join(ln for ln in lines if b"\tNaN\t" not in ln))
+        out.write_bytes(gzip.decompress(path.read_bytes()))
         runs.append(out)
     qrels = folder / "qrels.txt"
     qrels.write_bytes((src / "qrels.txt").read_bytes())

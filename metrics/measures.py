@@ -59,7 +59,6 @@ F64 = npt.NDArray[np.float64]
 Bool = npt.NDArray[np.bool_]
 
 INFAP_EPSILON = 0.00001  # trec_eval m_infAP.c
-MAX_LONG = 2**63 - 1  # trec_eval's default -N: the collection size when none is given
 
 
 def _seg_of(offsets: I64) -> I64:
@@ -132,7 +131,7 @@ class Ranked:
     num_nonrel: I64
     ideal: Ideal
     level: int
-    num_docs: int = MAX_LONG  # documents in the collection (trec_eval -N), for utility
+    num_docs: int = 0  # documents in the collection (trec_eval -N; its default is 0), for utility
 
     @property
     def nq(self) -> int:
@@ -348,7 +347,11 @@ def judged(r: Ranked, k: int | None) -> Result:
 
 
 def unjudged(r: Ranked, k: int | None) -> Result:
-    """Unjudged@k = unjudged rows in the top k / min(k, retrieved) (0 for an empty ranking)."""
+    """Unjudged@k = unjudged rows in the top k / min(k, retrieved) (0 for an empty ranking).
+
+    Not trec_eval's ``unj`` (``Unj@k``, :func:`metrics.measures_trec.unj`), which divides by k:
+    15 retrieved, 11 of them unjudged, give Unjudged@20 = 11/15 but Unj@20 = 11/20.
+    """
     return _judged_fraction(r, k, False)
 
 

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from metrics import measures as ms
+from metrics import measures_trec as mt
 from metrics.measures import Ranked, Result
 
 if TYPE_CHECKING:
@@ -243,7 +244,7 @@ FAMILIES: dict[str, Family] = _registry(
         "Unjudged",
         ms.unjudged,
         "optional",
-        "unjudged fraction of top k",
+        "unjudged fraction of top k: unjudged in top k / min(k, retrieved) (Unj@k divides by k)",
         micro=True,
         cuttable=True,
         loo_complement="Judged",
@@ -317,6 +318,94 @@ FAMILIES: dict[str, Family] = _registry(
         trec="gm_bpref",
         geometric=True,
         per_query=False,
+    ),
+    # trec_eval's set and trec-only measures (measures_trec.py)
+    Family("SetP", mt.set_precision, "none", "set precision: rr / ret", trec="set_P", micro=True),
+    Family("SetR", mt.set_recall, "none", "set recall: rr / R", trec="set_recall", micro=True),
+    Family(
+        "SetRelP",
+        mt.set_relative_precision,
+        "none",
+        "relative set precision: rr / min(ret, R)",
+        trec="set_relative_P",
+        micro=True,
+    ),
+    Family("SetAP", mt.set_average_precision, "none", "set AP: rr^2 / (ret R)", trec="set_map"),
+    Family(
+        "SetF",
+        mt.set_f,
+        "none",
+        "set F: (beta + 1) P R / (beta P + R), P = SetP, R = SetR",
+        trec="set_F",
+        params=(Param("beta", mt.parse_beta, 1.0, "weight of R against P (unsquared)"),),
+        trec_raw="beta",
+    ),
+    Family(
+        "RelP",
+        mt.relative_precision,
+        "required",
+        "relative precision at k: rel in top k / min(k, R)",
+        trec_cut="relative_P",
+        trec_default_cutoffs=TREC_CUTOFFS,
+        micro=True,
+        cuttable=True,
+    ),
+    Family(
+        "RprecMult",
+        mt.rprec_mult,
+        "required",
+        "precision at rank (long)(x R + 0.9)",
+        trec_cut="Rprec_mult",
+        cutoff_kind="float",
+        trec_default_cutoffs=mt.RPREC_MULT_CUTOFFS,
+        micro=True,
+    ),
+    Family(
+        "IPrec",
+        mt.iprec,
+        "required",
+        "interpolated precision at recall x",
+        trec_cut="iprec_at_recall",
+        cutoff_kind="float",
+        trec_default_cutoffs=mt.IPREC_CUTOFFS,
+    ),
+    Family(
+        "IPrec11pt",
+        mt.iprec_11pt,
+        "none",
+        "mean interpolated precision over recall levels (default 0, 0.1, ..., 1)",
+        trec="11pt_avg",
+        params=(Param("levels", mt.parse_levels, mt.DEFAULT_11PT_LEVELS, "recall levels"),),
+        trec_raw="levels",
+    ),
+    Family(
+        "Utility",
+        mt.utility,
+        "none",
+        "a rr + b (ret - rr) + c (R - rr) + d (N + rr - ret - R)",
+        trec="utility",
+        params=(Param("coeffs", mt.parse_coeffs, mt.DEFAULT_UTILITY, "a,b,c,d"),),
+        trec_raw="coeffs",
+    ),
+    Family(
+        "NumNonrelJudgedRet",
+        mt.num_nonrel_judged_ret,
+        "none",
+        "judged non-relevant retrieved",
+        trec="num_nonrel_judged_ret",
+        micro=True,
+        count=True,
+    ),
+    Family(
+        "Unj",
+        mt.unj,
+        "required",
+        "unjudged in top k / k (trec_eval unj; Unjudged@k divides by min(k, retrieved))",
+        trec_cut="unj",
+        trec_default_cutoffs=(5, 10, 20),
+        micro=True,
+        cuttable=True,
+        uses_level=False,
     ),
 )
 

@@ -22,11 +22,12 @@ from tests.metrics.strategies import collections as shared_collections
 
 
 def _measures(k: int = 3) -> list[Measure]:
-    """One measure per family: at cutoff k where it takes one, and without where it may."""
+    """One measure per family: at cutoff k where it takes one (0.5 for a real cutoff), and
+    without where it may."""
     out: list[Measure] = []
     for f in FAMILIES.values():
         if f.cutoff != "none":
-            out.append(Measure(f.name, k))
+            out.append(Measure(f.name, 0.5 if f.cutoff_kind == "float" else k))
         if f.cutoff != "required":
             out.append(Measure(f.name))
     return out
@@ -34,7 +35,8 @@ def _measures(k: int = 3) -> list[Measure]:
 
 @pytest.mark.parametrize("family", list(FAMILIES.values()), ids=list(FAMILIES))
 def test_every_spelling_of_a_family_parses_to_it(family: Family) -> None:
-    k = None if family.cutoff == "none" else 7
+    real = family.cutoff_kind == "float"
+    k = None if family.cutoff == "none" else 0.5 if real else 7
     # ir_measures-style names without a cutoff are read by the trec_eval pattern, which has no
     # "-": Rprec's alias "r-prec" parses only where a cutoff could follow (never, for Rprec)
     ir = [family.name, *(a for a in family.aliases if k is not None or "-" not in a)]
@@ -43,11 +45,17 @@ def test_every_spelling_of_a_family_parses_to_it(family: Family) -> None:
         assert parse_measure(text) == Measure(family.name, k)
         assert parse_measure(text.upper()) == Measure(family.name, k)
     if family.trec_cut:
-        assert parse_measure(f"{family.trec_cut}_7") == Measure(family.name, 7)
-        assert Measure(family.name, 7).trec_name == f"{family.trec_cut}_7"
+        cut, shown = (0.5, "0.50") if real else (7, "7")  # trec_eval prints reals %3.2f
+        assert parse_measure(f"{family.trec_cut}_{shown}") == Measure(family.name, cut)
+        assert Measure(family.name, cut).trec_name == f"{family.trec_cut}_{shown}"
     if family.trec:
         assert parse_measure(family.trec) == Measure(family.name)
         assert Measure(family.name).trec_name == family.trec
+    if family.trec_raw:  # root.TEXT sets that parameter; printed root_TEXT verbatim
+        default = next(p.default for p in family.params if p.name == family.trec_raw)
+        text = default if isinstance(default, str) else f"{default:g}"
+        m = parse_measure(f"{family.trec}.{text}")
+        assert m == Measure(family.name) and m.trec_name == f"{family.trec}_{text}"
 
 
 def collections() -> st.SearchStrategy[tuple[Qrels, dict[str, Run]]]:
