@@ -39,7 +39,7 @@ from metrics import bias_cli, pool_cli
 from metrics._cli_read import read_run_said
 from metrics.evaluator import EvaluationResult, Evaluator
 from metrics.io import InvalidInput, Run, read_qrels
-from metrics.names import Measure, UnknownMeasureError, parse_measures
+from metrics.names import Measure, UnknownMeasureError, parse_measure, parse_measures
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -194,12 +194,12 @@ def _write_trec(
     runid: bool,
 ) -> None:
     rows: list[tuple[str, str, str]] = []
-    measures = [Measure(*_split(n)) for n in res.measures]
+    measures = [parse_measure(n) for n in res.measures]
     extra: list[tuple[str, Measure]] = []
     for m in measures:
         for comp in res.companions.get(m.name, {}).values():
             if comp not in res.measures and comp not in [e for e, _ in extra]:
-                extra.append((comp, Measure(*_split(comp))))
+                extra.append((comp, parse_measure(comp)))
     shown = [(names.get(m.name, m.name), m) for m in measures] + extra
     if per_query:
         for qid in sorted(res.queries, key=lambda q: q.encode()):
@@ -216,11 +216,6 @@ def _write_trec(
                 label = f"{names.get(m.name, m.name)}:{treatment}"
                 rows.append((label, "all", _fmt(t.value, False)))
     out.writelines(f"{a:<22}\t{b}\t{c}\n" for a, b, c in rows)
-
-
-def _split(name: str) -> tuple[str, int | None]:
-    fam, _, cut = name.partition("@")
-    return fam, int(cut) if cut else None
 
 
 CSV_FIELDS = [
