@@ -8,12 +8,14 @@ TREC_EVAL names a trec_eval 10.0 binary, that binary (gain maps, rbp, rbp_resid)
 
 from __future__ import annotations
 
+import io
 import math
 import os
 import shutil
 import subprocess
 import tempfile
 from math import log2
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -354,3 +356,17 @@ def test_gain_maps_rbp_and_residual_equal_the_binary(
         for qid, want in ref.items():
             got = res.per_query[name][qid]
             assert math.isclose(got, want, abs_tol=5.1e-5), (qid, measure)  # printed %.4f
+
+
+def test_cli_prints_trec_eval_labels_of_raw_parameters(tmp_path: Path) -> None:
+    from metrics.cli import main
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("".join(f"q 0 {d} {g}\n" for d, g in QRELS["q"].items()))
+    run.write_text("".join(f"q Q0 {d} 0 {s} r\n" for d, s in RUN["q"].items()))
+    out = io.StringIO()
+    argv = ["evaluate", "--compat", "trec_eval", "-m", "ndcg.1=3,2=9", "-m", "rbp.p=0.5"]
+    assert main([*argv, str(qrels), str(run)], out) == 0
+    rows = {line.split()[0]: float(line.split()[2]) for line in out.getvalue().splitlines()}
+    assert rows["ndcg_1=3,2=9"] == pytest.approx(_one("ndcg.1=3,2=9"), abs=1e-4)
+    assert rows["rbp_p=0.5"] == pytest.approx(0.5625, abs=1e-4)  # trec_eval 10.0 prints 0.5625
