@@ -287,14 +287,22 @@ def r_precision(r: Ranked, k: int | None = None) -> Result:
     return _frac(r.rel_sum(top_r), r.num_rel.astype(np.float64))
 
 
-def ndcg(r: Ranked, k: int | None) -> Result:
-    """nDCG@k = DCG@k / IDCG@k, DCG = sum gain / log2(rank + 1), gain = grade (> 0, judged)."""
+def ndcg(r: Ranked, k: int | None, *, dcg: str = "log2", gains: str = "") -> Result:
+    """nDCG@k = DCG@k / IDCG@k, DCG = sum gain / log2(rank + 1), gain = grade (> 0, judged).
+
+    ``dcg="exp-log2"`` (gain 2^grade - 1, gdeval) and ``gains`` (trec_eval's gain map text,
+    ``"1=3,2=9"``) are computed by :func:`metrics.measures_gain.ndcg_gain`.
+    """
+    if dcg != "log2" or gains:
+        from metrics.measures_gain import ndcg_gain  # it imports this module
+
+        return ndcg_gain(r, k, dcg=dcg, gains=gains)
     rows = r.gain_rows
     if k is not None:
         rows = rows[r.pos[rows] <= k]
     gain = r.grade[rows].astype(np.float64) / np.log2(r.pos[rows] + 1.0)
-    dcg = np.bincount(r.seg[rows], weights=gain, minlength=r.nq).astype(np.float64)
-    return _value(_ratio(dcg, r.ideal.idcg(k)))
+    total = np.bincount(r.seg[rows], weights=gain, minlength=r.nq).astype(np.float64)
+    return _value(_ratio(total, r.ideal.idcg(k)))
 
 
 def bpref(r: Ranked, k: int | None = None) -> Result:

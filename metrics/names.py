@@ -354,6 +354,10 @@ def _parse_many(text: str) -> list[Measure]:
             raise _unknown(text)
     stripped = text.strip()
     low = stripped.lower()
+    if stripped in FAMILIES and _TREC.get(low, (stripped,))[0] != stripped:
+        # a family's exact name wins over another family's trec_eval root spelled the same
+        # but for case: ``RBP`` is ir_measures' RBP, ``rbp`` trec_eval's (RBPTrec)
+        return [_make(text, stripped, None)]
     for root in _TREC_ROOTS:
         if low == root:
             fam, how = _TREC[root]

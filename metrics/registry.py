@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from metrics import measures as ms
+from metrics import measures_gain as mg
 from metrics import measures_trec as mt
 from metrics.measures import Ranked, Result
 
@@ -124,6 +125,10 @@ class Family:
 
 
 _JUDGED = ("judged", "Judged")
+_GAINS = Param("gains", mg.parse_gains, "", "trec_eval gain map level=gain,... (1=3,2=9)")
+_RBP_PARAMS = Param(
+    "params", mg.parse_rbp_params, "", "trec_eval p=0.9,level=gain,... (p: persistence)"
+)
 
 
 def _registry(*families: Family) -> dict[str, Family]:
@@ -229,6 +234,11 @@ FAMILIES: dict[str, Family] = _registry(
         cuttable=True,
         reads_ideal=True,
         treat_full=True,
+        params=(
+            Param("dcg", mg.parse_dcg, "log2", "log2: gain = grade; exp-log2: 2^grade-1"),
+            _GAINS,
+        ),
+        trec_raw="gains",
     ),
     Family("Bpref", ms.bpref, "none", "binary preference", trec="bpref", treat_full=True),
     Family(
@@ -405,6 +415,82 @@ FAMILIES: dict[str, Family] = _registry(
         trec_default_cutoffs=(5, 10, 20),
         micro=True,
         cuttable=True,
+        uses_level=False,
+    ),
+    # graded-gain measures (measures_gain.py)
+    Family(
+        "nDCGRel",
+        mg.ndcg_rel,
+        "none",
+        "nDCG averaged over the positive-gain documents (trec_eval ndcg_rel)",
+        trec="ndcg_rel",
+        params=(_GAINS,),
+        trec_raw="gains",
+        uses_level=False,
+        reads_ideal=True,
+    ),
+    Family(
+        "RnDCG",
+        mg.rndcg,
+        "none",
+        "nDCG averaged at the ideal gain changes (trec_eval Rndcg)",
+        trec="Rndcg",
+        params=(_GAINS,),
+        trec_raw="gains",
+        reads_ideal=True,
+    ),
+    Family(
+        "G",
+        mg.g_measure,
+        "none",
+        "normalised gain G (trec_eval G)",
+        trec="G",
+        params=(_GAINS,),
+        trec_raw="gains",
+        uses_level=False,
+        reads_ideal=True,
+    ),
+    Family("binG", mg.bin_g, "none", "binary G (trec_eval binG)", trec="binG"),
+    Family(
+        "ERR",
+        mg.err,
+        "optional",
+        "expected reciprocal rank (Chapelle et al. 2009; gdeval)",
+        params=(Param("max_grade", mg.parse_max_grade, 4, "highest grade (gdeval: 4)"),),
+        uses_level=False,
+        treatments=True,
+        companions=(_JUDGED,),
+        cuttable=True,
+    ),
+    Family(
+        "RBP",
+        mg.rbp,
+        "optional",
+        "rank-biased precision, binary (ir_measures RBP)",
+        params=(Param("p", mg.parse_p, 0.8, "persistence"),),
+        treatments=True,
+        companions=(_JUDGED,),
+        cuttable=True,
+    ),
+    Family(
+        "RBPTrec",
+        mg.rbp_trec,
+        "none",
+        "rank-biased precision with trec_eval's gains (trec_eval rbp)",
+        trec="rbp",
+        params=(_RBP_PARAMS,),
+        trec_raw="params",
+        uses_level=False,
+        reads_ideal=True,  # the highest grade scales the gains
+    ),
+    Family(
+        "RBPResid",
+        mg.rbp_resid,
+        "none",
+        "RBP residual: the most unjudged rows could add (trec_eval rbp_resid)",
+        trec="rbp_resid",
+        params=(_RBP_PARAMS,),
+        trec_raw="params",
         uses_level=False,
     ),
 )
