@@ -220,8 +220,10 @@ def _unknown(text: str, why: str = "") -> UnknownMeasureError:
     return UnknownMeasureError(f"{msg}. Known measures: {families}")
 
 
-def _cutoff(text: str, fam: Family, raw: str) -> int | float:
+def _cutoff(text: str, fam: Family, raw: str, *, trec: bool = False) -> int | float:
     raw = raw.strip()
+    if trec and fam.cutoff_kind == "int" and re.fullmatch(r"\+?[0-9]+\.[0-9]*", raw):
+        raw = raw.lstrip("+").split(".")[0]  # trec_eval reads cutoffs with atol: 23.4 is 23
     if fam.cutoff_kind == "float":
         try:
             value = float(raw)
@@ -378,7 +380,7 @@ def _parse_many(text: str) -> list[Measure]:
             if how == "cutoffs":
                 cuts = [c for c in rest.split(",") if c.strip()]
                 if cuts:
-                    made = [_make(text, fam, _cutoff(text, spec, c)) for c in cuts]
+                    made = [_make(text, fam, _cutoff(text, spec, c, trec=True)) for c in cuts]
                     return sorted(dict.fromkeys(made), key=lambda x: float(x.cutoff or 0))
     if low in _IR_ALIASES:
         return [_make(text, _IR_ALIASES[low], None)]
