@@ -189,7 +189,7 @@ def _label_kind(text: str) -> str | None:
     return None
 
 
-def _relstring_depths(texts: list[str]) -> list[tuple[str, int]]:
+def _relstring_depths(texts: list[str], trec_mode: bool = False) -> list[tuple[str, int]]:
     """(label, depth) of each ``relstring`` asked (trec_eval: ``relstring.20``, default 10)."""
     out: list[tuple[str, int]] = []
     for text in expand_groups(texts):
@@ -203,12 +203,19 @@ def _relstring_depths(texts: list[str]) -> list[tuple[str, int]]:
                 f"invalid measure {text!r} (relstring takes a depth, e.g. relstring.20)"
             ) from None
         out.append((f"relstring_{rest}" if rest else "relstring", depth))
-    return list(dict.fromkeys(out))
+    out = list(dict.fromkeys(out))
+    if trec_mode:
+        # trec_eval has one relstring, its depth the first one given (meas_init.c takes the
+        # first ``-m relstring.N``): ``-m all_trec -m relstring.20`` prints relstring_20 alone
+        given = [entry for entry in out if entry[0] != "relstring"]
+        return given[:1] or out[:1]
+    return out
 
 
 def _relstrings(ev: Evaluator, run: Run, depth: int) -> dict[str, str]:
     """trec_eval's relstring per query: the grade of each of the first ``depth`` documents
-    (``-`` not in the qrels, ``.`` grade -2, ``<`` other negative grades, ``>`` above 9)."""
+    (``-`` not in the qrels, ``.`` a negative grade, ``>`` above 9). trec_eval's form_res_rels.c
+    maps every negative qrels grade to RELVALUE_UNJUDGED, which m_relstring.c prints ``.``."""
     names, r = ev.rows(run)
     out: dict[str, str] = {}
     grades = r.grade.tolist()
@@ -218,14 +225,14 @@ def _relstrings(ev: Evaluator, run: Run, depth: int) -> dict[str, str]:
         chars = []
         for row in range(offsets[i], min(offsets[i + 1], offsets[i] + depth)):
             g = grades[row]
-            if not pooled[row] or g == -1:
+            if not pooled[row]:
                 chars.append("-")
             elif g > 9:
                 chars.append(">")
             elif g >= 0:
                 chars.append(str(g))
             else:
-                chars.append("." if g == -2 else "<")
+                chars.append(".")
         out[qid] = "".join(chars)
     return out
 
@@ -250,7 +257,7 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     if args.qrels_format == "qrels_jg":
         return _cmd_evaluate_jg(args, texts, out)
     measures = [t for t in expand_groups(texts) if not _label_kind(t)]
-    relstrings = _relstring_depths(texts)
+    relstrings = _relstring_depths(texts, trec_mode)
     runid = trec_mode and "runid" in expand_groups(texts)
     if not measures and not relstrings:
         raise UnknownMeasureError("no measures requested (runid alone labels nothing)")
