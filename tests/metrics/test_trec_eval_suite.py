@@ -743,6 +743,64 @@ def test_case_matches_trec_eval_binary(case: Case, coll: Collection) -> None:
     assert ours(case.flags, qrels, run) == binary(case.flags, qrels, run)
 
 
+# more of trec_eval's flags on our inputs, beyond quicktest (binary only): -J, -N, -n, -l, -M, -c
+_BOGUS = (
+    "with -c trec_eval scores a topic the run missed on a one-document bogus ranking "
+    "(trec_eval.c bogus_ranking, 'ceci_nest_pas_un_docno') and zeroes only num_ret, utility, "
+    "relstring, unj and rbp_resid afterwards; "
+)
+EXTRA_BINARY = [
+    (["-m", "all_trec", "-q", "-J"], "qrels.graded", "run"),
+    (["-m", "all_trec", "-N", "2000"], "qrels", "run"),
+    (["-m", "all_trec", "-q", "-n"], "qrels", "run"),
+    (["-m", "all_trec", "-q", "-l3", "-M50"], "qrels.graded", "run.comments"),
+    (["-m", "official", "-m", "set", "-c", "-q"], "qrels.graded", "run.trunc"),
+    pytest.param(
+        ["-m", "all_trec", "-q", "-J", "-c"],
+        "qrels",
+        "run.trunc",
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason=_BOGUS + "-J removes the bogus document, and iprec_at_recall_0.00 and "
+            "11pt_avg are then 0/0 (m_iprec_at_recall.c precis = num_rel_ret / num_ret): trec_eval "
+            "prints '  -nan' for the topic and in the summary, ours 0.0000",
+        ),
+    ),
+    pytest.param(
+        ["-q", "-c", "-mutility.2,-1,0,0"],
+        "qrels",
+        "run.trunc",
+        marks=pytest.mark.xfail(
+            strict=True,
+            reason=_BOGUS + "utility with parameters is printed 'utility_2,-1,0,0', a name the "
+            "clean-up does not match, so the bogus non-relevant document scores -1: trec_eval "
+            "prints -1.0000 for the missing topic, ours 0.0000",
+        ),
+    ),
+]
+
+
+@needs_binary
+@pytest.mark.parametrize(
+    ("flags", "qrels", "run"),
+    EXTRA_BINARY,
+    ids=[
+        "all_trec-q-J",
+        "all_trec-N",
+        "all_trec-q-n",
+        "all_trec-q-l3-M50",
+        "official-set-c-q",
+        "all_trec-q-J-c",
+        "utility_params-q-c",
+    ],
+)
+def test_more_flags_match_trec_eval_binary(
+    flags: list[str], qrels: str, run: str, coll: Collection
+) -> None:
+    q, r = coll.files[qrels], coll.files[run]
+    assert ours(flags, q, r).splitlines() == binary(flags, q, r).splitlines()
+
+
 @needs_binary
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_regenerated_expected_matches_trec_eval_binary(case: Case, coll: Collection) -> None:
