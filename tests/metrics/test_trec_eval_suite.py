@@ -37,7 +37,7 @@ folder, each quicktest command line is run on trec_eval's own files (read there 
 never copied) and our output must equal both the binary's and the ``out.test*`` file.
 
 Out of scope: the preference measures (``-R prefs``, ``-R qrels_prefs``, ``-m all_prefs``) and
-``-Z`` (z-scores), the three quicktest lines that use them are not matched.
+``-Z`` (z-scores): the four quicktest lines that use them are not matched.
 """
 
 from __future__ import annotations
