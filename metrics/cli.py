@@ -45,6 +45,7 @@ from metrics.names import (
     expand_groups,
     parse_measure,
     parse_measures,
+    trec_eval_selection,
     trec_sort_key,
 )
 from metrics.registry import TREC_ORDER
@@ -256,6 +257,8 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     texts = args.measures or (["official"] if trec_mode else DEFAULT_MEASURES)
     if args.qrels_format == "qrels_jg":
         return _cmd_evaluate_jg(args, texts, out)
+    if trec_mode:  # each trec_eval measure once, with the first parameters given for it
+        texts = trec_eval_selection(texts)
     measures = [t for t in expand_groups(texts) if not _label_kind(t)]
     relstrings = _relstring_depths(texts, trec_mode)
     runid = trec_mode and "runid" in expand_groups(texts)

@@ -38,6 +38,7 @@ __all__ = [
     "expand_groups",
     "parse_measure",
     "parse_measures",
+    "trec_eval_selection",
     "trec_sort_key",
 ]
 
@@ -74,6 +75,7 @@ for _f in FAMILIES.values():
         _TREC[_f.trec_cut.lower()] = (_f.name, "cutoffs")
 _TREC_ROOTS = sorted(_TREC, key=len, reverse=True)  # longest first: ndcg_cut before ndcg
 _TREC_RANK = {root.lower(): i for i, root in enumerate(TREC_ORDER)}
+_SELECTABLE = sorted([*_TREC_ROOTS, "relstring"], key=len, reverse=True)
 
 _IR_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*?)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$")
 
@@ -306,6 +308,44 @@ def expand_groups(names: Iterable[str]) -> list[str]:
     for text in names:
         out.extend(TREC_GROUPS.get(text.strip(), (text,)))
     return out
+
+
+def trec_eval_selection(names: Iterable[str]) -> list[str]:
+    """The measures trec_eval 10.0 prints for these ``-m`` arguments (nicknames expanded): each
+    trec_eval root once, with the parameters of the first ``-m ROOT.PARAMS`` given for it
+    (``-m P.5 -m P.10`` is P_5 alone, ``-m P -m P.20`` P_20 alone: meas_init.c takes the first
+    match, a bare root only switches the measure on). Other names pass through unchanged."""
+    order: list[str] = []
+    first: dict[str, str | None] = {}
+    for text in expand_groups(names):
+        stripped = text.strip()
+        low = stripped.lower()
+        root = next(
+            (r for r in _SELECTABLE if low == r or (low.startswith(r) and low[len(r)] in "._")),
+            None,
+        )
+        if root is None or "@" in stripped or "(" in stripped:
+            order.append(text)
+            continue
+        rest = stripped[len(root) + 1 :] if len(stripped) > len(root) else None
+        key = "\0" + root
+        if key not in first:
+            order.append(key)
+            first[key] = None
+        if rest and first[key] is None:
+            first[key] = stripped[: len(root)] + "." + rest
+    return [
+        (first[t] or _spelled(t[1:], names)) if t.startswith("\0") else t
+        for t in dict.fromkeys(order)
+    ]
+
+
+def _spelled(root: str, names: Iterable[str]) -> str:
+    """``root`` as the user or the nickname spelled it (trec_eval's case)."""
+    for text in expand_groups(names):
+        if text.strip().lower() == root:
+            return text.strip()
+    return root
 
 
 def parse_measures(names: Iterable[str]) -> list[Measure]:

@@ -714,11 +714,6 @@ def test_reference_measures_by_hand() -> None:
     assert ref_rbp_resid([0, 1]) == 0.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="trec_eval prints each measure once with the first -m parameters given for it "
-    "(meas_init.c breaks at the first match); ours prints the union of every -m",
-)
 def test_first_parameters_given_win(coll: Collection) -> None:
     """``-m P.5 -m P.10`` prints P_5 alone and ``-m P -m P.20`` P_20 alone in trec_eval 10.0:
     te_init_meas_a_double_cut_long takes the first ``-m P.<params>`` and ``-m P`` only marks P."""
