@@ -1,17 +1,26 @@
 """Command line: ``python -m metrics evaluate|compare ...``.
 
     python -m metrics evaluate QRELS RUN [RUN ...] [-m MEASURE ...] [-q] [--compat trec_eval]
-                                [-c] [-l LEVEL] [--format trec|json|csv]
+                                [-c] [-l LEVEL] [-M N] [-J] [-N N] [-n] [-R qrels|qrels_jg]
+                                [--format trec|json|csv]
     python -m metrics compare QRELS RUN RUN [...] -m MEASURE [--test t|randomization|bootstrap]
+    python -m metrics diversity SUBTOPIC_QRELS RUN [RUN ...] [-m alpha-nDCG@20 ...]
 
 Exit codes: 0 ok, 2 usage, 3 bad input file (file, line and problem on stderr), 4 unknown measure.
+
+``--compat trec_eval --format trec`` is trec_eval 10.0's output byte for byte: its flags (``-q
+-c -l -M -J -N -n -R qrels_jg``; ``-m`` with its names, parameters and nicknames ``official``
+(the default there), ``all_trec``, ``set``, ``qrels_jg``), its measure order with cutoffs
+ascending whatever order they were asked in, each measure once with the first parameters given
+for it, ``runid`` and ``num_q`` where it prints them, its rounding (means summed left to right).
 
 ``--format trec`` prints ``measure<TAB>query<TAB>value`` lines like trec_eval (measure names
 padded to 22 characters; ``all`` for the aggregate; floats with 4 decimals, counts as integers;
 per-query lines, with ``-q``, first, queries in byte order; no confidence intervals, which are
 computed only for the formats that print them). A measure asked for in trec_eval
 spelling is printed in that spelling (``P_10``, ``map``), one asked for as ``nDCG@10`` is printed
-so. With several runs each run's block starts with trec_eval's ``runid  all  TAG`` line. In the
+so. In the honest mode measures print in the order asked, and with several runs each run's
+block starts with trec_eval's ``runid  all  TAG`` line. In the
 honest mode the companions (``Judged@k``, ``ceiling@k``) and the treatments
 (``P@10:condensed``, ``P@10:upper``) follow as extra lines, and a summary of the mode, averaging
 and excluded queries goes to stderr, so stdout stays parseable. json and csv carry everything:

@@ -216,7 +216,7 @@ FAMILIES: dict[str, Family] = _registry(
         "none",
         "precision at rank R",
         trec="Rprec",
-        aliases=("r-prec", "rprecision"),
+        aliases=("r-prec", "rprecision", "r-precision"),
         micro=True,
         treat_full=True,
     ),
@@ -272,6 +272,7 @@ FAMILIES: dict[str, Family] = _registry(
         treatments=True,
         companions=(_JUDGED,),
         cuttable=True,
+        aliases=("hit_rate",),
     ),
     Family(
         "NumRel",
