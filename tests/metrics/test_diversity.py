@@ -429,7 +429,7 @@ def _reference(
         def ideal(J: dict[str, set[str]] = J, S: set[str] = S) -> list[float]:
             left = sorted(J)
             w = dict.fromkeys(S, 1.0)
-            gs = []
+            gs: list[float] = []
             while left and len(gs) < k:
                 best, where = -1.0, ""
                 for d in left:

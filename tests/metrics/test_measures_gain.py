@@ -16,6 +16,7 @@ import subprocess
 import tempfile
 from math import log2
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,7 +33,7 @@ RUN = {"q": {"a": 5.0, "x": 4.0, "b": 3.0, "c": 2.0}}
 IDCG3 = 2 + 1 / log2(3) + 1 / 2  # ideal [2, 1, 1]
 
 
-def _one(name: str, qrels: dict[str, dict[str, int]] = QRELS, run=RUN, **kw: object) -> float:
+def _one(name: str, qrels: dict[str, dict[str, int]] = QRELS, run: Any = RUN, **kw: Any) -> float:
     res = evaluate(qrels, run, [name], compat="trec_eval", ci=None, **kw)
     return float(res.per_query[parse_measure(name).name]["q"])
 
@@ -240,7 +241,9 @@ def test_exp_log2_ndcg_equals_ranx_ndcg_burges(
         assert ours[qid] == pytest.approx(want, abs=1e-9), qid
 
 
-def _ir_measures(measure: str, provider: str, qrels: dict, run: dict) -> dict[str, float]:
+def _ir_measures(
+    measure: str, provider: str, qrels: dict[str, Any], run: dict[str, Any]
+) -> dict[str, float]:
     irm = pytest.importorskip("ir_measures")
     prov = irm.providers.registry[provider]
     m = irm.parse_measure(measure)
@@ -316,7 +319,9 @@ BINARY_MEASURES = (
 )  # fmt: skip
 
 
-def _binary(qrels: dict, run: dict, measure: str, *opts: str) -> dict[str, float]:
+def _binary(
+    qrels: dict[str, Any], run: dict[str, Any], measure: str, *opts: str
+) -> dict[str, float]:
     assert TREC_EVAL is not None
     with tempfile.TemporaryDirectory() as tmp:
         qf, rf = os.path.join(tmp, "qrels"), os.path.join(tmp, "run")
