@@ -44,7 +44,6 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from metrics import bias_cli, diversity_cli, pool_cli
 from metrics._cli_read import read_run_said
 from metrics.evaluator import EvaluationResult, Evaluator
 from metrics.io import InvalidInput, Run, read_qrels
@@ -535,42 +534,78 @@ def _row(c: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 # entry point
 
+
+class _Lazy:
+    """The ``register`` of a subcommand module, imported only when its command is parsed: a
+    call of ``evaluate`` does not pay for loading pooling, bias or diversity code."""
+
+    def __init__(self, command: str, module: str) -> None:
+        self.command = command
+        self.module = module
+
+    def __call__(self, subparsers: Any) -> None:
+        import importlib
+
+        importlib.import_module(self.module).register(subparsers)
+
+    def __repr__(self) -> str:
+        return f"<register {self.command} from {self.module}>"
+
+
 SUBCOMMANDS: list[Register] = [
     register_evaluate,
     register_compare,
     # Other subcommands register here: one callable per command, taking the argparse
-    # subparsers object and setting ``func(args, out) -> int`` as its default.
-    pool_cli.register,  # pool build / simulate (metrics/pool_cli.py)
-    bias_cli.register,  # bias: leave-one-run/group-out (metrics/bias_cli.py)
-    diversity_cli.register,  # diversity: alpha-nDCG, ERR-IA, P-IA, strec (metrics/diversity_cli.py)
+    # subparsers object and setting ``func(args, out) -> int`` as its default (a ``_Lazy``
+    # imports its module only when that command is run or help is asked).
+    _Lazy("pool", "metrics.pool_cli"),  # pool build / simulate
+    _Lazy("bias", "metrics.bias_cli"),  # bias: leave-one-run/group-out, estimators, ...
+    _Lazy("diversity", "metrics.diversity_cli"),  # alpha-nDCG, ERR-IA, P-IA, strec
 ]
+_COMMANDS = {"evaluate": register_evaluate, "compare": register_compare}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``python -m metrics`` parser with every registered subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``python -m metrics`` parser with every registered subcommand (only ``command``'s,
+    when it names one: the others are not imported)."""
     parser = argparse.ArgumentParser(
         prog="python -m metrics",
         description="Pooljudge metrics: evaluate TREC runs honestly, or exactly like trec_eval.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for register in SUBCOMMANDS:
+    named = [r for r in SUBCOMMANDS if _command_of(r) == command]
+    for register in named or SUBCOMMANDS:
         register(sub)
     return parser
+
+
+def _command_of(register: Register) -> str | None:
+    if isinstance(register, _Lazy):
+        return register.command
+    return next((c for c, r in _COMMANDS.items() if r is register), None)
+
+
+def _bias_cli() -> Any:
+    from metrics import bias_cli
+
+    return bias_cli
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     """Run the CLI; returns the exit code (0 ok, 2 usage, 3 bad input, 4 unknown measure)."""
     words = list(sys.argv[1:] if argv is None else argv)
     stream = out if out is not None else sys.stdout
-    if len(words) >= 2 and words[0] == "bias" and words[1] in bias_cli.SUBCOMMANDS:
+    bias_cli = _bias_cli() if words[:1] == ["bias"] else None
+    if bias_cli is not None and len(words) >= 2 and words[1] in bias_cli.SUBCOMMANDS:
         # ``bias estimators|compare|reusability ...`` parse their own options
         prog = f"python -m metrics bias {words[1]}"
 
         def command() -> int:
-            return bias_cli.dispatch(words[1:], stream)
+            code: int = bias_cli.dispatch(words[1:], stream)
+            return code
 
     else:
-        parser = build_parser()
+        parser = build_parser(words[0] if words else None)
         try:
             args = parser.parse_args(words)
         except SystemExit as exc:  # argparse: usage error (2) or --help (0)
