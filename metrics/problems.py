@@ -53,6 +53,8 @@ class ReadWarning(NamedTuple):
         return {"message": self.message, "count": self.total, "lines": list(self.lines)}
 
     def __str__(self) -> str:
+        if not self.lines:  # no lines to name (a JSON run): the count alone
+            return f"{self.total} {'entry' if self.total == 1 else 'entries'} with {self.message}"
         more = self.total - len(self.lines)
         shown = ", ".join(str(n) for n in self.lines) + (f" and {more} more" if more > 0 else "")
         plural = "s" if self.total != 1 else ""

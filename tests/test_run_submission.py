@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import override_settings
+from django.test import Client, override_settings
 
 from judging.campaigns.models import RankedList, Run, UnknownTopicPolicy
 
@@ -225,6 +225,13 @@ def test_json_runs_take_nan_and_infinities_as_strings_as_a_file_takes_them(
     stored = api_client_for(researcher).get(f"/api/v1/runs/{run_id}/download/")
     text = b"".join(stored.streaming_content).decode()
     assert [line.split()[2] for line in text.splitlines()] == ["d", "b", "c", "a"]
+    # stored: the run's detail and its page say it later too
+    detail = api_client_for(researcher).get(f"/api/v1/runs/{run_id}/").json()
+    assert [w["count"] for w in detail["warnings"]] == [1, 2]
+    browser = Client()
+    browser.force_login(researcher)
+    page = browser.get(f"/runs/{run_id}/").content.decode()
+    assert "1 entry with a NaN score" in page and "2 entries with an infinite score" in page
 
 
 def test_sending_both_a_file_and_json_is_refused(

@@ -155,6 +155,14 @@ class RunEvaluationStatusSerializer(TaskStatusSerializer):
     )
 
 
+class ReadWarningSerializer(serializers.Serializer[Any]):
+    message = serializers.CharField(help_text="What was accepted, e.g. a NaN score.")
+    count = serializers.IntegerField(help_text="On how many lines.")
+    lines = serializers.ListField(
+        child=serializers.IntegerField(), help_text="The first of those lines (at most ten)."
+    )
+
+
 class RunSerializer(serializers.ModelSerializer[Run]):
     """A run; ``tag`` as the requesting user knows it (pass the request in the context): the
     name its submitter gave it, for admins its tag in the campaign (the same unless another
@@ -168,6 +176,12 @@ class RunSerializer(serializers.ModelSerializer[Run]):
     num_topics = serializers.SerializerMethodField()
     evaluation = serializers.SerializerMethodField(
         help_text="Its evaluation against the latest qrels version: stored, or its task's state."
+    )
+    warnings = serializers.SerializerMethodField(
+        help_text="What the file held that trec_eval accepts and we accept too, said: NaN scores "
+        "(ranked after every other document of their topic, among themselves by docid "
+        "descending), infinite scores, fields after the sixth (ignored); each kind with its "
+        "count and first lines (none for JSON). Empty for a clean file."
     )
 
     class Meta:
@@ -187,9 +201,14 @@ class RunSerializer(serializers.ModelSerializer[Run]):
             "num_topics",
             "topic_counts",
             "dropped_lines",
+            "warnings",
             "evaluation",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(ReadWarningSerializer(many=True))
+    def get_warnings(self, run: Run) -> list[dict[str, Any]]:
+        return [w.as_dict() for w in run.read_warnings]
 
     def get_num_topics(self, run: Run) -> int:
         return len(run.topic_counts)
@@ -207,31 +226,9 @@ class RunSerializer(serializers.ModelSerializer[Run]):
         return RunEvaluationStatusSerializer(status).data
 
 
-class ReadWarningSerializer(serializers.Serializer[Any]):
-    message = serializers.CharField(help_text="What was accepted, e.g. a NaN score.")
-    count = serializers.IntegerField(help_text="On how many lines.")
-    lines = serializers.ListField(
-        child=serializers.IntegerField(), help_text="The first of those lines (at most ten)."
-    )
-
-
 class RunSubmittedSerializer(RunSerializer):
-    """The stored run, and what its file held that was accepted although unusual."""
-
-    warnings = serializers.SerializerMethodField(
-        help_text="What the file held that trec_eval accepts and we accept too, said: NaN scores "
-        "(ranked after every other document of their topic, among themselves by docid "
-        "descending), infinite scores, fields after the sixth (ignored); each kind with its "
-        "count and first lines. Empty for a clean file."
-    )
-
-    class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "warnings"]
-        read_only_fields = fields
-
-    @extend_schema_field(ReadWarningSerializer(many=True))
-    def get_warnings(self, run: Run) -> list[dict[str, Any]]:
-        return [w.as_dict() for w in run.read_warnings]
+    """The stored run as the submission answers it (its ``warnings`` say what its file held
+    that was accepted although unusual)."""
 
 
 class RunUpdateSerializer(serializers.ModelSerializer[Run]):

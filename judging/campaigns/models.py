@@ -10,9 +10,10 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from metrics.problems import ReadWarning
+
 if TYPE_CHECKING:
     from judging.core.roles import UserLike
-    from metrics.problems import ReadWarning
 
 
 def default_scale() -> list[dict[str, Any]]:
@@ -328,11 +329,14 @@ class Run(models.Model):
         default=0, help_text="Lines dropped for unknown topics (policy 'ignore')."
     )
 
-    objects = RunQuerySet.as_manager()
+    warnings = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="What the reader accepted although unusual (NaN or infinite scores, fields "
+        "after the sixth): [{message, count, lines}], as the submission answered.",
+    )
 
-    # Not stored: what the reader accepted although unusual (NaN or infinite scores, fields after
-    # the sixth), set by ``run_submit`` on the run it returns so the submission's answer says so.
-    read_warnings: tuple[ReadWarning, ...] = ()
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         ordering = ["campaign", "tag"]
@@ -345,6 +349,13 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return self.tag
+
+    @property
+    def read_warnings(self) -> tuple[ReadWarning, ...]:
+        """The stored warnings as the reader gave them."""
+        return tuple(
+            ReadWarning(w["message"], int(w["count"]), tuple(w["lines"])) for w in self.warnings
+        )
 
 
 class RankedList(models.Model):

@@ -406,10 +406,11 @@ def run_submit(
     docid descending; the submitted rank column is not trusted). Raises ``TooLarge`` (413),
     ``Conflict`` (409: tag already used) or ``InvalidInput`` listing every problem with its line;
     on any error nothing is stored. A file is read as trec_eval reads it (NaN scores ranked last,
-    infinities, fields after the sixth ignored: ``metrics.io.trec``); what was accepted so is on
-    the returned run's ``read_warnings`` (not stored). JSON scores are numbers, or NaN and the
-    infinities as the strings "NaN", "Infinity", "-Infinity" (JSON has no such numbers), read
-    and said the same way (their warnings give counts: JSON has no lines).
+    infinities, fields after the sixth ignored: ``metrics.io.trec``); what was accepted so is
+    stored in the run's ``warnings`` (shown on its page and in the API). JSON scores are
+    numbers, or NaN and the infinities as the strings "NaN", "Infinity", "-Infinity" (JSON has
+    no such numbers), read and said the same way (their warnings give counts: JSON has no
+    lines).
     """
     _check_run_fields(group=group, description=description)
     if tag is not None:
@@ -478,6 +479,7 @@ def run_submit(
                 num_entries=sum(counts_per_topic.values()),
                 topic_counts=counts_per_topic,
                 dropped_lines=dropped,
+                warnings=[w.as_dict() for w in run.warnings],
                 rankings=rankings,
             )
         except IntegrityError:
@@ -488,7 +490,6 @@ def run_submit(
             if attempt == 2:
                 raise
             continue
-        stored.read_warnings = run.warnings
         return stored
     raise AssertionError("unreachable")  # the loop returns or raises
 
