@@ -289,16 +289,11 @@ class Evaluator:
 
     def _prepare(self) -> None:
         q = self.qrels
-        level = self.relevance_level
-        nq = len(q.qids)
-        seg = np.repeat(np.arange(nq, dtype=np.int64), np.diff(q.offsets))
         self._qindex = {qid: i for i, qid in enumerate(q.qids)}
-        self._num_rel = np.bincount(seg[q.grades >= level], minlength=nq).astype(np.int64)
-        judged_nonrel = (q.grades >= 0) & (q.grades < level)
-        self._num_nonrel = np.bincount(seg[judged_nonrel], minlength=nq).astype(np.int64)
+        self._level_counts: dict[int, tuple[I64, I64]] = {}
+        self._num_rel, self._num_nonrel = self._counts(self.relevance_level)
         self._ideal = Ideal.from_grades(q.grades, q.offsets)
         self._index = DocIndex.build(q.docids, q.offsets)  # finds run docids in the qrels
-        self._level_counts = {level: (self._num_rel, self._num_nonrel)}
         self._last_ideal: tuple[bytes, Ideal] | None = None
 
     # -- evaluation ------------------------------------------------------------------------
