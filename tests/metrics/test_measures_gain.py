@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from metrics import Evaluator, evaluate
 from metrics.names import parse_measure
+from tests.metrics.test_pytrec_eval_property import DOCS, qrels_st, run_st  # shared collections
 
 # The example: q has a=2, b=1, c=0, d=1; the run ranks a, x (unjudged), b, c; d is not retrieved.
 QRELS = {"q": {"a": 2, "b": 1, "c": 0, "d": 1}}
@@ -145,15 +146,7 @@ def test_gain_map_in_honest_mode() -> None:
 
 
 # -- pytrec_eval ------------------------------------------------------------------------------
-DOCS = st.sampled_from(["1", "2", "9", "10", "100", "A", "Z", "a", "z", "d-1", "d-2", "doc_07"])
-QIDS = st.sampled_from(["1", "2", "3", "10"])
-SCORES = st.integers(min_value=-16, max_value=511).map(lambda i: i / 8)
-GRADES = st.integers(min_value=-2, max_value=3)
-judgments_st = st.dictionaries(DOCS, GRADES, min_size=1).filter(
-    lambda d: any(g >= 0 for g in d.values())
-)
-qrels_st = st.dictionaries(QIDS, judgments_st, min_size=1)
-run_st = st.dictionaries(QIDS, st.dictionaries(DOCS, SCORES, min_size=1))
+
 # ndcg_rel, Rndcg, G, binG against pytrec_eval per query: test_pytrec_eval_property.py
 
 
