@@ -35,8 +35,11 @@ CLIENTS = 32
 TOPICS = 40
 DOCS_PER_TOPIC = 8  # 320 items
 OVERLAP = 0.25
-LEASE_SECONDS = 2
-DEADLINE_SECONDS = 45.0
+# Long enough that no lease runs out between its answer and its judgment even on a loaded
+# 2-core CI machine (with 2 s leases, a slow round trip let every lease expire and the clients
+# re-leased the same items until the deadline); the few late clients wait it out on purpose.
+LEASE_SECONDS = 8
+DEADLINE_SECONDS = 150.0
 
 
 @dataclass
@@ -96,7 +99,9 @@ def annotate(
             r = client.post(url)
             me.statuses[f"lease {r.status_code}"] += 1
             if r.status_code == 204:
-                if not JudgingSlot.objects.filter(campaign=campaign, judged_at__isnull=True):
+                if not JudgingSlot.objects.filter(
+                    campaign=campaign, judged_at__isnull=True
+                ).exists():
                     return
                 time.sleep(0.05)  # others hold the rest; some may come back
                 continue
@@ -126,7 +131,7 @@ def annotate(
                 )
                 me.statuses[f"judge {r.status_code}"] += 1
                 # 201 first, 200 for the retry; 409 on a lease left to expire (or one that
-                # ran out of its 2 s on a slow machine), never a grade on it
+                # ran out on a very slow machine), never a grade on it
                 ok = {409} if held.late else ({201, 409} if attempt == 0 else {200, 409})
                 if r.status_code not in ok:
                     me.errors.append(f"judge: {r.status_code} {r.content[:200]!r}")
@@ -210,4 +215,4 @@ def test_32_annotators_at_once_judge_every_item_as_often_as_configured(
         for a, b in pairwise(hs):
             assert a.late or (a.done and a.done < b.got)
     assert sum(c.statuses["release 204"] for c in clients) > 0
-    assert elapsed < 60
+    assert elapsed < 120
