@@ -14,6 +14,7 @@ from judging.campaigns.models import (
     Campaign,
     Document,
     Run,
+    RunPooling,
     Topic,
     UnknownTopicPolicy,
     default_scale,
@@ -74,7 +75,7 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
             "scale",
             "relevance_threshold",
             "unknown_topic_policy",
-            "default_pooled",
+            "run_pooling",
             "created_at",
             "num_topics",
             "num_documents",
@@ -103,7 +104,7 @@ class CampaignCreateSerializer(serializers.Serializer[Any]):
     unknown_topic_policy = serializers.ChoiceField(
         choices=UnknownTopicPolicy.choices, default=UnknownTopicPolicy.REJECT
     )
-    default_pooled = serializers.BooleanField(default=True)
+    run_pooling = serializers.ChoiceField(choices=RunPooling.choices, default=RunPooling.AUTO)
 
     def validate_name(self, name: str) -> str:
         return _check_name(name)

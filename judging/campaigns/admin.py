@@ -12,7 +12,7 @@ class CampaignAdmin(KeepsProtectedAdmin):
         "name",
         "relevance_threshold",
         "unknown_topic_policy",
-        "default_pooled",
+        "run_pooling",
         "created_at",
     )
     search_fields = ("name", "description")

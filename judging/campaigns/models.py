@@ -111,6 +111,15 @@ class UnknownTopicPolicy(models.TextChoices):
     IGNORE = "ignore", "Drop lines for unknown topics and say how many"
 
 
+class RunPooling(models.TextChoices):
+    """Whether a newly submitted run contributes to the next pool (admins can always change a
+    run's ``pooled`` afterwards, or say it at submission)."""
+
+    AUTO = "auto", "Open until the first pool version, then closed"
+    OPEN = "open", "Open: new runs are pooled unless an admin says otherwise"
+    CLOSED = "closed", "Closed: new runs are not pooled until an admin includes them"
+
+
 class CampaignQuerySet(models.QuerySet["Campaign"]):
     def visible_to(self, user: UserLike) -> CampaignQuerySet:
         from judging.core.roles import is_admin, is_annotator, is_researcher
@@ -147,8 +156,13 @@ class Campaign(models.Model):
     unknown_topic_policy = models.CharField(
         max_length=10, choices=UnknownTopicPolicy.choices, default=UnknownTopicPolicy.REJECT
     )
-    default_pooled = models.BooleanField(
-        default=True, help_text="Whether newly submitted runs contribute to the pool."
+    run_pooling = models.CharField(
+        max_length=10,
+        choices=RunPooling.choices,
+        default=RunPooling.AUTO,
+        help_text="Whether newly submitted runs contribute to the next pool: open, closed, or "
+        "auto (open until the campaign's first pool version, closed after it, so a run that "
+        "arrives once judging has begun does not reshape the pool without an admin's say).",
     )
     measures = models.JSONField(
         default=default_measures,
@@ -252,7 +266,9 @@ class Campaign(models.Model):
 class Topic(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topics")
     qid = models.CharField(max_length=255)  # POOLJUDGE_MAX_QID_BYTES is at most this
-    title = models.CharField(max_length=1000)
+    # blank: the topic was created from the ids in qrels or runs (no topics file), and its
+    # pages say so until a title is filled in
+    title = models.CharField(max_length=1000, blank=True)
     description = models.TextField(blank=True)
     narrative = models.TextField(blank=True)
     tags = models.JSONField(default=list, blank=True, help_text="Labels for slicing results.")
@@ -264,7 +280,12 @@ class Topic(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.qid}: {self.title}"
+        return f"{self.qid}: {self.title}" if self.title else f"{self.qid} (id only, no title yet)"
+
+    @property
+    def id_only(self) -> bool:
+        """Created from the ids in qrels or runs, with no title yet."""
+        return not self.title
 
 
 class Document(models.Model):

@@ -26,6 +26,7 @@ from judging.campaigns.models import (
     Campaign,
     Document,
     RankedList,
+    RunPooling,
     Topic,
     UnknownTopicPolicy,
 )
@@ -47,7 +48,8 @@ def campaign_create(
     scale: list[dict[str, Any]] | None = None,
     relevance_threshold: int = 1,
     unknown_topic_policy: str = UnknownTopicPolicy.REJECT,
-    default_pooled: bool = True,
+    run_pooling: str = RunPooling.AUTO,
+    measures: list[str] | None = None,
     pool_strategy: str = "depth",
     pool_depth: int = 100,
     pool_budget: int | None = None,
@@ -59,7 +61,7 @@ def campaign_create(
         description=description,
         relevance_threshold=relevance_threshold,
         unknown_topic_policy=unknown_topic_policy,
-        default_pooled=default_pooled,
+        run_pooling=run_pooling,
         pool_strategy=pool_strategy,
         pool_depth=pool_depth,
         pool_budget=pool_budget,
@@ -68,6 +70,8 @@ def campaign_create(
     )
     if scale is not None:
         campaign.scale = scale
+    if measures is not None:
+        campaign.measures = measures
     _full_clean(campaign, "the campaign is not valid")
     campaign.save()
     return campaign
@@ -112,7 +116,7 @@ CAMPAIGN_EDITABLE = frozenset(
         "scale",
         "relevance_threshold",
         "unknown_topic_policy",
-        "default_pooled",
+        "run_pooling",
         "measures",
         "pool_strategy",
         "pool_depth",
@@ -411,6 +415,9 @@ def run_submit(
     numbers, or NaN and the infinities as the strings "NaN", "Infinity", "-Infinity" (JSON has
     no such numbers), read and said the same way (their warnings give counts: JSON has no
     lines).
+
+    ``pooled`` None follows the campaign's ``run_pooling``: closed means not pooled, open and
+    auto pooled (``workflows.runs.run_submitted`` resolves auto, which needs the pools).
     """
     _check_run_fields(group=group, description=description)
     if tag is not None:
@@ -473,7 +480,7 @@ def run_submit(
                 owner=owner,
                 group=group,
                 description=description,
-                pooled=campaign.default_pooled if pooled is None else pooled,
+                pooled=campaign.run_pooling != RunPooling.CLOSED if pooled is None else pooled,
                 priority=priority,
                 checksum=checksum,
                 num_entries=sum(counts_per_topic.values()),
