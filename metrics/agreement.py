@@ -11,7 +11,8 @@ nothing about agreement):
 - Cohen's kappa per pair of annotators, linear-weighted by default (Cohen 1968), on the items the
   pair shares. Weights use the grades' positions in the scale, so ``[0, 1, 2, 3]`` and
   ``[0, 1, 2, 4]`` weight alike.
-- Fleiss' kappa (Fleiss 1971), nominal, via ``statsmodels.stats.inter_rater.fleiss_kappa``. It
+- Fleiss' kappa (Fleiss 1971), nominal, computed here from its definition (the tests check it
+  against ``statsmodels.stats.inter_rater.fleiss_kappa``, which the service does not need). It
   needs the same number of ratings on every item; with unequal counts it is computed on the items
   having the most common number of ratings, and ``Agreement.notes`` says so.
 - Krippendorff's alpha, ordinal, via the ``krippendorff`` package; it handles unequal numbers of
@@ -41,7 +42,6 @@ from typing import Any, Literal
 import krippendorff
 import numpy as np
 import numpy.typing as npt
-from statsmodels.stats.inter_rater import fleiss_kappa as _sm_fleiss_kappa
 
 __all__ = [
     "Agreement",
@@ -317,7 +317,19 @@ def _fleiss(counts: npt.NDArray[np.int64], notes: list[str]) -> float:
                 "Fleiss' kappa is undefined (NaN): every rating on the items it uses is one grade."
             )
         return math.nan
-    return float(_sm_fleiss_kappa(table, method="fleiss"))
+    return _fleiss_kappa(table)
+
+
+def _fleiss_kappa(table: npt.NDArray[np.int64]) -> float:
+    """Fleiss (1971): items x grades counts, every item rated n >= 2 times. P_i is the share
+    of agreeing rater pairs on item i, P_e the chance agreement from the grades' overall
+    shares; kappa = (mean P_i - P_e) / (1 - P_e)."""
+    counts = table.astype(np.float64)
+    n = counts[0].sum()
+    shares = counts.sum(axis=0) / counts.sum()
+    agreeing = ((counts * counts).sum(axis=1) - n) / (n * (n - 1))
+    chance = float((shares * shares).sum())
+    return (float(agreeing.mean()) - chance) / (1.0 - chance)
 
 
 def _pairs(
