@@ -2,15 +2,17 @@
 # runs by default is closed, one that did is auto (open until its first pool version); topics
 # may have no title (created from the ids in qrels or runs).
 
+from typing import Any
+
 from django.db import migrations, models
 
 
-def forwards(apps, schema_editor):
+def forwards(apps: Any, schema_editor: Any) -> None:
     Campaign = apps.get_model("campaigns", "Campaign")
     Campaign.objects.filter(default_pooled=False).update(run_pooling="closed")
 
 
-def backwards(apps, schema_editor):
+def backwards(apps: Any, schema_editor: Any) -> None:
     Campaign = apps.get_model("campaigns", "Campaign")
     Campaign.objects.filter(run_pooling="closed").update(default_pooled=False)
 
