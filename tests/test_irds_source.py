@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -94,6 +95,24 @@ with open(out_path, "w") as f:
 """
 
 
+# Two of these start together (on a file appearing) to build one docstore at the same time.
+RACE_CHILD = r"""
+import os, sys, time
+from judging.workflows import irds_source as s
+c = s.collection_from_ir_datasets("cranfield")
+open(sys.argv[2], "w").close()  # ready
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.001)
+texts = c.texts(["1", "1400"])
+assert sorted(texts) == ["1", "1400"], texts
+"""
+
+COUNT_CHILD = r"""
+import ir_datasets
+print(ir_datasets.load("cranfield").docs_store().count())
+"""
+
+
 @cache
 def _unshare_works() -> bool:
     """True where ``unshare -n`` can give a child a network namespace of its own (root)."""
@@ -114,8 +133,7 @@ def _cache(root: Path, cran: Path, files: tuple[str, ...]) -> Path:
     return home
 
 
-def _child(home: Path, tmp: Path, dataset_id: str = "cranfield", docids: list[str] | None = None):
-    out = tmp / f"out-{dataset_id.replace('/', '_')}.json"
+def _env(home: Path) -> dict[str, str]:
     env = {
         **os.environ,
         "IR_DATASETS_HOME": str(home),
@@ -125,10 +143,18 @@ def _child(home: Path, tmp: Path, dataset_id: str = "cranfield", docids: list[st
     }
     for proxy in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
         env.pop(proxy, None)
+    return env
+
+
+def _offline(command: list[str]) -> list[str]:
+    return ["unshare", "-n", *command] if _unshare_works() else command
+
+
+def _child(home: Path, tmp: Path, dataset_id: str = "cranfield", docids: list[str] | None = None):
+    out = tmp / f"out-{dataset_id.replace('/', '_')}.json"
+    env = _env(home)
     command = [sys.executable, "-c", CHILD, dataset_id, json.dumps(docids or []), str(out)]
-    if _unshare_works():
-        command = ["unshare", "-n", *command]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(_offline(command), env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-4000:]
     answer: dict[str, Any] = json.loads(out.read_text())
     return answer
@@ -157,8 +183,15 @@ def test_a_cache_built_from_the_shared_files_is_accepted_offline(cached: dict[st
     assert "error" not in cached
     assert cached["attempts"] == []  # not one connection or name look-up
     assert cached["requests_download_refuses"] is True
-    # ir_datasets built its docstore beside the files, and touched nothing else there
-    assert cached["cache_files"] == ["docs.pklz4", "docs.txt", "qrels.txt", "queries.txt"]
+    # ir_datasets built its docstore beside the files (under Pooljudge's lock file), and
+    # touched nothing else there
+    assert cached["cache_files"] == [
+        "docs.pklz4",
+        "docs.pklz4.pooljudge-build.lock",
+        "docs.txt",
+        "qrels.txt",
+        "queries.txt",
+    ]
 
 
 @needs_irds
@@ -354,3 +387,41 @@ def test_topic_fields_come_from_title_description_narrative_or_else_the_text() -
     with pytest.raises(InvalidInput) as caught:
         irds_source._read_topics([], "s", 100)
     assert [(p.location, p.message) for p in caught.value.problems] == [("queries", "no queries")]
+
+
+@needs_irds
+def test_two_workers_building_the_docstore_at_once_build_it_once(
+    tmp_path: Path, shared_data: Path
+) -> None:
+    home = _cache(tmp_path, shared_data / "cranfield", tuple(CRAN_FILES))
+    go = tmp_path / "go"
+    workers = [
+        subprocess.Popen(
+            _offline([sys.executable, "-c", RACE_CHILD, str(go), str(tmp_path / f"ready{i}")]),
+            env=_env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    # both are past their imports and topics when they wait; then they ask for text together
+    deadline = time.monotonic() + 240
+    while not all((tmp_path / f"ready{i}").exists() for i in range(2)):
+        assert all(w.poll() is None for w in workers), [w.communicate() for w in workers]
+        assert time.monotonic() < deadline, "the workers never got ready"
+        time.sleep(0.01)
+    go.touch()
+    for worker in workers:
+        _, err = worker.communicate(timeout=300)
+        assert worker.returncode == 0, err[-4000:]
+    count = subprocess.run(
+        _offline([sys.executable, "-c", COUNT_CHILD]),
+        env=_env(home),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert count.returncode == 0, count.stderr[-4000:]
+    # ir_datasets alone appends every document twice when two builds overlap (2800)
+    assert count.stdout.split() == ["1400"]

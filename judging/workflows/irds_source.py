@@ -29,8 +29,10 @@ read as pooled but unjudged, as when cranqrel is imported as a file) for ``qrels
 
 from __future__ import annotations
 
+import fcntl
 import importlib
 import json
+import os
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -274,6 +276,30 @@ def _raise_if_any(problems: Problems, source: str, what: str) -> None:
         )
 
 
+def _built_docstore(dataset: Any) -> Any:
+    """The dataset's docstore, built once even when several processes ask at the same time.
+
+    ir_datasets' ``PickleLz4FullStore.build`` checks ``built()`` before it takes its file lock,
+    so two workers that build one store at once both append every document (a Cranfield store
+    of 2,800 records). Here the first build happens under an exclusive lock on a file beside the
+    store, and whoever waited finds it built. Stores of other kinds are left to ir_datasets.
+    """
+    store = dataset.docs_store()
+    path = getattr(store, "path", None)
+    builds = callable(getattr(store, "build", None)) and callable(getattr(store, "built", None))
+    if not builds or not isinstance(path, str | os.PathLike) or store.built():
+        return store
+    os.makedirs(os.path.dirname(os.fspath(path)) or ".", exist_ok=True)
+    with open(f"{os.fspath(path)}.pooljudge-build.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not store.built():
+                store.build()
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return store
+
+
 @dataclass
 class IrdsCollection:
     """One ir_datasets dataset: its topics and qrels, read; its documents' text, on demand."""
@@ -324,7 +350,7 @@ class IrdsCollection:
             return {}
         with _reading(self._irds, self.dataset_id, "docs"):
             if self._store is None:
-                self._store = self._dataset.docs_store()
+                self._store = _built_docstore(self._dataset)
             found = self._store.get_many(wanted)
         out: dict[str, tuple[str, str]] = {}
         for docid, doc in found.items():
