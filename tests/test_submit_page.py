@@ -11,14 +11,17 @@ from html import unescape
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.test.utils import override_settings
 
 from judging.campaigns.models import Campaign, Document, Run, RunPooling
+from judging.demo.services import demo_judge, demo_load
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
+from tests._page_checks import wording_problems
 from tests.conftest import need_service
 from tests.test_browser_judging import CHROMIUM, CHROMIUM_ARGS
 
@@ -475,3 +478,44 @@ def test_in_a_browser_a_bad_paste_shows_its_lines_and_the_fixed_run_its_evaluati
     assert "Run 'browser-run' submitted: 5 entries over 2 topics." in page.inner_text("main")
     assert page.inner_text("#pooling-text").startswith("Pooled:")
     assert run.group == "browser-lab" and run.num_entries == 5
+
+
+# --- the demo -------------------------------------------------------------------------------
+# README-ADD.md's example run (demo documents about topics 1 and 2) and its bad variant
+README_RUN = "1 Q0 PJ2439 1 9.5 my-bm25\n1 Q0 PJ0839 2 8.1 my-bm25\n2 Q0 PJ0465 1 7.0 my-bm25\n"
+README_BAD_RUN = "1 Q0 PJ2439 1 9.5 my-bad\n1 Q0 PJ0839 2 abc my-bad\n1 Q0 PJ2439 3 7.0 my-bad\n"
+
+
+def test_the_readme_lines_through_the_demos_submit_page_keep_the_wording_rule(
+    as_committed: Any,
+) -> None:
+    with as_committed():
+        demo = demo_load()
+    assert demo is not None
+    with as_committed():
+        demo_judge(demo)
+    researcher = get_user_model().objects.get(username="researcher")
+    client = web(researcher)
+    form = client.get(submit_url(demo)).content.decode()
+    assert wording_problems(form) == []
+    bad = client.post(submit_url(demo), {"paste": README_BAD_RUN})
+    assert bad.status_code == 400 and wording_problems(bad.content.decode()) == []
+    assert page_problems(bad.content.decode()) == [
+        {"message": "score 'abc' is not a number", "line": 2},
+        {"message": "duplicate docid 'PJ2439' for query '1' (first on line 1)", "line": 3},
+    ]
+    with as_committed():
+        r = client.post(submit_url(demo), {"paste": README_RUN})
+    assert r.status_code == 302
+    page = client.get(r["Location"]).content.decode()
+    assert wording_problems(page) == [] and 'id="aggregates"' in page
+    assert _pooling_text(page) == (
+        "Not pooled: the campaign's pooling closed with its first pool (version 1); "
+        "an admin can include it."
+    )
+    # the README's docids are the demo's documents, with their text: none would pool text-less
+    assert set(
+        Document.objects.filter(campaign=demo, docid__in=["PJ2439", "PJ0839", "PJ0465"])
+        .exclude(text="")
+        .values_list("docid", flat=True)
+    ) == {"PJ2439", "PJ0839", "PJ0465"}
