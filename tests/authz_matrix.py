@@ -99,7 +99,9 @@ ROUTES: dict[str, Route] = {
     "bias": Route({"campaign_id": "campaign"}, ("", "?kind=loo_group")),
     "bias-compute": CAMPAIGN,
     "bias-chart": Route({"campaign_id": "campaign", "chart": "=scatter"}),
+    "submit-run": CAMPAIGN,
     "run-page": RUN_ID,
+    "run-pooled": RUN_ID,
     "run-recall-svg": RUN_ID,
     "run-evaluate": RUN_ID,
     "manage-progress": CAMPAIGN,
@@ -222,7 +224,12 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("bias-chart", "GET"): s(302, 403, 403, 200, 200, 200),
     ("bias-compute", "GET"): s(302, 405, 405, 405, 405, 405),
     ("bias-compute", "POST"): s(302, 403, 403, 302, 302, 302),
+    ("submit-run", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("submit-run", "POST"): s(302, 403, 403, 302, 302, 302),
     ("run-page", "GET"): s(302, 403, 403, 200, 404, 200),
+    # whether a run is pooled: admins only (its owner too is refused)
+    ("run-pooled", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("run-pooled", "POST"): s(302, 403, 403, 403, 404, 302),
     ("run-recall-svg", "GET"): s(302, 403, 403, 200, 404, 200),
     ("run-evaluate", "GET"): s(302, 405, 405, 405, 405, 405),
     ("run-evaluate", "POST"): s(302, 403, 403, 302, 404, 302),
@@ -341,6 +348,10 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
         return "form", {"grade": "0" if d.judgment.grade else "2"}
     if key == ("manage-adjudicate", "POST"):
         return "form", {"topic": d.judgment.topic.qid, "docid": d.judgment.docid, "grade": "0"}
+    if key == ("submit-run", "POST"):
+        return "form", {"paste": f"401 Q0 d401-1 1 1.0 matrix-page-{role}\n"}
+    if key == ("run-pooled", "POST"):
+        return "form", {"pooled": "no"}
     if key == ("bias-compute", "POST"):
         return "form", {"depth": "2"}
     return None

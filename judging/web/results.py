@@ -19,18 +19,23 @@ from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
+from judging.campaigns.services import run_update
 from judging.core.downloads import content_disposition
-from judging.core.roles import is_researcher
+from judging.core.errors import DomainError, NotAllowed
+from judging.core.roles import is_admin, is_researcher
 from judging.evaluation.models import EvalMode, EvalState, Evaluation
 from judging.evaluation.selectors import (
+    latest_qrels_version,
     leaderboard,
     leaderboard_csv,
     run_evaluation,
+    run_evaluation_status,
     significance,
 )
 from judging.evaluation.services import evaluation_request
 from judging.web import charts
-from judging.web.flash import flash
+from judging.web.flash import flash, flash_error
+from judging.web.submit_pages import new_runs_note
 
 STATE_TEXT = {
     "missing": "not evaluated",
@@ -68,7 +73,9 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     versions = QrelsVersion.objects.filter(campaign=campaign).latest_first()
     if version is None:
         return render(
-            request, "results/leaderboard.html", {"campaign": campaign, "versions": versions}
+            request,
+            "results/leaderboard.html",
+            {"campaign": campaign, "versions": versions, "new_runs": new_runs_note(campaign)},
         )
     board = leaderboard(campaign=campaign, version=version, user=request.user)
     if request.GET.get("format") == "csv":
@@ -112,6 +119,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "board": board,
             "measures": measures,
             "excluded": excluded,
+            "new_runs": new_runs_note(campaign),
         },
     )
 
@@ -185,9 +193,74 @@ def _recall_svg(run: Run, evaluation: Evaluation, label: str) -> str:
     )
 
 
+LIVE_TASK = frozenset({"pending", "queued", "running"})
+
+
+def run_pooling(run: Run, user: Any) -> dict[str, Any]:
+    """Whether the run is pooled and why, in words, and whether the user may change it.
+
+    Why a run was (not) pooled when it arrived is not stored; the words say what the campaign's
+    setting means for runs submitted now (``pools.selectors.new_runs_pooled``), which is the
+    reason for a run nobody decided about."""
+    new_runs = new_runs_note(run.campaign)
+    if run.pooled:
+        text = "pooled: its documents go into the campaign's next pool version"
+    elif new_runs["pooled"]:
+        text = (
+            f"not pooled: left out by an admin (new runs are pooled: {new_runs['reason']}); "
+            "an admin can include it"
+        )
+    else:
+        text = f"not pooled: {new_runs['reason']}; an admin can include it"
+    return {"text": text, "new_runs": new_runs, "can_change": is_admin(user)}
+
+
+def _progress(
+    run: Run, version: QrelsVersion | None, mode: str, evaluation: Evaluation | None
+) -> dict[str, Any] | None:
+    """The task computing the run's evaluation against the latest qrels version (honest mode,
+    the one a submission asks for), while there is no finished evaluation to show."""
+    if version is None or mode != EvalMode.HONEST:
+        return None
+    if evaluation is not None and evaluation.state != EvalState.PENDING:
+        return None
+    latest = latest_qrels_version(run.campaign_id)
+    if latest is None or latest.pk != version.pk:
+        return None
+    status = run_evaluation_status(run, latest)
+    return status if status.get("status") in LIVE_TASK else None
+
+
+@login_required
+@require_POST
+def run_pooled(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Include the run in the next pools or leave it out (admins: ``run_update``)."""
+    run = _visible_run(request, run_id)
+    choice = request.POST.get("pooled", "")
+    if choice not in ("yes", "no"):
+        flash(request, messages.ERROR, f"pooled: {choice!r} is not yes or no; nothing changed.")
+        return redirect("run-page", run_id=run.pk)
+    try:
+        run_update(run=run, by=request.user, data={"pooled": choice == "yes"})
+    except NotAllowed as exc:
+        raise PermissionDenied(exc.message) from None
+    except DomainError as exc:
+        flash_error(request, exc)
+        return redirect("run-page", run_id=run.pk)
+    flash(
+        request,
+        messages.SUCCESS,
+        "The run is pooled: the next pool version includes its documents."
+        if choice == "yes"
+        else "The run is no longer pooled: the next pool versions leave it out.",
+    )
+    return redirect("run-page", run_id=run.pk)
+
+
 @login_required
 def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     run, version, mode, evaluation = _run_evaluation(request, run_id)
+    progress = _progress(run, version, mode, evaluation)
     context: dict[str, Any] = {
         "run": run,
         "run_label": run_label(run, request.user),
@@ -195,6 +268,10 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "mode": mode,
         "evaluation": evaluation,
         "versions": QrelsVersion.objects.filter(campaign=run.campaign).latest_first(),
+        "pooling": run_pooling(run, request.user),
+        "progress": progress,
+        "refresh": progress is not None
+        or (evaluation is not None and evaluation.state == EvalState.PENDING),
     }
     if evaluation is not None and evaluation.state == EvalState.DONE:
         result = evaluation.result
@@ -263,5 +340,6 @@ def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "measures": campaign.measures,
             "versions": QrelsVersion.objects.filter(campaign=campaign).latest_first(),
             "nav_keep": [("measure", measure), ("test", test)],
+            "new_runs": new_runs_note(campaign),
         },
     )

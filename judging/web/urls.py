@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from judging.web import admin_pages, annotate, bias_pages, results, views
+from judging.web import admin_pages, annotate, bias_pages, results, submit_pages, views
 from judging.web.login import LoginForm, answer_429_when_locked
 
 urlpatterns = [
@@ -32,7 +32,9 @@ urlpatterns = [
     path(
         "campaigns/<int:campaign_id>/bias/<str:chart>.svg", bias_pages.bias_chart, name="bias-chart"
     ),
+    path("campaigns/<int:campaign_id>/submit/", submit_pages.submit_run, name="submit-run"),
     path("runs/<int:run_id>/", results.run_page, name="run-page"),
+    path("runs/<int:run_id>/pooled/", results.run_pooled, name="run-pooled"),
     path("runs/<int:run_id>/recall.svg", results.run_recall_svg, name="run-recall-svg"),
     path("runs/<int:run_id>/evaluate/", results.run_evaluate, name="run-evaluate"),
     path("manage/<int:campaign_id>/", admin_pages.progress, name="manage-progress"),
