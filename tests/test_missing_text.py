@@ -141,6 +141,13 @@ def test_documents_the_file_lacks_stay_listed_and_are_counted(waiting: Any) -> N
     assert [r["docid"] for r in _rows(_version(waiting, 1))] == ["both", "m2"]
 
 
+def test_with_nothing_waiting_the_files_are_not_read(campaign: Any) -> None:
+    summary = missing_documents_imported(campaign=campaign, sources=[(b"{not json\n", "x")])
+    assert (summary.wanted, summary.read, summary.stored) == (0, 0, 0)
+    assert summary.sentence().startswith("no pooled document is waiting for its text")
+    assert not Document.objects.filter(campaign=campaign).exists()
+
+
 def test_a_bad_record_anywhere_in_the_file_stores_nothing(waiting: Any) -> None:
     from judging.core.errors import InvalidInput
 
@@ -229,7 +236,7 @@ def test_the_admin_page_lists_them_and_imports_only_them_from_an_upload(
     answer = client.post(url + "import/", {"file": upload, "format": "jsonl"}, follow=True)
     html = answer.content.decode()
     assert "2 of 3 documents without text found and stored; 1 still missing" in html
-    assert "1 other documents of 3 read were ignored" in html
+    assert "1 of the 3 documents read ignored (not waited for)" in html
     assert set(Document.objects.filter(campaign=waiting).values_list("docid", flat=True)) == {
         "t1",
         "t2",

@@ -80,10 +80,12 @@ class MissingTextSummary:
 
     def sentence(self) -> str:
         """The summary in words, for the command and the page."""
+        if not self.wanted:
+            return "no pooled document is waiting for its text: the files were not read."
         text = (
-            f"{self.stored} of {self.wanted} documents without text found and stored; "
-            f"{self.still_missing} still missing; {self.ignored} other documents of "
-            f"{self.read} read were ignored"
+            f"{self.stored} of {_n(self.wanted, 'document')} without text found and stored; "
+            f"{self.still_missing} still missing; {self.ignored} of the "
+            f"{_n(self.read, 'document')} read ignored (not waited for)"
         )
         if self.empty_count:
             text += (
@@ -91,6 +93,10 @@ class MissingTextSummary:
                 f"{', '.join(self.empty[:SHOWN_DOCIDS])})"
             )
         return text + "."
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def missing_documents_imported(
@@ -108,7 +114,8 @@ def missing_documents_imported(
     A document whose record has neither title nor text (Cranfield's 471 and 995) is stored as
     the collection gives it, and then served like any other: the judging page says it has no
     text, the annotator judges that. Keeping it waiting would wait for a text that does not
-    exist; the summary names it so that the admin knows.
+    exist; the summary names it so that the admin knows. When no document waits, the files
+    are not read (nor checked).
     """
     wanted = set(missing_text_docids(campaign, version=version))
     # stored but not yet marked (imported while the pool was building): not wanted again
@@ -118,6 +125,15 @@ def missing_documents_imported(
             Document.objects.filter(campaign=campaign, docid__in=ids[i : i + 5000]).values_list(
                 "docid", flat=True
             )
+        )
+    if not wanted:  # nothing to look for: a collection is not read for nothing
+        return MissingTextSummary(
+            wanted=0,
+            stored=0,
+            still_missing=0,
+            read=0,
+            ignored=0,
+            files=[name for _, name in sources],
         )
     found = documents_read_wanted(sources=sources, wanted=wanted, fmt=fmt)
     with transaction.atomic():
