@@ -81,7 +81,7 @@ ROUTES: dict[str, Route] = {
     "pool-cancel": POOL_PK,
     "pool-diff": POOL_PK,
     "pool-documents": POOL_PK,
-    "pool-missing-text": POOL_PK,
+    "pool-missing-text": Route({"pk": "pool"}, queries=("", "?format=txt")),
     "lease-detail": LEASE_PK,
     "lease-judgment": LEASE_PK,
     "lease-renew": LEASE_PK,
@@ -108,6 +108,9 @@ ROUTES: dict[str, Route] = {
     "manage-agreement": CAMPAIGN,
     "manage-adjudicate": CAMPAIGN,
     "manage-publish": CAMPAIGN,
+    "manage-missing-text": Route({"campaign_id": "campaign", "number": "=1"}),
+    "manage-missing-text-download": Route({"campaign_id": "campaign", "number": "=1"}),
+    "manage-missing-text-import": Route({"campaign_id": "campaign", "number": "=1"}),
 }
 
 # --- the matrix -----------------------------------------------------------------------------
@@ -240,6 +243,11 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("manage-adjudicate", "POST"): s(302, 302, 302, 302, 302, 302),
     ("manage-publish", "GET"): s(302, 302, 302, 302, 302, 405),
     ("manage-publish", "POST"): s(302, 302, 302, 302, 302, 302),
+    ("manage-missing-text", "GET"): s(302, 302, 302, 302, 302, 200),
+    ("manage-missing-text-download", "GET"): s(302, 302, 302, 302, 302, 200),
+    ("manage-missing-text-import", "GET"): s(302, 302, 302, 302, 302, 405),
+    # the admin, without a file: told so on the page it is sent back to
+    ("manage-missing-text-import", "POST"): s(302, 302, 302, 302, 302, 302),
     # --- the admin site: everything but its login and logout is for staff ---------------
     ("admin:index", "GET"): s(302, 302, 302, 302, 302, 200),
     ("admin:app_list", "GET"): s(302, 302, 302, 302, 302, 200),

@@ -100,18 +100,39 @@ def _lease_response(lease: Lease | None, created: int = status.HTTP_201_CREATED)
     return Response(LeaseSerializer(lease).data, status=created)
 
 
+# A 204 from the lease endpoint has no body: this header carries the items waiting for text.
+WAITING_HEADER = "Pooljudge-Waiting-For-Text"
+
+
 class CampaignLeaseView(APIView):
     permission_classes = [IsAnnotator]
 
     @extend_schema(
         request=None,
         responses={201: LeaseSerializer, 204: None},
+        parameters=[
+            OpenApiParameter(
+                WAITING_HEADER,
+                int,
+                location=OpenApiParameter.HEADER,
+                response=[204],
+                description="with a 204: how many items not judged by you are queued but wait "
+                "for their document's text (served once an admin imports it)",
+            )
+        ],
         description="Lease the next item to judge (or your current one); 204 when "
-        "nothing is left for you.",
+        f"nothing is left for you now, with {WAITING_HEADER}: the items that wait for their "
+        "document's text.",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
-        return _lease_response(queue.lease_next(campaign=campaign, annotator=account(request.user)))
+        response = _lease_response(
+            queue.lease_next(campaign=campaign, annotator=account(request.user))
+        )
+        if response.status_code == status.HTTP_204_NO_CONTENT:
+            waiting = selectors.waiting_for_text(campaign, request.user)
+            response[WAITING_HEADER] = str(waiting)
+        return response
 
 
 class LeaseViewSet(IntegerIdMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Lease]):
@@ -222,7 +243,9 @@ class ProgressView(APIView):
 
     @extend_schema(
         responses={200: dict},
-        description="Judging progress per topic and annotator, lease states, throughput (admins).",
+        description="Judging progress per topic and annotator, lease states, throughput "
+        "(admins); waiting_text: items queued but not served because their document has no "
+        "text yet (documents_waiting_text: distinct documents; per topic too).",
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         return Response(selectors.judging_progress(_campaign(request, campaign_id)))

@@ -418,6 +418,36 @@ class PoolDocumentSerializer(serializers.Serializer[Any]):
     inclusion = serializers.FloatField(allow_null=True)
 
 
+class MissingTextDocumentSerializer(serializers.Serializer[Any]):
+    docid = serializers.CharField()
+    topics = serializers.ListField(
+        child=serializers.CharField(), help_text="Topics it is pooled for in the version."
+    )
+    count = serializers.IntegerField(help_text="How many topics.")
+
+
+class DocumentUploadSerializer(FileUploadSerializer):
+    only_missing = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Store only the pooled documents without text; several 'file' parts may be sent.",
+    )
+
+
+class MissingTextImportSerializer(serializers.Serializer[Any]):
+    wanted = serializers.IntegerField(help_text="Pooled documents without text before.")
+    stored = serializers.IntegerField(help_text="Of those, found in the files and stored.")
+    empty = serializers.IntegerField(help_text="Stored with neither title nor text.")
+    empty_docids = serializers.ListField(child=serializers.CharField())
+    still_missing = serializers.IntegerField(help_text="Wanted, not in the files.")
+    still_missing_docids = serializers.ListField(
+        child=serializers.CharField(), help_text="The first of them."
+    )
+    read = serializers.IntegerField(help_text="Records read in the files.")
+    ignored = serializers.IntegerField(help_text="Records not stored (nobody waits for them).")
+    files = serializers.ListField(child=serializers.CharField())
+
+
 class NoteSerializer(serializers.Serializer[Any]):
     """The optional note of a publish or an import (``{"note": "..."}``)."""
 

@@ -9,8 +9,14 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import QuerySet
 from django.http import StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
@@ -20,7 +26,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api import serializers as s
-from judging.api.params import MAX_ID, path_id, query_int, query_text
+from judging.api.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.api.permissions import IsAdmin, IsMember, IsResearcher, ReadMemberWriteAdmin
 from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsVersion
@@ -31,9 +37,10 @@ from judging.core import uploads
 from judging.core.downloads import content_disposition
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import account, roles_of
+from judging.pools import selectors as pool_selectors
 from judging.pools import services as pool_services
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
-from judging.workflows.documents import documents_imported
+from judging.workflows.documents import documents_imported, missing_documents_imported
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
@@ -164,9 +171,34 @@ class CampaignViewSet(
         return self.get_paginated_response(s.DocumentSerializer(page, many=True).data)
 
     @extend_schema(
-        request={"multipart/form-data": s.FileUploadSerializer},
-        responses={201: s.ImportSummarySerializer},
-        description="Import documents (JSONL, TREC <DOC>, TSV, SMART). Admins only.",
+        request={"multipart/form-data": s.DocumentUploadSerializer},
+        parameters=[
+            OpenApiParameter(
+                "only_missing",
+                bool,
+                description="store only the pooled documents without text (as the form field)",
+            )
+        ],
+        responses={
+            (201, "application/json"): OpenApiResponse(
+                PolymorphicProxySerializer(
+                    component_name="DocumentImportResult",
+                    serializers=[s.ImportSummarySerializer, s.MissingTextImportSerializer],
+                    resource_type_field_name=None,
+                ),
+                description="stored: an import summary, or with only_missing what was found",
+            ),
+            200: OpenApiResponse(
+                s.MissingTextImportSerializer,
+                description="only_missing, and none of the files' documents was wanted",
+            ),
+        },
+        description="Import documents (JSONL, TREC <DOC>, TSV, SMART; plain or gzip). Admins "
+        "only. With only_missing=1 (query or form field) only the pooled documents that have "
+        "no text are stored, from one or more 'file' parts (a whole collection may be sent: it "
+        "is streamed, and every other document is ignored); the answer says how many were "
+        "found and how many still wait. Every file is validated first: on any problem nothing "
+        "is stored.",
     )
     @documents.mapping.post
     def import_documents(self, request: Request, pk: str | None = None) -> Response:
@@ -174,8 +206,19 @@ class CampaignViewSet(
         upload = _uploaded_file(
             request, "the documents file", limit=settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES
         )
-        summary = documents_imported(campaign=campaign, data=upload, fmt=_format(request))
-        return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
+        if _only_missing(request):
+            files = request.FILES.getlist("file") or [upload]
+            summary = missing_documents_imported(
+                campaign=campaign,
+                sources=[(f, f.name or "upload") for f in files],
+                fmt=_format(request),
+            )
+            return Response(
+                summary.as_dict(),
+                status=status.HTTP_201_CREATED if summary.stored else status.HTTP_200_OK,
+            )
+        done = documents_imported(campaign=campaign, data=upload, fmt=_format(request))
+        return Response(done.as_dict(), status=status.HTTP_201_CREATED)
 
     # --- qrels ----------------------------------------------------------------------------
     @extend_schema(responses=s.QrelsVersionSerializer(many=True))
@@ -446,6 +489,28 @@ def _format(request: Request) -> str | None:
     return fmt or None
 
 
+def _only_missing(request: Request) -> bool:
+    """``only_missing`` as a query parameter or a form field (1/0, true/false, yes/no)."""
+    if "only_missing" in request.query_params:
+        return query_bool(request.query_params, "only_missing")
+    return query_bool(request_fields(request), "only_missing")
+
+
+def missing_text_download(version: PoolVersion) -> StreamingHttpResponse:
+    """Every docid the pool version waits for the text of, one a line, as a file."""
+    response = StreamingHttpResponse(
+        (
+            f"{docid}\n"
+            for docid in pool_selectors.missing_text_docids(version.campaign, version=version)
+        ),
+        content_type="text/plain; charset=utf-8",
+    )
+    response["Content-Disposition"] = content_disposition(
+        f"{version.campaign.name}-pool-v{version.number}-missing-text.txt"
+    )
+    return response
+
+
 def _runs_by_ref(campaign: Campaign, refs: list[str]) -> list[Run]:
     runs = {r.tag: r for r in campaign.runs.all()}
     by_id = {str(r.pk): r for r in runs.values()}
@@ -494,20 +559,37 @@ class PoolVersionViewSet(
         return self.get_paginated_response(s.PoolDocumentSerializer(page, many=True).data)
 
     @extend_schema(
-        responses=s.PoolDocumentSerializer(many=True),
-        description="Pooled documents whose text is not loaded (admins): they cannot "
-        "be judged until imported.",
+        responses={
+            200: s.MissingTextDocumentSerializer(many=True),
+            (200, "text/plain"): str,
+        },
+        parameters=[
+            OpenApiParameter(
+                "format",
+                str,
+                description="json (default: a page of documents) or txt (every docid, one a "
+                "line, as a file)",
+            )
+        ],
+        description="The version's pooled documents whose text is not loaded (admins), one "
+        "row per document in docid order with the topics it is pooled for: they wait, and the "
+        "judging queue serves the others, until their text is imported (POST "
+        "/api/v1/campaigns/{id}/documents/?only_missing=1 with a collection file).",
     )
     @action(detail=True, methods=["get"], url_path="missing-text", permission_classes=[IsAdmin])
-    def missing_text(self, request: Request, pk: str | None = None) -> Response:
+    def missing_text(self, request: Request, pk: str | None = None) -> Response | HttpResponseBase:
         version = self.get_object()
-        rows = (
-            PoolDocument.objects.filter(version=version, has_text=False)
-            .order_by("topic__qid", "position")
-            .values("topic__qid", "docid", "position", "added", "to_judge", "has_text", "inclusion")
-        )
-        page = self.paginate_queryset(rows)  # type: ignore[arg-type]
-        return self.get_paginated_response(s.PoolDocumentSerializer(page, many=True).data)
+        fmt = request.query_params.get("format") or "json"
+        if fmt not in ("json", "txt"):
+            raise InvalidInput(
+                f"format: {fmt!r} is not one of json, txt",
+                [Problem.at("format", f"{fmt!r} is not one of json, txt")],
+            )
+        if fmt == "txt":
+            return missing_text_download(version)
+        page = self.paginate_queryset(pool_selectors.missing_text_documents(version))  # type: ignore[arg-type]
+        rows = pool_selectors.missing_text_topics(version, list(page or []))
+        return self.get_paginated_response(s.MissingTextDocumentSerializer(rows, many=True).data)
 
     @extend_schema(
         parameters=[

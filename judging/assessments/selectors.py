@@ -6,7 +6,7 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any, cast
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
 from judging.assessments.models import (
@@ -89,6 +89,19 @@ def annotator_progress(
     return out
 
 
+def waiting_for_text(campaign: Campaign, annotator: UserLike | None = None) -> int:
+    """Items (topic, document) queued for judging but not served because the document has no
+    text yet; for an annotator, those they have not judged themselves. A count only: it says
+    nothing about runs or ranks."""
+    slots = JudgingSlot.objects.filter(campaign=campaign, judged_at__isnull=True, has_text=False)
+    if annotator is not None:
+        judged_by_them = Judgment.objects.filter(
+            topic_id=OuterRef("topic_id"), docid=OuterRef("docid"), annotator_id=annotator.pk
+        )
+        slots = slots.exclude(Exists(judged_by_them))
+    return slots.values("topic_id", "docid").distinct().count()
+
+
 def judging_progress(campaign: Campaign) -> dict[str, Any]:
     """Admin view: per topic and per annotator counts, lease states and throughput."""
     now = timezone.now()
@@ -145,10 +158,13 @@ def judging_progress(campaign: Campaign) -> dict[str, Any]:
     lease_states[LeaseState.EXPIRED] += expired_active
     total = slots.count()
     judged = slots.filter(judged_at__isnull=False).count()
+    waiting = slots.filter(judged_at__isnull=True, has_text=False)
     return {
         "slots": total,
         "judged": judged,
         "left": total - judged,
+        "waiting_text": waiting.count(),
+        "documents_waiting_text": waiting.values("docid").distinct().count(),
         "percent": round(100.0 * judged / total, 1) if total else 0.0,
         "judgments_last_hour": judgments.filter(created_at__gte=hour_ago).count(),
         "adjudications": Adjudication.objects.filter(campaign=campaign).count(),

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from django.conf import settings
@@ -32,7 +33,7 @@ from judging.campaigns.models import (
 )
 from judging.campaigns.models import Run as RunModel
 from judging.core import uploads
-from judging.core.errors import Conflict, InvalidInput, NotAllowed
+from judging.core.errors import Conflict, InvalidInput, NotAllowed, TooLarge
 from judging.core.roles import Account, UserLike, is_admin
 from metrics.io import INF_SCORE, NAN_SCORE, Run, read_run
 from metrics.io.limits import id_problem
@@ -275,6 +276,131 @@ def documents_import(
         summary.created += len(batch)
         summary.updated += len(updates)
     return summary
+
+
+class _Chunks:
+    """A binary stream over decompressed chunks, for ``formats.iter_documents`` (which reads
+    ``read(size)`` until it gets nothing)."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+
+    def read(self, size: int = -1) -> bytes:
+        return next(self._chunks, b"")
+
+
+def _document_stream(data: uploads.Source, name: str) -> formats.Input:
+    """``data`` as the document reader streams it, never whole in memory: an upload is checked
+    against ``POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES`` (and its gzip output against the
+    decompressed limit) and read chunk by chunk; a path is read by the reader itself."""
+    if not isinstance(data, UploadedFile):
+        return data
+    limit = settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES
+    if data.size is not None and data.size > limit:
+        raise TooLarge(f"the documents file is {data.size:,} bytes; the limit is {limit:,} bytes")
+    data.seek(0)
+    chunks = iter(data.chunks(1 << 20))
+    first = next(chunks, b"")
+    everything: Iterator[bytes] = itertools.chain([first], chunks)
+    if first[:2] == uploads.GZIP_MAGIC:
+        everything = uploads.gunzip(
+            everything,
+            source=name,
+            limit=uploads.decompressed_limit(limit),
+            what="the documents file",
+        )
+    return cast(formats.Input, _Chunks(everything))
+
+
+@dataclass
+class WantedDocuments:
+    """The records kept by :func:`documents_read_wanted` (docid -> record, in file order), how
+    many records the files held (``read``) and the files' names."""
+
+    records: dict[str, formats.DocumentRecord] = field(default_factory=dict)
+    read: int = 0
+    files: list[str] = field(default_factory=list)
+
+
+def documents_read_wanted(
+    *,
+    sources: Sequence[tuple[uploads.Source, str]],
+    wanted: set[str],
+    fmt: str | None = None,
+) -> WantedDocuments:
+    """Read collection files and keep only the records whose docid is in ``wanted``; every
+    other record is read, validated and dropped. Stores nothing (call it outside a transaction:
+    a collection takes time to read).
+
+    ``sources`` are (file, name) pairs. The files are streamed (``formats.iter_documents``) and
+    only wanted records are kept, so memory grows with ``wanted``, not with the files (the
+    reader remembers each docid it has seen, to report duplicates, but no text). Every file is
+    validated whole: a problem anywhere (named with its file and line), or a wanted docid in two
+    files, raises ``InvalidInput``.
+    """
+    out = WantedDocuments()
+    where: dict[str, str] = {}
+    twice: list[Problem] = []
+    for data, name in sources:
+        out.files.append(name)
+        with uploads.reading("the documents file"):
+            for rec in formats.iter_documents(
+                _document_stream(data, name),
+                fmt=fmt,
+                source=name,
+                max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+                limits=_text_limits(),
+            ):
+                out.read += 1
+                if rec.docid not in wanted:
+                    continue
+                if rec.docid in out.records:
+                    twice.append(
+                        Problem.at(
+                            name,
+                            f"docid {_shown(rec.docid)} is also in {where[rec.docid]}",
+                        )
+                    )
+                    continue
+                out.records[rec.docid] = rec
+                where[rec.docid] = name
+    if twice:
+        raise InvalidInput(
+            f"{len(twice)} wanted document(s) are in more than one file; nothing was stored",
+            twice[: settings.POOLJUDGE_MAX_PROBLEMS],
+            total=len(twice),
+        )
+    return out
+
+
+def documents_store_new(
+    *, campaign: Campaign, records: Iterable[formats.DocumentRecord]
+) -> list[Document]:
+    """Store the records as new documents of the campaign, in one transaction; a docid the
+    campaign already holds (stored meanwhile by another import) keeps its document. Returns the
+    documents stored. A record with neither title nor text is stored as it is: the
+    collection's own document is empty."""
+    with transaction.atomic():
+        pending = {rec.docid: rec for rec in records}
+        ids = list(pending)
+        for i in range(0, len(ids), 5000):
+            for docid in campaign.documents.filter(docid__in=ids[i : i + 5000]).values_list(
+                "docid", flat=True
+            ):
+                del pending[docid]
+        new = [
+            Document(
+                campaign=campaign,
+                docid=rec.docid,
+                title=rec.title,
+                text=rec.text,
+                url=rec.url,
+                metadata=dict(rec.metadata),
+            )
+            for rec in pending.values()
+        ]
+        Document.objects.bulk_create(new, batch_size=2000)
+    return new
 
 
 # --- Runs -------------------------------------------------------------------------------------

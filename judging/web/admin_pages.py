@@ -14,6 +14,7 @@ from judging.assessments.services import adjudicate
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
 from judging.core.roles import account
+from judging.pools import selectors as pool_selectors
 from judging.web.flash import flash, flash_error
 from judging.workflows.qrels import qrels_published
 
@@ -27,6 +28,7 @@ def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
         {
             "campaign": campaign,
             "p": selectors.judging_progress(campaign),
+            "missing_text": pool_selectors.missing_text_counts(campaign),
             "qrels": QrelsVersion.objects.filter(campaign=campaign).latest_first()[:10],
         },
     )

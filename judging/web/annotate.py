@@ -18,7 +18,7 @@ from django.views.decorators.http import require_POST
 
 from judging.assessments import queue
 from judging.assessments.models import Judgment
-from judging.assessments.selectors import annotator_progress
+from judging.assessments.selectors import annotator_progress, waiting_for_text
 from judging.campaigns.models import Campaign, Document, Topic
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import UserLike, account, is_annotator
@@ -113,6 +113,7 @@ def done(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "campaign": campaign,
             "last": _last_judgment(campaign, request.user),
             "topics": annotator_progress(campaign, request.user),
+            "waiting_text": waiting_for_text(campaign, request.user),
         },
     )
 

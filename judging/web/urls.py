@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from judging.web import admin_pages, annotate, bias_pages, results, submit_pages, views
+from judging.web import admin_pages, annotate, bias_pages, results, submit_pages, text_pages, views
 from judging.web.login import LoginForm, answer_429_when_locked
 
 urlpatterns = [
@@ -47,4 +47,19 @@ urlpatterns = [
         name="manage-adjudicate",
     ),
     path("manage/<int:campaign_id>/publish/", admin_pages.publish, name="manage-publish"),
+    path(
+        "manage/<int:campaign_id>/pools/<int:number>/missing-text/",
+        text_pages.missing_text,
+        name="manage-missing-text",
+    ),
+    path(
+        "manage/<int:campaign_id>/pools/<int:number>/missing-text.txt",
+        text_pages.missing_text_download,
+        name="manage-missing-text-download",
+    ),
+    path(
+        "manage/<int:campaign_id>/pools/<int:number>/missing-text/import/",
+        text_pages.missing_text_import,
+        name="manage-missing-text-import",
+    ),
 ]
