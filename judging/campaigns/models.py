@@ -191,6 +191,13 @@ class Campaign(models.Model):
     pool_budget = models.PositiveIntegerField(
         null=True, blank=True, help_text="Documents (or judgments) per topic; empty: no limit."
     )
+    document_source = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="Where the text of pooled documents comes from when a pool is built: "
+        "'ir_datasets:<id>' (read from ir_datasets' local cache, only the pooled documents), "
+        "or empty (documents are imported from files).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
