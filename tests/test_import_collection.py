@@ -310,3 +310,178 @@ def test_pages_say_a_topic_created_from_its_id_has_no_title_yet(campaign: Campai
         "annotate/_topic.html", {"topic": campaign.topics.get(qid="401"), "grades": []}
     )
     assert "topic 401" in titled and "no title yet" not in titled
+
+
+# --- the API ------------------------------------------------------------------------------
+
+
+def _multipart(**extra: Any) -> dict[str, Any]:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    body: dict[str, Any] = {
+        "name": "api-collection",
+        "measures": ["AP", "P@10"],
+        "qrels": SimpleUploadedFile("qrels.txt", QRELS),
+        "runs": [
+            SimpleUploadedFile("input.a.gz", gzip.compress(_run("a"))),
+            SimpleUploadedFile("input.b", _run("b", depth=1)),
+        ],
+        "groups": SimpleUploadedFile("runs.tsv", b"run\tgroup\na\tgroup-a\n"),
+    }
+    body.update(extra)
+    return body
+
+
+def test_the_api_imports_a_collection_for_admins_and_answers_the_summary(
+    admin_user: Any, api_client_for: Any
+) -> None:
+    answer = api_client_for(admin_user).post(
+        "/api/v1/collections/", _multipart(), format="multipart"
+    )
+    assert answer.status_code == 201, answer.content
+    got = answer.json()
+    assert got["campaign"]["name"] == "api-collection" and got["campaign"]["num_topics"] == 2
+    summary = got["summary"]
+    assert summary["stored"] and summary["topics_from"] == "ids" and summary["judgments"] == 4
+    assert summary["pooling"]["depth"] == 2 and summary["runs_pooled"] == 2
+    assert [(r["run"], r["group"]) for r in summary["runs"]] == [("a", "group-a"), ("b", "")]
+    assert Campaign.objects.get(name="api-collection").measures == ["AP", "P@10"]
+
+
+def test_the_api_dry_run_answers_the_plan_and_stores_nothing(
+    admin_user: Any, api_client_for: Any
+) -> None:
+    client = api_client_for(admin_user)
+    answer = client.post("/api/v1/collections/?dry_run=1", _multipart(), format="multipart")
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["campaign"] is None and not answer.json()["summary"]["stored"]
+    assert answer.json()["summary"]["pooling"]["runs"][0]["run"] == "a"
+    assert not Campaign.objects.exists() and not Run.objects.exists()
+
+
+def test_the_api_names_the_bad_file_and_line_and_stores_nothing(
+    admin_user: Any, api_client_for: Any
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    bad = SimpleUploadedFile("input.c", _run("c") + b"1 Q0 x 1\n")
+    body = _multipart()
+    body["runs"].append(bad)
+    answer = api_client_for(admin_user).post("/api/v1/collections/", body, format="multipart")
+    assert answer.status_code == 400, answer.content
+    got = answer.json()
+    assert "input.c" in got["detail"] and "nothing was stored" in got["detail"]
+    assert {k: v for k, v in got["problems"][0].items() if k != "message"} == {
+        "location": "input.c",
+        "line": 7,
+    }
+    assert not Campaign.objects.exists() and not Run.objects.exists()
+
+
+def test_the_api_refuses_non_admins_and_anonymous_callers(
+    researcher: Any, annotator: Any, api_client_for: Any
+) -> None:
+    for user, expected in ((None, 401), (researcher, 403), (annotator, 403)):
+        answer = api_client_for(user).post("/api/v1/collections/", _multipart(), format="multipart")
+        assert answer.status_code == expected, (user, answer.content)
+    assert not Campaign.objects.exists()
+
+
+# --- the admin's page -------------------------------------------------------------------
+
+
+@pytest.fixture
+def staging(settings: Any, tmp_path: Path) -> Path:
+    settings.POOLJUDGE_STAGING_DIR = tmp_path / "staging"
+    return tmp_path / "staging"
+
+
+def _page_files() -> dict[str, Any]:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return {
+        "name": "page-collection",
+        "measures": "AP P@10",
+        "pooled_runs": "infer",
+        "qrels": SimpleUploadedFile("qrels.txt", QRELS),
+        "runs": [
+            SimpleUploadedFile("input.a.gz", gzip.compress(_run("a"))),
+            SimpleUploadedFile("input.b", _run("b", depth=1)),
+            SimpleUploadedFile("input.c", _run("c", ("1",), depth=1).replace(b"d1-0", b"zz")),
+        ],
+    }
+
+
+def test_the_import_page_shows_the_plan_first_then_stores_the_ticked_runs(
+    client: Any, admin_user: Any, staging: Path
+) -> None:
+    client.force_login(admin_user)
+    home = client.get("/")
+    assert b'href="/manage/import/"' in home.content
+    assert client.get("/manage/import/").status_code == 200
+    plan = client.post("/manage/import/", _page_files())
+    assert plan.status_code == 200, plan.content.decode()[:2000]
+    page = plan.content.decode()
+    assert "nothing is stored until you apply it" in page
+    assert "2 topics (id only, no title yet)" in page
+    assert 'value="a" aria-label="pool a" checked' in page  # the inference's choice
+    assert 'value="c" aria-label="pool c">' in page  # c's only document is unjudged
+    assert not Campaign.objects.exists()
+    (token,) = [p.name for p in staging.iterdir()]
+    assert f'name="token" value="{token}"' in page
+
+    done = client.post("/manage/import/", {"token": token, "pooled": ["b", "c"]})
+    assert done.status_code == 302
+    campaign = Campaign.objects.get(name="page-collection")
+    assert done["Location"] == f"/campaigns/{campaign.pk}/leaderboard/"
+    assert dict(campaign.runs.values_list("tag", "pooled")) == {"a": False, "b": True, "c": True}
+    assert campaign.measures == ["AP", "P@10"]
+    assert list(staging.iterdir()) == []
+    again = client.post("/manage/import/", {"token": token})  # applied once only
+    assert again.status_code == 302 and again["Location"] == "/manage/import/"
+    assert Campaign.objects.count() == 1
+
+
+def test_the_import_page_names_file_and_line_stores_nothing_and_drops_the_files(
+    client: Any, admin_user: Any, staging: Path
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(admin_user)
+    files = _page_files()
+    files["runs"].append(SimpleUploadedFile("input.d", b"1 Q0 x 1 zero d\n"))
+    answer = client.post("/manage/import/", files)
+    assert answer.status_code == 400
+    page = answer.content.decode()
+    assert "<code>input.d</code> line 1:" in page and "nothing was stored" in page
+    assert not Campaign.objects.exists() and list(staging.iterdir()) == []
+
+
+def test_plans_not_applied_expire_and_another_admins_plan_cannot_be_applied(
+    client: Any, admin_user: Any, make_user: Any, staging: Path, settings: Any
+) -> None:
+    import os
+
+    client.force_login(admin_user)
+    assert client.post("/manage/import/", _page_files()).status_code == 200
+    (old,) = list(staging.iterdir())
+    other = make_user("other-admin", "admin")
+    client.force_login(other)
+    assert client.post("/manage/import/", {"token": old.name}).status_code == 403
+    past = old.stat().st_mtime - settings.POOLJUDGE_STAGING_SECONDS - 10
+    os.utime(old, (past, past))
+    assert client.post("/manage/import/", _page_files()).status_code == 200
+    assert old not in list(staging.iterdir()) and len(list(staging.iterdir())) == 1
+
+
+def test_the_import_page_is_for_admins_only(
+    client: Any, researcher: Any, annotator: Any, staging: Path
+) -> None:
+    anonymous = client.get("/manage/import/")
+    assert anonymous.status_code == 302 and anonymous["Location"].startswith("/login/")
+    assert client.post("/manage/import/", _page_files()).status_code == 302
+    for user in (researcher, annotator):
+        client.force_login(user)
+        assert client.get("/manage/import/").status_code == 403
+        assert client.post("/manage/import/", _page_files()).status_code == 403
+    assert not Campaign.objects.exists() and not staging.exists()

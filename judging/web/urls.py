@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from judging.web import admin_pages, annotate, bias_pages, results, views
+from judging.web import admin_pages, annotate, bias_pages, collection_pages, results, views
 from judging.web.login import LoginForm, answer_429_when_locked
 
 urlpatterns = [
@@ -35,6 +35,7 @@ urlpatterns = [
     path("runs/<int:run_id>/", results.run_page, name="run-page"),
     path("runs/<int:run_id>/recall.svg", results.run_recall_svg, name="run-recall-svg"),
     path("runs/<int:run_id>/evaluate/", results.run_evaluate, name="run-evaluate"),
+    path("manage/import/", collection_pages.import_collection, name="manage-import"),
     path("manage/<int:campaign_id>/", admin_pages.progress, name="manage-progress"),
     path(
         "manage/<int:campaign_id>/agreement/", admin_pages.agreement_page, name="manage-agreement"
