@@ -485,3 +485,35 @@ def test_the_import_page_is_for_admins_only(
         assert client.get("/manage/import/").status_code == 403
         assert client.post("/manage/import/", _page_files()).status_code == 403
     assert not Campaign.objects.exists() and not staging.exists()
+
+
+def test_topic_ranges_are_read_and_bounded(settings: Any) -> None:
+    from judging.core.errors import InvalidInput
+    from judging.workflows.collections import topic_ranges
+
+    assert topic_ranges("601-603, 700,MB01") == ["601", "602", "603", "700", "MB01"]
+    settings.POOLJUDGE_MAX_INFER_TOPICS = 10
+    for bad in ("5-3", "1-11", " , "):
+        with pytest.raises(InvalidInput) as caught:
+            topic_ranges(bad)
+        assert caught.value.problems[0].location == "infer_topics"
+
+
+def test_a_collection_over_the_request_limit_is_refused_before_staging(
+    client: Any, admin_user: Any, staging: Path, settings: Any
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    settings.POOLJUDGE_MAX_COLLECTION_UPLOAD_BYTES = 100  # and 64 KB of multipart envelope
+    big = {"qrels": SimpleUploadedFile("qrels.txt", QRELS * 20_000)}
+    client.force_login(admin_user)
+    answer = client.post("/manage/import/", _page_files() | big)
+    assert answer.status_code == 413 and b"the limit is 100 bytes" in answer.content
+    assert not staging.exists()
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(admin_user)
+    big = {"qrels": SimpleUploadedFile("qrels.txt", QRELS * 20_000)}  # the first was read
+    answer = api.post("/api/v1/collections/", _multipart(**big), format="multipart")
+    assert answer.status_code == 413, answer.content

@@ -26,6 +26,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from judging.core import uploads
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import account, is_admin
 from judging.web.flash import flash
@@ -71,10 +72,10 @@ def _stage(request: HttpRequest) -> tuple[str, dict[str, Any]]:
     files: dict[str, list[dict[str, str]]] = {}
     n = 0
     for role in SINGLE + MULTIPLE:
-        uploads = request.FILES.getlist(role)
+        received = request.FILES.getlist(role)
         if role in SINGLE:
-            uploads = uploads[:1]
-        for upload in uploads:
+            received = received[:1]
+        for upload in received:
             assert isinstance(upload, UploadedFile)
             n += 1
             name = Path(upload.name or role).name
@@ -130,19 +131,28 @@ def import_collection(request: HttpRequest) -> HttpResponse:
     _admin(request)
     if request.method != "POST":
         return _form(request)
+    try:  # before the body is read (request.POST parses it)
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_MAX_COLLECTION_UPLOAD_BYTES,
+            what="the collection",
+        )
+    except DomainError as exc:
+        return _form(request, error=exc.message, status=exc.status)
     if request.POST.get("token"):
         return _apply(request, request.POST["token"])
     _expire_staged()
-    values = {
-        k: request.POST.get(k, "") for k in ("name", "measures", "pooled_runs", "infer_topics")
-    }
+    fields = ("name", "measures", "pooled_runs", "infer_topics")
+    values = {k: request.POST.get(k, "") for k in fields}
     token, manifest = _stage(request)
     try:
         plan = collection_plan(**_arguments(token, manifest), created_by=account(request.user))
     except DomainError as exc:
         shutil.rmtree(_staging() / token, ignore_errors=True)
         problems = exc.problems if isinstance(exc, InvalidInput) else []
-        return _form(request, values=values, error=exc.message, problems=problems, status=400)
+        return _form(
+            request, values=values, error=exc.message, problems=problems, status=exc.status
+        )
     return _form(request, values=values, plan=plan, token=token)
 
 
@@ -163,7 +173,7 @@ def _apply(request: HttpRequest, token: str) -> HttpResponse:
         )
     except DomainError as exc:
         problems = exc.problems if isinstance(exc, InvalidInput) else []
-        return _form(request, error=exc.message, problems=problems, status=400)
+        return _form(request, error=exc.message, problems=problems, status=exc.status)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     flash(

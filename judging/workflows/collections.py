@@ -148,10 +148,21 @@ def topic_ranges(text: str, *, location: str = "infer_topics") -> list[str]:
             out.append(part)
             continue
         low, high = int(m.group(1)), int(m.group(2))
-        if high < low or high - low > settings.POOLJUDGE_MAX_PROBLEMS * 1000:
+        if high < low:
             raise InvalidInput(
                 "the topics to analyse are not valid",
                 [Problem.at(location, f"{part!r} is not a range low-high")],
+            )
+        if len(out) + high - low + 1 > settings.POOLJUDGE_MAX_INFER_TOPICS:
+            raise InvalidInput(
+                "the topics to analyse are too many",
+                [
+                    Problem.at(
+                        location,
+                        f"at most {settings.POOLJUDGE_MAX_INFER_TOPICS:,} topic ids "
+                        "(POOLJUDGE_MAX_INFER_TOPICS)",
+                    )
+                ],
             )
         out.extend(str(i) for i in range(low, high + 1))
     if not out:
