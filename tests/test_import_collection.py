@@ -247,6 +247,7 @@ def test_with_a_topics_file_titles_are_stored_and_the_qrels_are_evaluated_after_
             measures=["AP", "P@10"],
             topics=NamedFile("topics.txt", TOPICS),
             qrels=NamedFile("qrels.txt", QRELS),
+            documents=[NamedFile("docs.jsonl", b'{"docid": "d1-0", "title": "t", "text": "x"}\n')],
             runs=[NamedFile("input.a", _run("a")), NamedFile("b.run", _run("b"))],
             pooled_runs="none",
             owner=admin_user,
@@ -255,6 +256,7 @@ def test_with_a_topics_file_titles_are_stored_and_the_qrels_are_evaluated_after_
     campaign = Campaign.objects.get(name="titled")
     assert plan.stored and plan.campaign_id == campaign.pk and plan.qrels_version == 1
     assert campaign.measures == ["AP", "P@10"]
+    assert list(campaign.documents.values_list("docid", flat=True)) == ["d1-0"]
     assert list(campaign.topics.order_by("qid").values_list("title", flat=True)) == ["one", "two"]
     assert sorted(campaign.runs.values_list("tag", "pooled")) == [("a", False), ("b", False)]
     assert campaign.runs.get(tag="b").owner == admin_user  # tag from the file's column
@@ -343,6 +345,11 @@ def test_the_api_imports_a_collection_for_admins_and_answers_the_summary(
     assert got["campaign"]["name"] == "api-collection" and got["campaign"]["num_topics"] == 2
     summary = got["summary"]
     assert summary["stored"] and summary["topics_from"] == "ids" and summary["judgments"] == 4
+    topics = api_client_for(admin_user).get(f"/api/v1/campaigns/{got['campaign']['id']}/topics/")
+    assert [(t["qid"], t["title"], t["id_only"]) for t in topics.json()["results"]] == [
+        ("1", "", True),
+        ("2", "", True),
+    ]
     assert summary["pooling"]["depth"] == 2 and summary["runs_pooled"] == 2
     assert [(r["run"], r["group"]) for r in summary["runs"]] == [("a", "group-a"), ("b", "")]
     assert Campaign.objects.get(name="api-collection").measures == ["AP", "P@10"]
@@ -517,3 +524,17 @@ def test_a_collection_over_the_request_limit_is_refused_before_staging(
     big = {"qrels": SimpleUploadedFile("qrels.txt", QRELS * 20_000)}  # the first was read
     answer = api.post("/api/v1/collections/", _multipart(**big), format="multipart")
     assert answer.status_code == 413, answer.content
+
+
+def test_a_bad_documents_file_is_named_with_its_line_and_nothing_is_stored() -> None:
+    from judging.core.errors import InvalidInput
+
+    with pytest.raises(InvalidInput) as caught:
+        collection_imported(
+            name="docs",
+            documents=[NamedFile("docs.jsonl", b'{"docid": "a", "text": "x"}\n{"text": "y"}\n')],
+            runs=[NamedFile("input.a", _run("a"))],
+            pooled_runs="none",
+        )
+    assert [(p.location, p.line) for p in caught.value.problems] == [("docs.jsonl", 2)]
+    assert not Campaign.objects.exists()

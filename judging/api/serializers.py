@@ -115,9 +115,14 @@ class CampaignCreateSerializer(serializers.Serializer[Any]):
 
 
 class TopicSerializer(serializers.ModelSerializer[Topic]):
+    id_only = serializers.BooleanField(
+        read_only=True,
+        help_text="Created from the topic ids of qrels or runs, with no title yet.",
+    )
+
     class Meta:
         model = Topic
-        fields = ["id", "qid", "title", "description", "narrative", "tags"]
+        fields = ["id", "qid", "title", "id_only", "description", "narrative", "tags"]
 
 
 class DocumentSerializer(serializers.ModelSerializer[Document]):
