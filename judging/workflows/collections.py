@@ -254,6 +254,8 @@ def _read_groups(file: NamedFile, problems: _Problems) -> dict[str, str]:
     except InvalidInput as exc:
         problems.add_error(file.name, exc)
         return {}
+    except TooLarge as exc:
+        raise TooLarge(f"{file.name}: {exc.message}") from None
     limit = RunModel._meta.get_field("group").max_length or 0
     groups: dict[str, str] = {}
     for number, raw in enumerate(upload.data.splitlines(), 1):
