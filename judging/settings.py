@@ -156,6 +156,20 @@ POOLJUDGE_MAX_UPLOAD_BYTES = env_bytes("POOLJUDGE_MAX_UPLOAD_BYTES", 256 * 1024*
 POOLJUDGE_MAX_DECOMPRESSED_BYTES = env_bytes("POOLJUDGE_MAX_DECOMPRESSED_BYTES", 0) or None
 # Largest document collection accepted through the API (management commands have no limit).
 POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES = env_bytes("POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES", 1024**3)
+# A whole collection in one request (API and the import page): all its files together; each
+# file also keeps its own limit above.
+POOLJUDGE_MAX_COLLECTION_UPLOAD_BYTES = env_bytes(
+    "POOLJUDGE_MAX_COLLECTION_UPLOAD_BYTES", 2 * 1024**3
+)
+# Where the import page keeps a collection's files between its plan and its apply, and how long
+# a plan not applied is kept (removed at the page's next submit after that).
+POOLJUDGE_STAGING_DIR = Path(env_str("POOLJUDGE_STAGING_DIR") or VAR_DIR / "staging")
+POOLJUDGE_STAGING_SECONDS = env_int("POOLJUDGE_STAGING_SECONDS", 24 * 3600, minimum=60)
+# Most topic ids the pooling of an imported collection may be inferred on (--infer-topics,
+# infer_topics: ranges written out); more is a 400 naming the field.
+POOLJUDGE_MAX_INFER_TOPICS = env_int("POOLJUDGE_MAX_INFER_TOPICS", 100_000, minimum=1)
+# Files in one request (Django's own limit, 100 by default): a TREC collection has more runs.
+DATA_UPLOAD_MAX_NUMBER_FILES = env_int("DJANGO_DATA_UPLOAD_MAX_NUMBER_FILES", 1000)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", 64 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_FILE_UPLOAD_MAX_MEMORY_SIZE", 8 * 1024**2)
 POOLJUDGE_MAX_PROBLEMS = env_int("POOLJUDGE_MAX_PROBLEMS", 100, minimum=1)

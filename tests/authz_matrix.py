@@ -126,6 +126,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # revoking one's own token: nobody else's
     ("api-token", "DELETE"): s(401, 204, 204, 204, 204, 204),
     ("api-me", "GET"): s(401, 200, 200, 200, 200, 200),
+    # importing a whole collection: admins only (POST; nothing to read)
+    ("api-collections", "POST"): s(401, 403, 403, 403, 403, 201),
     ("api-root", "GET"): s(401, 200, 200, 200, 200, 200),
     ("api-schema", "GET"): s(200, 200, 200, 200, 200, 200),  # public, as the docs page
     ("api-docs", "GET"): s(200, 200, 200, 200, 200, 200),
@@ -238,6 +240,9 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("run-evaluate", "POST"): s(302, 403, 403, 302, 404, 302),
     # --- pages: running the judging (staff; everybody else to the admin's login) ----------
     ("manage-progress", "GET"): s(302, 302, 302, 302, 302, 200),
+    # importing a collection: a page of its own, for admins (the plan first: 200)
+    ("manage-import", "GET"): s(302, 403, 403, 403, 403, 200),
+    ("manage-import", "POST"): s(302, 403, 403, 403, 403, 200),
     ("manage-agreement", "GET"): s(302, 302, 302, 302, 302, 200),
     ("manage-adjudicate", "GET"): s(302, 302, 302, 302, 302, 405),
     ("manage-adjudicate", "POST"): s(302, 302, 302, 302, 302, 302),
@@ -320,6 +325,14 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
     if key == ("login", "POST"):
         username = user.get_username() if user else "nobody"
         return "form", {"username": username, "password": PASSWORD if user else "wrong"}
+    if key == ("api-collections", "POST"):
+        return "multipart", {
+            "name": f"Matrix collection {role}",
+            "qrels": SimpleUploadedFile("q.txt", b"901 0 c-1 1\n"),
+            "runs": [SimpleUploadedFile("input.m", b"901 Q0 c-1 1 1.0 m\n")],
+        }
+    if key == ("manage-import", "POST"):
+        return "form", {"name": f"Matrix import {role}", "pooled_runs": "none"}
     if key == ("campaign-list", "POST"):
         return "json", {"name": "Matrix campaign 2"}
     if key == ("campaign-detail", "PUT"):

@@ -115,9 +115,14 @@ class CampaignCreateSerializer(serializers.Serializer[Any]):
 
 
 class TopicSerializer(serializers.ModelSerializer[Topic]):
+    id_only = serializers.BooleanField(
+        read_only=True,
+        help_text="Created from the topic ids of qrels or runs, with no title yet.",
+    )
+
     class Meta:
         model = Topic
-        fields = ["id", "qid", "title", "description", "narrative", "tags"]
+        fields = ["id", "qid", "title", "id_only", "description", "narrative", "tags"]
 
 
 class DocumentSerializer(serializers.ModelSerializer[Document]):
@@ -459,3 +464,54 @@ def note_of(data: Any) -> str:
     ser = NoteSerializer(data=data)
     ser.is_valid(raise_exception=True)
     return str(ser.validated_data["note"])
+
+
+class CollectionImportSerializer(serializers.Serializer[Any]):
+    """A TREC collection in one multipart request (``POST /api/v1/collections/``)."""
+
+    name = serializers.CharField(max_length=200, help_text="The new campaign's name.")
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    measures = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        required=False,
+        help_text="The campaign's measures (repeat the field); default: the usual set.",
+    )
+    relevance_threshold = serializers.IntegerField(required=False, default=1)
+    pooled_runs = serializers.ChoiceField(
+        choices=["all", "none", "infer"],
+        default="infer",
+        help_text="Which runs are pooled: all, none, or inferred from the qrels.",
+    )
+    infer_topics = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Topics the pooling is inferred on, e.g. '601-650' (default: every qrels topic).",
+    )
+    pooled = serializers.ListField(
+        child=serializers.CharField(max_length=255),
+        required=False,
+        help_text="Exactly these run tags are pooled (wins over pooled_runs).",
+    )
+    dry_run = serializers.BooleanField(
+        required=False, default=False, help_text="Validate and answer the plan; store nothing."
+    )
+    topics = serializers.FileField(
+        required=False, help_text="Topics file; without it topics are created from the ids."
+    )
+    documents = serializers.ListField(
+        child=serializers.FileField(), required=False, help_text="Documents files (repeat)."
+    )
+    qrels = serializers.FileField(required=False, help_text="TREC qrels file.")
+    runs = serializers.ListField(
+        child=serializers.FileField(), required=False, help_text="TREC run files (repeat)."
+    )
+    groups = serializers.FileField(required=False, help_text="runs.tsv: run<TAB>group lines.")
+
+
+class CollectionImportResultSerializer(serializers.Serializer[Any]):
+    campaign = CampaignSerializer(allow_null=True, help_text="The stored campaign (null: dry run).")
+    summary = serializers.DictField(
+        help_text="What was stored (or would be): topics, documents, judgments, runs with "
+        "their pooled flag and group, and the inferred pooling table."
+    )

@@ -2,6 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
 from judging.api import views
@@ -21,6 +22,7 @@ router.register("judgments", jv.JudgmentViewSet, basename="judgment")
 urlpatterns = [
     path("auth/token/", TokenView.as_view(), name="api-token"),
     path("me/", views.MeView.as_view(), name="api-me"),
+    path("collections/", cv.CollectionImportView.as_view(), name="api-collections"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # the split view: Swagger UI's initialiser is a script file, not inline (CSP); a page:
     # OPTIONS has no template to render (a 500), so it answers 405 as POST does

@@ -23,7 +23,7 @@ from judging.core import uploads
 from judging.core.bulk import insert_rows
 from judging.core.errors import IntegrityFailure, InvalidInput
 from judging.core.roles import Account, UserLike
-from metrics.io import read_qrels
+from metrics.io import Qrels, read_qrels
 from metrics.problems import Problem
 
 logger = logging.getLogger(__name__)
@@ -49,6 +49,35 @@ def _next_number(campaign: Campaign) -> int:
     return (top or 0) + 1
 
 
+def qrels_read(
+    *, campaign: Campaign, data: uploads.Source, source: str = "qrels"
+) -> tuple[Qrels, bytes]:
+    """A TREC qrels file read and validated whole as ``qrels_import`` reads it (grades on the
+    campaign's scale, or negative, none below the column's range), and its plain content;
+    nothing stored. ``campaign`` may be one not saved yet (only its scale is read)."""
+    what = "the qrels file"
+    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
+    with uploads.reading(what):
+        table = read_qrels(
+            upload.data,
+            source=upload.name,
+            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            limits=uploads.record_limits(),
+            scale=campaign.grade_values() or None,
+        )
+    low = table.grades < _LOWEST_GRADE
+    if low.any():
+        rows = [(q, d, g) for q, judged in table.to_dict().items() for d, g in judged.items()]
+        bad = [(q, d, g) for q, d, g in rows if g < _LOWEST_GRADE]
+        raise InvalidInput(
+            f"{len(bad)} grade(s) are below {_LOWEST_GRADE:,}; nothing was stored",
+            [Problem.at(f"{q} {d}", f"grade {g} is out of range") for q, d, g in bad[:20]],
+            total=len(bad),
+            source=source,
+        )
+    return table, upload.data
+
+
 def qrels_import(
     *,
     campaign: Campaign,
@@ -63,26 +92,9 @@ def qrels_import(
     negative (pooled but unjudged; kept as given). Validated whole first; on any problem
     nothing is stored.
     """
-    what = "the qrels file"
-    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
-    with uploads.reading(what):
-        table = read_qrels(
-            upload.data,
-            source=upload.name,
-            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
-            limits=uploads.record_limits(),
-            scale=campaign.grade_values() or None,
-        )
+    table, _ = qrels_read(campaign=campaign, data=data, source=source)
     topic_ids = dict(campaign.topics.values_list("qid", "id"))
     rows = [(q, d, int(g)) for q, judged in table.to_dict().items() for d, g in judged.items()]
-    low = [(q, d, g) for q, d, g in rows if g < _LOWEST_GRADE]
-    if low:
-        raise InvalidInput(
-            f"{len(low)} grade(s) are below {_LOWEST_GRADE:,}; nothing was stored",
-            [Problem.at(f"{q} {d}", f"grade {g} is out of range") for q, d, g in low[:20]],
-            total=len(low),
-            source=source,
-        )
     unknown = [q for q in table.qids if q not in topic_ids]
     if unknown:
         problems = [

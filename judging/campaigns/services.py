@@ -57,6 +57,41 @@ def campaign_create(
     overlap: float = 0.0,
     created_by: Account | None = None,
 ) -> Campaign:
+    campaign = campaign_validate(
+        name=name,
+        description=description,
+        scale=scale,
+        relevance_threshold=relevance_threshold,
+        unknown_topic_policy=unknown_topic_policy,
+        run_pooling=run_pooling,
+        measures=measures,
+        pool_strategy=pool_strategy,
+        pool_depth=pool_depth,
+        pool_budget=pool_budget,
+        overlap=overlap,
+        created_by=created_by,
+    )
+    campaign.save()
+    return campaign
+
+
+def campaign_validate(
+    *,
+    name: str,
+    description: str = "",
+    scale: list[dict[str, Any]] | None = None,
+    relevance_threshold: int = 1,
+    unknown_topic_policy: str = UnknownTopicPolicy.REJECT,
+    run_pooling: str = RunPooling.AUTO,
+    measures: list[str] | None = None,
+    pool_strategy: str = "depth",
+    pool_depth: int = 100,
+    pool_budget: int | None = None,
+    overlap: float = 0.0,
+    created_by: Account | None = None,
+) -> Campaign:
+    """The campaign ``campaign_create`` would store, validated (fields, scale, measures, a
+    unique name) but not saved: lets a multi-file import check everything before storing."""
     campaign = Campaign(
         name=name,
         description=description,
@@ -74,7 +109,6 @@ def campaign_create(
     if measures is not None:
         campaign.measures = measures
     _full_clean(campaign, "the campaign is not valid")
-    campaign.save()
     return campaign
 
 
@@ -173,6 +207,50 @@ class ImportSummary:
         }
 
 
+def topics_read(
+    *,
+    data: uploads.Source,
+    fmt: str | None = None,
+    source: str | None = None,
+    **options: Any,
+) -> list[formats.TopicRecord]:
+    """The topics of a file, validated whole (what ``topics_import`` stores); nothing stored."""
+    what = "the topics file"
+    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
+    with uploads.reading(what):
+        return formats.parse_topics(
+            upload.data,
+            fmt=fmt,
+            source=upload.name,
+            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            limits=_text_limits(),
+            **options,
+        )
+
+
+def topics_from_ids(*, campaign: Campaign, qids: Iterable[str]) -> ImportSummary:
+    """Create the topics named by ``qids`` that the campaign lacks, with no title (id only:
+    ``Topic.id_only``; their pages say so until a topics import fills them in). Every id is
+    checked first (length, no white space); on a problem nothing is stored."""
+    wanted = list(dict.fromkeys(qids))
+    problems = []
+    for q in wanted:
+        bad = id_problem("qid", q, settings.POOLJUDGE_MAX_QID_BYTES)
+        if not q or q.split() != [q]:
+            bad = "a topic id is non-empty, without white space"
+        if bad is not None:
+            problems.append(Problem.at(_shown(q), bad))
+    if problems:
+        raise InvalidInput("topic ids are not valid; nothing was stored", problems)
+    summary = ImportSummary()
+    with transaction.atomic():
+        existing = set(campaign.topics.values_list("qid", flat=True))
+        new = [Topic(campaign=campaign, qid=q, title="") for q in wanted if q not in existing]
+        Topic.objects.bulk_create(new, batch_size=1000)
+    summary.created, summary.unchanged = len(new), len(wanted) - len(new)
+    return summary
+
+
 def topics_import(
     *,
     campaign: Campaign,
@@ -182,17 +260,7 @@ def topics_import(
     **options: Any,
 ) -> ImportSummary:
     """Create or update topics from a TREC ``<top>``, JSONL or SMART ``.I/.W`` file."""
-    what = "the topics file"
-    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
-    with uploads.reading(what):
-        records = formats.parse_topics(
-            upload.data,
-            fmt=fmt,
-            source=upload.name,
-            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
-            limits=_text_limits(),
-            **options,
-        )
+    records = topics_read(data=data, fmt=fmt, source=source, **options)
     summary = ImportSummary()
     with transaction.atomic():
         existing = {t.qid: t for t in campaign.topics.all()}
@@ -403,6 +471,30 @@ def documents_store_new(
     return new
 
 
+def documents_check(
+    *,
+    data: uploads.Source,
+    fmt: str | None = None,
+    source: str | None = None,
+) -> int:
+    """Validate a documents file as ``documents_import`` reads it, storing nothing: the number
+    of documents, or ``InvalidInput`` with every problem."""
+    what = "the documents file"
+    limit = settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES if isinstance(data, UploadedFile) else None
+    upload = uploads.read(data, what=what, limit=limit, source=source)
+    with uploads.reading(what):
+        return sum(
+            1
+            for _ in formats.iter_documents(
+                upload.data,
+                fmt=fmt,
+                source=upload.name,
+                max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+                limits=_text_limits(),
+            )
+        )
+
+
 # --- Runs -------------------------------------------------------------------------------------
 
 
@@ -414,6 +506,20 @@ def _run_from_file(upload: uploads.Upload) -> Run:
             max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
             limits=uploads.record_limits(),
         )
+
+
+def run_read(*, data: uploads.Source, source: str = "run") -> tuple[Run, bytes]:
+    """A run file read and validated whole as ``run_submit`` reads it (size, gzip, every line),
+    and its plain content; nothing stored."""
+    upload = uploads.read(
+        data, what="the run file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source
+    )
+    return _run_from_file(upload), upload.data
+
+
+def run_first_lines(data: bytes, qids: set[str]) -> dict[str, int]:
+    """Line number of the first line naming each of ``qids`` in a TREC run or qrels file."""
+    return _first_lines(data, qids)
 
 
 def _run_from_json(results: Any) -> Run:
@@ -551,11 +657,7 @@ def run_submit(
         _check_tag(campaign, owner, tag)
     raw = b""
     if data is not None:
-        upload = uploads.read(
-            data, what="the run file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source
-        )
-        raw = upload.data
-        run = _run_from_file(upload)
+        run, raw = run_read(data=data, source=source)
     else:
         run = _run_from_json(results)
     if not tag:

@@ -210,8 +210,10 @@ def run_evaluation_key(run_id: int, qrels_id: int, mode: str = EvalMode.HONEST) 
     return f"evaluate_run:{run_id}:{qrels_id}:{mode}"
 
 
-def qrels_evaluation_key(qrels_id: int) -> str:
-    return f"evaluate_qrels:{qrels_id}"
+def qrels_evaluation_key(qrels_id: int, mode: str = EvalMode.HONEST) -> str:
+    if mode == EvalMode.HONEST:
+        return f"evaluate_qrels:{qrels_id}"
+    return f"evaluate_qrels:{qrels_id}:{mode}"
 
 
 def enqueue_evaluation(run_id: int, qrels_id: int, mode: str = EvalMode.HONEST) -> None:
@@ -234,10 +236,12 @@ def evaluations_after_run(run: Run) -> None:
     enqueue_evaluation(run.pk, version.pk)
 
 
-def evaluations_after_qrels(version: QrelsVersion) -> None:
-    """A qrels version was published or imported: evaluate every run of the campaign."""
+def evaluations_after_qrels(version: QrelsVersion, mode: str = EvalMode.HONEST) -> None:
+    """A qrels version was published or imported: evaluate every run of the campaign (in
+    ``mode``; one task, the qrels prepared once)."""
+    args: tuple[Any, ...] = (version.pk,) if mode == EvalMode.HONEST else (version.pk, str(mode))
     outbox.enqueue(
         "judging.evaluation.tasks.evaluate_qrels_version",
-        version.pk,
-        key=qrels_evaluation_key(version.pk),
+        *args,
+        key=qrels_evaluation_key(version.pk, mode),
     )

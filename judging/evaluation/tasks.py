@@ -29,15 +29,16 @@ def evaluate_run(run_id: int, qrels_id: int, mode: str = "honest") -> None:
     retry_backoff=True,
     max_retries=5,
 )
-def evaluate_qrels_version(qrels_id: int) -> None:
-    """Evaluate every run of the campaign against a new qrels version (qrels prepared once)."""
+def evaluate_qrels_version(qrels_id: int, mode: str = "honest") -> None:
+    """Evaluate every run of the campaign against a new qrels version (qrels prepared once),
+    in ``mode`` (honest, or trec_eval)."""
     from judging.assessments.models import QrelsVersion
     from judging.evaluation.services import evaluate_runs
 
     version = QrelsVersion.objects.filter(pk=qrels_id).select_related("campaign").first()
     if version is None:
         return
-    evaluate_runs(version=version, runs=version.campaign.runs.all())
+    evaluate_runs(version=version, runs=version.campaign.runs.all(), mode=mode)
 
 
 @shared_task(

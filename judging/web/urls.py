@@ -1,7 +1,16 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from judging.web import admin_pages, annotate, bias_pages, results, submit_pages, text_pages, views
+from judging.web import (
+    admin_pages,
+    annotate,
+    bias_pages,
+    collection_pages,
+    results,
+    submit_pages,
+    text_pages,
+    views,
+)
 from judging.web.login import LoginForm, answer_429_when_locked
 
 urlpatterns = [
@@ -37,6 +46,7 @@ urlpatterns = [
     path("runs/<int:run_id>/pooled/", results.run_pooled, name="run-pooled"),
     path("runs/<int:run_id>/recall.svg", results.run_recall_svg, name="run-recall-svg"),
     path("runs/<int:run_id>/evaluate/", results.run_evaluate, name="run-evaluate"),
+    path("manage/import/", collection_pages.import_collection, name="manage-import"),
     path("manage/<int:campaign_id>/", admin_pages.progress, name="manage-progress"),
     path(
         "manage/<int:campaign_id>/agreement/", admin_pages.agreement_page, name="manage-agreement"

@@ -11,7 +11,7 @@ from judging.core.errors import DomainError
 
 
 class Command(BaseCommand):
-    help = "Create a campaign (name, scale, relevance threshold, unknown-topic policy)."
+    help = "Create a campaign (name, scale, relevance threshold, unknown-topic policy, measures)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
@@ -19,6 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("--scale", help='JSON, e.g. \'[{"grade":0,"label":"No"},...]\'')
         parser.add_argument("--threshold", type=int, default=1)
         parser.add_argument("--unknown-topics", choices=["reject", "ignore"], default="reject")
+        parser.add_argument(
+            "--measures", nargs="+", metavar="M", help="e.g. AP P@10 Rprec (default: the usual)."
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
@@ -32,6 +35,7 @@ class Command(BaseCommand):
                 scale=scale,
                 relevance_threshold=opts["threshold"],
                 unknown_topic_policy=opts["unknown_topics"],
+                measures=opts["measures"],
             )
         except DomainError as exc:
             raise as_command_error(exc) from None

@@ -15,6 +15,7 @@ from judging.cli.management.commands._common import (
     read_path,
 )
 from judging.core.errors import Conflict, DomainError
+from judging.workflows.collections import tag_from_name
 from judging.workflows.runs import run_submitted
 
 
@@ -55,7 +56,7 @@ class Command(BaseCommand):
         with transaction.atomic():  # all or nothing: a bad file rolls back the whole batch
             for path in paths:
                 name = str(path)
-                tag = opts["tag"] or _tag_from_name(name)
+                tag = opts["tag"] or tag_from_name(name)
                 try:
                     with transaction.atomic():  # a savepoint, so the next files still run
                         run = run_submitted(
@@ -94,12 +95,3 @@ class Command(BaseCommand):
                 )
         for line in done:
             self.stdout.write(line)
-
-
-def _tag_from_name(path: str) -> str | None:
-    """TREC archives name runs ``input.<tag>[.gz]``; otherwise the file's tag column is used."""
-    name = Path(path).name
-    if name.startswith("input."):
-        name = name[len("input.") :]
-        return name[:-3] if name.endswith(".gz") else name
-    return None

@@ -1,0 +1,141 @@
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from judging.cli.management.commands._common import as_command_error, read_path
+from judging.core.errors import DomainError, InvalidInput
+from judging.workflows.collections import (
+    IMPORT_ACCOUNT,
+    POOLED_RUNS,
+    CollectionPlan,
+    NamedFile,
+    collection_imported,
+    topic_ranges,
+)
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a TREC collection in one step: a new campaign with its topics (from a topics "
+        "file, or created from the qrels' and runs' topic ids, with no title), documents, run "
+        "files (groups from a runs.tsv) and qrels. Every file is validated before anything is "
+        "stored, in one transaction; problems name the file and line. --dry-run prints the "
+        "plan, stores nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--campaign", required=True, help="Name of the new campaign.")
+        parser.add_argument("--description", default="")
+        parser.add_argument("--topics", help="Topics file (TREC <top>, JSONL or SMART).")
+        parser.add_argument("--documents", nargs="+", default=[], metavar="FILE")
+        parser.add_argument("--qrels", help="TREC qrels file: the campaign's qrels version 1.")
+        parser.add_argument("--runs", nargs="+", default=[], metavar="FILE")
+        parser.add_argument("--groups", help="runs.tsv: 'run<TAB>group' lines, with a header.")
+        parser.add_argument("--measures", nargs="+", metavar="M", help="The campaign's measures.")
+        parser.add_argument("--threshold", type=int, default=1, help="Relevance threshold.")
+        parser.add_argument(
+            "--pooled-runs",
+            choices=POOLED_RUNS,
+            default="infer",
+            help="Which runs are pooled: all, none, or infer them from the qrels (default).",
+        )
+        parser.add_argument(
+            "--infer-topics",
+            help="Topics the pooling is inferred on, e.g. 601-650 (default: every qrels topic).",
+        )
+        parser.add_argument(
+            "--owner",
+            help=f"Username owning the runs (default: the system account {IMPORT_ACCOUNT!r}, "
+            "which cannot log in).",
+        )
+        parser.add_argument("--dry-run", action="store_true", help="Validate and print the plan.")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        owner = None
+        if opts["owner"]:
+            owner = get_user_model().objects.filter(username=opts["owner"]).first()
+            if owner is None:
+                raise CommandError(f"no user {opts['owner']!r}")
+
+        def named(path: str) -> NamedFile:
+            return NamedFile(path, read_path(path))
+
+        start = time.perf_counter()
+        try:
+            infer_topics = topic_ranges(opts["infer_topics"]) if opts["infer_topics"] else None
+            plan = collection_imported(
+                name=opts["campaign"],
+                description=opts["description"],
+                measures=opts["measures"],
+                relevance_threshold=opts["threshold"],
+                topics=named(opts["topics"]) if opts["topics"] else None,
+                documents=[named(p) for p in opts["documents"]],
+                qrels=named(opts["qrels"]) if opts["qrels"] else None,
+                runs=[named(p) for p in opts["runs"]],
+                groups=named(opts["groups"]) if opts["groups"] else None,
+                pooled_runs=opts["pooled_runs"],
+                infer_topics=infer_topics,
+                owner=owner,
+                dry_run=opts["dry_run"],
+            )
+        except InvalidInput as exc:
+            raise _files_error(exc) from None
+        except DomainError as exc:
+            raise as_command_error(exc) from None
+        for line in plan_lines(plan):
+            self.stdout.write(line)
+        self.stdout.write(f"({time.perf_counter() - start:.1f} s)")
+
+
+def _files_error(exc: InvalidInput) -> CommandError:
+    lines = [exc.message]
+    for p in exc.problems:
+        where = ": ".join(part for part in (p.location, f"line {p.line}" if p.line else "") if part)
+        lines.append(f"  {where}: {p.message}" if where else f"  {p.message}")
+    if exc.total > len(exc.problems):
+        lines.append(f"  ... and {exc.total - len(exc.problems)} more problem(s)")
+    return CommandError("\n".join(lines))
+
+
+def plan_lines(plan: CollectionPlan) -> list[str]:
+    verb = "stored" if plan.stored else "would store (dry run: nothing stored)"
+    head = f"campaign {plan.campaign!r}"
+    if plan.campaign_id is not None:
+        head += f" (id {plan.campaign_id})"
+    pooled = sum(r.pooled for r in plan.runs)
+    lines = [
+        f"{head}: {verb}",
+        f"  measures: {', '.join(plan.measures)}",
+        f"  topics: {plan.topics}"
+        + (" (from the topics file)" if plan.topics_from == "file" else " (id only, no title yet)"),
+        f"  documents: {plan.documents}",
+        f"  judgments: {plan.judgments} on {plan.qrels_topics} topic(s)"
+        + (f" (qrels version {plan.qrels_version})" if plan.qrels_version else ""),
+        f"  runs: {len(plan.runs)}, pooled: {pooled} ({plan.pooled_runs})",
+    ]
+    lines += [f"  note: {n}" for n in plan.notes]
+    if plan.pooling is not None:
+        inf = plan.pooling
+        lines.append(
+            f"inferred pooling: depth {inf.depth} (up to {inf.tolerance} unjudged allowed), "
+            f"{len(inf.pooled)} of {len(inf.runs)} runs pooled, on {len(inf.topics)} topic(s)"
+        )
+        lines.append(
+            "  (k: deepest rank fully judged on most topics; full@k, full@depth: share of "
+            "topics fully judged to k, to the pool depth)"
+        )
+        lines.append(
+            f"  {'run':<24} {'k':>5} {'full@k':>7} {'judged@k':>9} {'full@depth':>10} pooled"
+        )
+        for g in sorted(inf.runs, key=lambda g: (not g.pooled, g.tag)):
+            lines.append(
+                f"  {g.tag:<24} {g.k:>5} {g.fraction_at_k:>7.2f} {g.judged_at_k:>9.2f} "
+                f"{g.fraction_at_depth:>10.2f} " + ("yes" if g.pooled else "no")
+            )
+    for r in plan.runs:
+        lines.extend(f"  run {r.tag}: warning: {w}" for w in r.warnings)
+    return lines
