@@ -55,6 +55,7 @@ def campaign_create(
     pool_depth: int = 100,
     pool_budget: int | None = None,
     overlap: float = 0.0,
+    document_source: str = "",
     created_by: Account | None = None,
 ) -> Campaign:
     campaign = campaign_validate(
@@ -69,6 +70,7 @@ def campaign_create(
         pool_depth=pool_depth,
         pool_budget=pool_budget,
         overlap=overlap,
+        document_source=document_source,
         created_by=created_by,
     )
     campaign.save()
@@ -88,6 +90,7 @@ def campaign_validate(
     pool_depth: int = 100,
     pool_budget: int | None = None,
     overlap: float = 0.0,
+    document_source: str = "",
     created_by: Account | None = None,
 ) -> Campaign:
     """The campaign ``campaign_create`` would store, validated (fields, scale, measures, a
@@ -102,6 +105,7 @@ def campaign_validate(
         pool_depth=pool_depth,
         pool_budget=pool_budget,
         overlap=overlap,
+        document_source=document_source,
         created_by=created_by,
     )
     if scale is not None:

@@ -486,6 +486,9 @@ def collection_imported(
     ``import_account``) and qrels version in one transaction, and evaluate the runs against it
     (tasks after commit, as ``workflows.qrels`` does; in trec_eval mode too, for comparing with
     the collection's published figures). On any problem nothing is stored."""
+    # where the text of pooled documents comes from ("ir_datasets:<id>": read when a pool is
+    # built, workflows.pools.pooled_texts_fetched), kept with the campaign
+    document_source: str = collection.pop("document_source", "")
     plan = collection_plan(**collection)
     if dry_run:
         return plan
@@ -497,6 +500,7 @@ def collection_imported(
             relevance_threshold=collection.get("relevance_threshold", 1),
             run_pooling=collection.get("run_pooling", RunPooling.AUTO),
             measures=collection.get("measures"),
+            document_source=document_source,
             created_by=collection.get("created_by"),
         )
         topics: NamedFile | None = collection.get("topics")

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
@@ -16,6 +17,7 @@ from judging.workflows.collections import (
     collection_imported,
     topic_ranges,
 )
+from judging.workflows.irds_source import collection_from_ir_datasets
 
 
 class Command(BaseCommand):
@@ -52,6 +54,14 @@ class Command(BaseCommand):
             help=f"Username owning the runs (default: the system account {IMPORT_ACCOUNT!r}, "
             "which cannot log in).",
         )
+        parser.add_argument(
+            "--ir-datasets",
+            metavar="ID",
+            help="Take the topics and qrels from an ir_datasets dataset in its local cache "
+            "(never downloaded; e.g. cranfield), and the pooled documents' text from its "
+            "docstore when a pool is built. Not with --topics or --qrels.",
+        )
+        parser.add_argument("--scale", help='JSON, e.g. \'[{"grade":0,"label":"No"},...]\'')
         parser.add_argument("--dry-run", action="store_true", help="Validate and print the plan.")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -64,7 +74,27 @@ class Command(BaseCommand):
         def named(path: str) -> NamedFile:
             return NamedFile(path, read_path(path))
 
+        try:
+            scale = json.loads(opts["scale"]) if opts["scale"] else None
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--scale is not valid JSON: {exc}") from None
         start = time.perf_counter()
+        topics = named(opts["topics"]) if opts["topics"] else None
+        qrels = named(opts["qrels"]) if opts["qrels"] else None
+        source = ""
+        if opts["ir_datasets"]:
+            if topics is not None or qrels is not None:
+                raise CommandError(
+                    "--ir-datasets gives the topics and qrels: not with --topics or --qrels"
+                )
+            try:
+                dataset = collection_from_ir_datasets(opts["ir_datasets"])
+            except DomainError as exc:
+                raise as_command_error(exc) from None
+            topics = NamedFile(f"{dataset.source} topics", dataset.topics_jsonl())
+            if dataset.qrels is not None:
+                qrels = NamedFile(f"{dataset.source} qrels", dataset.qrels)
+            source = dataset.source if dataset.has_docs else ""
         try:
             infer_topics = topic_ranges(opts["infer_topics"]) if opts["infer_topics"] else None
             plan = collection_imported(
@@ -72,9 +102,11 @@ class Command(BaseCommand):
                 description=opts["description"],
                 measures=opts["measures"],
                 relevance_threshold=opts["threshold"],
-                topics=named(opts["topics"]) if opts["topics"] else None,
+                scale=scale,
+                topics=topics,
                 documents=[named(p) for p in opts["documents"]],
-                qrels=named(opts["qrels"]) if opts["qrels"] else None,
+                qrels=qrels,
+                document_source=source,
                 runs=[named(p) for p in opts["runs"]],
                 groups=named(opts["groups"]) if opts["groups"] else None,
                 pooled_runs=opts["pooled_runs"],
