@@ -225,3 +225,23 @@ def test_significance_of_runs_with_no_scored_topic_in_common_says_so(
     body = r.json()
     assert body["comparisons"] == [] and body["n_queries"] == 0
     assert "no scored topic in common" in body["note"]
+
+
+@pytest.mark.parametrize(("precision", "rr"), [("double", 1.0), ("single", 0.5)])
+def test_a_campaign_in_single_precision_ranks_scores_as_trec_eval_9_did(
+    admin_user: Any, researcher: Any, precision: str, rr: float
+) -> None:
+    """1.00000001 and 1.0 differ as doubles (trec_eval 10) and tie as C floats (trec_eval 9,
+    pytrec_eval), where the tie goes to the docid in descending order: "b" first."""
+    from judging.campaigns.services import campaign_create
+
+    campaign = campaign_create(
+        name=f"scores as {precision}", score_precision=precision, created_by=admin_user
+    )
+    Topic.objects.create(campaign=campaign, qid="1", title="one")
+    run = run_submitted(
+        campaign=campaign, owner=researcher, tag="close", results={"1": {"a": 1.00000001, "b": 1.0}}
+    )
+    version = qrels_imported(campaign=campaign, data=b"1 0 a 1\n1 0 b 0\n")
+    (evaluation,) = evaluate_runs(version=version, runs=[run], mode="trec_eval", measures=["RR"])
+    assert evaluation.result["measures"]["RR"]["value"] == rr

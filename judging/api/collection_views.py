@@ -68,6 +68,7 @@ class CollectionImportView(APIView):
             description=data["description"],
             measures=data.get("measures"),
             relevance_threshold=data["relevance_threshold"],
+            score_precision=data["score_precision"],
             topics=_named(data.get("topics"), "topics"),
             documents=[NamedFile(f.name or "documents", f) for f in data.get("documents", [])],
             qrels=_named(data.get("qrels"), "qrels"),

@@ -15,6 +15,7 @@ from judging.campaigns.models import (
     Document,
     Run,
     RunPooling,
+    ScorePrecision,
     Topic,
     UnknownTopicPolicy,
     default_scale,
@@ -76,12 +77,13 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
             "relevance_threshold",
             "unknown_topic_policy",
             "run_pooling",
+            "score_precision",
             "created_at",
             "num_topics",
             "num_documents",
             "num_runs",
         ]
-        read_only_fields = ["id", "created_at"]
+        read_only_fields = ["id", "created_at", "score_precision"]
 
     def validate_name(self, name: str) -> str:
         return _check_name(name)
@@ -105,6 +107,12 @@ class CampaignCreateSerializer(serializers.Serializer[Any]):
         choices=UnknownTopicPolicy.choices, default=UnknownTopicPolicy.REJECT
     )
     run_pooling = serializers.ChoiceField(choices=RunPooling.choices, default=RunPooling.AUTO)
+    score_precision = serializers.ChoiceField(
+        choices=ScorePrecision.choices,
+        default=ScorePrecision.DOUBLE,
+        help_text="Compare run scores as doubles (trec_eval 10) or in single precision, as "
+        "trec_eval 9 and pytrec_eval read them; chosen once, when the campaign is created.",
+    )
 
     def validate_name(self, name: str) -> str:
         return _check_name(name)
@@ -477,6 +485,12 @@ class CollectionImportSerializer(serializers.Serializer[Any]):
         help_text="The campaign's measures (repeat the field); default: the usual set.",
     )
     relevance_threshold = serializers.IntegerField(required=False, default=1)
+    score_precision = serializers.ChoiceField(
+        choices=ScorePrecision.choices,
+        default=ScorePrecision.DOUBLE,
+        help_text="Compare run scores as doubles (trec_eval 10) or in single precision, as "
+        "trec_eval 9 and pytrec_eval read them (to reproduce figures published with those).",
+    )
     pooled_runs = serializers.ChoiceField(
         choices=["all", "none", "infer"],
         default="infer",

@@ -120,6 +120,16 @@ class RunPooling(models.TextChoices):
     CLOSED = "closed", "Closed: new runs are not pooled until an admin includes them"
 
 
+class ScorePrecision(models.TextChoices):
+    """How run scores are compared when runs are evaluated. trec_eval 10 reads them as doubles;
+    trec_eval 9 and pytrec_eval as C floats (single precision), and scores that differ only
+    beyond a float's precision then tie and are ordered by docid: the figures TREC published
+    with those versions are reproduced only so."""
+
+    DOUBLE = "double", "Doubles (trec_eval 10)"
+    SINGLE = "single", "Single precision (trec_eval 9, pytrec_eval: older published figures)"
+
+
 class CampaignQuerySet(models.QuerySet["Campaign"]):
     def visible_to(self, user: UserLike) -> CampaignQuerySet:
         from judging.core.roles import is_admin, is_annotator, is_researcher
@@ -190,6 +200,14 @@ class Campaign(models.Model):
     )
     pool_budget = models.PositiveIntegerField(
         null=True, blank=True, help_text="Documents (or judgments) per topic; empty: no limit."
+    )
+    score_precision = models.CharField(
+        max_length=10,
+        choices=ScorePrecision.choices,
+        default=ScorePrecision.DOUBLE,
+        help_text="How run scores are compared when evaluating: as doubles (trec_eval 10), or "
+        "rounded to single precision as trec_eval 9 and pytrec_eval read them (to reproduce "
+        "figures published with those). Chosen when the campaign is created.",
     )
     document_source = models.CharField(
         max_length=300,

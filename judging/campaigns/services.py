@@ -28,6 +28,7 @@ from judging.campaigns.models import (
     Document,
     RankedList,
     RunPooling,
+    ScorePrecision,
     Topic,
     UnknownTopicPolicy,
 )
@@ -56,6 +57,7 @@ def campaign_create(
     pool_budget: int | None = None,
     overlap: float = 0.0,
     document_source: str = "",
+    score_precision: str = ScorePrecision.DOUBLE,
     created_by: Account | None = None,
 ) -> Campaign:
     campaign = campaign_validate(
@@ -71,6 +73,7 @@ def campaign_create(
         pool_budget=pool_budget,
         overlap=overlap,
         document_source=document_source,
+        score_precision=score_precision,
         created_by=created_by,
     )
     campaign.save()
@@ -91,6 +94,7 @@ def campaign_validate(
     pool_budget: int | None = None,
     overlap: float = 0.0,
     document_source: str = "",
+    score_precision: str = ScorePrecision.DOUBLE,
     created_by: Account | None = None,
 ) -> Campaign:
     """The campaign ``campaign_create`` would store, validated (fields, scale, measures, a
@@ -106,6 +110,7 @@ def campaign_validate(
         pool_budget=pool_budget,
         overlap=overlap,
         document_source=document_source,
+        score_precision=score_precision,
         created_by=created_by,
     )
     if scale is not None:

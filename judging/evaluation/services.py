@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.assessments.selectors import qrels_version
-from judging.campaigns.models import Campaign, RankedList, Run, Topic
+from judging.campaigns.models import Campaign, RankedList, Run, ScorePrecision, Topic
 from judging.core import outbox
 from judging.core.errors import InvalidInput
 from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
@@ -35,7 +35,9 @@ CURVE_DEPTH = 100
 
 
 def metrics_run(run: Run) -> MetricsRun:
-    """A stored run as a ``metrics`` run (already in trec_eval order)."""
+    """A stored run as a ``metrics`` run (already in trec_eval order), its scores rounded to
+    single precision, and the run ordered again, where the campaign says so
+    (``Campaign.score_precision``)."""
     rows = list(
         RankedList.objects.filter(run=run)
         .order_by("topic__qid")
@@ -50,7 +52,10 @@ def metrics_run(run: Run) -> MetricsRun:
     scores = np.frombuffer(b"".join(bytes(s) for _, _, _, s in rows), dtype="<f8").astype(
         np.float64
     )
-    return MetricsRun(qids=qids, offsets=offsets, docids=docids, scores=scores, tag=run.tag)
+    stored = MetricsRun(qids=qids, offsets=offsets, docids=docids, scores=scores, tag=run.tag)
+    if run.campaign.score_precision == ScorePrecision.SINGLE:
+        return stored.with_float32_scores()  # as trec_eval 9 and pytrec_eval read them
+    return stored
 
 
 def rankings(run: Run, depth: int | None = None) -> dict[str, list[str]]:

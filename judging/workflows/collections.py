@@ -25,7 +25,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from judging.assessments.services import qrels_read
-from judging.campaigns.models import Campaign, RunPooling
+from judging.campaigns.models import Campaign, RunPooling, ScorePrecision
 from judging.campaigns.models import Run as RunModel
 from judging.campaigns.services import (
     campaign_create,
@@ -292,6 +292,7 @@ def collection_plan(
     relevance_threshold: int = 1,
     description: str = "",
     run_pooling: str = RunPooling.AUTO,
+    score_precision: str = ScorePrecision.DOUBLE,
     topics: NamedFile | None = None,
     documents: Sequence[NamedFile] = (),
     qrels: NamedFile | None = None,
@@ -323,6 +324,7 @@ def collection_plan(
             scale=scale,
             relevance_threshold=relevance_threshold,
             run_pooling=run_pooling,
+            score_precision=score_precision,
             measures=measures,
             created_by=created_by,
         )
@@ -499,6 +501,7 @@ def collection_imported(
             scale=collection.get("scale"),
             relevance_threshold=collection.get("relevance_threshold", 1),
             run_pooling=collection.get("run_pooling", RunPooling.AUTO),
+            score_precision=collection.get("score_precision", ScorePrecision.DOUBLE),
             measures=collection.get("measures"),
             document_source=document_source,
             created_by=collection.get("created_by"),

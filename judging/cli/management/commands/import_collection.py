@@ -61,6 +61,14 @@ class Command(BaseCommand):
             "(never downloaded; e.g. cranfield), and the pooled documents' text from its "
             "docstore when a pool is built. Not with --topics or --qrels.",
         )
+        parser.add_argument(
+            "--score-precision",
+            choices=["double", "single"],
+            default="double",
+            help="Compare run scores as doubles (trec_eval 10, default) or rounded to single "
+            "precision, as trec_eval 9 and pytrec_eval read them: figures published with those "
+            "(TREC's official ones up to 2019) are reproduced only so.",
+        )
         parser.add_argument("--scale", help='JSON, e.g. \'[{"grade":0,"label":"No"},...]\'')
         parser.add_argument("--dry-run", action="store_true", help="Validate and print the plan.")
 
@@ -103,6 +111,7 @@ class Command(BaseCommand):
                 measures=opts["measures"],
                 relevance_threshold=opts["threshold"],
                 scale=scale,
+                score_precision=opts["score_precision"],
                 topics=topics,
                 documents=[named(p) for p in opts["documents"]],
                 qrels=qrels,
