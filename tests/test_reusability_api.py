@@ -350,7 +350,8 @@ def test_the_readme_examples_answer_as_documented(
     commands = [
         shlex.split(line)
         for line in text.splitlines()
-        if line.startswith("curl ") and ("topics" in line or "reusability" in line)
+        if line.startswith("curl ")
+        and (("/bias/" in line and "topics" in line) or "/reusability/" in line)
     ]
     assert len(commands) == 3, commands
     v1 = QrelsVersion.objects.get(campaign=demo, number=1)  # its report computed at load
