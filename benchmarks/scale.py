@@ -4,7 +4,8 @@
 on Redis, gunicorn serving HTTP.
 
     CELERY_BROKER_URL=redis://127.0.0.1:6379/14 .venv/bin/python benchmarks/scale.py \
-        [--shape rag dl] [--size 0.5 1 2] [--workers 1 2] [--results var/scale.json] [--fresh]
+        [--shape rag dl] [--size 0.5 1 2] [--workers 1 2] [--repeat 3] \
+        [--results var/scale.json] [--fresh]
 
 Per shape and size (``--size`` scales the number of topics, and the judgments with them: the
 lines grow in proportion, every ranking keeps its depth), in a database of its own
@@ -19,9 +20,11 @@ processes, restarted before each step so the peak is the step's):
   pool, imported, until every task it causes is done (evaluations, default bias report,
   reusability) on one worker;
 - **evaluate** (per ``--workers`` count): the version's evaluations deleted and
-  ``evaluate_qrels_version`` recorded again, until every run's evaluation is stored;
+  ``evaluate_qrels_version`` recorded again, until every run's evaluation is stored (the
+  median of ``--repeat``);
 - **bias** (per ``--workers`` count): the default bias report (leave-one-run-out, depth 20,
-  the campaign's headline measure) deleted and asked for again, until it is stored;
+  the campaign's headline measure) deleted and asked for again, until it is stored (the
+  median of ``--repeat``);
 - **reads**: the leaderboard, a run's and the bias page and their API (``p95`` of 20 warm
   requests each, after 3 unmeasured).
 
@@ -337,7 +340,7 @@ def outbox_idle() -> bool:
     return not OutboxTask.objects.filter(done_at__isnull=True).exists()
 
 
-def child(shape: str, size: float, workers: list[int], results: Results) -> None:
+def child(shape: str, size: float, workers: list[int], results: Results, repeat: int = 1) -> None:
     col = Collection(shape, size)
     db = f"pooljudge_scale_{shape}_{str(size).replace('.', '_')}"
     queue = f"pooljudge-scale-{os.getpid()}"
@@ -433,19 +436,25 @@ def child(shape: str, size: float, workers: list[int], results: Results) -> None
             {"s": seconds, "mb": memory, "lines": col.lines, "note": "incl. generating the files"},
         )
 
-    def on_workers(n: int, key: str, start_work: Any, done: Any) -> None:
+    def on_workers(n: int, key: str, start_work: Any, done: Any, times: int = 1) -> None:
+        """Time ``start_work`` until ``done`` on ``n`` fresh workers (the median of ``times``)."""
         if results.get(f"{prefix}/{key}") is not None:
             return
         pool = Workers(env, n, f"{shape}-{key}")
         try:
-            start = time.perf_counter()
-            start_work()
-            wait(done, key)
-            seconds = time.perf_counter() - start
+            took = []
+            for _ in range(times):
+                start = time.perf_counter()
+                start_work()
+                wait(done, key)
+                took.append(time.perf_counter() - start)
             memory = pool.peak()
         finally:
             pool.stop()
-        results.put(f"{prefix}/{key}", {"s": seconds, "mb": memory, "lines": col.lines})
+        figure: dict[str, Any] = {"s": statistics.median(took), "mb": memory, "lines": col.lines}
+        if times > 1:
+            figure["all"] = ", ".join(f"{t:.2f}" for t in took)
+        results.put(f"{prefix}/{key}", figure)
 
     for depth in (10, 20):
         holder: dict[str, Any] = {}
@@ -501,7 +510,7 @@ def child(shape: str, size: float, workers: list[int], results: Results) -> None
                 raise SystemExit(f"an evaluation failed: {failed.error}")
             return done == nruns
 
-        on_workers(n, f"evaluate/{n}w", evaluate_again, evaluated)
+        on_workers(n, f"evaluate/{n}w", evaluate_again, evaluated, repeat)
 
         def bias_again() -> None:
             BiasReport.objects.filter(**report_key).delete()
@@ -514,18 +523,24 @@ def child(shape: str, size: float, workers: list[int], results: Results) -> None
                 raise SystemExit(f"the bias report failed: {report.error}")
             return report is not None and report.state == EvalState.DONE
 
-        on_workers(n, f"bias/{n}w", bias_again, reported)
+        on_workers(n, f"bias/{n}w", bias_again, reported, repeat)
     wait(outbox_idle, "the outbox to be idle", timeout=600)
 
     if results.get(f"{prefix}/reads") is None:
         from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
         from django.contrib.sessions.backends.db import SessionStore
 
-        session = SessionStore()
-        session[SESSION_KEY] = str(admin.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-        session[HASH_SESSION_KEY] = admin.get_session_auth_hash()
-        session.create()
+        def signed_in() -> str:
+            """A session of the admin, as the login form would make it: its cookie value."""
+            admin.refresh_from_db()
+            session = SessionStore()
+            session[SESSION_KEY] = str(admin.pk)
+            session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+            session[HASH_SESSION_KEY] = admin.get_session_auth_hash()
+            session.create()
+            return str(session.session_key)
+
+        cookie = signed_in()
         run = campaign.runs.order_by("tag").first()
         assert run is not None
         paths = {
@@ -541,7 +556,7 @@ def child(shape: str, size: float, workers: list[int], results: Results) -> None
         try:
             for name, path in paths.items():
                 page = "API" not in name
-                h = {"Cookie": f"sessionid={session.session_key}"} if page else headers
+                h = {"Cookie": f"sessionid={cookie}"} if page else headers
                 client = http.client.HTTPConnection("127.0.0.1", PORT, timeout=600)
                 times = []
                 for i in range(23):
@@ -549,8 +564,16 @@ def child(shape: str, size: float, workers: list[int], results: Results) -> None
                     client.request("GET", path, headers=h)
                     answer = client.getresponse()
                     body = answer.read()
+                    if answer.status == 302 and page and i == 0:  # once: signed in again
+                        print(
+                            f"  {name}: redirected to {answer.getheader('Location')}; new session"
+                        )
+                        cookie = signed_in()
+                        h = {"Cookie": f"sessionid={cookie}"}
+                        continue
                     if answer.status != 200:
-                        raise SystemExit(f"{name} {path}: {answer.status} {body[:300]!r}")
+                        where = answer.getheader("Location", "")
+                        raise SystemExit(f"{name} {path}: {answer.status} {where} {body[:300]!r}")
                     if i >= 3:
                         times.append((time.perf_counter() - t0) * 1000)
                     if answer.getheader("Connection", "").lower() == "close":
@@ -643,6 +666,9 @@ def main() -> None:
     parser.add_argument("--shape", nargs="+", choices=sorted(SHAPES), default=["rag", "dl"])
     parser.add_argument("--size", nargs="+", type=float, default=[1.0])
     parser.add_argument("--workers", nargs="+", type=int, default=[1])
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="evaluate and bias: the median of this many"
+    )
     parser.add_argument("--results", type=Path, default=ROOT / "var" / "scale.json")
     parser.add_argument("--fresh", action="store_true", help="forget the figures measured")
     parser.add_argument("--child", nargs=2, metavar=("SHAPE", "SIZE"), help=argparse.SUPPRESS)
@@ -651,7 +677,7 @@ def main() -> None:
         sys.exit("set CELERY_BROKER_URL to a redis:// URL: the steps run on Celery workers")
     results = Results(args.results)
     if args.child:
-        child(args.child[0], float(args.child[1]), args.workers, results)
+        child(args.child[0], float(args.child[1]), args.workers, results, args.repeat)
         return
     if args.fresh and args.results.exists():
         args.results.unlink()
@@ -667,6 +693,8 @@ def main() -> None:
                     str(size),
                     "--workers",
                     *map(str, args.workers),
+                    "--repeat",
+                    str(args.repeat),
                     "--results",
                     str(args.results),
                 ],
