@@ -229,6 +229,47 @@ def test_a_lost_part_is_sent_again_by_the_sweep_and_the_report_completes(
     assert report.result == unsplit(report)
 
 
+@pytest.mark.django_db
+def test_a_run_submitted_while_the_parts_run_is_in_none_of_them(
+    split_campaign: Campaign,
+    as_committed: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    researcher: Any,
+) -> None:
+    real_send = outbox.send
+    held: list[int] = []
+
+    def holding_send(row_id: int) -> bool:
+        row = OutboxTask.objects.get(pk=row_id)
+        if row.task.endswith("compute_bias_part") and "coverage" in row.args:
+            held.append(row_id)  # queued behind other work
+            return True
+        return real_send(row_id)
+
+    monkeypatch.setattr(outbox, "send", holding_send)
+    with as_committed():
+        report = bias_report_request(campaign=split_campaign, measure="AP", depth=5)
+    assert report is not None and held
+    expected = unsplit(report)  # the campaign's runs when the parts were recorded
+    with as_committed():
+        late = run_submitted(
+            campaign=split_campaign,
+            owner=researcher,
+            tag="late",
+            group="lab-late",
+            results={q: {f"d{q}-{i}": 9.0 - i for i in range(8)} for q in TOPICS},
+        )
+    assert late.pooled
+    monkeypatch.setattr(outbox, "send", real_send)
+    with as_committed():
+        real_send(held[0])
+    report.refresh_from_db()
+    assert report.state == EvalState.DONE, report.error
+    assert "late" not in report.result["pooled"]
+    assert "late" not in json.dumps(report.result)
+    assert report.result == expected
+
+
 # --- evaluation in parts ----------------------------------------------------------------------
 
 

@@ -426,14 +426,16 @@ class _Inputs:
     """What a report's analyses read, each loaded when first needed: a part that needs only the
     qrels (coverage of nothing, the header) does not read every run."""
 
-    def __init__(self, report: BiasReport) -> None:
+    def __init__(self, report: BiasReport, run_ids: Sequence[int] | None = None) -> None:
         self.report = report
         self.campaign = report.campaign
         self.level = report.campaign.relevance_threshold
+        self.run_ids = run_ids  # None: every run of the campaign now
 
     @cached_property
     def runs_models(self) -> list[Run]:
-        return list(self.campaign.runs.order_by("tag"))
+        runs = self.campaign.runs.order_by("tag")
+        return list(runs if self.run_ids is None else runs.filter(pk__in=self.run_ids))
 
     @cached_property
     def runs(self) -> dict[str, MetricsRun]:
@@ -624,16 +626,25 @@ def bias_report_start(*, report_id: int) -> BiasReport | None:
     if report is None or report.state == EvalState.DONE:
         return report
     with transaction.atomic():
-        locked = BiasReport.objects.select_for_update().filter(pk=report_id).first()
+        locked = (
+            BiasReport.objects.select_for_update(of=("self",))
+            .select_related("campaign")
+            .filter(pk=report_id)
+            .first()
+        )
         if locked is None or locked.state == EvalState.DONE:
             return locked
         stored = {p.name: p for p in BiasPart.objects.filter(report=locked)}
+        # every part analyses the same runs: those of the first parts recorded, else now's
+        pinned = next((p.runs for p in stored.values()), None)
+        if pinned is None:
+            pinned = list(locked.campaign.runs.order_by("pk").values_list("pk", flat=True))
         for name in BIAS_PARTS:
             part = stored.get(name)
             if part is not None and part.state == EvalState.DONE:
                 continue
             if part is None:
-                BiasPart.objects.create(report=locked, name=name)
+                BiasPart.objects.create(report=locked, name=name, runs=pinned)
             elif part.state == EvalState.FAILED:  # asked again: computed again
                 BiasPart.objects.filter(pk=part.pk).update(state=EvalState.PENDING, error="")
             elif outbox.is_live(part_key(report_id, name)):
@@ -672,7 +683,7 @@ def bias_part_compute(*, report_id: int, name: str) -> BiasPart | None:
     if part.state == EvalState.PENDING:
         start = time.perf_counter()
         try:
-            part.result = _part(name, _Inputs(part.report))
+            part.result = _part(name, _Inputs(part.report, part.runs))
             part.state = EvalState.DONE
             part.error = ""
         except Exception as exc:  # stored, and the assembled report fails with it
@@ -704,7 +715,8 @@ def bias_report_assemble(*, report_id: int) -> BiasReport | None:
         for name in BIAS_PARTS:
             if parts[name].state == EvalState.FAILED:
                 raise StageFailed(parts[name].error)
-        return _assemble(_header(_Inputs(report)), {n: parts[n].result for n in BIAS_PARTS})
+        inputs = _Inputs(report, parts[BIAS_PARTS[0]].runs)
+        return _assemble(_header(inputs), {n: parts[n].result for n in BIAS_PARTS})
 
     store_computed(report, compute)
     report.seconds = (report.seconds or 0.0) + sum(parts[n].seconds or 0.0 for n in BIAS_PARTS)

@@ -160,6 +160,12 @@ class BiasPart(models.Model):
 
     report = models.ForeignKey(BiasReport, on_delete=models.CASCADE, related_name="parts")
     name = models.CharField(max_length=40)
+    runs = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Ids of the runs analysed: the campaign's when the report's parts were first "
+        "recorded, so that every part (and one computed again) sees the same runs.",
+    )
     state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
     error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
