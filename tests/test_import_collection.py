@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import override_settings
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run, Topic
@@ -51,7 +52,9 @@ def _evaluated(campaign: Campaign) -> None:
     recorded = set(OutboxTask.objects.values_list("key", flat=True))
     assert qrels_evaluation_key(version.pk) in recorded  # honest, as after any qrels import
     assert qrels_evaluation_key(version.pk, "trec_eval") in recorded
-    evaluate_qrels_version(version.pk, "trec_eval")
+    # in this process, all in one part: the parts' tasks would be sent after a commit
+    with override_settings(POOLJUDGE_EVAL_RUNS_PER_TASK=10_000):
+        evaluate_qrels_version(version.pk, "trec_eval")
 
 
 def _board(api_client_for: Any, admin_user: Any, campaign: Campaign) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import cached_property
 from typing import Any, NamedTuple, TypeVar
 
 from django.conf import settings
@@ -28,6 +29,7 @@ from judging.core.roles import Account
 from judging.evaluation.models import (
     TOPICS_MAX_LENGTH,
     BiasKind,
+    BiasPart,
     BiasReport,
     EvalState,
     Reusability,
@@ -376,15 +378,6 @@ def store_computed(report: ReportT, compute: Callable[[], dict[str, Any]]) -> Re
     return report
 
 
-def bias_report_compute(*, report_id: int) -> BiasReport | None:
-    """Compute a stored report (the task body); safe to run twice. Any failure is stored with
-    the report (state failed, the error naming the part that failed), never raised."""
-    report = BiasReport.objects.select_related("campaign", "qrels").filter(pk=report_id).first()
-    if report is None or report.state == EvalState.DONE:
-        return report
-    return store_computed(report, lambda: _compute(report.campaign, report))
-
-
 def campaign_runs(
     campaign: Campaign,
 ) -> tuple[list[Run], dict[str, MetricsRun]]:
@@ -429,27 +422,82 @@ def _analysed_topics(
     return wanted, info
 
 
-def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
-    runs_models, runs = campaign_runs(campaign)
-    pooled = [r.tag for r in runs_models if r.pooled]
-    groups = {r.tag: r.group or r.tag for r in runs_models}
-    qrels_map = qrels_dict(report.qrels)
-    qrels = Qrels.from_dict(qrels_map)
-    level = campaign.relevance_threshold
-    topics, topics_info = _analysed_topics(campaign, report, qrels_map)
-    out: dict[str, Any] = {
-        "qrels_version": report.qrels.number,
-        "pooled": pooled,
-        "topics": topics_info,
+class _Inputs:
+    """What a report's analyses read, each loaded when first needed: a part that needs only the
+    qrels (coverage of nothing, the header) does not read every run."""
+
+    def __init__(self, report: BiasReport, run_ids: Sequence[int] | None = None) -> None:
+        self.report = report
+        self.campaign = report.campaign
+        self.level = report.campaign.relevance_threshold
+        self.run_ids = run_ids  # None: every run of the campaign now
+
+    @cached_property
+    def runs_models(self) -> list[Run]:
+        runs = self.campaign.runs.order_by("tag")
+        return list(runs if self.run_ids is None else runs.filter(pk__in=self.run_ids))
+
+    @cached_property
+    def runs(self) -> dict[str, MetricsRun]:
+        return {r.tag: metrics_run(r) for r in self.runs_models}
+
+    @cached_property
+    def pooled(self) -> list[str]:
+        return [r.tag for r in self.runs_models if r.pooled]
+
+    @cached_property
+    def qrels_map(self) -> dict[str, dict[str, int]]:
+        return qrels_dict(self.report.qrels)
+
+    @cached_property
+    def qrels(self) -> Qrels:
+        return Qrels.from_dict(self.qrels_map)
+
+    @cached_property
+    def analysed(self) -> tuple[list[str] | None, dict[str, Any]]:
+        return _analysed_topics(self.campaign, self.report, self.qrels_map)
+
+    @property
+    def topics(self) -> list[str] | None:
+        return self.analysed[0]
+
+
+# The analyses of a report, in the order the result lists them (and a failure names the first
+# that failed): each is computed by ``_part`` on its own (one task each when split).
+BIAS_PARTS = (
+    "loo",
+    "estimators",
+    "coverage",
+    *(f"efficiency:{name}" for name in EFFICIENCY_STRATEGIES),
+    "before_after",
+)
+
+
+def _header(inputs: _Inputs) -> dict[str, Any]:
+    return {
+        "qrels_version": inputs.report.qrels.number,
+        "pooled": inputs.pooled,
+        "topics": inputs.analysed[1],
     }
-    if len(pooled) >= 2:
+
+
+def _part(name: str, inputs: _Inputs) -> dict[str, Any]:
+    """One analysis of the report (a name of ``BIAS_PARTS``), as its piece of the result."""
+    report, level = inputs.report, inputs.level
+    inputs.analysed  # noqa: B018 (a report's topic problem fails every part, outside a stage)
+    topics = inputs.topics
+    out: dict[str, Any] = {}
+    if name == "loo":
+        pooled = inputs.pooled
+        if len(pooled) < 2:
+            return {"loo_unavailable": "leave-one-out needs at least two pooled runs"}
         with stage("leave-one-out"):
             loo = LeaveOneOut(
-                qrels,
-                runs,
+                inputs.qrels,
+                inputs.runs,
                 depth=report.depth,
                 leave_out="group" if report.kind == BiasKind.LOO_GROUP else "run",
-                groups=groups,
+                groups={r.tag: r.group or r.tag for r in inputs.runs_models},
                 pooled=pooled,
                 topics=topics,
                 relevance_level=level,
@@ -462,33 +510,218 @@ def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
                     "no pooled run has a leave-one-out delta on these topics (none of them "
                     "retrieved anything there): there is no penalty to estimate"
                 )
-    else:
-        out["loo_unavailable"] = "leave-one-out needs at least two pooled runs"
-    with stage("estimators"):
-        out.update(_estimators(qrels, runs, runs_models, pooled, report, topics, level))
-    with stage("coverage"):
-        out["coverage"] = judged_at_k(qrels, runs, k=10, topics=topics, pooled=pooled).to_dict()
-    with stage("efficiency"):
-        out["efficiency"] = _efficiency(
-            campaign,
-            runs_models,
-            pooled,
-            qrels_map,
-            report.depth,
-            level,
-            topics=None if topics is None else set(topics_info["analysed"]),
+        return out
+    if name == "estimators":
+        with stage("estimators"):
+            return _estimators(
+                inputs.qrels, inputs.runs, inputs.runs_models, inputs.pooled, report, topics, level
+            )
+    if name == "coverage":
+        with stage("coverage"):
+            coverage = judged_at_k(
+                inputs.qrels, inputs.runs, k=10, topics=topics, pooled=inputs.pooled
+            )
+            return {"coverage": coverage.to_dict()}
+    if name.startswith("efficiency:"):
+        with stage("efficiency"):
+            return _efficiency(
+                inputs.campaign,
+                inputs.runs_models,
+                inputs.pooled,
+                inputs.qrels_map,
+                report.depth,
+                level,
+                topics=None if topics is None else set(inputs.analysed[1]["analysed"]),
+                strategies=(name.partition(":")[2],),
+            )
+    if name == "before_after":
+        previous = (
+            QrelsVersion.objects.filter(campaign=inputs.campaign, number__lt=report.qrels.number)
+            .latest_first()
+            .first()
         )
-    previous = (
-        QrelsVersion.objects.filter(campaign=campaign, number__lt=report.qrels.number)
-        .latest_first()
+        if previous is None:
+            return {}
+        with stage("before/after"):
+            return _before_after(
+                inputs.campaign,
+                report,
+                previous,
+                inputs.qrels,
+                inputs.qrels_map,
+                inputs.runs,
+                topics,
+                level,
+            )
+    raise ValueError(f"no bias report part {name!r}")
+
+
+def _assemble(header: dict[str, Any], parts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The report's result from its parts (every name of ``BIAS_PARTS``), as one computation of
+    them all would give it."""
+    out = dict(header)
+    curves: dict[str, Any] = {}
+    efficiency: dict[str, Any] = {}
+    for name in BIAS_PARTS:
+        piece = parts[name]
+        if not name.startswith("efficiency:"):
+            out.update(piece)
+            continue
+        found = piece.get("efficiency", {})
+        if found:
+            efficiency = {**found, "curves": {}}
+            curves.update(found["curves"])
+        if name == f"efficiency:{EFFICIENCY_STRATEGIES[-1]}":
+            out["efficiency"] = {**efficiency, "curves": curves} if efficiency else {}
+    return out
+
+
+def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
+    """The whole report in one process (``POOLJUDGE_BIAS_SPLIT`` off, and the reference the split
+    computation is tested against): every part, then the same assembly."""
+    inputs = _Inputs(report)
+    inputs.analysed  # noqa: B018 (the topic problem first, as every part meets it)
+    return _assemble(_header(inputs), {name: _part(name, inputs) for name in BIAS_PARTS})
+
+
+# --- computing a report, split across workers ----------------------------------------------
+#
+# ``compute_bias_report`` (the task every request and event sends) records one part row and one
+# outbox task per analysis, in one transaction; each part's task stores its piece (or its
+# failure) in its row, then, if no part is left pending, records the assembling task, which
+# stores the report from the parts. No Celery chord: a chord needs a result backend (the project
+# has none: the state users see lives in our tables) and its counter is lost with a worker or
+# the broker's memory. Here every step is an outbox row, so the sweep re-sends a lost or dead
+# part, and the part that finishes last (or a re-sent one, finding everything stored) records
+# the assembly again; every step is safe to run twice. With tasks inline (tests, ``make demo``)
+# the same steps run one after another in the committing process.
+
+
+def part_key(report_id: int, name: str) -> str:
+    return f"bias:{report_id}:part:{name}"
+
+
+def assemble_key(report_id: int) -> str:
+    return f"bias:{report_id}:assemble"
+
+
+def bias_report_compute(*, report_id: int) -> BiasReport | None:
+    """Compute a stored report here, in this process (``manage.py bias_report``, and the task
+    when ``POOLJUDGE_BIAS_SPLIT`` is off); safe to run twice. Any failure is stored with the
+    report (state failed, the error naming the part that failed), never raised."""
+    report = BiasReport.objects.select_related("campaign", "qrels").filter(pk=report_id).first()
+    if report is None or report.state == EvalState.DONE:
+        return report
+    return store_computed(report, lambda: _compute(report.campaign, report))
+
+
+def bias_report_start(*, report_id: int) -> BiasReport | None:
+    """The body of the task every request and event sends: with ``POOLJUDGE_BIAS_SPLIT`` (the
+    default) record a task for every part not yet stored (and the assembly if none is left),
+    else compute the report here. Safe to run twice: a part stored or on its way is not sent
+    again."""
+    if not settings.POOLJUDGE_BIAS_SPLIT:
+        return bias_report_compute(report_id=report_id)
+    report = BiasReport.objects.filter(pk=report_id).first()
+    if report is None or report.state == EvalState.DONE:
+        return report
+    with transaction.atomic():
+        locked = (
+            BiasReport.objects.select_for_update(of=("self",))
+            .select_related("campaign")
+            .filter(pk=report_id)
+            .first()
+        )
+        if locked is None or locked.state == EvalState.DONE:
+            return locked
+        stored = {p.name: p for p in BiasPart.objects.filter(report=locked)}
+        # every part analyses the same runs: those of the first parts recorded, else now's
+        pinned = next((p.runs for p in stored.values()), None)
+        if pinned is None:
+            pinned = list(locked.campaign.runs.order_by("pk").values_list("pk", flat=True))
+        for name in BIAS_PARTS:
+            part = stored.get(name)
+            if part is not None and part.state == EvalState.DONE:
+                continue
+            if part is None:
+                BiasPart.objects.create(report=locked, name=name, runs=pinned)
+            elif part.state == EvalState.FAILED:  # asked again: computed again
+                BiasPart.objects.filter(pk=part.pk).update(state=EvalState.PENDING, error="")
+            elif outbox.is_live(part_key(report_id, name)):
+                continue  # already on its way
+            outbox.enqueue(
+                "judging.evaluation.tasks.compute_bias_part",
+                report_id,
+                name,
+                key=part_key(report_id, name),
+            )
+        _assemble_when_stored(locked)
+    return report
+
+
+def _assemble_when_stored(report: BiasReport) -> None:
+    """Record the assembling task if no part of ``report`` is pending (in the caller's
+    transaction, which holds the report's row)."""
+    if not BiasPart.objects.filter(report=report, state=EvalState.PENDING).exists():
+        outbox.enqueue(
+            "judging.evaluation.tasks.assemble_bias_report",
+            report.pk,
+            key=assemble_key(report.pk),
+        )
+
+
+def bias_part_compute(*, report_id: int, name: str) -> BiasPart | None:
+    """Compute and store one part of a report (the task body); safe to run twice: a stored
+    part is not computed again. The last part stored records the assembly."""
+    part = (
+        BiasPart.objects.select_related("report__campaign", "report__qrels")
+        .filter(report_id=report_id, name=name)
         .first()
     )
-    if previous is not None:
-        with stage("before/after"):
-            out.update(
-                _before_after(campaign, report, previous, qrels, qrels_map, runs, topics, level)
-            )
-    return out
+    if part is None or part.report.state == EvalState.DONE:
+        return part
+    if part.state == EvalState.PENDING:
+        start = time.perf_counter()
+        try:
+            part.result = _part(name, _Inputs(part.report, part.runs))
+            part.state = EvalState.DONE
+            part.error = ""
+        except Exception as exc:  # stored, and the assembled report fails with it
+            part.result = {}
+            part.state = EvalState.FAILED
+            part.error = failure_text(exc)
+        part.computed_at = timezone.now()
+        part.seconds = time.perf_counter() - start
+        part.save()
+    with transaction.atomic():
+        report = BiasReport.objects.select_for_update().filter(pk=report_id).first()
+        if report is not None and report.state != EvalState.DONE:
+            _assemble_when_stored(report)
+    return part
+
+
+def bias_report_assemble(*, report_id: int) -> BiasReport | None:
+    """Store the report from its parts (the task body) once every part is stored: done, or
+    failed with the error of the first part that failed; safe to run twice. Its ``seconds``
+    are its parts' computing time together."""
+    report = BiasReport.objects.select_related("campaign", "qrels").filter(pk=report_id).first()
+    if report is None or report.state == EvalState.DONE:
+        return report
+    parts = {p.name: p for p in BiasPart.objects.filter(report=report)}
+    if any(n not in parts or parts[n].state == EvalState.PENDING for n in BIAS_PARTS):
+        return report  # the last part to be stored records the assembly again
+
+    def compute() -> dict[str, Any]:
+        for name in BIAS_PARTS:
+            if parts[name].state == EvalState.FAILED:
+                raise StageFailed(parts[name].error)
+        inputs = _Inputs(report, parts[BIAS_PARTS[0]].runs)
+        return _assemble(_header(inputs), {n: parts[n].result for n in BIAS_PARTS})
+
+    store_computed(report, compute)
+    report.seconds = (report.seconds or 0.0) + sum(parts[n].seconds or 0.0 for n in BIAS_PARTS)
+    report.save(update_fields=["seconds"])
+    return report
 
 
 def _scorable(qrels: dict[str, dict[str, int]], level: int, topics: list[str] | None) -> set[str]:
@@ -590,6 +823,7 @@ def _efficiency(
     level: int,
     *,
     topics: set[str] | None = None,
+    strategies: Sequence[str] = EFFICIENCY_STRATEGIES,
 ) -> dict[str, Any]:
     """Relevant documents found against judgments made, per pooling strategy, with the
     current qrels as the oracle over the depth-k pool of the pooled runs (mean per topic), on
@@ -599,7 +833,7 @@ def _efficiency(
         qrels = {q: j for q, j in qrels.items() if q in topics}
         ranked = {t: {q: d for q, d in r.items() if q in topics} for t, r in ranked.items()}
     if not ranked:
-        return {}
+        return {"efficiency": {}}
     pool_sizes = [
         len({d for r in ranked.values() for d in r.get(q, [])})
         for q in {q for r in ranked.values() for q in r}
@@ -608,14 +842,16 @@ def _efficiency(
     step = max(1, limit // 40)
     budgets = list(range(0, limit + step, step))
     curves = {}
-    for name in EFFICIENCY_STRATEGIES:
+    for name in strategies:
         result = simulate(
             ranked, qrels, make_strategy(name), depth=depth, budgets=budgets, relevance_level=level
         )
         curves[name] = list(result.mean_found)
     return {
-        "budgets": budgets,
-        "curves": curves,
-        "depth": depth,
-        "topics": len([q for q in qrels if any(q in r for r in ranked.values())]),
+        "efficiency": {
+            "budgets": budgets,
+            "curves": curves,
+            "depth": depth,
+            "topics": len([q for q in qrels if any(q in r for r in ranked.values())]),
+        }
     }

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -241,9 +242,43 @@ def evaluations_after_run(run: Run) -> None:
     enqueue_evaluation(run.pk, version.pk)
 
 
+def evaluations_split(*, qrels_id: int, mode: str = EvalMode.HONEST) -> None:
+    """Evaluate every run of the version's campaign in ``mode``: in this process when they are
+    at most POOLJUDGE_EVAL_RUNS_PER_TASK, else as one task per that many runs, recorded together
+    (the body of ``evaluate_qrels_version``; safe to run twice: evaluated runs are skipped)."""
+    version = QrelsVersion.objects.filter(pk=qrels_id).select_related("campaign").first()
+    if version is None:
+        return
+    run_ids = list(version.campaign.runs.order_by("pk").values_list("pk", flat=True))
+    size = settings.POOLJUDGE_EVAL_RUNS_PER_TASK
+    if len(run_ids) <= size:
+        evaluate_runs(
+            version=version, runs=Run.objects.filter(pk__in=run_ids).order_by("pk"), mode=mode
+        )
+        return
+    with transaction.atomic():
+        for start in range(0, len(run_ids), size):
+            part: tuple[Any, ...] = (version.pk, run_ids[start : start + size])
+            outbox.enqueue(
+                "judging.evaluation.tasks.evaluate_runs_part",
+                *(part if mode == EvalMode.HONEST else (*part, str(mode))),
+                key=qrels_evaluation_key(version.pk, mode),
+            )
+
+
+def evaluations_part(*, qrels_id: int, run_ids: Sequence[int], mode: str = EvalMode.HONEST) -> None:
+    """Evaluate these runs against the version in ``mode`` (runs deleted since are skipped)."""
+    version = QrelsVersion.objects.filter(pk=qrels_id).select_related("campaign").first()
+    if version is None:
+        return
+    evaluate_runs(
+        version=version, runs=Run.objects.filter(pk__in=run_ids).order_by("pk"), mode=mode
+    )
+
+
 def evaluations_after_qrels(version: QrelsVersion, mode: str = EvalMode.HONEST) -> None:
     """A qrels version was published or imported: evaluate every run of the campaign (in
-    ``mode``; one task, the qrels prepared once)."""
+    ``mode``; split into parts by the task, ``evaluations_split``)."""
     args: tuple[Any, ...] = (version.pk,) if mode == EvalMode.HONEST else (version.pk, str(mode))
     outbox.enqueue(
         "judging.evaluation.tasks.evaluate_qrels_version",
