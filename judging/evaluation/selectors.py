@@ -13,6 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTransform
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
@@ -88,10 +89,19 @@ def leaderboard(
     """Every run's aggregates under one qrels version (never mixed with another version)."""
     names = list(campaign.measures)
     key = measures_key(names)
+    # only the aggregates: a stored result also holds every topic's values and the recall curve
+    # (most of its bytes), which the board never shows; the database extracts the keys
     evaluations = {
-        e.run_id: e
+        e["run_id"]: e
         for e in Evaluation.objects.filter(
             qrels=version, mode=mode, measures_key=key, run__campaign=campaign
+        ).values(
+            "run_id",
+            "state",
+            "slices",
+            board_measures=KeyTransform("measures", "result"),
+            board_n_queries=KeyTransform("n_queries", "result"),
+            board_excluded=KeyTransform("excluded_summary", "result"),
         )
     }
     rows = []
@@ -104,13 +114,13 @@ def leaderboard(
             "run": label,
             "pooled": run.pooled,
             "group": run.group if own else "",
-            "state": ev.state if ev else "missing",
+            "state": ev["state"] if ev else "missing",
         }
-        if ev is not None and ev.state == EvalState.DONE:
-            row["measures"] = ev.result.get("measures", {})
-            row["n_queries"] = ev.result.get("n_queries")
-            row["excluded_summary"] = ev.result.get("excluded_summary", [])
-            row["slices"] = ev.slices
+        if ev is not None and ev["state"] == EvalState.DONE:
+            row["measures"] = ev["board_measures"] or {}
+            row["n_queries"] = ev["board_n_queries"]
+            row["excluded_summary"] = ev["board_excluded"] or []
+            row["slices"] = ev["slices"]
         rows.append(row)
     primary = names[0] if names else None
 
