@@ -49,3 +49,32 @@ def test_reports_stored_before_topic_subsets_are_kept_as_reports_of_every_topic(
     finally:  # the later migrations back, for the tests after this one
         executor = MigrationExecutor(connection)
         executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migration_0005_gives_every_stored_evaluation_its_leaderboard_summary(
+    tiny: Campaign,  # noqa: F811
+) -> None:
+    """Evaluations stored before 0005 get their summary (measures, n_queries, excluded_summary),
+    which the leaderboard reads, from their result."""
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    from judging.evaluation.models import Evaluation
+
+    stored = {e.pk: e.result for e in Evaluation.objects.filter(run__campaign=tiny)}
+    assert stored and all(r.get("measures") for r in stored.values())
+    executor = MigrationExecutor(connection)
+    executor.migrate([("evaluation", "0004_biaspart")])
+    try:
+        executor = MigrationExecutor(connection)
+        executor.migrate([("evaluation", "0005_evaluation_summary")])
+        for ev in Evaluation.objects.filter(pk__in=stored):
+            result = stored[ev.pk]
+            assert ev.summary == {
+                k: result[k] for k in ("measures", "n_queries", "excluded_summary") if k in result
+            }
+            assert "per_query" not in ev.summary
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())

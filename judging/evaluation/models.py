@@ -42,6 +42,13 @@ class Evaluation(models.Model):
     result = models.JSONField(
         default=dict, blank=True, help_text="Aggregates, CIs, treatments, per-query values."
     )
+    summary = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What a leaderboard shows of the result (measures, n_queries, "
+        "excluded_summary), kept apart so that a board of many runs does not read every "
+        "topic's values.",
+    )
     slices = models.JSONField(default=dict, blank=True, help_text="Aggregates per topic tag.")
     curve = models.JSONField(default=dict, blank=True, help_text="Recall@k curve and ceiling.")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -13,7 +13,6 @@ from dataclasses import asdict
 from typing import Any
 
 from django.db.models import QuerySet
-from django.db.models.fields.json import KeyTransform
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
@@ -89,20 +88,13 @@ def leaderboard(
     """Every run's aggregates under one qrels version (never mixed with another version)."""
     names = list(campaign.measures)
     key = measures_key(names)
-    # only the aggregates: a stored result also holds every topic's values and the recall curve
-    # (most of its bytes), which the board never shows; the database extracts the keys
+    # only the aggregates (``Evaluation.summary``): a stored result also holds every topic's
+    # values, most of its bytes, which the board never shows and the database would read whole
     evaluations = {
         e["run_id"]: e
         for e in Evaluation.objects.filter(
             qrels=version, mode=mode, measures_key=key, run__campaign=campaign
-        ).values(
-            "run_id",
-            "state",
-            "slices",
-            board_measures=KeyTransform("measures", "result"),
-            board_n_queries=KeyTransform("n_queries", "result"),
-            board_excluded=KeyTransform("excluded_summary", "result"),
-        )
+        ).values("run_id", "state", "slices", "summary")
     }
     rows = []
     for run in campaign.runs.select_related("owner").order_by("tag"):
@@ -117,9 +109,10 @@ def leaderboard(
             "state": ev["state"] if ev else "missing",
         }
         if ev is not None and ev["state"] == EvalState.DONE:
-            row["measures"] = ev["board_measures"] or {}
-            row["n_queries"] = ev["board_n_queries"]
-            row["excluded_summary"] = ev["board_excluded"] or []
+            summary = ev["summary"]
+            row["measures"] = summary.get("measures", {})
+            row["n_queries"] = summary.get("n_queries")
+            row["excluded_summary"] = summary.get("excluded_summary", [])
             row["slices"] = ev["slices"]
         rows.append(row)
     primary = names[0] if names else None

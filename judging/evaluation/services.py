@@ -159,6 +159,7 @@ def evaluate_runs(
                 relevance_level=campaign.relevance_threshold,
             )
             evaluation.result = data
+            evaluation.summary = board_summary(data)
             evaluation.slices = _slices(campaign, data.get("per_query", {}), names)
             evaluation.curve = curve.to_dict(per_query=False)
             evaluation.state = EvalState.DONE
@@ -171,6 +172,14 @@ def evaluate_runs(
         evaluation.save()
         done.append(evaluation)
     return done
+
+
+SUMMARY_KEYS = ("measures", "n_queries", "excluded_summary")
+
+
+def board_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """The part of a stored result that a leaderboard shows (no per-topic values)."""
+    return {k: result[k] for k in SUMMARY_KEYS if k in result}
 
 
 def _claim(
