@@ -25,8 +25,9 @@ processes, restarted before each step so the peak is the step's):
 - **bias** (per ``--workers`` count): the default bias report (leave-one-run-out, depth 20,
   the campaign's headline measure) deleted and asked for again, until it is stored (the
   median of ``--repeat``);
-- **reads**: the leaderboard, a run's and the bias page and their API (``p95`` of 20 warm
-  requests each, after 3 unmeasured).
+- **reads**: the leaderboard, a run's and the bias page and their API (``p95`` of 60 warm
+  requests each, after 10 unmeasured: the server's two workers each warm up, and a p95 of
+  fewer requests is their slowest one).
 
 Every figure is written to ``--results`` (JSON) as soon as it is measured; running the script
 again skips what is there (and the ingest when its database holds every run), so a full-size
@@ -68,6 +69,8 @@ SHAPES: dict[str, dict[str, int]] = {
 }
 TARGETS = {"pool@20": 60.0, "evaluate": 60.0, "bias": 60.0}  # seconds at full RAG size
 READ_TARGET_MS = 300.0
+WARM_REQUESTS = 10  # unmeasured, per path: both gunicorn workers load their caches
+MEASURED_REQUESTS = 60
 MEMORY_TARGET_MB = 2048.0
 READS = ("leaderboard page", "run page", "bias page", "leaderboard API", "run API", "bias API")
 
@@ -559,7 +562,7 @@ def child(shape: str, size: float, workers: list[int], results: Results, repeat:
                 h = {"Cookie": f"sessionid={cookie}"} if page else headers
                 client = http.client.HTTPConnection("127.0.0.1", PORT, timeout=600)
                 times = []
-                for i in range(23):
+                for i in range(WARM_REQUESTS + MEASURED_REQUESTS):
                     t0 = time.perf_counter()
                     client.request("GET", path, headers=h)
                     answer = client.getresponse()
@@ -574,7 +577,7 @@ def child(shape: str, size: float, workers: list[int], results: Results, repeat:
                     if answer.status != 200:
                         where = answer.getheader("Location", "")
                         raise SystemExit(f"{name} {path}: {answer.status} {where} {body[:300]!r}")
-                    if i >= 3:
+                    if i >= WARM_REQUESTS:
                         times.append((time.perf_counter() - t0) * 1000)
                     if answer.getheader("Connection", "").lower() == "close":
                         client = http.client.HTTPConnection("127.0.0.1", PORT, timeout=600)
