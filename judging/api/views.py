@@ -34,7 +34,7 @@ from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import campaign_list, run_label
 from judging.core import uploads
-from judging.core.downloads import content_disposition
+from judging.core.downloads import content_disposition, lines_download
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
 from judging.core.roles import account, roles_of
 from judging.pools import selectors as pool_selectors
@@ -496,21 +496,6 @@ def _only_missing(request: Request) -> bool:
     return query_bool(request_fields(request), "only_missing")
 
 
-def missing_text_download(version: PoolVersion) -> StreamingHttpResponse:
-    """Every docid the pool version waits for the text of, one a line, as a file."""
-    response = StreamingHttpResponse(
-        (
-            f"{docid}\n"
-            for docid in pool_selectors.missing_text_docids(version.campaign, version=version)
-        ),
-        content_type="text/plain; charset=utf-8",
-    )
-    response["Content-Disposition"] = content_disposition(
-        f"{version.campaign.name}-pool-v{version.number}-missing-text.txt"
-    )
-    return response
-
-
 def _runs_by_ref(campaign: Campaign, refs: list[str]) -> list[Run]:
     runs = {r.tag: r for r in campaign.runs.all()}
     by_id = {str(r.pk): r for r in runs.values()}
@@ -586,7 +571,10 @@ class PoolVersionViewSet(
                 [Problem.at("format", f"{fmt!r} is not one of json, txt")],
             )
         if fmt == "txt":
-            return missing_text_download(version)
+            return lines_download(
+                pool_selectors.missing_text_docids(version.campaign, version=version),
+                pool_selectors.missing_text_filename(version),
+            )
         page = self.paginate_queryset(pool_selectors.missing_text_documents(version))  # type: ignore[arg-type]
         rows = pool_selectors.missing_text_topics(version, list(page or []))
         return self.get_paginated_response(s.MissingTextDocumentSerializer(rows, many=True).data)

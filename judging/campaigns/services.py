@@ -12,9 +12,9 @@ import itertools
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, ParamSpec, cast
 
 import numpy as np
 from django.conf import settings
@@ -40,44 +40,9 @@ from metrics.io import INF_SCORE, NAN_SCORE, Run, read_run
 from metrics.io.limits import id_problem
 from metrics.problems import Problem, Problems, ReadWarning
 
+P = ParamSpec("P")
+
 # --- Campaigns --------------------------------------------------------------------------------
-
-
-def campaign_create(
-    *,
-    name: str,
-    description: str = "",
-    scale: list[dict[str, Any]] | None = None,
-    relevance_threshold: int = 1,
-    unknown_topic_policy: str = UnknownTopicPolicy.REJECT,
-    run_pooling: str = RunPooling.AUTO,
-    measures: list[str] | None = None,
-    pool_strategy: str = "depth",
-    pool_depth: int = 100,
-    pool_budget: int | None = None,
-    overlap: float = 0.0,
-    document_source: str = "",
-    score_precision: str = ScorePrecision.DOUBLE,
-    created_by: Account | None = None,
-) -> Campaign:
-    campaign = campaign_validate(
-        name=name,
-        description=description,
-        scale=scale,
-        relevance_threshold=relevance_threshold,
-        unknown_topic_policy=unknown_topic_policy,
-        run_pooling=run_pooling,
-        measures=measures,
-        pool_strategy=pool_strategy,
-        pool_depth=pool_depth,
-        pool_budget=pool_budget,
-        overlap=overlap,
-        document_source=document_source,
-        score_precision=score_precision,
-        created_by=created_by,
-    )
-    campaign.save()
-    return campaign
 
 
 def campaign_validate(
@@ -119,6 +84,20 @@ def campaign_validate(
         campaign.measures = measures
     _full_clean(campaign, "the campaign is not valid")
     return campaign
+
+
+def _saved(validate: Callable[P, Campaign]) -> Callable[P, Campaign]:
+    def create(*args: P.args, **kwargs: P.kwargs) -> Campaign:
+        campaign = validate(*args, **kwargs)
+        campaign.save()
+        return campaign
+
+    create.__doc__ = """Validate a campaign (``campaign_validate``: same arguments and errors) and
+    store it."""
+    return create
+
+
+campaign_create = _saved(campaign_validate)
 
 
 def _full_clean(instance: Any, what: str, *, exclude: Iterable[str] | None = None) -> None:

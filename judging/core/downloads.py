@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from urllib.parse import quote
+
+from django.http import StreamingHttpResponse
 
 from metrics.io.limits import CONTROL_TEXT
 
@@ -26,3 +29,12 @@ def content_disposition(filename: str, *, attachment: bool = True) -> str:
         fallback = "_" + fallback
     kind = "attachment" if attachment else "inline"
     return f"{kind}; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+def lines_download(lines: Iterable[str], filename: str) -> StreamingHttpResponse:
+    """``lines`` streamed as a UTF-8 text file named ``filename``, one a line."""
+    response = StreamingHttpResponse(
+        (f"{line}\n" for line in lines), content_type="text/plain; charset=utf-8"
+    )
+    response["Content-Disposition"] = content_disposition(filename)
+    return response

@@ -159,7 +159,7 @@ class Reusability(StoredReport):
         return f"{self.campaign} reusability (qrels v{self.qrels.number})"
 
 
-class BiasPart(models.Model):
+class BiasPart(StoredReport):
     """One analysis of a bias report computed by a task of its own (``evaluation.bias``:
     leave-one-out, the estimators, coverage, one pooling strategy's efficiency, before/after):
     the parts of a report run on as many workers as there are, and the report is assembled from
@@ -173,12 +173,6 @@ class BiasPart(models.Model):
         help_text="Ids of the runs analysed: the campaign's when the report's parts were first "
         "recorded, so that every part (and one computed again) sees the same runs.",
     )
-    state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
-    error = models.TextField(blank=True)
-    result = models.JSONField(default=dict, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-    seconds = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -129,3 +129,8 @@ def missing_text_docids(campaign: Campaign, *, version: PoolVersion | None = Non
         .distinct()
         .iterator(chunk_size=10_000)
     )
+
+
+def missing_text_filename(version: PoolVersion) -> str:
+    """The name of the download of the version's missing docids."""
+    return f"{version.campaign.name}-pool-v{version.number}-missing-text.txt"

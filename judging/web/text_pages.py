@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
@@ -17,7 +17,7 @@ from django.views.decorators.http import require_POST, require_safe
 from judging.campaigns import formats
 from judging.campaigns.models import Campaign
 from judging.core import uploads
-from judging.core.downloads import content_disposition
+from judging.core.downloads import lines_download
 from judging.core.errors import DomainError, InvalidInput
 from judging.pools import selectors as pool_selectors
 from judging.pools.models import PoolVersion
@@ -66,17 +66,10 @@ def missing_text(request: HttpRequest, campaign_id: int, number: int) -> HttpRes
 def missing_text_download(request: HttpRequest, campaign_id: int, number: int) -> HttpResponseBase:
     """Every docid the version waits for the text of, one a line."""
     version = _version(campaign_id, number)
-    response = StreamingHttpResponse(
-        (
-            f"{docid}\n"
-            for docid in pool_selectors.missing_text_docids(version.campaign, version=version)
-        ),
-        content_type="text/plain; charset=utf-8",
+    return lines_download(
+        pool_selectors.missing_text_docids(version.campaign, version=version),
+        pool_selectors.missing_text_filename(version),
     )
-    response["Content-Disposition"] = content_disposition(
-        f"{version.campaign.name}-pool-v{version.number}-missing-text.txt"
-    )
-    return response
 
 
 def _refusal(exc: DomainError) -> str:
