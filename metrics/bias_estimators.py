@@ -427,6 +427,7 @@ class EstimatorAnalysis(LeaveOneOut):
             relevance_level=relevance_level,
             compat=compat,
         )
+        self._cells_by_topic: tuple[I64, I64] | None = None
         self._contributor_pairs()
         self._topic_cache: dict[int, _Topic] = {}
         self._lipani_cache: dict[int, tuple[F64, F64, Bool]] = {}
@@ -637,9 +638,8 @@ class EstimatorAnalysis(LeaveOneOut):
         j = np.arange(h.size) - start[r_i]
         ids[r_i, j] = inv
         entry = np.full(ndocs, -1, dtype=np.int64)
-        nt = len(self.topics)
-        mine = (self.cell % nt) == t
-        run_of = self.cell[mine] // nt
+        mine = self._cells_of(t)
+        run_of = self.cell[mine] // len(self.topics)
         entry[ids[run_of, self.pos[mine] - 1]] = self.entry[mine]
         tie: I64 | None = None
         if width >= 9999:  # x can tie only then: rank the docids in byte order
@@ -649,6 +649,18 @@ class EstimatorAnalysis(LeaveOneOut):
         topic = _Topic(ids, ndocs, entry, tie, self._kinds_of(entry))
         self._topic_cache[t] = topic
         return topic
+
+    def _cells_of(self, t: int) -> I64:
+        """Indices of topic ``t``'s retrieved-and-judged cells, in their stored order. Grouped
+        once for every topic: selecting them with a mask over all cells per topic made the
+        estimators' cost grow with the square of the topics."""
+        if self._cells_by_topic is None:
+            topic_of = self.cell % len(self.topics)
+            order = np.argsort(topic_of, kind="stable")
+            bounds = np.searchsorted(topic_of[order], np.arange(len(self.topics) + 1))
+            self._cells_by_topic = (order, bounds)
+        order, bounds = self._cells_by_topic
+        return order[bounds[t] : bounds[t + 1]]
 
     def _kinds_of(self, entry: I64) -> npt.NDArray[np.uint8]:
         """``_Topic.kind`` for documents with judgments ``entry`` (-1: none)."""
