@@ -91,7 +91,7 @@ def same_topic_before_after(campaign: Campaign, a: QrelsVersion, b: QrelsVersion
         )
         for q in (qa, qb)
     ]
-    runs = {r.tag: metrics_run(r) for r in campaign.runs.all()}
+    runs = {r.tag: metrics_run(r, campaign) for r in campaign.runs.all()}
     results = {tag: [ev.evaluate(run) for ev in evaluators] for tag, run in runs.items()}
     score = [{t: r[i].aggregates[DEMO_HEADLINE].value for t, r in results.items()} for i in (0, 1)]
     out_runs: dict[str, Any] = {}

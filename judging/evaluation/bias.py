@@ -383,7 +383,7 @@ def campaign_runs(
 ) -> tuple[list[Run], dict[str, MetricsRun]]:
     """The campaign's runs (by tag) and the same as ``metrics`` runs."""
     runs_models = list(campaign.runs.order_by("tag"))
-    return runs_models, {r.tag: metrics_run(r) for r in runs_models}
+    return runs_models, {r.tag: metrics_run(r, campaign) for r in runs_models}
 
 
 def units(
@@ -439,7 +439,7 @@ class _Inputs:
 
     @cached_property
     def runs(self) -> dict[str, MetricsRun]:
-        return {r.tag: metrics_run(r) for r in self.runs_models}
+        return {r.tag: metrics_run(r, self.campaign) for r in self.runs_models}
 
     @cached_property
     def pooled(self) -> list[str]:

@@ -35,10 +35,10 @@ CURVE_DEPTH = 100
 # --- loading ------------------------------------------------------------------------------
 
 
-def metrics_run(run: Run) -> MetricsRun:
-    """A stored run as a ``metrics`` run (already in trec_eval order), its scores rounded to
-    single precision, and the run ordered again, where the campaign says so
-    (``Campaign.score_precision``)."""
+def metrics_run(run: Run, campaign: Campaign) -> MetricsRun:
+    """A stored run of ``campaign`` as a ``metrics`` run (already in trec_eval order), its
+    scores rounded to single precision, and the run ordered again, where the campaign says so
+    (``Campaign.score_precision``; the caller's campaign, not one read again per run)."""
     rows = list(
         RankedList.objects.filter(run=run)
         .order_by("topic__qid")
@@ -54,7 +54,7 @@ def metrics_run(run: Run) -> MetricsRun:
         np.float64
     )
     stored = MetricsRun(qids=qids, offsets=offsets, docids=docids, scores=scores, tag=run.tag)
-    if run.campaign.score_precision == ScorePrecision.SINGLE:
+    if campaign.score_precision == ScorePrecision.SINGLE:
         return stored.with_float32_scores()  # as trec_eval 9 and pytrec_eval read them
     return stored
 
@@ -150,7 +150,7 @@ def evaluate_runs(
             continue
         start = time.perf_counter()
         try:
-            result = evaluator.evaluate(metrics_run(run))
+            result = evaluator.evaluate(metrics_run(run, campaign))
             data = result.to_dict(per_query=True)
             curve = recall_curve(
                 qrels,

@@ -34,7 +34,10 @@ def as_command_error(exc: DomainError) -> CommandError:
     lines = [exc.message]
     if isinstance(exc, InvalidInput):
         for p in exc.problems:
-            where = f"line {p.line}: " if p.line else (f"{p.location}: " if p.location else "")
+            # a multi-file import names the file (location) and its line
+            where = "".join(
+                f"{part}: " for part in (p.location, f"line {p.line}" if p.line else "") if part
+            )
             lines.append(f"  {where}{p.message}")
         if exc.total > len(exc.problems):
             lines.append(f"  ... and {exc.total - len(exc.problems)} more problem(s)")

@@ -8,7 +8,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judging.cli.management.commands._common import as_command_error, read_path
-from judging.core.errors import DomainError, InvalidInput
+from judging.core.errors import DomainError
 from judging.workflows.collections import (
     IMPORT_ACCOUNT,
     POOLED_RUNS,
@@ -123,23 +123,11 @@ class Command(BaseCommand):
                 owner=owner,
                 dry_run=opts["dry_run"],
             )
-        except InvalidInput as exc:
-            raise _files_error(exc) from None
         except DomainError as exc:
             raise as_command_error(exc) from None
         for line in plan_lines(plan):
             self.stdout.write(line)
         self.stdout.write(f"({time.perf_counter() - start:.1f} s)")
-
-
-def _files_error(exc: InvalidInput) -> CommandError:
-    lines = [exc.message]
-    for p in exc.problems:
-        where = ": ".join(part for part in (p.location, f"line {p.line}" if p.line else "") if part)
-        lines.append(f"  {where}: {p.message}" if where else f"  {p.message}")
-    if exc.total > len(exc.problems):
-        lines.append(f"  ... and {exc.total - len(exc.problems)} more problem(s)")
-    return CommandError("\n".join(lines))
 
 
 def plan_lines(plan: CollectionPlan) -> list[str]:
