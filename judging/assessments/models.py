@@ -143,10 +143,30 @@ class JudgingSlot(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     judged_at = models.DateTimeField(null=True, blank=True)
+    gold = models.ForeignKey(
+        "GoldItem",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="slots",
+        help_text="A gold item served to one assessor (slot 0); empty for pooled items.",
+    )
+    gold_for = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["topic", "docid", "slot"], name="slot_unique"),
+            models.UniqueConstraint(
+                fields=["topic", "docid", "slot"],
+                condition=models.Q(gold_for__isnull=True),
+                name="slot_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["gold", "gold_for"],
+                condition=models.Q(gold_for__isnull=False),
+                name="gold_slot_unique",
+            ),
         ]
         indexes = [
             models.Index(
@@ -198,6 +218,15 @@ class Judgment(models.Model):
         JudgingSlot, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgments"
     )
     active_seconds = models.FloatField(default=0.0, help_text="Time spent, idle time excluded.")
+    gold = models.ForeignKey(
+        "GoldItem",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="judgments",
+        help_text="Set for a judgment of a gold item: quality control only, never in qrels, "
+        "agreement or pooling.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -261,3 +290,88 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic_id}/{self.docid}: {self.grade}"
+
+
+class AdjudicationChange(models.Model):
+    """History of adjudications: every final grade an admin set, with the reason given."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="+")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    old_grade = models.IntegerField(null=True, blank=True)
+    new_grade = models.IntegerField()
+    note = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    decided_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["decided_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}/{self.docid}: {self.old_grade} -> {self.new_grade}"
+
+
+class GoldSource(models.TextChoices):
+    IMPORTED = "imported", "Imported by an admin"
+    QRELS = "qrels", "Taken from a published qrels version"
+
+
+class GoldItem(models.Model):
+    """A document of known grade for a topic, mixed into assessors' queues for quality control."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="gold_items")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="gold_items")
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    grade = models.IntegerField()
+    source = models.CharField(max_length=10, choices=GoldSource.choices)
+    qrels_version = models.ForeignKey(
+        QrelsVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    active = models.BooleanField(default=True, help_text="Served to assessors.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "docid"], name="gold_item_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"gold {self.topic_id}/{self.docid}: {self.grade}"
+
+
+class AnnotatorExclusion(models.Model):
+    """An admin's decision that an assessor's judgments stay stored but are left out of the
+    qrels versions published while it holds (lifted_at empty)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    reason = models.TextField()
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    excluded_at = models.DateTimeField(auto_now_add=True)
+    lifted_at = models.DateTimeField(null=True, blank=True)
+    lifted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    lift_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["excluded_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "annotator"],
+                condition=models.Q(lifted_at__isnull=True),
+                name="one_active_exclusion",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator_id} excluded from {self.campaign_id}"

@@ -216,6 +216,39 @@ class Campaign(models.Model):
         "'ir_datasets:<id>' (read from ir_datasets' local cache, only the pooled documents), "
         "or empty (documents are imported from files).",
     )
+    guidelines = models.TextField(
+        blank=True,
+        help_text="Guidelines for assessors: what annotators read about the campaign (the "
+        "description is for researchers and is never shown to annotators).",
+    )
+    highlight_terms = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Extra terms highlighted in every document of the campaign, beside the "
+        "topic's own (a list of words or phrases).",
+    )
+    gold_rate = models.FloatField(
+        default=0.0,
+        help_text="Share (0-0.5) of each assessor's items that are gold items (documents of "
+        "known grade), mixed into the queue and indistinguishable on the screen.",
+    )
+    qc_min_accuracy = models.FloatField(
+        default=0.6,
+        help_text="Quality control: an assessor whose accuracy on gold items falls below this "
+        "(after qc_min_gold of them) is flagged on the progress page.",
+    )
+    qc_min_gold = models.PositiveIntegerField(
+        default=10, help_text="Gold judgments an assessor makes before their accuracy is judged."
+    )
+    stop_rate = models.FloatField(
+        default=0.02,
+        help_text="Budget plan: stopping is suggested for a topic when the share of relevant "
+        "documents among its last 50 judgments falls below this.",
+    )
+    show_assessor_names = models.BooleanField(
+        default=True,
+        help_text="Adjudication shows the assessors' names (off: anonymised as A, B, ...).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from judging.assessments import selectors
+from judging.assessments import planning, quality, selectors
 from judging.assessments.models import QrelsVersion
 from judging.assessments.services import adjudicate
 from judging.campaigns.models import Campaign
@@ -30,6 +30,8 @@ def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "p": selectors.judging_progress(campaign),
             "missing_text": pool_selectors.missing_text_counts(campaign),
             "qrels": QrelsVersion.objects.filter(campaign=campaign).latest_first()[:10],
+            "quality_alerts": quality.alerts(campaign),
+            "plan": planning.budget_plan(campaign),
         },
     )
 

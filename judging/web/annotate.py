@@ -23,7 +23,7 @@ from judging.campaigns.models import Campaign, Document, Topic
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import UserLike, account, is_annotator
 from judging.web.flash import flash_error
-from judging.web.highlight import paragraphs, query_terms
+from judging.web.highlight import paragraphs, topic_terms
 from metrics.problems import Problem
 
 
@@ -42,7 +42,7 @@ def _grade_buttons(campaign: Campaign, current: int | None = None) -> list[dict[
 
 def _item_context(campaign: Campaign, topic: Topic, docid: str) -> dict[str, Any]:
     doc = Document.objects.filter(campaign=campaign, docid=docid).first()
-    terms = query_terms(topic.title)
+    terms = topic_terms(campaign, topic)
     return {
         "topic": topic,
         "docid": docid,

@@ -76,6 +76,11 @@ def query_terms(*texts: str) -> list[str]:
     return list(seen)
 
 
+def topic_terms(campaign: object, topic: object) -> list[str]:
+    """The terms highlighted in the documents of ``topic`` in ``campaign``."""
+    return query_terms(getattr(topic, "title", ""))
+
+
 def highlight(text: str, terms: Iterable[str]) -> SafeString:
     """``text`` HTML-escaped, with whole-word, case-insensitive matches of ``terms`` in <mark>.
 
