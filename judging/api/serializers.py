@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -23,7 +24,7 @@ from judging.campaigns.models import (
     scale_problems,
 )
 from judging.campaigns.selectors import visible_run_tags
-from judging.core.roles import is_admin
+from judging.core.roles import is_admin, is_researcher
 from judging.evaluation.selectors import (
     latest_qrels_version,
     qrels_evaluation_status,
@@ -59,12 +60,32 @@ def _check_name(name: str) -> str:
     return name
 
 
+# What only researchers and admins read of a campaign: annotators are blind to systems (how
+# many runs there are, how they are pooled) and read the guidelines, not the description.
+RESEARCHER_ONLY_CAMPAIGN_FIELDS = (
+    "description",
+    "unknown_topic_policy",
+    "run_pooling",
+    "score_precision",
+    "num_runs",
+)
+
+
 class CampaignSerializer(serializers.ModelSerializer[Campaign]):
+    """A campaign as the requesting user may read it (pass the request in the context): to
+    anyone who is not a researcher or an admin, without ``RESEARCHER_ONLY_CAMPAIGN_FIELDS``."""
+
     scale = ScaleField(required=False)
+    guidelines = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100_000,
+        help_text="Guidelines for assessors: what annotators read about the campaign.",
+    )
     num_topics = serializers.IntegerField(read_only=True)
     num_documents = serializers.IntegerField(read_only=True)
     num_runs = serializers.IntegerField(
-        read_only=True, allow_null=True, help_text="null for annotators, blind to systems"
+        read_only=True, allow_null=True, help_text="Researchers and admins only."
     )
 
     class Meta:
@@ -73,6 +94,7 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
             "id",
             "name",
             "description",
+            "guidelines",
             "scale",
             "relevance_threshold",
             "unknown_topic_policy",
@@ -88,6 +110,14 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     def validate_name(self, name: str) -> str:
         return _check_name(name)
 
+    def to_representation(self, instance: Campaign) -> dict[str, Any]:
+        data: dict[str, Any] = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is None or not is_researcher(request.user):
+            for name in RESEARCHER_ONLY_CAMPAIGN_FIELDS:
+                data.pop(name, None)
+        return data
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if "scale" in attrs or "relevance_threshold" in attrs:
             current = self.instance
@@ -98,9 +128,39 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
         return attrs
 
 
+class CampaignSchema(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
+    """The schema of ``CampaignSerializer``: the researcher-only fields are not required (an
+    annotator's answer leaves them out), everything else as drf-spectacular maps it."""
+
+    target_class = CampaignSerializer
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        required = [
+            f for f in schema.get("required", []) if f not in RESEARCHER_ONLY_CAMPAIGN_FIELDS
+        ]
+        if required:
+            schema["required"] = required
+        else:
+            schema.pop("required", None)
+        return schema
+
+
 class CampaignCreateSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=200)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="For researchers: never shown to annotators.",
+    )
+    guidelines = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=100_000,
+        help_text="Guidelines for assessors: what annotators read about the campaign.",
+    )
     scale = ScaleField(required=False)
     relevance_threshold = serializers.IntegerField(default=1)
     unknown_topic_policy = serializers.ChoiceField(

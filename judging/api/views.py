@@ -100,6 +100,9 @@ class CampaignViewSet(
     mixins.RetrieveModelMixin,
     viewsets.GenericViewSet[Campaign],
 ):
+    """Campaigns. Annotators read a campaign without its description, run count and run
+    settings (``RESEARCHER_ONLY_CAMPAIGN_FIELDS``): its ``guidelines`` are what they read."""
+
     serializer_class = s.CampaignSerializer
     permission_classes = [ReadMemberWriteAdmin]
     parser_classes = [JSONParser, MultiPartParser, FormParser]
@@ -113,7 +116,10 @@ class CampaignViewSet(
         ser.is_valid(raise_exception=True)
         campaign = services.campaign_create(created_by=account(request.user), **ser.validated_data)
         out = self.get_queryset().get(pk=campaign.pk)
-        return Response(s.CampaignSerializer(out).data, status=status.HTTP_201_CREATED)
+        return Response(
+            s.CampaignSerializer(out, context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
 
     @extend_schema(
         responses={200: s.CampaignSerializer},
@@ -126,7 +132,8 @@ class CampaignViewSet(
         ser = s.CampaignSerializer(campaign, data=request.data, partial=partial)
         ser.is_valid(raise_exception=True)
         services.campaign_update(campaign=campaign, data=ser.validated_data)
-        return Response(s.CampaignSerializer(self.get_queryset().get(pk=campaign.pk)).data)
+        out = self.get_queryset().get(pk=campaign.pk)
+        return Response(s.CampaignSerializer(out, context={"request": request}).data)
 
     @extend_schema(
         responses={200: s.CampaignSerializer},

@@ -19,7 +19,7 @@ from judging.assessments.models import (
     QrelsVersion,
     TopicAssignment,
 )
-from judging.campaigns.models import Campaign
+from judging.campaigns.models import Campaign, Topic
 from judging.core.roles import UserLike
 from metrics.agreement import agreement, agreement_by_topic, disagreements
 
@@ -60,33 +60,164 @@ def judged_documents(campaign: Campaign) -> dict[str, set[str]]:
 def annotator_progress(
     campaign: Campaign, annotator: UserLike, *, qid: str | None = None
 ) -> list[dict[str, Any]]:
-    """Per topic the annotator works on (or just topic ``qid``): items judged by them and items
-    left for them.
+    """Per topic the annotator works on (or just topic ``qid``), in qid order: every topic they
+    are assigned to or judged in (a topic is also judged without an assignment, when the queue
+    serves whatever is left: so the rows' ``judged`` add up to all their judgments).
+
+    - ``first``: their judgments of a first slot (or a judgment with no slot left; a gold item
+      counts here too: the screen never says which items are gold), ``second``: of a second
+      (overlap) slot, the "second opinions"; ``judged = first + second``; from the judgments'
+      own slots, not from the assignment;
+    - ``left``: items still open for them in the topic, by their role in it: first slots where
+      they are the primary assessor or nobody is, second slots where somebody else is; only
+      items they have not judged, with text loaded, not leased to somebody else now; plus the
+      gold items queued for them;
+    - ``total = judged + left``; ``primary``: whether they are the topic's primary assessor;
+      ``assigned``: whether the topic was handed to them at all.
 
     Only counts: no run, rank or other annotator's grade appears here.
     """
+    mine = Judgment.objects.filter(campaign=campaign, annotator_id=annotator.pk)
     assignments = TopicAssignment.objects.filter(campaign=campaign, annotator_id=annotator.pk)
     if qid is not None:
+        mine = mine.filter(topic__qid=qid)
         assignments = assignments.filter(topic__qid=qid)
-    topics = assignments.select_related("topic").order_by("topic__qid")
+    counted = {
+        row["topic_id"]: row
+        for row in mine.values("topic_id").annotate(
+            first=Count("pk", filter=Q(slot__isnull=True) | Q(slot__slot__lte=1)),
+            second=Count("pk", filter=Q(slot__slot__gte=2)),
+        )
+    }
+    primary = dict(assignments.values_list("topic_id", "primary"))
+    topic_ids = set(counted) | set(primary)
+    if not topic_ids:
+        return []
+    owned_by_others = set(
+        TopicAssignment.objects.filter(topic_id__in=topic_ids, primary=True)
+        .exclude(annotator_id=annotator.pk)
+        .values_list("topic_id", flat=True)
+    )
+    now = timezone.now()
+    judged_by_them = Judgment.objects.filter(
+        topic_id=OuterRef("topic_id"), docid=OuterRef("docid"), annotator_id=annotator.pk
+    )
+    open_slots = (
+        JudgingSlot.objects.filter(topic_id__in=topic_ids, judged_at__isnull=True, has_text=True)
+        .filter(Q(gold_for__isnull=True) | Q(gold_for_id=annotator.pk))
+        .filter(
+            Q(lease_expires_at__isnull=True)
+            | Q(lease_expires_at__lte=now)
+            | Q(lease__annotator_id=annotator.pk)
+        )
+        .exclude(Exists(judged_by_them))
+    )
+    open_by_topic: dict[int, Counter[str]] = {}
+    for topic_id, slot, gold_for in open_slots.values_list("topic_id", "slot", "gold_for_id"):
+        kind = "gold" if gold_for is not None else ("second" if slot >= 2 else "first")
+        open_by_topic.setdefault(topic_id, Counter())[kind] += 1
+    topics = {t.pk: t for t in Topic.objects.filter(pk__in=topic_ids).only("pk", "qid", "title")}
     out = []
-    for a in topics:
-        slot_n = 1 if a.primary else 2
-        slots = JudgingSlot.objects.filter(topic=a.topic, slot=slot_n)
-        total = slots.count()
-        mine = Judgment.objects.filter(topic=a.topic, annotator_id=annotator.pk).count()
-        left = slots.filter(judged_at__isnull=True, has_text=True).count()
+    for topic_id in sorted(topic_ids, key=lambda pk: _qid_key(topics[pk].qid)):
+        topic = topics[topic_id]
+        row = counted.get(topic_id, {"first": 0, "second": 0})
+        waiting = open_by_topic.get(topic_id, Counter())
+        role = "second" if topic_id in owned_by_others else "first"
+        left = waiting[role] + waiting["gold"]
+        judged = row["first"] + row["second"]
         out.append(
             {
-                "qid": a.topic.qid,
-                "title": a.topic.title,
-                "primary": a.primary,
-                "judged": mine,
+                "qid": topic.qid,
+                "title": topic.title,
+                "primary": bool(primary.get(topic_id, False)),
+                "assigned": topic_id in primary,
+                "first": row["first"],
+                "second": row["second"],
+                "judged": judged,
                 "left": left,
-                "total": total,
+                "total": judged + left,
             }
         )
     return out
+
+
+def _qid_key(qid: str) -> tuple[int, int, str]:
+    """Numeric topic ids in numeric order (2 before 10), the others after them by text."""
+    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+
+
+def annotator_work(annotator: UserLike) -> list[dict[str, Any]]:
+    """The annotator's work per campaign they may judge in: ``judged`` (every judgment of
+    theirs in it, gold items included) and its topics (``annotator_progress``), whose
+    ``judged`` add up to it."""
+    judged = dict(
+        Judgment.objects.filter(annotator_id=annotator.pk)
+        .values_list("campaign_id")
+        .annotate(n=Count("pk"))
+        .values_list("campaign_id", "n")
+    )
+    return [
+        {
+            "campaign": campaign,
+            "judged": judged.get(campaign.pk, 0),
+            "topics": annotator_progress(campaign, annotator),
+        }
+        for campaign in Campaign.objects.visible_to(annotator).order_by("pk")
+    ]
+
+
+# Judgments further apart than this belong to two sessions (the pace's wall-clock time).
+SESSION_GAP = timedelta(minutes=15)
+
+
+def annotator_pace(
+    annotator: UserLike, *, campaign: Campaign | None = None, now: Any = None
+) -> dict[str, Any]:
+    """How fast the annotator judges (all campaigns, or one), from their current judgments
+    (gold items included; undone ones are gone; a changed grade counts once, when first made):
+
+    - ``judgments``; ``active_seconds``: the sum of the judgments' active time (the screen
+      counts it only while the page is visible and the annotator active);
+    - ``per_active_hour = judgments / (active_seconds / 3600)``;
+    - ``sessions``: judgments split where two consecutive ones are more than ``SESSION_GAP``
+      apart; a session's wall-clock time runs from the start of its first judgment (its time
+      minus its active time) to its last one; ``wall_seconds`` sums them and
+      ``per_wall_hour = judgments / (wall_seconds / 3600)``;
+    - ``last_hour``: judgments made in the last 60 minutes; ``today``: since local midnight.
+
+    The rates are None while there is no time to divide by.
+    """
+    now = now or timezone.now()
+    judgments = Judgment.objects.filter(annotator_id=annotator.pk)
+    if campaign is not None:
+        judgments = judgments.filter(campaign=campaign)
+    rows = list(judgments.order_by("created_at", "pk").values_list("created_at", "active_seconds"))
+    active = float(sum(seconds for _, seconds in rows))
+    wall = 0.0
+    sessions = 0
+    start = end = None
+    for at, seconds in rows:
+        if end is None or at - end > SESSION_GAP:
+            if start is not None and end is not None:
+                wall += (end - start).total_seconds()
+            sessions += 1
+            start = at - timedelta(seconds=seconds)
+        end = at
+    if start is not None and end is not None:
+        wall += (end - start).total_seconds()
+    midnight = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
+    hour_ago = now - timedelta(hours=1)
+    n = len(rows)
+    return {
+        "judgments": n,
+        "active_seconds": active,
+        "per_active_hour": n * 3600.0 / active if active > 0 else None,
+        "sessions": sessions,
+        "wall_seconds": wall,
+        "per_wall_hour": n * 3600.0 / wall if wall > 0 else None,
+        "last_hour": sum(1 for at, _ in rows if hour_ago < at <= now),
+        "today": sum(1 for at, _ in rows if midnight <= at <= now),
+    }
 
 
 def waiting_for_text(campaign: Campaign, annotator: UserLike | None = None) -> int:

@@ -49,6 +49,7 @@ def campaign_validate(
     *,
     name: str,
     description: str = "",
+    guidelines: str = "",
     scale: list[dict[str, Any]] | None = None,
     relevance_threshold: int = 1,
     unknown_topic_policy: str = UnknownTopicPolicy.REJECT,
@@ -67,6 +68,7 @@ def campaign_validate(
     campaign = Campaign(
         name=name,
         description=description,
+        guidelines=guidelines,
         relevance_threshold=relevance_threshold,
         unknown_topic_policy=unknown_topic_policy,
         run_pooling=run_pooling,
@@ -136,6 +138,7 @@ CAMPAIGN_EDITABLE = frozenset(
     {
         "name",
         "description",
+        "guidelines",
         "scale",
         "relevance_threshold",
         "unknown_topic_policy",

@@ -58,21 +58,6 @@ def _progress_for(campaign: Campaign, user: UserLike, qid: str) -> dict[str, Any
     return next(iter(annotator_progress(campaign, user, qid=qid)), None)
 
 
-@login_required
-def my_work(request: HttpRequest) -> HttpResponse:
-    if not is_annotator(request.user):
-        raise PermissionDenied("only annotators judge")
-    campaigns = [
-        {
-            "campaign": c,
-            "topics": annotator_progress(c, request.user),
-            "judged": Judgment.objects.filter(campaign=c, annotator_id=request.user.pk).count(),
-        }
-        for c in Campaign.objects.visible_to(request.user)
-    ]
-    return render(request, "annotate/my_work.html", {"campaigns": campaigns})
-
-
 def _last_judgment(campaign: Campaign, user: UserLike) -> Judgment | None:
     return (
         Judgment.objects.filter(campaign=campaign, annotator_id=user.pk)

@@ -8,7 +8,8 @@ from django.shortcuts import render
 
 from judging.campaigns.models import Run
 from judging.campaigns.selectors import campaign_list, run_label
-from judging.core.roles import is_researcher
+from judging.core.roles import is_annotator, is_researcher
+from judging.web.my_work import pace_display
 
 
 @login_required
@@ -24,4 +25,6 @@ def home(request: HttpRequest) -> HttpResponse:
     rows = list(runs)
     for run in rows:
         run.label = run_label(run, request.user)  # type: ignore[attr-defined]
-    return render(request, "web/home.html", {"campaigns": campaigns, "runs": rows})
+    # an annotator reads the guidelines, never the description (the template picks by role)
+    pace = pace_display(request.user) if is_annotator(request.user) else None
+    return render(request, "web/home.html", {"campaigns": campaigns, "runs": rows, "pace": pace})
