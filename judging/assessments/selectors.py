@@ -73,7 +73,9 @@ def annotator_progress(
       items they have not judged, with text loaded, not leased to somebody else now; plus the
       gold items queued for them;
     - ``total = judged + left``; ``primary``: whether they are the topic's primary assessor;
-      ``assigned``: whether the topic was handed to them at all.
+      ``assigned``: whether the topic was handed to them at all (as primary or for second
+      opinions); ``role``: ``"primary"``, ``"other"`` (another assessor is the topic's
+      primary) or ``"open"`` (nobody is).
 
     Only counts: no run, rank or other annotator's grade appears here.
     """
@@ -122,8 +124,8 @@ def annotator_progress(
         topic = topics[topic_id]
         row = counted.get(topic_id, {"first": 0, "second": 0})
         waiting = open_by_topic.get(topic_id, Counter())
-        role = "second" if topic_id in owned_by_others else "first"
-        left = waiting[role] + waiting["gold"]
+        other = topic_id in owned_by_others
+        left = waiting["second" if other else "first"] + waiting["gold"]
         judged = row["first"] + row["second"]
         out.append(
             {
@@ -131,6 +133,7 @@ def annotator_progress(
                 "title": topic.title,
                 "primary": bool(primary.get(topic_id, False)),
                 "assigned": topic_id in primary,
+                "role": "primary" if primary.get(topic_id) else ("other" if other else "open"),
                 "first": row["first"],
                 "second": row["second"],
                 "judged": judged,

@@ -19,9 +19,8 @@ from judging.core.roles import UserLike, is_annotator
 
 def duration_text(seconds: float) -> str:
     """``seconds`` for people: "45 s", "12 min", "2 h 05 min"."""
-    whole = round(seconds)
-    if whole < 60:
-        return f"{whole} s"
+    if round(seconds) < 60:
+        return f"{round(seconds)} s"
     minutes = round(seconds / 60)
     if minutes < 60:
         return f"{minutes} min"
