@@ -507,3 +507,6 @@ def test_every_page_an_annotator_can_follow_in_the_browser_is_blind(
     visited = {urlparse(u).path for u in seen}
     c = seeded.campaign.pk
     assert {"/", "/annotate/", f"/annotate/{c}/"} <= visited, visited
+    # earlier judgments reached by their links, among them items the other annotator judged too
+    judged = {p for p in visited if p.startswith(f"/annotate/{c}/judged/")}
+    assert str(seeded.ids["judgment"]) in {p.rstrip("/").rsplit("/", 1)[1] for p in judged}
