@@ -60,20 +60,27 @@ def _check_name(name: str) -> str:
     return name
 
 
-# What only researchers and admins read of a campaign: annotators are blind to systems (how
-# many runs there are, how they are pooled) and read the guidelines, not the description.
-RESEARCHER_ONLY_CAMPAIGN_FIELDS = (
-    "description",
-    "unknown_topic_policy",
-    "run_pooling",
-    "score_precision",
-    "num_runs",
+# What annotators read of a campaign: an allow-list, so that a field added later for
+# researchers or admins (run settings, quality control, ...) stays hidden from them by default.
+# They are blind to systems (how many runs there are, how they are pooled) and read the
+# guidelines, never the researcher-facing description.
+ANNOTATOR_CAMPAIGN_FIELDS = frozenset(
+    {
+        "id",
+        "name",
+        "guidelines",
+        "scale",
+        "relevance_threshold",
+        "created_at",
+        "num_topics",
+        "num_documents",
+    }
 )
 
 
 class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     """A campaign as the requesting user may read it (pass the request in the context): to
-    anyone who is not a researcher or an admin, without ``RESEARCHER_ONLY_CAMPAIGN_FIELDS``."""
+    anyone who is not a researcher or an admin, only ``ANNOTATOR_CAMPAIGN_FIELDS``."""
 
     scale = ScaleField(required=False)
     guidelines = serializers.CharField(
@@ -114,8 +121,7 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
         data: dict[str, Any] = super().to_representation(instance)
         request = self.context.get("request")
         if request is None or not is_researcher(request.user):
-            for name in RESEARCHER_ONLY_CAMPAIGN_FIELDS:
-                data.pop(name, None)
+            return {k: v for k, v in data.items() if k in ANNOTATOR_CAMPAIGN_FIELDS}
         return data
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -129,16 +135,16 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
 
 
 class CampaignSchema(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
-    """The schema of ``CampaignSerializer``: the researcher-only fields are not required (an
-    annotator's answer leaves them out), everything else as drf-spectacular maps it."""
+    """The schema of ``CampaignSerializer``: only ``ANNOTATOR_CAMPAIGN_FIELDS`` are required
+    (an annotator's answer has no others), everything else as drf-spectacular maps it."""
 
     target_class = CampaignSerializer
 
     def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
         schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
-        required = [
-            f for f in schema.get("required", []) if f not in RESEARCHER_ONLY_CAMPAIGN_FIELDS
-        ]
+        if direction != "response":
+            return schema
+        required = [f for f in schema.get("required", []) if f in ANNOTATOR_CAMPAIGN_FIELDS]
         if required:
             schema["required"] = required
         else:

@@ -101,7 +101,7 @@ class CampaignViewSet(
     viewsets.GenericViewSet[Campaign],
 ):
     """Campaigns. Annotators read a campaign without its description, run count and run
-    settings (``RESEARCHER_ONLY_CAMPAIGN_FIELDS``): its ``guidelines`` are what they read."""
+    settings (only ``ANNOTATOR_CAMPAIGN_FIELDS``): its ``guidelines`` are what they read."""
 
     serializer_class = s.CampaignSerializer
     permission_classes = [ReadMemberWriteAdmin]

@@ -15,7 +15,7 @@ class CampaignAdmin(KeepsProtectedAdmin):
         "run_pooling",
         "created_at",
     )
-    search_fields = ("name", "description")
+    search_fields = ("name", "description", "guidelines")
     readonly_fields = ("created_by", "created_at")
 
     def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
