@@ -311,3 +311,51 @@ def test_pace_on_the_annotators_pages(campaign: Campaign, annotator: Any, client
 )
 def test_durations_read_as_people_say_them(seconds: float, text: str) -> None:
     assert duration_text(seconds) == text
+
+
+def test_gold_judgments_count_like_the_others_and_are_not_named(
+    queued: Campaign, annotator: Any, client: Client
+) -> None:
+    from judging.assessments.models import GoldItem, GoldSource
+    from judging.pools.models import PoolVersion
+
+    ledger: Ledger = {}
+    judge(queued, annotator, ledger, limit=2)  # topic 401, first slots
+    topic = Topic.objects.get(campaign=queued, qid="401")
+    pool = PoolVersion.objects.get(campaign=queued)
+    gold, gold2 = (
+        GoldItem.objects.create(
+            campaign=queued, topic=topic, docid=docid, grade=2, source=GoldSource.IMPORTED
+        )
+        for docid in ("401-GOLD", "401-GOLD2")
+    )
+    judged_slot, open_slot = (
+        JudgingSlot.objects.create(
+            campaign=queued,
+            topic=topic,
+            docid=docid,
+            slot=0,
+            position=100 + i,
+            pool_version=pool,
+            gold=g,
+            gold_for=annotator,
+        )
+        for i, (docid, g) in enumerate([("401-GOLD", gold), ("401-GOLD2", gold2)])
+    )
+    Judgment.objects.create(
+        campaign=queued,
+        topic=topic,
+        docid="401-GOLD",
+        annotator=annotator,
+        grade=2,
+        slot=judged_slot,
+        gold=gold,
+    )
+    JudgingSlot.objects.filter(pk=judged_slot.pk).update(judged_at=timezone.now())
+    client.force_login(annotator)
+    total, rows = page_rows(client, queued)
+    assert total == 3
+    # two pooled first judgments and the gold one; left: three first slots and the open gold
+    assert (rows["401"]["first"], rows["401"]["second"], rows["401"]["left"]) == (3, 0, 4)
+    assert open_slot.gold_for_id == annotator.pk
+    assert "gold" not in client.get("/annotate/").content.decode().lower()
