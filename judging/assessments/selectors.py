@@ -184,7 +184,8 @@ def annotator_pace(
     - ``per_active_hour = judgments / (active_seconds / 3600)``;
     - ``sessions``: judgments split where two consecutive ones are more than ``SESSION_GAP``
       apart; a session's wall-clock time runs from the start of its first judgment (its time
-      minus its active time) to its last one; ``wall_seconds`` sums them and
+      minus its active time) to its last one, and at least its judgments' active time;
+      ``wall_seconds`` sums them and
       ``per_wall_hour = judgments / (wall_seconds / 3600)``;
     - ``last_hour``: judgments made in the last 60 minutes; ``today``: since local midnight.
 
@@ -196,18 +197,15 @@ def annotator_pace(
         judgments = judgments.filter(campaign=campaign)
     rows = list(judgments.order_by("created_at", "pk").values_list("created_at", "active_seconds"))
     active = float(sum(seconds for _, seconds in rows))
-    wall = 0.0
-    sessions = 0
-    start = end = None
+    spans: list[list[Any]] = []  # per session: [start, end, active seconds in it]
     for at, seconds in rows:
-        if end is None or at - end > SESSION_GAP:
-            if start is not None and end is not None:
-                wall += (end - start).total_seconds()
-            sessions += 1
-            start = at - timedelta(seconds=seconds)
-        end = at
-    if start is not None and end is not None:
-        wall += (end - start).total_seconds()
+        if not spans or at - spans[-1][1] > SESSION_GAP:
+            spans.append([at - timedelta(seconds=seconds), at, 0.0])
+        spans[-1][1] = at
+        spans[-1][2] += seconds
+    # a session lasts at least the active time recorded in it (a client may send judgments
+    # made offline, or a queue of them, at once)
+    wall = sum(max((end - start).total_seconds(), spent) for start, end, spent in spans)
     midnight = timezone.localtime(now).replace(hour=0, minute=0, second=0, microsecond=0)
     hour_ago = now - timedelta(hours=1)
     n = len(rows)
@@ -215,7 +213,7 @@ def annotator_pace(
         "judgments": n,
         "active_seconds": active,
         "per_active_hour": n * 3600.0 / active if active > 0 else None,
-        "sessions": sessions,
+        "sessions": len(spans),
         "wall_seconds": wall,
         "per_wall_hour": n * 3600.0 / wall if wall > 0 else None,
         "last_hour": sum(1 for at, _ in rows if hour_ago < at <= now),

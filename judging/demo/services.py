@@ -86,6 +86,9 @@ def demo_load() -> Campaign | None:
         overlap=DEMO_OVERLAP,
         description="A small generated newsroom collection: six topics, a few hundred "
         "documents and six runs. One run (novel-neural) is not pooled.",
+        guidelines="Judge each news article against the topic: its title, description and "
+        "narrative say what counts. Grade the article, not the source; a short mention "
+        "is partially relevant at most.",
         created_by=users["admin"],
     )
     campaign = campaign_update(campaign=campaign, data={"measures": DEMO_MEASURES})

@@ -28,7 +28,7 @@ def duration_text(seconds: float) -> str:
 
 
 def _rate_text(rate: float | None) -> str:
-    return "not yet measured" if rate is None else f"{rate:.0f} judgments"
+    return "not measured yet" if rate is None else f"{rate:.0f}"
 
 
 def pace_display(user: UserLike) -> dict[str, Any]:
