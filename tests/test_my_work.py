@@ -32,6 +32,7 @@ from judging.demo.data import build
 from judging.web.my_work import duration_text
 from judging.workflows.pools import pool_requested
 from judging.workflows.runs import run_submitted
+from tests._page_checks import wording_problems
 
 pytestmark = pytest.mark.django_db
 
@@ -52,6 +53,7 @@ def page_rows(client: Client, campaign: Campaign) -> tuple[int, dict[str, dict[s
     r = client.get("/annotate/")
     assert r.status_code == 200
     html = r.content.decode()
+    assert not wording_problems(html)
     section = html.split(f'id="campaign-{campaign.pk}"', 1)[1].split("</section>", 1)[0]
     judged = JUDGED.search(section)
     assert judged is not None, section
