@@ -258,12 +258,16 @@ def open_items_summary(open_: dict[str, Any]) -> str:
     if not open_["count"]:
         return "no open items"
     parts = [
-        (open_["first_slots"], "unjudged first slot"),
-        (open_["overlap_slots"], "unjudged overlap slot"),
-        (open_["needs_another_assessor"], "overlap slot that needs another assessor"),
-        (open_["waiting_text"], "slot waiting for text"),
+        (open_["first_slots"], "unjudged first slot", "unjudged first slots"),
+        (open_["overlap_slots"], "unjudged overlap slot", "unjudged overlap slots"),
+        (
+            open_["needs_another_assessor"],
+            "overlap slot that needs another assessor",
+            "overlap slots that need another assessor",
+        ),
+        (open_["waiting_text"], "slot waiting for text", "slots waiting for text"),
     ]
-    said = ", ".join(f"{n} {what}{'s' if n != 1 else ''}" for n, what in parts if n)
+    said = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in parts if n)
     return f"{open_['count']} open item{'s' if open_['count'] != 1 else ''} ({said})"
 
 
