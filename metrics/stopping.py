@@ -19,7 +19,8 @@ relevant is modelled as a non-increasing curve ``p(t) = a * g(t)`` with ``g(1) =
 
 with ``0 <= a <= 1`` and ``b >= 0``, fitted by maximum likelihood to the Bernoulli outcomes
 (``log L = sum_t y_t log p(t) + (1 - y_t) log(1 - p(t))``; for a fixed ``b`` the likelihood is
-concave in ``a``, solved by bisection; ``b`` by a grid search refined by golden section). Both
+concave in ``a``, solved by bisection; ``b`` by a log-spaced grid refined twice around its best
+point). Both
 shapes have two parameters; the one with the higher likelihood is used and named in the result.
 The expected relevant among the next ``m`` items is ``sum_{t=n+1}^{n+m} p(t)``.
 
@@ -129,79 +130,107 @@ def _g(shape: Shape, b: float, t: FloatArray) -> FloatArray:
     return np.power(t, -b)
 
 
-def _best_a(y: FloatArray, c: FloatArray) -> float:
-    """argmax over 0 <= a <= 1 of sum y log(a c) + (1 - y) log(1 - a c), for c in (0, 1].
+@dataclass(frozen=True)
+class _Blocks:
+    """Outcomes grouped into consecutive blocks of judging positions: block j holds ``n[j]``
+    outcomes, ``k[j]`` of them relevant, at mean position ``t[j]``. One outcome per block (exact
+    likelihood) up to ``_MAX_BLOCKS`` outcomes; beyond, equal blocks whose outcomes share the
+    curve's value at their mean position (the curves change little within 1/_MAX_BLOCKS of the
+    history), so a fit costs the same for any history length."""
 
-    d/da = K / a - sum_{y=0} c / (1 - a c) is decreasing in a; its root is found by bisection.
+    t: FloatArray
+    n: FloatArray
+    k: FloatArray
+
+
+_MAX_BLOCKS = 256
+
+
+def _blocks(y: FloatArray) -> _Blocks:
+    positions = np.arange(1, y.size + 1, dtype=np.float64)
+    if y.size <= _MAX_BLOCKS:
+        return _Blocks(t=positions, n=np.ones_like(y), k=y)
+    edges = np.linspace(0, y.size, _MAX_BLOCKS + 1).round().astype(int)
+    n = np.diff(edges).astype(np.float64)
+    k = np.add.reduceat(y, edges[:-1])
+    t = np.add.reduceat(positions, edges[:-1]) / n
+    return _Blocks(t=t, n=n, k=k)
+
+
+def _best_a(b: _Blocks, c: FloatArray) -> FloatArray:
+    """For each row of ``c`` (the curve g at the blocks' positions, in (0, 1], one row per b):
+    argmax over 0 <= a <= 1 of sum k log(a c) + (n - k) log(1 - a c).
+
+    d/da = K / a - sum (n - k) c / (1 - a c) is decreasing in a; its root is found by
+    bisection, all rows at once.
     """
-    k = float(y.sum())
-    if k == 0.0:
-        return 0.0
-    c0 = c[y == 0]
-    if c0.size == 0:
-        return 1.0
-    hi = 1.0 / float(c0.max())  # the likelihood is -inf at a = 1 / max c0
-    lo = 0.0
-    for _ in range(60):
+    rows = c.shape[0]
+    total = float(b.k.sum())
+    if total == 0.0:
+        return np.zeros(rows)
+    misses = b.n - b.k
+    has_miss = misses > 0
+    if not has_miss.any():
+        return np.ones(rows)
+    c0, m0 = c[:, has_miss], misses[has_miss]
+    hi = 1.0 / c0.max(axis=1)  # the likelihood is -inf at a = 1 / max c0
+    lo = np.zeros(rows)
+    for _ in range(32):  # a to within 2**-32
         mid = (lo + hi) / 2.0
-        grad = k / mid - float(np.sum(c0 / (1.0 - mid * c0)))
-        if grad > 0:
-            lo = mid
-        else:
-            hi = mid
-    return min(lo, 1.0)
+        grad = total / mid - np.sum(m0 * c0 / (1.0 - mid[:, None] * c0), axis=1)
+        up = grad > 0
+        lo = np.where(up, mid, lo)
+        hi = np.where(up, hi, mid)
+    return np.minimum(lo, 1.0)
 
 
-def _log_likelihood(y: FloatArray, p: FloatArray) -> float:
+def _log_likelihood(b: _Blocks, p: FloatArray) -> FloatArray:
+    """Row-wise binomial log-likelihood of the blocks under probabilities ``p`` (rows x blocks),
+    without the constant binomial coefficients (the Bernoulli likelihood when blocks are single
+    outcomes)."""
     p = np.clip(p, 1e-12, 1.0 - 1e-12)
-    return float(np.sum(y * np.log(p) + (1.0 - y) * np.log1p(-p)))
+    out: FloatArray = np.sum(b.k * np.log(p) + (b.n - b.k) * np.log1p(-p), axis=1)
+    return out
 
 
-def _profile(shape: Shape, y: FloatArray, t: FloatArray, b: float) -> tuple[float, float]:
-    c = _g(shape, b, t)
-    a = _best_a(y, c)
-    return _log_likelihood(y, a * c), a
+def _profile(shape: Shape, b: _Blocks, bs: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """The profile log-likelihood max_a log L(a, b) and its a, for each b of ``bs``."""
+    c = np.stack([_g(shape, float(v), b.t) for v in bs])
+    a = _best_a(b, c)
+    return _log_likelihood(b, a[:, None] * c), a
 
 
-def _fit_shape(shape: Shape, y: FloatArray, t: FloatArray) -> DecayFit:
+def _fit_shape(shape: Shape, blocks: _Blocks, n: int) -> DecayFit:
     if shape == "flat":
-        ll, a = _profile(shape, y, t, 0.0)
-        return DecayFit(shape=shape, a=a, b=0.0, log_likelihood=ll, n=int(y.size))
-    grid = np.concatenate([[0.0], np.geomspace(1e-5, _B_MAX, 60)])
-    values = [_profile(shape, y, t, float(b))[0] for b in grid]
-    i = int(np.argmax(values))
-    lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, grid.size - 1)])
-    # golden-section refinement of b inside the bracket around the best grid point
-    ratio = (math.sqrt(5.0) - 1.0) / 2.0
-    x1, x2 = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-    f1, f2 = _profile(shape, y, t, x1)[0], _profile(shape, y, t, x2)[0]
-    for _ in range(40):
-        if f1 >= f2:
-            hi, x2, f2 = x2, x1, f1
-            x1 = hi - ratio * (hi - lo)
-            f1 = _profile(shape, y, t, x1)[0]
-        else:
-            lo, x1, f1 = x1, x2, f2
-            x2 = lo + ratio * (hi - lo)
-            f2 = _profile(shape, y, t, x2)[0]
-    candidates = [(values[i], float(grid[i])), (f1, x1), (f2, x2)]
-    _, best_b = max(candidates)
-    ll, a = _profile(shape, y, t, best_b)
-    return DecayFit(shape=shape, a=a, b=best_b, log_likelihood=ll, n=int(y.size))
+        ll, a = _profile(shape, blocks, np.zeros(1))
+        return DecayFit(shape=shape, a=float(a[0]), b=0.0, log_likelihood=float(ll[0]), n=n)
+    # b on a log grid (and 0), then twice more on a finer grid around the best point so far
+    grid = np.concatenate([[0.0], np.geomspace(1e-5, _B_MAX, 40)])
+    best_ll, best_a, best_b = -math.inf, 0.0, 0.0
+    for _ in range(3):
+        ll, a = _profile(shape, blocks, grid)
+        i = int(np.argmax(ll))
+        if ll[i] > best_ll:
+            best_ll, best_a, best_b = float(ll[i]), float(a[i]), float(grid[i])
+        lo, hi = float(grid[max(i - 1, 0)]), float(grid[min(i + 1, grid.size - 1)])
+        grid = np.linspace(lo, hi, 21)
+    return DecayFit(shape=shape, a=best_a, b=best_b, log_likelihood=best_ll, n=n)
 
 
 def fit_decay(
     outcomes: Sequence[bool], *, shapes: Sequence[Shape] = ("exponential", "power")
 ) -> DecayFit | None:
     """The maximum-likelihood non-increasing discovery curve of ``outcomes`` (judging order),
-    the best of ``shapes`` by likelihood (ties: the first); None when nothing is judged."""
+    the best of ``shapes`` by likelihood (ties: the first); None when nothing is judged.
+
+    Histories longer than 256 outcomes are fitted on 256 consecutive blocks (see ``_Blocks``)."""
     if not outcomes:
         return None
     if not shapes:
         raise ValueError("shapes must name at least one curve")
     y = np.asarray([1.0 if v else 0.0 for v in outcomes], dtype=np.float64)
-    t = np.arange(1, y.size + 1, dtype=np.float64)
-    fits = [_fit_shape(shape, y, t) for shape in shapes]
+    blocks = _blocks(y)
+    fits = [_fit_shape(shape, blocks, int(y.size)) for shape in shapes]
     return max(fits, key=lambda f: f.log_likelihood)  # max keeps the first of equals
 
 
