@@ -38,7 +38,8 @@ pessimistic (larger) figure.
 
 **Stopping rule.** Suggest stopping a topic once at least ``w`` items are judged and the recent
 rate is below ``stop_rate`` (a rate-based rule in the family studied by Losada et al. 2019), or
-when nothing is left to judge.
+when nothing is left to judge. In docid order the rate is no guide (see ``stop_suggestion``):
+there stopping is suggested only when the flat estimate of relevant left is below one.
 
 References
 ----------
@@ -254,11 +255,22 @@ class StopSuggestion:
 
 
 def stop_suggestion(
-    recent: RecentRate, *, stop_rate: float, left: int, expected: float | None = None
+    recent: RecentRate,
+    *,
+    stop_rate: float,
+    left: int,
+    expected: float | None = None,
+    prioritised: bool = True,
 ) -> StopSuggestion:
-    """Stop when nothing is left, or when a full window's rate is below ``stop_rate``.
+    """Stop when nothing is left; in a prioritised order (rank, fusion, adaptive), when a full
+    window's rate is below ``stop_rate``; in docid order (``prioritised=False``), only when the
+    expected relevant left (the flat estimate) is below one document.
 
-    ``expected`` (relevant left, from the fit) is only quoted in the reason."""
+    Why the two rules: along a prioritised order a run of non-relevant items means relevance
+    has thinned out; along docid order it does not (docids that sort together often share a
+    source, and a source can be poor in relevant documents while a later one is rich: on TREC
+    2003 Robust's depth-100 pools the rate rule stops at 32% of the relevant documents in
+    docid order, 88% in rank order). ``expected`` is quoted in the reason."""
     if left == 0:
         return StopSuggestion(True, "done: no item is left that nobody judged")
     rate = recent.rate
@@ -267,15 +279,18 @@ def stop_suggestion(
             False,
             f"continue: {recent.judged} of the {recent.window} judgments the rate needs",
         )
-    tail = "" if expected is None or math.isnan(expected) else f", about {expected:.1f} left"
-    if rate < stop_rate:
+    known = expected is not None and not math.isnan(expected)
+    tail = f", about {expected:.1f} left" if known else ""
+    said = f"{recent.found} relevant in the last {recent.judged} (rate {rate:.3f}"
+    if not prioritised:
+        if known and expected is not None and expected < 1.0:
+            return StopSuggestion(
+                True, f"stop: about {expected:.1f} relevant expected among the {left} left"
+            )
         return StopSuggestion(
-            True,
-            f"stop: {recent.found} relevant in the last {recent.judged} "
-            f"(rate {rate:.3f} < {stop_rate:g}{tail})",
+            False,
+            f"continue: docid order, so the rate says little; {said}{tail})",
         )
-    return StopSuggestion(
-        False,
-        f"continue: {recent.found} relevant in the last {recent.judged} "
-        f"(rate {rate:.3f} >= {stop_rate:g}{tail})",
-    )
+    if rate < stop_rate:
+        return StopSuggestion(True, f"stop: {said} < {stop_rate:g}{tail})")
+    return StopSuggestion(False, f"continue: {said} >= {stop_rate:g}{tail})")

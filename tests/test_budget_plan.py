@@ -68,17 +68,40 @@ def test_the_plan_counts_judgments_and_relevant_and_estimates_what_is_left(judge
     # [10, 20, 40, 50] + 55 x [30] = 30 s; 6 slots left -> 180 s
     assert t401["pace_source"] == "campaign" and t401["seconds_per_judgment"] == 30.0
     assert t401["seconds_left"] == 180.0 and t401["time_left"] == "3 min"
-    # 402: 5 of 55 relevant, 0 of the last 50 -> stop; flat a = 5/55, 5 left -> 0.45
+    # 402: 5 of 55 relevant, 0 of the last 50; docid order: the rate is no guide, the flat
+    # estimate is: a = 5/55, 5 left -> 0.45 expected, below one -> stop
     assert (t402["judgments"], t402["relevant"], t402["items_left"]) == (55, 5, 5)
     assert (t402["recent_found"], t402["recent_judged"]) == (0, 50)
-    assert t402["stop"] and t402["suggestion"].startswith("stop: 0 relevant in the last 50")
     assert t402["expected_left"] == pytest.approx(5 * 5 / 55, abs=0.01)
+    assert t402["stop"] and t402["suggestion"] == (
+        "stop: about 0.5 relevant expected among the 5 left"
+    )
     assert t402["pace_source"] == "topic" and t402["seconds_left"] == 150.0
     assert plan["topics_to_stop"] == ["402"]
     totals = plan["totals"]
     assert (totals["judgments"], totals["relevant"], totals["items_left"]) == (59, 7, 11)
     assert totals["slots_left"] == 11 and totals["seconds_left"] == 330.0
     assert plan["open"]["count"] == 11 and plan["open"]["first_slots"] == 11
+
+
+def test_in_rank_order_a_window_without_relevant_suggests_stopping(
+    campaign: Campaign, researcher: Any, annotator: Any
+):
+    campaign.pool_strategy = "rank"
+    campaign.save()
+    build_pool(campaign, researcher, {"401": SMALL["402"]})
+    for i in range(55):
+        judge_next(campaign, annotator, 1 if i < 5 else 0, 30.0)
+    plan = planning.budget_plan(campaign)
+    t = topic(plan, "401")
+    assert plan["pool_strategy"] == "rank"
+    assert t["model"]["shape"] in ("exponential", "power") and t["model"]["b"] > 0
+    # the decaying curve expects fewer relevant among the 5 left than the flat share (0.45)
+    assert 0 <= t["expected_left"] < 5 * 5 / 55
+    assert t["stop"] and t["suggestion"].startswith(
+        "stop: 0 relevant in the last 50 (rate 0.000 < 0.02, about "
+    )
+    assert plan["topics_to_stop"] == ["401"]
 
 
 def test_relevance_follows_the_consensus_and_an_adjudication(
@@ -311,7 +334,7 @@ def test_the_plan_endpoint_answers_admins_with_the_plan(
     r = api_client_for(admin_user).get(f"/api/v1/campaigns/{judged.pk}/plan/")
     assert r.status_code == 200
     body = r.json()
-    assert topic(body, "402")["suggestion"].startswith("stop: 0 relevant in the last 50")
+    assert topic(body, "402")["suggestion"].startswith("stop: about 0.5 relevant expected")
     assert body["totals"]["relevant"] == 7 and body["open"]["count"] == 11
 
 
@@ -335,3 +358,21 @@ def test_annotators_researchers_and_strangers_are_refused_the_plan_and_publishin
         403,
     )
     assert not QrelsVersion.objects.filter(campaign=judged).exists()
+
+
+def test_the_demo_campaigns_plan_is_served_and_says_what_topic_6_still_needs(
+    demo: Campaign, api_client_for: Any, make_user: Any
+):
+    admin = make_user("plan-admin", "admin")
+    r = api_client_for(admin).get(f"/api/v1/campaigns/{demo.pk}/plan/")
+    assert r.status_code == 200
+    body = r.json()
+    by_qid = {t["qid"]: t for t in body["topics"]}
+    # the demo judged pool v1 except topic 6
+    six = by_qid["6"]
+    assert six["judgments"] == 0 and six["items_left"] > 0
+    assert six["expected_left"] is None and not six["stop"]
+    judged = [t for q, t in by_qid.items() if q != "6"]
+    assert judged and all(t["judgments"] > 0 and t["items_left"] == 0 for t in judged)
+    assert all(t["suggestion"].startswith("done") for t in judged)
+    assert body["totals"]["relevant"] == sum(t["relevant"] for t in body["topics"])

@@ -317,7 +317,11 @@ def budget_plan(campaign: Campaign) -> dict[str, Any]:
         fit = fit_decay(outcomes, shapes=shapes)
         expected = expected_left(fit, judged=len(outcomes), left=items_left)
         suggestion = stop_suggestion(
-            recent, stop_rate=campaign.stop_rate, left=items_left, expected=expected
+            recent,
+            stop_rate=campaign.stop_rate,
+            left=items_left,
+            expected=expected,
+            prioritised=not docid_order,
         )
         open_slots = [s for s in slots if not s.judged]
         stuck = [s for s in open_slots if (s.topic_id, s.docid, s.slot) in unfillable]

@@ -132,6 +132,14 @@ def test_stopping_is_suggested_once_a_full_window_has_too_few_relevant():
     assert not s.stop and s.reason.startswith("continue: 1 relevant in the last 50")
 
 
+def test_in_docid_order_only_the_estimate_of_relevant_left_suggests_stopping():
+    recent = recent_rate([True] * 30 + [False] * 50)
+    s = stop_suggestion(recent, stop_rate=0.02, left=100, expected=18.75, prioritised=False)
+    assert not s.stop and s.reason.startswith("continue: docid order")
+    s = stop_suggestion(recent, stop_rate=0.02, left=2, expected=0.75, prioritised=False)
+    assert s.stop and s.reason == "stop: about 0.8 relevant expected among the 2 left"
+
+
 def test_no_stopping_on_a_window_that_is_not_full_and_done_when_nothing_is_left():
     s = stop_suggestion(recent_rate([False] * 10), stop_rate=0.02, left=5)
     assert not s.stop and "10 of the 50 judgments" in s.reason
