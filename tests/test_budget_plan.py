@@ -122,6 +122,19 @@ def test_relevance_follows_the_consensus_and_an_adjudication(
     assert topic(planning.budget_plan(campaign), "401")["relevant"] == 2
 
 
+def test_an_excluded_assessors_grades_count_as_judged_but_not_as_relevant_found(
+    judged: Campaign, bob: Any, admin_user: Any
+):
+    from judging.assessments.models import AnnotatorExclusion
+
+    AnnotatorExclusion.objects.create(
+        campaign=judged, annotator=bob, reason="below the gold threshold", excluded_by=admin_user
+    )
+    t = topic(planning.budget_plan(judged), "402")
+    assert (t["judgments"], t["items_judged"], t["items_only_excluded"]) == (55, 55, 55)
+    assert (t["relevant"], t["items_left"], t["expected_left"]) == (0, 5, None)
+
+
 def test_gold_items_and_their_judgments_are_left_out(judged: Campaign, annotator: Any):
     t401 = Topic.objects.get(campaign=judged, qid="401")
     gold = GoldItem.objects.create(

@@ -11,7 +11,10 @@ Definitions (the page and the API answer say them too):
   twice); *items judged*: its pooled documents with at least one judgment.
 - *relevant*: items whose consensus grade is at least the campaign's relevance threshold; the
   consensus is the one qrels are published with (the adjudicated grade when an admin set one,
-  else the campaign's rule over the assessors' grades; one assessor: their grade).
+  else the campaign's rule over the assessors' grades; one assessor: their grade), without the
+  grades of assessors an admin excluded from the qrels (``AnnotatorExclusion``). An item judged
+  only by excluded assessors counts as judged (nobody is served it again) but stays out of the
+  relevant found and the discovery curve (``items_only_excluded``).
 - *recent rate*: relevant among the topic's last 50 items judged, in the order of each item's
   first judgment (``metrics.stopping.recent_rate``).
 - *relevant left*: the expected relevant among the items nobody has judged yet, from the topic's
@@ -38,7 +41,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from judging.assessments.models import Adjudication, JudgingSlot, Judgment
+from judging.assessments.models import Adjudication, AnnotatorExclusion, JudgingSlot, Judgment
 from judging.campaigns.models import Campaign
 from judging.core.roles import ANNOTATOR
 from judging.pools.models import PoolVersion
@@ -75,7 +78,8 @@ class _Slot:
 
 @dataclass
 class _Item:
-    grades: list[int] = field(default_factory=list)
+    grades: list[int] = field(default_factory=list)  # of assessors not excluded
+    judgments: int = 0  # all, excluded assessors' too
     annotators: set[int] = field(default_factory=set)
     first: tuple[datetime, int] | None = None
 
@@ -105,6 +109,11 @@ def _read(campaign: Campaign) -> _Campaign:
     ]
     items: dict[tuple[int, str], _Item] = defaultdict(_Item)
     seconds: dict[int, list[float]] = defaultdict(list)
+    excluded = set(
+        AnnotatorExclusion.objects.filter(campaign=campaign, lifted_at__isnull=True).values_list(
+            "annotator_id", flat=True
+        )
+    )
     for pk, topic_id, docid, who, grade, at, active in (
         Judgment.objects.filter(campaign=campaign, gold__isnull=True)
         .values_list(
@@ -113,7 +122,9 @@ def _read(campaign: Campaign) -> _Campaign:
         .iterator(chunk_size=10_000)
     ):
         item = items[(topic_id, docid)]
-        item.grades.append(grade)
+        item.judgments += 1
+        if who not in excluded:
+            item.grades.append(grade)
         item.annotators.add(who)
         if item.first is None or (at, pk) < item.first:
             item.first = (at, pk)
@@ -220,9 +231,15 @@ def open_items(campaign: Campaign, *, limit: int | None = None) -> dict[str, Any
     return _open_items(_read(campaign), limit=limit)
 
 
-def _open_items(data: _Campaign, *, limit: int | None = None) -> dict[str, Any]:
+def _open_items(
+    data: _Campaign,
+    *,
+    limit: int | None = None,
+    unfillable: dict[tuple[int, str, int], str] | None = None,
+) -> dict[str, Any]:
     cap = settings.POOLJUDGE_OPEN_ITEMS_LISTED if limit is None else limit
-    unfillable = _unfillable(data)
+    if unfillable is None:
+        unfillable = _unfillable(data)
     counts = {"first_slots": 0, "overlap_slots": 0, "needs_another_assessor": 0, "waiting_text": 0}
     rows: list[tuple[Any, int, int, dict[str, Any]]] = []
     for s in data.slots:
@@ -288,9 +305,14 @@ def budget_plan(campaign: Campaign) -> dict[str, Any]:
         per_topic_slots[s.topic_id].append(s)
     judgments_of: dict[int, int] = defaultdict(int)
     judged_items: dict[int, list[tuple[tuple[datetime, int], str]]] = defaultdict(list)
+    only_excluded: dict[int, int] = defaultdict(int)
     for (topic_id, docid), item in data.items.items():
-        judgments_of[topic_id] += len(item.grades)
-        if item.first is not None:
+        judgments_of[topic_id] += item.judgments
+        if not item.grades:
+            # judged only by assessors excluded from the qrels: judged, but of unknown
+            # relevance for the next version; left out of the discovery curve
+            only_excluded[topic_id] += 1
+        elif item.first is not None:
             judged_items[topic_id].append((item.first, docid))
 
     topics = []
@@ -306,7 +328,7 @@ def budget_plan(campaign: Campaign) -> dict[str, Any]:
     seconds_unknown = False
     for topic_id in sorted(data.topics, key=lambda pk: topic_sort_key(data.topics[pk][0])):
         slots = per_topic_slots.get(topic_id, [])
-        if not slots and topic_id not in judged_items:
+        if not slots and topic_id not in judged_items and topic_id not in only_excluded:
             continue
         qid, title = data.topics[topic_id]
         order = [d for _, d in sorted(judged_items.get(topic_id, []))]
@@ -341,7 +363,8 @@ def budget_plan(campaign: Campaign) -> dict[str, Any]:
                 "qid": qid,
                 "title": title,
                 "judgments": judgments_of.get(topic_id, 0),
-                "items_judged": len(outcomes),
+                "items_judged": len(outcomes) + only_excluded.get(topic_id, 0),
+                "items_only_excluded": only_excluded.get(topic_id, 0),
                 "relevant": relevant,
                 "recent_found": recent.found,
                 "recent_judged": recent.judged,
@@ -381,7 +404,7 @@ def budget_plan(campaign: Campaign) -> dict[str, Any]:
     totals["time_left"] = (
         duration(totals["seconds_left"]) if totals["slots_left"] else "nothing left"
     )
-    open_ = _open_items(data)
+    open_ = _open_items(data, unfillable=unfillable)
     return {
         "window": WINDOW,
         "stop_rate": campaign.stop_rate,
