@@ -416,6 +416,14 @@ def budget_plan(campaign: Campaign) -> dict[str, Any]:
             else "the topic's discovery curve p(t) = a*exp(-b(t-1)) or a*t^-b, fitted by "
             "maximum likelihood to its items in judging order, summed over the items left"
         ),
+        "stopping": (
+            "docid order: stopping is suggested when the relevant expected among the items "
+            "left is below one (a run of non-relevant documents in docid order says little: "
+            "documents that sort together often share a source)"
+            if docid_order
+            else f"stopping is suggested once fewer than {campaign.stop_rate:g} of the last "
+            f"{WINDOW} items judged were relevant (the campaign's stop rate)"
+        ),
         "pool_strategy": data.strategy,
         "pace": {
             "seconds_per_judgment": _or_none(campaign_pace) if campaign_pace is not None else None,
