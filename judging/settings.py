@@ -223,6 +223,9 @@ POOLJUDGE_BIAS_SPLIT = env_bool("POOLJUDGE_BIAS_SPLIT", True)
 # Runs evaluated per task when a qrels version is published or imported (its qrels are read and
 # prepared once per task): the campaign's runs are spread over that many tasks, one per worker.
 POOLJUDGE_EVAL_RUNS_PER_TASK = env_int("POOLJUDGE_EVAL_RUNS_PER_TASK", 10, minimum=1)
+# Open items (unjudged slots, overlap slots needing another assessor, items waiting for text)
+# listed one by one in a publish answer and on the progress page; the counts are always whole.
+POOLJUDGE_OPEN_ITEMS_LISTED = env_int("POOLJUDGE_OPEN_ITEMS_LISTED", 100, minimum=0)
 
 # --- REST API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -60,6 +60,7 @@ ROUTES: dict[str, Route] = {
     "api-disagreements": CAMPAIGN,
     "api-adjudications": CAMPAIGN,
     "api-qrels-publish": CAMPAIGN,
+    "api-plan": CAMPAIGN,
     "api-qrels-diff": Route({"pk": "qrels"}, ("?against=1",)),
     "api-qrels-export": QRELS_PK,
     "api-run-evaluations": RUN_PK,
@@ -198,6 +199,7 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-disagreements", "GET"): s(401, 403, 403, 403, 403, 200),
     ("api-adjudications", "POST"): s(401, 403, 403, 403, 403, 201),
     ("api-qrels-publish", "POST"): s(401, 403, 403, 403, 403, 200),  # nothing new: 200
+    ("api-plan", "GET"): s(401, 403, 403, 403, 403, 200),
     # --- pages: signing in ----------------------------------------------------------------
     ("home", "GET"): s(302, 200, 200, 200, 200, 200),
     ("login", "GET"): s(200, 200, 200, 200, 200, 200),

@@ -19,7 +19,7 @@ from judging.api.params import MAX_ID, path_id, query_bool, query_int
 from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
 from judging.api.serializers import NoteSerializer, QrelsVersionSerializer, note_of
 from judging.api.views import IntegerIdMixin
-from judging.assessments import queue, selectors
+from judging.assessments import planning, queue, selectors
 from judging.assessments import services as qrels_services
 from judging.assessments.models import JudgingSlot, Judgment, Lease, QrelsVersion
 from judging.campaigns.models import Campaign
@@ -315,18 +315,24 @@ class PublishView(APIView):
         request=NoteSerializer,
         responses={201: dict, 200: dict},
         description="Publish the judgments as the next qrels version (200 with the latest "
-        "version when nothing changed).",
+        "version when nothing changed). Open items do not stop it: `open_items` counts the "
+        "pooled slots still unjudged when it was published (first_slots, overlap_slots, "
+        "needs_another_assessor, waiting_text) and lists the first "
+        "POOLJUDGE_OPEN_ITEMS_LISTED of them (`truncated` when there are more); `warning` "
+        "says it in words (empty when nothing is open).",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = _campaign(request, campaign_id)
         note = note_of(request.data)  # a body of `true`, `[]` or `"x"` is a 400
+        open_ = planning.open_items(campaign)
         version, created = qrels_published(
             campaign=campaign,
             note=note,
             created_by=account(request.user),
         )
+        warning = f"published with {planning.open_items_summary(open_)}" if open_["count"] else ""
         return Response(
-            QrelsVersionSerializer(version).data,
+            {**QrelsVersionSerializer(version).data, "open_items": open_, "warning": warning},
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 

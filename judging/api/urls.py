@@ -5,7 +5,7 @@ from rest_framework.routers import DefaultRouter
 from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
-from judging.api import views
+from judging.api import plan_views, views
 from judging.api.auth_views import TokenView
 
 router = DefaultRouter()
@@ -58,6 +58,7 @@ urlpatterns = [
         jv.PublishView.as_view(),
         name="api-qrels-publish",
     ),
+    path("campaigns/<int:campaign_id>/plan/", plan_views.PlanView.as_view(), name="api-plan"),
     path("qrels/<int:pk>/diff/", jv.QrelsDiffView.as_view(), name="api-qrels-diff"),
     # the export without a trailing slash too, as scripts write it
     path(

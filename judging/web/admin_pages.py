@@ -81,15 +81,24 @@ def adjudicate_item(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @require_POST
 def publish(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
+    # Open items do not stop a publish (the admin decides; the form asked them to confirm):
+    # the message says how many the version leaves out.
+    open_ = planning.open_items(campaign, limit=0)
     version, created = qrels_published(
         campaign=campaign, note=request.POST.get("note", ""), created_by=account(request.user)
     )
+    with_open = f" with {planning.open_items_summary(open_)}" if open_["count"] else ""
     if created:
         flash(
             request,
-            messages.SUCCESS,
-            f"Published qrels version {version.number} ({version.num_judgments} judgments).",
+            messages.WARNING if open_["count"] else messages.SUCCESS,
+            f"Published qrels version {version.number} ({version.num_judgments} judgments)"
+            f"{with_open}.",
         )
     else:
-        flash(request, messages.INFO, f"Nothing changed since qrels version {version.number}.")
+        flash(
+            request,
+            messages.INFO,
+            f"Nothing changed since qrels version {version.number}{with_open}.",
+        )
     return redirect("manage-progress", campaign_id=campaign.pk)
