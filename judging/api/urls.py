@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
+from judging.api import quality_views as qv
 from judging.api import views
 from judging.api.auth_views import TokenView
 
@@ -57,6 +58,18 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/qrels/publish/",
         jv.PublishView.as_view(),
         name="api-qrels-publish",
+    ),
+    path("campaigns/<int:campaign_id>/quality/", qv.QualityView.as_view(), name="api-quality"),
+    path("campaigns/<int:campaign_id>/gold/", qv.GoldView.as_view(), name="api-gold"),
+    path(
+        "campaigns/<int:campaign_id>/exclusions/",
+        qv.ExclusionView.as_view(),
+        name="api-exclusions",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/exclusions/<int:pk>/lift/",
+        qv.ExclusionLiftView.as_view(),
+        name="api-exclusion-lift",
     ),
     path("qrels/<int:pk>/diff/", jv.QrelsDiffView.as_view(), name="api-qrels-diff"),
     # the export without a trailing slash too, as scripts write it

@@ -6,6 +6,7 @@ from judging.web import (
     annotate,
     bias_pages,
     collection_pages,
+    quality_pages,
     results,
     submit_pages,
     text_pages,
@@ -57,6 +58,14 @@ urlpatterns = [
         name="manage-adjudicate",
     ),
     path("manage/<int:campaign_id>/publish/", admin_pages.publish, name="manage-publish"),
+    path("manage/<int:campaign_id>/quality/", quality_pages.quality_page, name="manage-quality"),
+    path("manage/<int:campaign_id>/quality/gold/", quality_pages.gold_add, name="manage-gold-add"),
+    path("manage/<int:campaign_id>/quality/exclude/", quality_pages.exclude, name="manage-exclude"),
+    path(
+        "manage/<int:campaign_id>/quality/exclusions/<int:exclusion_id>/lift/",
+        quality_pages.lift,
+        name="manage-exclusion-lift",
+    ),
     path(
         "manage/<int:campaign_id>/pools/<int:number>/missing-text/",
         text_pages.missing_text,
