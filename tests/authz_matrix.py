@@ -110,6 +110,7 @@ ROUTES: dict[str, Route] = {
     "manage-publish": CAMPAIGN,
     "manage-quality": CAMPAIGN,
     "manage-gold-add": CAMPAIGN,
+    "manage-qc-settings": CAMPAIGN,
     "manage-exclude": CAMPAIGN,
     "manage-exclusion-lift": Route({"campaign_id": "campaign", "exclusion_id": "=999999"}),
     "api-quality": CAMPAIGN,
@@ -208,6 +209,7 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-qrels-publish", "POST"): s(401, 403, 403, 403, 403, 200),  # nothing new: 200
     # --- API: quality control (admins) ----------------------------------------------------
     ("api-quality", "GET"): s(401, 403, 403, 403, 403, 200),
+    ("api-quality", "PATCH"): s(401, 403, 403, 403, 403, 200),
     ("api-gold", "GET"): s(401, 403, 403, 403, 403, 200),
     ("api-gold", "POST"): s(401, 403, 403, 403, 403, 201),
     ("api-exclusions", "GET"): s(401, 403, 403, 403, 403, 200),
@@ -269,6 +271,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # the admin, without a file: told so on the page it is sent back to
     ("manage-missing-text-import", "POST"): s(302, 302, 302, 302, 302, 302),
     ("manage-quality", "GET"): s(302, 302, 302, 302, 302, 200),
+    ("manage-qc-settings", "GET"): s(302, 302, 302, 302, 302, 405),
+    ("manage-qc-settings", "POST"): s(302, 302, 302, 302, 302, 302),
     ("manage-gold-add", "GET"): s(302, 302, 302, 302, 302, 405),
     ("manage-gold-add", "POST"): s(302, 302, 302, 302, 302, 302),
     ("manage-exclude", "GET"): s(302, 302, 302, 302, 302, 405),
@@ -381,6 +385,8 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
         return "json", {"grade": 2}
     if key == ("judgment-detail", "PATCH"):
         return "json", {"grade": 0 if d.judgment.grade else 2}
+    if key == ("api-quality", "PATCH"):
+        return "json", {"gold_rate": 0.1}
     if key == ("api-gold", "POST"):
         row = {"topic": d.judgment.topic.qid, "docid": d.judgment.docid, "grade": 1}
         return "json", {"rows": [row]}

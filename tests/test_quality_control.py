@@ -566,3 +566,51 @@ def test_report_without_judgments_is_empty(campaign: Campaign) -> None:
     assert report["assessors"] == [] and report["alerts"] == []
     assert quality.alerts(campaign) == []
     assert math.isclose(report["qc_min_accuracy"], 0.6)
+
+
+def test_gold_from_the_quality_page_file_and_sample(
+    campaign: Campaign, admin_user: Any, client: Any
+) -> None:
+    add_documents(campaign, ["a", "b"])
+    client.force_login(admin_user)
+    url = f"/manage/{campaign.pk}/quality/gold/"
+    bad = SimpleUploadedFile("page-gold.txt", b"401 0 a 2\n401 0 b 9\n")
+    page = client.post(url, {"file": bad}, follow=True).content.decode()
+    assert "Nothing was stored" in page and "page-gold.txt line 2: grade 9" in page
+    assert not GoldItem.objects.exists()
+    good = SimpleUploadedFile("page-gold.txt", b"401 0 a 2\n401 0 b 0\n")
+    page = client.post(url, {"file": good}, follow=True).content.decode()
+    assert "Gold items: 2 added, 0 updated." in page
+    assert '<td><code>a</code></td><td class="num">2</td>' in page
+    version = qrels_import(campaign=campaign, data=b"402 0 a 1\n402 0 b 0\n")
+    page = client.post(
+        url, {"from_qrels": str(version.number), "per_topic": "1", "seed": "3"}, follow=True
+    ).content.decode()
+    assert "Gold items: 1 added" in page
+    assert GoldItem.objects.filter(topic__qid="402", docid="a", grade=1, source="qrels").exists()
+    page = client.post(url, {"from_qrels": "x"}, follow=True).content.decode()
+    assert "must be a whole number" in page
+
+
+def test_quality_settings_through_the_api_and_the_page(
+    campaign: Campaign, admin_user: Any, api_client_for: Callable[[Any], Any], client: Any
+) -> None:
+    url = f"/api/v1/campaigns/{campaign.pk}/quality/"
+    admin = api_client_for(admin_user)
+    r = admin.patch(url, {"gold_rate": 0.9, "qc_min_gold": "x", "name": "n"}, format="json")
+    assert r.status_code == 400
+    assert {p["location"] for p in r.json()["problems"]} == {"gold_rate", "qc_min_gold", "name"}
+    campaign.refresh_from_db()
+    assert campaign.gold_rate == 0.0
+    r = admin.patch(url, {"gold_rate": 0.2, "qc_min_accuracy": 0.7}, format="json")
+    assert r.status_code == 200
+    assert r.json() == {"gold_rate": 0.2, "qc_min_accuracy": 0.7, "qc_min_gold": 10}
+    client.force_login(admin_user)
+    page = client.post(
+        f"/manage/{campaign.pk}/quality/settings/",
+        {"gold_rate": "0.1", "qc_min_accuracy": "0.5", "qc_min_gold": "4"},
+        follow=True,
+    ).content.decode()
+    assert "Quality settings saved." in page and 'name="gold_rate" value="0.1"' in page
+    campaign.refresh_from_db()
+    assert (campaign.gold_rate, campaign.qc_min_accuracy, campaign.qc_min_gold) == (0.1, 0.5, 4)

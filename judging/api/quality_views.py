@@ -26,6 +26,12 @@ def _campaign(request: Request, campaign_id: int) -> Campaign:
     return get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
 
 
+class QualitySettingsSerializer(serializers.Serializer[Any]):
+    gold_rate = serializers.FloatField(required=False, min_value=0.0, max_value=0.5)
+    qc_min_accuracy = serializers.FloatField(required=False, min_value=0.0, max_value=1.0)
+    qc_min_gold = serializers.IntegerField(required=False, min_value=1, max_value=100_000)
+
+
 class QualityView(APIView):
     permission_classes = [IsAdmin]
 
@@ -39,6 +45,19 @@ class QualityView(APIView):
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         return Response(quality.quality_report(_campaign(request, campaign_id)))
+
+    @extend_schema(
+        request=QualitySettingsSerializer,
+        responses={200: QualitySettingsSerializer},
+        description="Change the quality-control settings (admins): gold_rate (share of each "
+        "assessor's items that are gold, 0-0.5), qc_min_accuracy (0-1) and qc_min_gold.",
+    )
+    def patch(self, request: Request, campaign_id: int) -> Response:
+        campaign = _campaign(request, campaign_id)
+        if not isinstance(request.data, dict):
+            raise serializers.ValidationError("an object of settings is needed")
+        updated = gold.qc_settings_update(campaign=campaign, data=request.data)
+        return Response({k: getattr(updated, k) for k in gold.QC_SETTINGS})
 
 
 class GoldRowSerializer(serializers.Serializer[Any]):

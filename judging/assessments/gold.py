@@ -303,6 +303,54 @@ def gold_set_active(*, campaign: Campaign, item_ids: Iterable[int], active: bool
     return GoldItem.objects.filter(campaign=campaign, pk__in=list(item_ids)).update(active=active)
 
 
+# --- settings -------------------------------------------------------------------------------
+
+QC_SETTINGS = {
+    # field: (type, lowest, highest)
+    "gold_rate": (float, 0.0, 0.5),
+    "qc_min_accuracy": (float, 0.0, 1.0),
+    "qc_min_gold": (int, 1, 100_000),
+}
+
+
+def qc_settings_update(*, campaign: Campaign, data: Mapping[str, Any]) -> Campaign:
+    """Change the campaign's quality-control settings (any of ``QC_SETTINGS``), validated
+    together: on any problem nothing is stored and each problem names its field."""
+    problems = [
+        Problem.at(k, f"{k!r} is not a quality setting") for k in data if k not in QC_SETTINGS
+    ]
+    values: dict[str, float | int] = {}
+    for name, (kind, low, high) in QC_SETTINGS.items():
+        if name not in data:
+            continue
+        raw = data[name]
+        try:
+            if isinstance(raw, bool):
+                raise ValueError
+            value = float(raw) if kind is float else int(str(raw).strip())
+            if isinstance(raw, float) and kind is int:
+                raise ValueError
+        except (TypeError, ValueError):
+            problems.append(
+                Problem.at(
+                    name, f"{raw!r} is not a {'number' if kind is float else 'whole number'}"
+                )
+            )
+            continue
+        if not (low <= value <= high) or value != value:  # NaN is never in range
+            problems.append(Problem.at(name, f"{value} is not between {low} and {high}"))
+            continue
+        values[name] = value
+    if problems:
+        raise InvalidInput("the quality settings are not valid; nothing was changed", problems)
+    with transaction.atomic():
+        current = Campaign.objects.select_for_update().get(pk=campaign.pk)
+        for name, value in values.items():
+            setattr(current, name, value)
+        current.save(update_fields=list(values))
+    return current
+
+
 # --- serving --------------------------------------------------------------------------------
 
 

@@ -134,3 +134,17 @@ def lift(request: HttpRequest, campaign_id: int, exclusion_id: int) -> HttpRespo
             f"{exclusion.annotator.get_username()} is included again from the next qrels version.",
         )
     return redirect("manage-quality", campaign_id=campaign.pk)
+
+
+@staff_member_required
+@require_POST
+def qc_settings(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    data = {k: request.POST[k] for k in gold.QC_SETTINGS if k in request.POST}
+    try:
+        gold.qc_settings_update(campaign=campaign, data=data)
+    except DomainError as exc:
+        flash(request, messages.ERROR, f"Nothing was changed: {_refusal(exc)}")
+    else:
+        flash(request, messages.SUCCESS, "Quality settings saved.")
+    return redirect("manage-quality", campaign_id=campaign.pk)

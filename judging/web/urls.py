@@ -59,6 +59,11 @@ urlpatterns = [
     ),
     path("manage/<int:campaign_id>/publish/", admin_pages.publish, name="manage-publish"),
     path("manage/<int:campaign_id>/quality/", quality_pages.quality_page, name="manage-quality"),
+    path(
+        "manage/<int:campaign_id>/quality/settings/",
+        quality_pages.qc_settings,
+        name="manage-qc-settings",
+    ),
     path("manage/<int:campaign_id>/quality/gold/", quality_pages.gold_add, name="manage-gold-add"),
     path("manage/<int:campaign_id>/quality/exclude/", quality_pages.exclude, name="manage-exclude"),
     path(
