@@ -376,7 +376,7 @@ def test_exclusion_round_trip_through_the_api(
     v1 = QrelsVersion.objects.get(pk=r.json()["id"])
     rows = dict(QrelsEntry.objects.filter(version=v1).values_list("docid", "grade"))
     assert rows == {"both": 2, "only-bob": 1}  # none of the excluded assessor's grades
-    assert "round 1" in v1.note and annotator.username in v1.note
+    assert v1.note.startswith("round 1 · Judgments left out (assessors excluded): ann-annotator")
     assert "failed 8 of 10 gold items" in v1.note
     # never deleted
     assert Judgment.objects.filter(annotator=annotator).count() == 2
@@ -614,3 +614,17 @@ def test_quality_settings_through_the_api_and_the_page(
     assert "Quality settings saved." in page and 'name="gold_rate" value="0.1"' in page
     campaign.refresh_from_db()
     assert (campaign.gold_rate, campaign.qc_min_accuracy, campaign.qc_min_gold) == (0.1, 0.5, 4)
+
+
+def test_gold_is_not_served_in_a_burst_after_a_topic_without_gold(
+    with_gold: Campaign, annotator: Any, api_client_for: Callable[[Any], Any]
+) -> None:
+    # 12 items judged while no gold item was servable (they were inactive): the share is 0
+    GoldItem.objects.filter(campaign=with_gold).update(active=False)
+    client = api_client_for(annotator)
+    for _ in range(12):
+        judge(client, with_gold)
+    GoldItem.objects.filter(campaign=with_gold).update(active=True)
+    seen = [judge(client, with_gold)["document"]["docid"] in GOLD for _ in range(12)]
+    # made up one every 4 items (rate 0.25), never two within 4
+    assert seen == [True, False, False, False] * 3

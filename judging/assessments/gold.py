@@ -355,17 +355,27 @@ def qc_settings_update(*, campaign: Campaign, data: Mapping[str, Any]) -> Campai
 
 
 def gold_due(*, campaign: Campaign, annotator: Account) -> bool:
-    """Whether the annotator's next item should be gold: serving it keeps their share of gold
-    items at or below the campaign's rate, ``gold + 1 <= rate * (judged + 1)``. Deterministic,
-    so over N items about ``rate * N`` (rounded down) are gold, spread evenly: with rate 0.25
-    items 4, 8, 12, ... are."""
+    """Whether the annotator's next item should be gold. Deterministic, two conditions:
+
+    - serving it keeps their share of gold items at or below the campaign's rate:
+      ``gold + 1 <= rate * (judged + 1)``, so over N items at most ``rate * N`` (rounded down)
+      are gold: with rate 0.25, items 4, 8, 12, ...;
+    - none of their last ``round(1 / rate) - 1`` judgments was gold, so that gold items never
+      come in a run: after a stretch without any (a topic with no gold items) the share is
+      made up one gold item every ``round(1 / rate)`` items, not in a burst an assessor would
+      notice.
+    """
     rate = min(max(campaign.gold_rate, 0.0), 0.5)
     if rate <= 0:
         return False
     mine = Judgment.objects.filter(campaign=campaign, annotator=annotator)
     judged = mine.count()
     gold = mine.filter(gold__isnull=False).count()
-    return gold + 1 <= rate * (judged + 1) + 1e-9
+    if gold + 1 > rate * (judged + 1) + 1e-9:
+        return False
+    spacing = max(round(1 / rate) - 1, 0)
+    recent = mine.order_by("-created_at", "-pk").values_list("gold_id", flat=True)[:spacing]
+    return all(g is None for g in recent)
 
 
 def gold_pick(

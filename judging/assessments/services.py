@@ -237,7 +237,7 @@ def qrels_publish(
             number=_next_number(campaign),
             source=QrelsSource.PUBLISHED,
             content_hash=digest,
-            note=" ".join(part for part in (note, exclusion_note(campaign)) if part),
+            note=" · ".join(part for part in (note, exclusion_note(campaign)) if part),
             num_judgments=len(rows),
             num_relevant=sum(1 for _, _, g in rows if g >= campaign.relevance_threshold),
             created_by=created_by,
