@@ -21,6 +21,7 @@ from judging.assessments.models import (
     GoldItem,
     JudgingSlot,
     Judgment,
+    Lease,
     QrelsEntry,
     QrelsVersion,
 )
@@ -628,3 +629,27 @@ def test_gold_is_not_served_in_a_burst_after_a_topic_without_gold(
     seen = [judge(client, with_gold)["document"]["docid"] in GOLD for _ in range(12)]
     # made up one every 4 items (rate 0.25), never two within 4
     assert seen == [True, False, False, False] * 3
+
+
+def test_gold_on_the_judging_pages_is_like_any_item(
+    with_gold: Campaign, annotator: Any, client: Any
+) -> None:
+    client.force_login(annotator)
+    pages = []
+    for _ in range(4):
+        client.post(f"/annotate/{with_gold.pk}/next/")
+        lease = Lease.objects.filter(annotator=annotator, state="active").latest("pk")
+        page = client.get(f"/annotate/{with_gold.pk}/").content.decode()
+        pages.append((lease.slot.docid, page))
+        r = client.post(f"/annotate/{with_gold.pk}/submit/", {"lease": str(lease.pk), "grade": "1"})
+        assert r.status_code == 302
+    docid, gold_page = pages[3]
+    assert docid in GOLD and f"text of {docid}" in gold_page
+    assert "gold" not in gold_page.lower().replace(docid, "")
+    # the same page as a pooled item's, but for the document
+    pooled_docid, pooled_page = pages[2]
+    strip = lambda html, d: html.replace(d, "DOC")  # noqa: E731
+    assert len(strip(gold_page, docid).splitlines()) == len(
+        strip(pooled_page, pooled_docid).splitlines()
+    )
+    assert Judgment.objects.get(annotator=annotator, docid=docid).gold is not None
