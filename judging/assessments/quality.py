@@ -104,15 +104,20 @@ def _alerts_for(
     return out
 
 
-def quality_report(campaign: Campaign, *, block: int = DRIFT_BLOCK) -> dict[str, Any]:
+def quality_report(
+    campaign: Campaign, *, block: int = DRIFT_BLOCK, with_agreement: bool = True
+) -> dict[str, Any]:
     """Per assessor (admins): accuracy on gold items (exact and binary, with 95% Wilson
     intervals), agreement with the other assessors on shared items (Cohen's kappa, exact
     agreement; gold items left out), grade distribution (gold left out), median active seconds
     per judgment, drift (the same per block of ``block`` judgments and per day), whether they
-    are excluded, and the alerts."""
+    are excluded, and the alerts. ``with_agreement=False`` skips the agreement (the alerts do
+    not need it), leaving it empty."""
     scale = campaign.grade_values()
     level = campaign.relevance_threshold
-    agreement = agreement_with_others(current_judgments(campaign), scale=scale)
+    agreement = (
+        agreement_with_others(current_judgments(campaign), scale=scale) if with_agreement else {}
+    )
     exclusions = {
         e.annotator.get_username(): e
         for e in AnnotatorExclusion.objects.filter(
@@ -259,5 +264,5 @@ def alerts(campaign: Campaign) -> list[dict[str, Any]]:
     """The assessors who need an admin's look (module docstring): the progress page's alerts."""
     if not Judgment.objects.filter(campaign=campaign).exists():
         return []
-    report: list[dict[str, Any]] = quality_report(campaign)["alerts"]
+    report: list[dict[str, Any]] = quality_report(campaign, with_agreement=False)["alerts"]
     return report
