@@ -256,6 +256,8 @@ def test_accuracy_on_gold_as_worked_by_hand(campaign: Campaign, annotator: Any) 
     assert row["median_seconds"] == pytest.approx(12.0)  # 10, 11, 12, 13, 14
     # gold judgments are not the assessor's grade distribution
     assert row["grades"] == {"0": 0, "1": 0, "2": 0}
+    items = {g["docid"]: (g["judged"], g["right"]) for g in quality.gold_items(campaign)}
+    assert items == {"x-0": (1, 1), "x-1": (1, 0), "x-2": (1, 1), "x-3": (1, 0), "x-4": (1, 0)}
 
 
 def test_agreement_with_others_as_worked_by_hand(

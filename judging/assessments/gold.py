@@ -264,9 +264,10 @@ def gold_from_qrels(
         .order_by("topic__qid", "docid")
         .values_list("topic__qid", "docid", "grade")
     )
+    scale = set(campaign.grade_values())
     by_topic: dict[str, dict[int, list[str]]] = {}
     for qid, docid, grade in entries.iterator(chunk_size=10_000):
-        if (qid, docid) not in already and grade in campaign.grade_values():
+        if (qid, docid) not in already and grade in scale:
             by_topic.setdefault(qid, {}).setdefault(grade, []).append(docid)
     rng = random.Random(seed)
     rows: list[GoldRow] = []

@@ -24,6 +24,8 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from django.db.models import Count, F, Q
+
 from judging.assessments.models import AnnotatorExclusion, GoldItem, Judgment
 from judging.assessments.selectors import current_judgments
 from judging.campaigns.models import Campaign
@@ -218,27 +220,29 @@ def gold_counts(campaign: Campaign) -> dict[str, int]:
 
 def gold_items(campaign: Campaign) -> list[dict[str, Any]]:
     """The campaign's gold items with how often they were judged and judged right (admins)."""
-    out = []
-    for item in (
+    items = (
         GoldItem.objects.filter(campaign=campaign)
         .select_related("topic", "qrels_version")
-        .order_by("topic__qid", "docid")
-    ):
-        grades = list(item.judgments.values_list("grade", flat=True))
-        out.append(
-            {
-                "id": item.pk,
-                "topic": item.topic.qid,
-                "docid": item.docid,
-                "grade": item.grade,
-                "source": item.source,
-                "qrels_version": item.qrels_version.number if item.qrels_version else None,
-                "active": item.active,
-                "judged": len(grades),
-                "right": sum(1 for g in grades if g == item.grade),
-            }
+        .annotate(
+            judged=Count("judgments"),
+            right=Count("judgments", filter=Q(judgments__grade=F("grade"))),
         )
-    return out
+        .order_by("topic__qid", "docid")
+    )
+    return [
+        {
+            "id": item.pk,
+            "topic": item.topic.qid,
+            "docid": item.docid,
+            "grade": item.grade,
+            "source": item.source,
+            "qrels_version": item.qrels_version.number if item.qrels_version else None,
+            "active": item.active,
+            "judged": item.judged,
+            "right": item.right,
+        }
+        for item in items
+    ]
 
 
 def exclusion_history(campaign: Campaign) -> list[dict[str, Any]]:
