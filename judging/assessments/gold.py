@@ -21,7 +21,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from judging.assessments.models import (
@@ -370,8 +370,8 @@ def gold_due(*, campaign: Campaign, annotator: Account) -> bool:
     if rate <= 0:
         return False
     mine = Judgment.objects.filter(campaign=campaign, annotator=annotator)
-    judged = mine.count()
-    gold = mine.filter(gold__isnull=False).count()
+    counts = mine.aggregate(judged=Count("pk"), gold=Count("pk", filter=Q(gold__isnull=False)))
+    judged, gold = counts["judged"], counts["gold"]
     if gold + 1 > rate * (judged + 1) + 1e-9:
         return False
     spacing = max(round(1 / rate) - 1, 0)
