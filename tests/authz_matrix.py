@@ -109,6 +109,15 @@ ROUTES: dict[str, Route] = {
     "manage-agreement": CAMPAIGN,
     "manage-adjudicate": CAMPAIGN,
     "manage-publish": CAMPAIGN,
+    "manage-quality": CAMPAIGN,
+    "manage-gold-add": CAMPAIGN,
+    "manage-qc-settings": CAMPAIGN,
+    "manage-exclude": CAMPAIGN,
+    "manage-exclusion-lift": Route({"campaign_id": "campaign", "exclusion_id": "=999999"}),
+    "api-quality": CAMPAIGN,
+    "api-gold": CAMPAIGN,
+    "api-exclusions": CAMPAIGN,
+    "api-exclusion-lift": Route({"campaign_id": "campaign", "pk": "=999999"}),
     "manage-missing-text": Route({"campaign_id": "campaign", "number": "=1"}),
     "manage-missing-text-download": Route({"campaign_id": "campaign", "number": "=1"}),
     "manage-missing-text-import": Route({"campaign_id": "campaign", "number": "=1"}),
@@ -200,6 +209,14 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-adjudications", "POST"): s(401, 403, 403, 403, 403, 201),
     ("api-qrels-publish", "POST"): s(401, 403, 403, 403, 403, 200),  # nothing new: 200
     ("api-plan", "GET"): s(401, 403, 403, 403, 403, 200),
+    # --- API: quality control (admins) ----------------------------------------------------
+    ("api-quality", "GET"): s(401, 403, 403, 403, 403, 200),
+    ("api-quality", "PATCH"): s(401, 403, 403, 403, 403, 200),
+    ("api-gold", "GET"): s(401, 403, 403, 403, 403, 200),
+    ("api-gold", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("api-exclusions", "GET"): s(401, 403, 403, 403, 403, 200),
+    ("api-exclusions", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("api-exclusion-lift", "POST"): s(401, 403, 403, 403, 403, 404),  # no such exclusion
     # --- pages: signing in ----------------------------------------------------------------
     ("home", "GET"): s(302, 200, 200, 200, 200, 200),
     ("login", "GET"): s(200, 200, 200, 200, 200, 200),
@@ -255,6 +272,15 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("manage-missing-text-import", "GET"): s(302, 302, 302, 302, 302, 405),
     # the admin, without a file: told so on the page it is sent back to
     ("manage-missing-text-import", "POST"): s(302, 302, 302, 302, 302, 302),
+    ("manage-quality", "GET"): s(302, 302, 302, 302, 302, 200),
+    ("manage-qc-settings", "GET"): s(302, 302, 302, 302, 302, 405),
+    ("manage-qc-settings", "POST"): s(302, 302, 302, 302, 302, 302),
+    ("manage-gold-add", "GET"): s(302, 302, 302, 302, 302, 405),
+    ("manage-gold-add", "POST"): s(302, 302, 302, 302, 302, 302),
+    ("manage-exclude", "GET"): s(302, 302, 302, 302, 302, 405),
+    ("manage-exclude", "POST"): s(302, 302, 302, 302, 302, 302),
+    ("manage-exclusion-lift", "GET"): s(302, 302, 302, 302, 302, 405),
+    ("manage-exclusion-lift", "POST"): s(302, 302, 302, 302, 302, 302),
     # --- the admin site: everything but its login and logout is for staff ---------------
     ("admin:index", "GET"): s(302, 302, 302, 302, 302, 200),
     ("admin:app_list", "GET"): s(302, 302, 302, 302, 302, 200),
@@ -361,6 +387,15 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
         return "json", {"grade": 2}
     if key == ("judgment-detail", "PATCH"):
         return "json", {"grade": 0 if d.judgment.grade else 2}
+    if key == ("api-quality", "PATCH"):
+        return "json", {"gold_rate": 0.1}
+    if key == ("api-gold", "POST"):
+        row = {"topic": d.judgment.topic.qid, "docid": d.judgment.docid, "grade": 1}
+        return "json", {"rows": [row]}
+    if key == ("api-exclusions", "POST"):
+        return "json", {"annotator": d.judgment.annotator.get_username(), "reason": "matrix"}
+    if key == ("api-exclusion-lift", "POST"):
+        return "json", {"reason": "matrix"}
     if key == ("api-adjudications", "POST"):
         return "json", {"topic": d.judgment.topic.qid, "docid": d.judgment.docid, "grade": 0}
     if key in {("annotate-submit", "POST"), ("annotate-skip", "POST")}:

@@ -6,6 +6,7 @@ from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
 from judging.api import plan_views, views
+from judging.api import quality_views as qv
 from judging.api.auth_views import TokenView
 
 router = DefaultRouter()
@@ -59,6 +60,18 @@ urlpatterns = [
         name="api-qrels-publish",
     ),
     path("campaigns/<int:campaign_id>/plan/", plan_views.PlanView.as_view(), name="api-plan"),
+    path("campaigns/<int:campaign_id>/quality/", qv.QualityView.as_view(), name="api-quality"),
+    path("campaigns/<int:campaign_id>/gold/", qv.GoldView.as_view(), name="api-gold"),
+    path(
+        "campaigns/<int:campaign_id>/exclusions/",
+        qv.ExclusionView.as_view(),
+        name="api-exclusions",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/exclusions/<int:pk>/lift/",
+        qv.ExclusionLiftView.as_view(),
+        name="api-exclusion-lift",
+    ),
     path("qrels/<int:pk>/diff/", jv.QrelsDiffView.as_view(), name="api-qrels-diff"),
     # the export without a trailing slash too, as scripts write it
     path(

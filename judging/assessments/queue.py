@@ -113,7 +113,9 @@ def _open_slots(campaign: Campaign, annotator: Account, now: Any) -> QuerySet[Ju
         lease_expires_at__gt=now,
     )
     return (
-        JudgingSlot.objects.filter(campaign=campaign, judged_at__isnull=True, has_text=True)
+        JudgingSlot.objects.filter(
+            campaign=campaign, judged_at__isnull=True, has_text=True, gold_for__isnull=True
+        )
         .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lte=now))
         .exclude(Exists(judged_by_me))
         .exclude(Exists(held_by_me))
@@ -133,7 +135,7 @@ def _adaptive_pick(
 ) -> JudgingSlot | None:
     """Ask an adaptive strategy for the topic's next document, given its judgments so far."""
     judged = list(
-        Judgment.objects.filter(topic=topic)
+        Judgment.objects.filter(topic=topic, gold__isnull=True)  # gold items: QC only
         .order_by("created_at", "pk")
         .values_list("docid", "grade")
     )
@@ -354,6 +356,13 @@ class _NothingOpen(Exception):
 def _pick(
     campaign: Campaign, annotator: Account, now: Any, skipped: list[tuple[int, str]]
 ) -> JudgingSlot | None:
+    if campaign.gold_rate > 0:
+        # quality control: a gold item of the annotator's current topic when one is due
+        from judging.assessments.gold import gold_pick
+
+        gold = gold_pick(campaign=campaign, annotator=annotator, now=now, skipped=skipped)
+        if gold is not None:
+            return gold
     slot, undecided = _first_in_own_topics(campaign, annotator, now, skipped)
     if slot is not None:
         return slot
@@ -596,6 +605,7 @@ def judgment_record(
             grade=grade,
             slot=slot,
             active_seconds=seconds,
+            gold_id=slot.gold_id,
         )
         _history(judgment, annotator, old_grade=None, new_grade=grade)
         JudgingSlot.objects.filter(pk=slot.pk).update(judged_by=annotator, judged_at=now)

@@ -51,7 +51,9 @@ def judged_documents(campaign: Campaign) -> dict[str, set[str]]:
     )
     for qid, docid in rows.iterator(chunk_size=10_000):
         out.setdefault(qid, set()).add(docid)
-    judged = Judgment.objects.filter(campaign=campaign).values_list("topic__qid", "docid")
+    judged = Judgment.objects.filter(campaign=campaign, gold__isnull=True).values_list(
+        "topic__qid", "docid"
+    )
     for qid, docid in judged.iterator(chunk_size=10_000):
         out.setdefault(qid, set()).add(docid)
     return out
@@ -225,7 +227,9 @@ def waiting_for_text(campaign: Campaign, annotator: UserLike | None = None) -> i
     """Items (topic, document) queued for judging but not served because the document has no
     text yet; for an annotator, those they have not judged themselves. A count only: it says
     nothing about runs or ranks."""
-    slots = JudgingSlot.objects.filter(campaign=campaign, judged_at__isnull=True, has_text=False)
+    slots = JudgingSlot.objects.filter(
+        campaign=campaign, judged_at__isnull=True, has_text=False, gold_for__isnull=True
+    )
     if annotator is not None:
         judged_by_them = Judgment.objects.filter(
             topic_id=OuterRef("topic_id"), docid=OuterRef("docid"), annotator_id=annotator.pk
@@ -237,7 +241,7 @@ def waiting_for_text(campaign: Campaign, annotator: UserLike | None = None) -> i
 def judging_progress(campaign: Campaign) -> dict[str, Any]:
     """Admin view: per topic and per annotator counts, lease states and throughput."""
     now = timezone.now()
-    slots = JudgingSlot.objects.filter(campaign=campaign)
+    slots = JudgingSlot.objects.filter(campaign=campaign, gold_for__isnull=True)  # no gold
     per_topic = (
         slots.values("topic__qid", "topic__title")
         .annotate(
@@ -255,7 +259,7 @@ def judging_progress(campaign: Campaign) -> dict[str, Any]:
         )
     }
     topics = [{**row, "primary": owners.get(row["topic__qid"], "")} for row in per_topic]
-    judgments = Judgment.objects.filter(campaign=campaign)
+    judgments = Judgment.objects.filter(campaign=campaign, gold__isnull=True)
     hour_ago = now - timedelta(hours=1)
     per_annotator = (
         judgments.values("annotator__username")
@@ -307,10 +311,11 @@ def judging_progress(campaign: Campaign) -> dict[str, Any]:
 
 
 def current_judgments(campaign: Campaign) -> list[tuple[tuple[str, str], str, int]]:
-    """((qid, docid), annotator, grade) of every current judgment: the agreement input."""
+    """((qid, docid), annotator, grade) of every current judgment but those of gold items (quality
+    control, see ``assessments.gold``): the agreement input."""
     return [
         ((qid, docid), user, grade)
-        for qid, docid, user, grade in Judgment.objects.filter(campaign=campaign)
+        for qid, docid, user, grade in Judgment.objects.filter(campaign=campaign, gold__isnull=True)
         .values_list("topic__qid", "docid", "annotator__username", "grade")
         .iterator(chunk_size=10_000)
     ]

@@ -13,6 +13,7 @@ from django.db.models import Max
 
 from judging.assessments.models import (
     Adjudication,
+    AnnotatorExclusion,
     Judgment,
     QrelsEntry,
     QrelsSource,
@@ -170,13 +171,16 @@ def consensus(campaign: Campaign) -> dict[tuple[str, str], int]:
 
     One annotator: their grade. Several: the adjudicated grade if an admin set one, else the
     campaign's rule (median by default: the lower median on ties, so an even split between
-    relevant and not counts as the lower grade).
+    relevant and not counts as the lower grade). Judgments of gold items (quality control) and
+    of assessors an admin excluded (``AnnotatorExclusion`` in force) are left out.
     """
     from metrics.agreement import consensus_grade
 
+    excluded = AnnotatorExclusion.objects.filter(campaign=campaign, lifted_at__isnull=True)
     grades: dict[tuple[str, str], list[int]] = {}
     for qid, docid, grade in (
-        Judgment.objects.filter(campaign=campaign)
+        Judgment.objects.filter(campaign=campaign, gold__isnull=True)
+        .exclude(annotator_id__in=excluded.values("annotator_id"))
         .values_list("topic__qid", "docid", "grade")
         .iterator(chunk_size=10_000)
     ):
@@ -205,8 +209,11 @@ def qrels_publish(
     of the annotators' current judgments (a judgment replaces the imported grade of the same
     item). Not the latest version's rows: an item whose judgment was undone since the last
     publish must leave the next version, not live on from the last one. Publishing when nothing
-    changed returns the latest version instead of a duplicate.
+    changed returns the latest version instead of a duplicate. The note of a new version says
+    which assessors' judgments were left out (exclusions in force) and why.
     """
+    from judging.assessments.gold import exclusion_note
+
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
         latest = QrelsVersion.objects.filter(campaign=campaign).latest_first().first()
@@ -230,7 +237,7 @@ def qrels_publish(
             number=_next_number(campaign),
             source=QrelsSource.PUBLISHED,
             content_hash=digest,
-            note=note,
+            note=" · ".join(part for part in (note, exclusion_note(campaign)) if part),
             num_judgments=len(rows),
             num_relevant=sum(1 for _, _, g in rows if g >= campaign.relevance_threshold),
             created_by=created_by,
@@ -272,7 +279,8 @@ def adjudicate(
             [Problem.at("grade", f"grade {grade!r} is not one of {campaign.grade_values()}")],
         )
     topic = campaign.topics.filter(qid=qid).first()
-    if topic is None or not Judgment.objects.filter(topic=topic, docid=docid).exists():
+    judged = Judgment.objects.filter(topic=topic, docid=docid, gold__isnull=True)
+    if topic is None or not judged.exists():
         raise InvalidInput(
             "nothing to adjudicate",
             [Problem.at("docid", f"no judgment of document {docid!r} for topic {qid!r}")],

@@ -7,6 +7,7 @@ from judging.web import (
     bias_pages,
     collection_pages,
     my_work,
+    quality_pages,
     results,
     submit_pages,
     text_pages,
@@ -58,6 +59,19 @@ urlpatterns = [
         name="manage-adjudicate",
     ),
     path("manage/<int:campaign_id>/publish/", admin_pages.publish, name="manage-publish"),
+    path("manage/<int:campaign_id>/quality/", quality_pages.quality_page, name="manage-quality"),
+    path(
+        "manage/<int:campaign_id>/quality/settings/",
+        quality_pages.qc_settings,
+        name="manage-qc-settings",
+    ),
+    path("manage/<int:campaign_id>/quality/gold/", quality_pages.gold_add, name="manage-gold-add"),
+    path("manage/<int:campaign_id>/quality/exclude/", quality_pages.exclude, name="manage-exclude"),
+    path(
+        "manage/<int:campaign_id>/quality/exclusions/<int:exclusion_id>/lift/",
+        quality_pages.lift,
+        name="manage-exclusion-lift",
+    ),
     path(
         "manage/<int:campaign_id>/pools/<int:number>/missing-text/",
         text_pages.missing_text,
