@@ -244,7 +244,7 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("manage-import", "GET"): s(302, 403, 403, 403, 403, 200),
     ("manage-import", "POST"): s(302, 403, 403, 403, 403, 200),
     ("manage-agreement", "GET"): s(302, 302, 302, 302, 302, 200),
-    ("manage-adjudicate", "GET"): s(302, 302, 302, 302, 302, 405),
+    ("manage-adjudicate", "GET"): s(302, 302, 302, 302, 302, 302),
     ("manage-adjudicate", "POST"): s(302, 302, 302, 302, 302, 302),
     ("manage-publish", "GET"): s(302, 302, 302, 302, 302, 405),
     ("manage-publish", "POST"): s(302, 302, 302, 302, 302, 302),

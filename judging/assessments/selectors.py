@@ -178,7 +178,7 @@ def current_judgments(campaign: Campaign) -> list[tuple[tuple[str, str], str, in
     """((qid, docid), annotator, grade) of every current judgment: the agreement input."""
     return [
         ((qid, docid), user, grade)
-        for qid, docid, user, grade in Judgment.objects.filter(campaign=campaign)
+        for qid, docid, user, grade in Judgment.objects.filter(campaign=campaign, gold__isnull=True)
         .values_list("topic__qid", "docid", "annotator__username", "grade")
         .iterator(chunk_size=10_000)
     ]
