@@ -5,6 +5,7 @@ from typing import Any
 from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.settings import api_settings
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import (
@@ -62,7 +63,13 @@ class HighlightTermsField(serializers.JSONField):
         value = super().to_internal_value(data)
         problems = highlight_terms_problems(value)
         if problems:
-            raise serializers.ValidationError([f"{at}: {problem}" for at, problem in problems])
+            # by index, as a ListField answers: the error handler names "highlight_terms[3]"
+            errors: dict[Any, list[str]] = {}
+            for at, problem in problems:
+                index = at.partition("[")[2].rstrip("]")
+                key = int(index) if index else api_settings.NON_FIELD_ERRORS_KEY
+                errors.setdefault(key, []).append(problem)
+            raise serializers.ValidationError(errors)
         return value
 
 

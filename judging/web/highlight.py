@@ -17,13 +17,13 @@ used; the few irregular forms Snowball special-cases ("dying" -> "die") may be m
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 
 import snowballstemmer
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 
 def _words(text: str) -> frozenset[str]:
@@ -55,7 +55,7 @@ BOILERPLATE = _words(
     mention information identify describe description narrative find include including
     contain provide specific example instance considered regarding concerning related
     pertaining pertinent interested looking cite indicate reference references must also
-    non various particular given detail details
+    non various particular given detail details topic merely
     """
 )
 
@@ -266,6 +266,9 @@ def highlight(text: str, terms: Terms | Iterable[str]) -> SafeString:
     Matching runs on the raw text and each piece is escaped separately, so neither the document
     nor the terms can introduce markup, and entities (``&amp;``) are never split.
     """
+    # html.escape is what django.utils.html.escape calls (same output), without the lazy
+    # wrapper and a SafeString per piece: a third of the time on a long document
+    escape = html.escape
     out: list[str] = []
     last = 0
     for start, end, cls in spans(text, terms):
@@ -273,7 +276,7 @@ def highlight(text: str, terms: Terms | Iterable[str]) -> SafeString:
         out.append(f'<mark class="{cls}">{escape(text[start:end])}</mark>')
         last = end
     out.append(escape(text[last:]))
-    return mark_safe("".join(out))
+    return SafeString("".join(out))  # mark_safe() without its lazy-argument check
 
 
 def paragraphs(text: str, terms: Terms | Iterable[str]) -> list[SafeString]:
