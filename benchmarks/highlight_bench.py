@@ -36,7 +36,7 @@ from types import SimpleNamespace
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "judging.settings")
 
-COMMON = (
+COMMON = str.split(
     "the of and to in a is that for it as was with be by on not he this are or his from at "
     "which but have an they you were her she there been one all we their has would when if "
     "so no will can more other its into only new some could time these two may then do first "
@@ -48,7 +48,7 @@ COMMON = (
     "again place american around however home small found thought went say part once general "
     "high upon school every government public country per company report market economic "
     "program policy development research president national business percent million said"
-).split()
+)
 TOPIC = SimpleNamespace(
     title="solar sail propulsion costs",
     description="What does it cost to build and launch spacecraft propelled by solar sails?",
@@ -59,11 +59,11 @@ TOPIC = SimpleNamespace(
     ),
 )
 CAMPAIGN = SimpleNamespace(highlight_terms=["light pressure", "Japanese IKAROS mission"])
-TOPICAL = (
+TOPICAL = str.split(
     "solar solars sail sails sailing costs cost costing costly propulsion propelled propel "
     "spacecraft launch launched launches economics economic budgets budget material materials "
     "prices priced contracts contract mission missions light pressure NASA rockets IKAROS"
-).split()
+)
 HOSTILE = ["<b>", "&amp;", "</mark>", '"quoted"', "a&b", "<script>x</script>"]
 
 

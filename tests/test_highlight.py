@@ -276,7 +276,7 @@ def test_the_django_admin_edits_extra_terms_one_a_line_and_checks_them(
         import json
 
         out: dict[str, Any] = {}
-        for name, field in form.fields.items():
+        for name in form.fields:
             value = form.initial.get(name)
             if isinstance(value, list | dict) and name != "highlight_terms":
                 value = json.dumps(value)
