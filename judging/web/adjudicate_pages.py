@@ -61,6 +61,7 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
     ):
         raise Http404(f"No judgment of document {docid!r} for topic {qid!r} in this campaign.")
     item = adjudication_item(campaign, topic, docid, relevance_only=relevance_only)
+    nxt = (item["next"]["topic"], item["next"]["docid"]) if item["next"] else None
     doc = Document.objects.filter(campaign=campaign, docid=docid).first()
     terms = topic_terms(campaign, topic)
     labels = campaign.grade_labels()
@@ -78,9 +79,7 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "final_label": labels.get(item["adjudicated"], ""),
         "relevance_only": relevance_only,
         "next_url": (
-            item_url(campaign, **item["next"], relevance_only=relevance_only)
-            if item["next"]
-            else ""
+            item_url(campaign, *nxt, relevance_only=relevance_only) if nxt is not None else ""
         ),
         "agreement_url": _agreement_url(campaign, relevance_only),
     }
