@@ -196,6 +196,7 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-judging-progress", "GET"): s(401, 403, 403, 403, 403, 200),
     ("api-agreement", "GET"): s(401, 403, 403, 403, 403, 200),
     ("api-disagreements", "GET"): s(401, 403, 403, 403, 403, 200),
+    ("api-adjudications", "GET"): s(401, 403, 403, 403, 403, 200),
     ("api-adjudications", "POST"): s(401, 403, 403, 403, 403, 201),
     ("api-qrels-publish", "POST"): s(401, 403, 403, 403, 403, 200),  # nothing new: 200
     # --- pages: signing in ----------------------------------------------------------------
