@@ -33,7 +33,7 @@ JUDGED: dict[tuple[str, str], list[int]] = {
     ("402", "doc-4"): [0, 1],
 }
 ORDER = [("401", "doc-2"), ("401", "doc/1"), ("402", "doc-4")]
-SECONDS = {"judge-a": 12.4, "judge-b": 47.0}
+SECONDS = {"judge-a": 12.4, "judge-b": 127.0}
 
 
 @pytest.fixture
@@ -111,7 +111,7 @@ def test_the_page_shows_the_topic_the_marked_document_and_each_assessor_with_no_
     assert '<mark class="d">costs</mark>' in html
     rows = re.findall(r"<tr><td>([^<]+)</td><td><strong>(\d)</strong> · (\w+)</td>", html)
     assert rows == [("judge-a", "2", "Yes"), ("judge-b", "1", "Some")]
-    assert ">12 s<" in html and ">47 s<" in html
+    assert ">12 s<" in html and ">2 min 07 s<" in html
     radios = re.findall(r'<input type="radio" name="grade"[^>]*>', html)
     assert len(radios) == 3 and not any("checked" in radio for radio in radios)
     assert all("required" in radio for radio in radios)

@@ -35,6 +35,18 @@ def item_url(campaign: Campaign, qid: str, docid: str, *, relevance_only: bool =
     return f"{reverse('manage-adjudicate', args=[campaign.pk])}?{urlencode(query)}"
 
 
+def spent(seconds: float) -> str:
+    """Time spent on a judgment, to the second: "47 s", "2 min 05 s", "1 h 02 min"."""
+    total = round(seconds)
+    if total < 60:
+        return f"{total} s"
+    minutes, secs = divmod(total, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 def _agreement_url(campaign: Campaign, relevance_only: bool) -> str:
     url = reverse("manage-agreement", args=[campaign.pk])
     return f"{url}?relevance=1" if relevance_only else url
@@ -62,6 +74,8 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
         raise Http404(f"No judgment of document {docid!r} for topic {qid!r} in this campaign.")
     item = adjudication_item(campaign, topic, docid, relevance_only=relevance_only)
     nxt = (item["next"]["topic"], item["next"]["docid"]) if item["next"] else None
+    for j in item["judgments"]:
+        j["spent"] = spent(j["active_seconds"])
     doc = Document.objects.filter(campaign=campaign, docid=docid).first()
     terms = topic_terms(campaign, topic)
     labels = campaign.grade_labels()
