@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from typing import Any
 
 import snowballstemmer
 from django.utils.safestring import SafeString
@@ -84,21 +85,26 @@ def _prefix(word: str) -> str:
             break
         n += 1
     common = s[:n]
-    return common[: len(s) - 1] if s.endswith("i") else common
+    prefix = common[: len(s) - 1] if s.endswith("i") else common
+    return prefix or word[:1]  # never empty: that would make every word a candidate
 
 
 class Terms:
     """The terms to mark: single words by stem, phrases as stem sequences, each with its mark
     class (``STRONG`` or ``WEAK``; a word both in the title and the narrative is strong).
-    Iterating gives the words and phrases as given (lower-cased), strongest first."""
+    Iterating gives the words and phrases as given (lower-cased), strongest first.
+
+    ``topic_terms`` answers a shared, cached instance: build one with ``add`` and then only read
+    it (its patterns are compiled once, on first use)."""
 
     def __init__(self) -> None:
         self.words: dict[str, str] = {}  # stem -> class
         self.phrases: dict[tuple[str, ...], str] = {}  # stems -> class
         self._shown: dict[str, str] = {}  # the term as given -> class
-        self._prefixes: set[str] = set()
+        self._prefixes: set[str] = set()  # of the single words and of each phrase's first word
+        self._phrase_tokens: dict[tuple[str, ...], list[str]] = {}
         self._word_re: re.Pattern[str] | None = None
-        self._phrase_re: re.Pattern[str] | None = None
+        self._by_first: dict[str, list[tuple[re.Pattern[str], tuple[str, ...]]]] | None = None
 
     def add(self, term: str, cls: str) -> None:
         """Add a word or phrase (its words split on anything not a letter or digit)."""
@@ -109,16 +115,18 @@ class Terms:
         if self._shown.get(key) == STRONG:
             return
         self._shown[key] = cls
+        self._prefixes.add(_prefix(tokens[0]))
         if len(tokens) == 1:
             s = stem(tokens[0])
             if self.words.get(s) != STRONG:
                 self.words[s] = cls
-            self._prefixes.add(_prefix(tokens[0]))
         else:
             stems = tuple(stem(t) for t in tokens)
             if self.phrases.get(stems) != STRONG:
                 self.phrases[stems] = cls
-        self._word_re = self._phrase_re = None
+                self._phrase_tokens[stems] = tokens
+        self._word_re = None
+        self._by_first = None
 
     def __iter__(self) -> Iterator[str]:
         return iter(sorted(self._shown, key=lambda k: self._shown[k] != STRONG))
@@ -137,29 +145,45 @@ class Terms:
             self._word_re = re.compile(r"(?:" + _alternation(self._prefixes) + r")[^\W_]*")
         return self._word_re
 
-    def phrase_pattern(self) -> re.Pattern[str] | None:
-        """Candidates in lower-cased text: runs of words, each starting with its phrase word's
-        prefix, separated by spaces or hyphens (same caveat as ``word_pattern``)."""
-        if self._phrase_re is None and self.phrases:
-            alternatives = []
-            for key in sorted(self._shown, key=len, reverse=True):
-                tokens = key.split(" ")
-                if len(tokens) > 1:
-                    alternatives.append(
-                        r"[\s\-]+".join(re.escape(_prefix(t)) + r"[^\W_]*" for t in tokens)
-                    )
-            self._phrase_re = re.compile(r"(?:" + "|".join(alternatives) + r")(?![^\W_])")
-        return self._phrase_re
+    def phrases_from(self, first: str) -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
+        """The phrases whose first word has stem ``first``, longest first, each with the
+        pattern that matches it (in lower-cased text, from its first word's start: its words,
+        each starting with its prefix, separated by spaces or hyphens)."""
+        if self._by_first is None:
+            by_first: dict[str, list[tuple[re.Pattern[str], tuple[str, ...]]]] = {}
+            for stems in sorted(self.phrases, key=len, reverse=True):
+                pattern = r"[\s\-]+".join(
+                    re.escape(_prefix(t)) + r"[^\W_]*" for t in self._phrase_tokens[stems]
+                )
+                by_first.setdefault(stems[0], []).append(
+                    (re.compile(pattern + r"(?![^\W_])"), stems)
+                )
+            self._by_first = by_first
+        return self._by_first.get(first, [])
 
 
 def _alternation(prefixes: Iterable[str]) -> str:
-    """A regex alternation of ``prefixes``, dropping any that a shorter one already covers
-    (the candidate pattern extends each prefix to the whole word anyway)."""
+    """A regex matching any of ``prefixes``, as a trie (one branch per first letter, and so on:
+    the scan tries one branch per position instead of every prefix), dropping the prefixes a
+    shorter one covers (the candidate pattern extends each prefix to the whole word anyway)."""
     kept: list[str] = []
     for p in sorted(prefixes, key=len):
         if not any(p.startswith(k) for k in kept):
             kept.append(p)
-    return "|".join(re.escape(p) for p in sorted(kept, key=len, reverse=True))
+    trie: dict[str, Any] = {}
+    for p in kept:
+        node = trie
+        for ch in p:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # a prefix ends here (never with children: covered ones were dropped)
+
+    def regex(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + regex(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return regex(trie)
 
 
 def is_content_word(word: str) -> bool:
@@ -212,51 +236,42 @@ def _as_terms(terms: Terms | Iterable[str]) -> Terms:
     return out
 
 
-def _starts_word(text: str, start: int) -> bool:
-    return start == 0 or not text[start - 1].isalnum()
-
-
 def spans(text: str, terms: Terms | Iterable[str]) -> list[tuple[int, int, str]]:
     """(start, end, class) of the marked pieces of ``text``, in order, never overlapping.
-    Phrases win over the single words inside them."""
+    A phrase wins over the words inside it (and over a shorter phrase at the same place)."""
     terms = _as_terms(terms)
+    word_re = terms.word_pattern()
+    if word_re is None:
+        return []
     low = text.lower()
     if len(low) != len(text):  # a few characters lower-case to two ("İ"): keep the offsets
         low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    words = terms.words
     found: list[tuple[int, int, str]] = []
-    phrase_re = terms.phrase_pattern()
-    if phrase_re is not None:
-        for m in phrase_re.finditer(low):
-            if _starts_word(low, m.start()):
-                cls = terms.phrases.get(tuple(stem(t) for t in _TOKEN.findall(m.group(0))))
-                if cls is not None:
-                    found.append((m.start(), m.end(), cls))
-    word_re = terms.word_pattern()
-    if word_re is None:
-        return found
-    words: list[tuple[int, int, str]] = []
+    covered = 0  # the end of the last phrase marked: its words are not marked again
     for m in word_re.finditer(low):
-        if _starts_word(low, m.start()):
-            cls = terms.words.get(stem(m.group(0)))
-            if cls is not None:
-                words.append((m.start(), m.end(), cls))
-    return _merge(found, words) if found else words
+        start = m.start()
+        if start < covered or (start and low[start - 1].isalnum()):
+            continue  # inside a phrase already marked, or not the start of a word
+        s = stem(m.group(0))
+        if terms.phrases:
+            phrase = _phrase_at(low, start, s, terms)
+            if phrase is not None:
+                found.append(phrase)
+                covered = phrase[1]
+                continue
+        cls = words.get(s)
+        if cls is not None:
+            found.append((start, m.end(), cls))
+    return found
 
 
-def _merge(
-    phrases: Sequence[tuple[int, int, str]], words: Sequence[tuple[int, int, str]]
-) -> list[tuple[int, int, str]]:
-    out: list[tuple[int, int, str]] = []
-    i = 0
-    for start, end, cls in words:
-        while i < len(phrases) and phrases[i][1] <= start:
-            out.append(phrases[i])
-            i += 1
-        if i < len(phrases) and phrases[i][0] < end:
-            continue  # inside a phrase
-        out.append((start, end, cls))
-    out.extend(phrases[i:])
-    return out
+def _phrase_at(low: str, start: int, first: str, terms: Terms) -> tuple[int, int, str] | None:
+    for pattern, stems in terms.phrases_from(first):
+        m = pattern.match(low, start)
+        if m and tuple(stem(t) for t in _TOKEN.findall(m.group(0))) == stems:
+            return (start, m.end(), terms.phrases[stems])
+    return None
 
 
 def highlight(text: str, terms: Terms | Iterable[str]) -> SafeString:
