@@ -326,3 +326,17 @@ def test_an_admin_adjudicates_by_keyboard_with_no_grade_preset_and_sees_the_hist
     history = page.inner_text("#history")
     assert "alice-admin" in history and "judge-a read it closely" in history
     assert "set to 2" in history
+
+
+def test_anonymous_assessors_are_lettered_like_spreadsheet_columns() -> None:
+    from judging.assessments.adjudication import assessor_label
+
+    assert [assessor_label(i) for i in (0, 1, 25, 26, 27, 701, 702)] == [
+        "Assessor A",
+        "Assessor B",
+        "Assessor Z",
+        "Assessor AA",
+        "Assessor AB",
+        "Assessor ZZ",
+        "Assessor AAA",
+    ]
