@@ -206,6 +206,7 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-judging-progress", "GET"): s(401, 403, 403, 403, 403, 200),
     ("api-agreement", "GET"): s(401, 403, 403, 403, 403, 200),
     ("api-disagreements", "GET"): s(401, 403, 403, 403, 403, 200),
+    ("api-adjudications", "GET"): s(401, 403, 403, 403, 403, 200),
     ("api-adjudications", "POST"): s(401, 403, 403, 403, 403, 201),
     ("api-qrels-publish", "POST"): s(401, 403, 403, 403, 403, 200),  # nothing new: 200
     ("api-plan", "GET"): s(401, 403, 403, 403, 403, 200),
@@ -263,7 +264,7 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("manage-import", "GET"): s(302, 403, 403, 403, 403, 200),
     ("manage-import", "POST"): s(302, 403, 403, 403, 403, 200),
     ("manage-agreement", "GET"): s(302, 302, 302, 302, 302, 200),
-    ("manage-adjudicate", "GET"): s(302, 302, 302, 302, 302, 405),
+    ("manage-adjudicate", "GET"): s(302, 302, 302, 302, 302, 302),
     ("manage-adjudicate", "POST"): s(302, 302, 302, 302, 302, 302),
     ("manage-publish", "GET"): s(302, 302, 302, 302, 302, 405),
     ("manage-publish", "POST"): s(302, 302, 302, 302, 302, 302),

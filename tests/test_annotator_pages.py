@@ -67,7 +67,12 @@ def test_document_text_is_escaped_and_query_terms_are_highlighted(
     html = _page(browser, f"/annotate/{judging_campaign.pk}/")
     assert "<script>alert" not in html
     assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in html
-    assert "<mark>solar</mark>" in html and "&lt;b&gt;<mark>sails</mark>&lt;/b&gt;" in html
+    # title words are strong marks; every mark's text escaped and nothing else in it
+    assert '<mark class="t">solar</mark>' in html
+    assert '&lt;b&gt;<mark class="t">sails</mark>&lt;/b&gt;' in html
+    assert re.findall(r"<mark[^>]*>", html) and all(
+        m in ('<mark class="t">', '<mark class="d">') for m in re.findall(r"<mark[^>]*>", html)
+    )
     assert "&amp; &quot;quotes&quot;" in html
 
 

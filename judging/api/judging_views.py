@@ -15,12 +15,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judging.api.params import MAX_ID, path_id, query_bool, query_int
+from judging.api.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
 from judging.api.serializers import NoteSerializer, QrelsVersionSerializer, note_of
 from judging.api.views import IntegerIdMixin
 from judging.assessments import planning, queue, selectors
 from judging.assessments import services as qrels_services
+from judging.assessments.adjudication import decisions
 from judging.assessments.models import JudgingSlot, Judgment, Lease, QrelsVersion
 from judging.campaigns.models import Campaign
 from judging.core.roles import account
@@ -288,10 +289,52 @@ class AdjudicationSerializer(serializers.Serializer[Any]):
     note = serializers.CharField(required=False, allow_blank=True, default="")
 
 
+class AdjudicationChangeSerializer(serializers.Serializer[Any]):
+    topic = serializers.CharField()
+    docid = serializers.CharField()
+    old_grade = serializers.IntegerField(allow_null=True, help_text="null: the first decision")
+    new_grade = serializers.IntegerField()
+    note = serializers.CharField(help_text="The reason given.")
+    decided_by = serializers.CharField()
+    decided_at = serializers.DateTimeField()
+
+
+class AdjudicationResultSerializer(AdjudicationSerializer):
+    history = AdjudicationChangeSerializer(many=True, help_text="Every decision on the item.")
+
+
+class AdjudicationHistorySerializer(serializers.Serializer[Any]):
+    count = serializers.IntegerField()
+    results = AdjudicationChangeSerializer(many=True)
+
+
 class AdjudicationView(APIView):
     permission_classes = [IsAdmin]
 
-    @extend_schema(request=AdjudicationSerializer, responses={201: AdjudicationSerializer})
+    @extend_schema(
+        responses={200: AdjudicationHistorySerializer},
+        parameters=[
+            OpenApiParameter("topic", str, description="only the decisions of this topic"),
+            OpenApiParameter("docid", str, description="only the decisions of this document"),
+        ],
+        description="The history of final grades set by admins, oldest first: every decision "
+        "with the old and new grade, the reason, who and when.",
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = _campaign(request, campaign_id)
+        rows = decisions(
+            campaign,
+            qid=query_text(request.query_params, "topic"),
+            docid=query_text(request.query_params, "docid", max_length=1024),
+        )
+        return Response(AdjudicationHistorySerializer({"count": len(rows), "results": rows}).data)
+
+    @extend_schema(
+        request=AdjudicationSerializer,
+        responses={201: AdjudicationResultSerializer},
+        description="Set the final grade of an item (replacing an earlier one); the answer "
+        "carries the item's history of decisions.",
+    )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = _campaign(request, campaign_id)
         ser = AdjudicationSerializer(data=request.data)
@@ -305,7 +348,11 @@ class AdjudicationView(APIView):
             note=v["note"],
             decided_by=request.user,
         )
-        return Response(v, status=status.HTTP_201_CREATED)
+        history = decisions(campaign, qid=v["topic"], docid=v["docid"])
+        return Response(
+            AdjudicationResultSerializer({**v, "history": history}).data,
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class PublishView(APIView):

@@ -6,9 +6,12 @@ from django.contrib.auth.models import AnonymousUser
 from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.settings import api_settings
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import (
+    HIGHLIGHT_TERM_MAX_CHARS,
+    HIGHLIGHT_TERMS_MAX,
     SCALE_LABEL_MAX_LENGTH,
     SCALE_MAX_GRADE,
     SCALE_MIN_GRADE,
@@ -21,6 +24,7 @@ from judging.campaigns.models import (
     UnknownTopicPolicy,
     default_scale,
     has_control_characters,
+    highlight_terms_problems,
     scale_problems,
 )
 from judging.campaigns.selectors import visible_run_tags
@@ -43,6 +47,31 @@ class ScaleField(serializers.JSONField):
     """The relevance scale, checked whole by ``campaigns.models.scale_problems`` in the
     serializer's ``validate()`` (with the threshold); read back as stored, so that a malformed
     stored scale cannot make the campaign list fail for everyone."""
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1, "maxLength": HIGHLIGHT_TERM_MAX_CHARS},
+        "maxItems": HIGHLIGHT_TERMS_MAX,
+    }
+)
+class HighlightTermsField(serializers.JSONField):
+    """A campaign's extra highlight terms, checked by ``campaigns.models.highlight_terms_problems``
+    (every problem with its location, ``highlight_terms[3]``)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        problems = highlight_terms_problems(value)
+        if problems:
+            # by index, as a ListField answers: the error handler names "highlight_terms[3]"
+            errors: dict[Any, list[str]] = {}
+            for at, problem in problems:
+                index = at.partition("[")[2].rstrip("]")
+                key = int(index) if index else api_settings.NON_FIELD_ERRORS_KEY
+                errors.setdefault(key, []).append(problem)
+            raise serializers.ValidationError(errors)
+        return value
 
 
 def _check_scale(scale: Any, threshold: Any) -> None:
@@ -94,6 +123,11 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     num_runs = serializers.IntegerField(
         read_only=True, allow_null=True, help_text="Researchers and admins only."
     )
+    highlight_terms = HighlightTermsField(
+        required=False,
+        help_text="Extra words or phrases highlighted in every document (at most 200, each at "
+        "most 100 characters).",
+    )
 
     class Meta:
         model = Campaign
@@ -111,6 +145,8 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
             "num_topics",
             "num_documents",
             "num_runs",
+            "highlight_terms",
+            "show_assessor_names",
         ]
         read_only_fields = ["id", "created_at", "score_precision"]
 
@@ -178,6 +214,11 @@ class CampaignCreateSerializer(serializers.Serializer[Any]):
         default=ScorePrecision.DOUBLE,
         help_text="Compare run scores as doubles (trec_eval 10) or in single precision, as "
         "trec_eval 9 and pytrec_eval read them; chosen once, when the campaign is created.",
+    )
+    highlight_terms = HighlightTermsField(
+        required=False,
+        help_text="Extra words or phrases highlighted in every document (at most 200, each at "
+        "most 100 characters).",
     )
 
     def validate_name(self, name: str) -> str:

@@ -13,6 +13,7 @@ from django.db.models import Max
 
 from judging.assessments.models import (
     Adjudication,
+    AdjudicationChange,
     AnnotatorExclusion,
     Judgment,
     QrelsEntry,
@@ -23,7 +24,7 @@ from judging.campaigns.models import Campaign
 from judging.core import uploads
 from judging.core.bulk import insert_rows
 from judging.core.errors import IntegrityFailure, InvalidInput
-from judging.core.roles import Account, UserLike
+from judging.core.roles import Account, UserLike, account
 from metrics.io import Qrels, read_qrels
 from metrics.problems import Problem
 
@@ -272,7 +273,20 @@ def qrels_diff(*, version: QrelsVersion, against: QrelsVersion) -> dict[str, Any
 def adjudicate(
     *, campaign: Campaign, qid: str, docid: str, grade: int, decided_by: UserLike, note: str = ""
 ) -> Adjudication:
-    """Set the final grade of an item (admins), replacing an earlier adjudication."""
+    """Set the final grade of an item (admins), replacing an earlier adjudication; every
+    decision is kept in ``AdjudicationChange`` (old grade, new grade, reason, who, when).
+
+    Only items an assessor judged (gold judgments do not count) can be adjudicated. Deciding
+    again with the same grade and reason (a double submit) records nothing new.
+    """
+    nul = [
+        name for name, text in (("topic", qid), ("docid", docid), ("note", note)) if "\x00" in text
+    ]
+    if nul:  # PostgreSQL refuses them in any query
+        raise InvalidInput(
+            "a NUL character in the decision",
+            [Problem.at(name, "must not contain a NUL character") for name in nul],
+        )
     if grade not in campaign.grade_values():
         raise InvalidInput(
             "the grade is not on the campaign's scale",
@@ -285,9 +299,26 @@ def adjudicate(
             "nothing to adjudicate",
             [Problem.at("docid", f"no judgment of document {docid!r} for topic {qid!r}")],
         )
-    adjudication, _ = Adjudication.objects.update_or_create(
-        topic=topic,
-        docid=docid,
-        defaults={"campaign": campaign, "grade": grade, "note": note, "decided_by": decided_by},
-    )
+    with transaction.atomic():
+        # the campaign's row, locked as publishing locks it: two admins deciding the same item
+        # at once are serialised (the second sees the first's grade as the old one), and a
+        # version being published sees a decision whole or not at all
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        earlier = Adjudication.objects.filter(topic=topic, docid=docid).first()
+        if earlier is not None and earlier.grade == grade and earlier.note == note:
+            return earlier
+        adjudication, _ = Adjudication.objects.update_or_create(
+            topic=topic,
+            docid=docid,
+            defaults={"campaign": campaign, "grade": grade, "note": note, "decided_by": decided_by},
+        )
+        AdjudicationChange.objects.create(
+            campaign=campaign,
+            topic=topic,
+            docid=docid,
+            old_grade=earlier.grade if earlier is not None else None,
+            new_grade=grade,
+            note=note,
+            decided_by=account(decided_by),
+        )
     return adjudication

@@ -1,13 +1,39 @@
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 
 from judging.campaigns.models import Campaign, Document, Run, Topic
 from judging.core.admin import KeepsProtectedAdmin
 
 
+class CampaignAdminForm(forms.ModelForm):  # type: ignore[type-arg]
+    """The extra highlight terms as one word or phrase a line (stored as a list; the limits are
+    checked by ``Campaign.clean()``). No Meta: the admin builds it with every field."""
+
+    highlight_terms = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text="Extra words or phrases highlighted in every document, one a line (at most "
+        "200, each at most 100 characters).",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        terms = self.initial.get("highlight_terms")
+        if isinstance(terms, list):
+            self.initial["highlight_terms"] = "\n".join(str(t) for t in terms)
+
+    def clean_highlight_terms(self) -> list[str]:
+        text = self.cleaned_data.get("highlight_terms") or ""
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+
 @admin.register(Campaign)
 class CampaignAdmin(KeepsProtectedAdmin):
+    form = CampaignAdminForm
     list_display = (
         "name",
         "relevance_threshold",

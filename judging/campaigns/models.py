@@ -39,6 +39,36 @@ def has_control_characters(text: str) -> bool:
     return any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in text)
 
 
+HIGHLIGHT_TERM_MAX_CHARS = 100
+HIGHLIGHT_TERMS_MAX = 200
+
+
+def highlight_terms_problems(terms: Any) -> list[tuple[str, str]]:
+    """Every problem of a campaign's extra highlight terms as ``(location, message)``: a list of
+    at most ``HIGHLIGHT_TERMS_MAX`` non-blank strings of at most ``HIGHLIGHT_TERM_MAX_CHARS``
+    characters, without control characters. Empty when valid."""
+    if not isinstance(terms, list):
+        return [("highlight_terms", "must be a list of words or phrases (strings)")]
+    problems: list[tuple[str, str]] = []
+    if len(terms) > HIGHLIGHT_TERMS_MAX:
+        problems.append(
+            ("highlight_terms", f"at most {HIGHLIGHT_TERMS_MAX} terms, has {len(terms)}")
+        )
+    for i, term in enumerate(terms[: HIGHLIGHT_TERMS_MAX + 1]):
+        where = f"highlight_terms[{i}]"
+        if not isinstance(term, str):
+            problems.append((where, f"must be a string, not {type(term).__name__}"))
+        elif not term.strip():
+            problems.append((where, "must not be blank"))
+        elif len(term) > HIGHLIGHT_TERM_MAX_CHARS:
+            problems.append(
+                (where, f"at most {HIGHLIGHT_TERM_MAX_CHARS} characters, has {len(term)}")
+            )
+        elif has_control_characters(term):
+            problems.append((where, "must not contain control characters (tab, newline, ...)"))
+    return problems
+
+
 def scale_problems(scale: Any, threshold: Any = None) -> list[tuple[str, str]]:
     """Every problem of a relevance scale (and of the threshold, when given) as
     ``(location, message)``: ``("scale[0].grade", "missing")``. Empty when both are valid.
@@ -272,6 +302,7 @@ class Campaign(models.Model):
         problems = scale_problems(self.scale, self.relevance_threshold)
         if isinstance(self.name, str) and has_control_characters(self.name):
             problems.append(("name", "must not contain control characters (tab, newline, ...)"))
+        problems += highlight_terms_problems(self.highlight_terms)
         if problems:
             errors: dict[str, list[ValidationError]] = {}
             for location, message in problems:

@@ -61,6 +61,7 @@ def campaign_validate(
     overlap: float = 0.0,
     document_source: str = "",
     score_precision: str = ScorePrecision.DOUBLE,
+    highlight_terms: list[str] | None = None,
     created_by: Account | None = None,
 ) -> Campaign:
     """The campaign ``campaign_create`` would store, validated (fields, scale, measures, a
@@ -84,6 +85,8 @@ def campaign_validate(
         campaign.scale = scale
     if measures is not None:
         campaign.measures = measures
+    if highlight_terms is not None:
+        campaign.highlight_terms = highlight_terms
     _full_clean(campaign, "the campaign is not valid")
     return campaign
 
@@ -150,6 +153,8 @@ CAMPAIGN_EDITABLE = frozenset(
         "overlap",
         "lease_seconds",
         "consensus_rule",
+        "highlight_terms",
+        "show_assessor_names",
     }
 )
 

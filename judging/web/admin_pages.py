@@ -10,12 +10,10 @@ from django.views.decorators.http import require_POST
 
 from judging.assessments import planning, quality, selectors
 from judging.assessments.models import QrelsVersion
-from judging.assessments.services import adjudicate
 from judging.campaigns.models import Campaign
-from judging.core.errors import DomainError
 from judging.core.roles import account
 from judging.pools import selectors as pool_selectors
-from judging.web.flash import flash, flash_error
+from judging.web.flash import flash
 from judging.workflows.qrels import qrels_published
 
 
@@ -56,25 +54,6 @@ def agreement_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "labels": sorted(campaign.grade_labels().items()),
         },
     )
-
-
-@staff_member_required
-@require_POST
-def adjudicate_item(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    campaign = get_object_or_404(Campaign, pk=campaign_id)
-    try:
-        adjudicate(
-            campaign=campaign,
-            qid=request.POST.get("topic", ""),
-            docid=request.POST.get("docid", ""),
-            grade=int(request.POST.get("grade", -1)),
-            note=request.POST.get("note", ""),
-            decided_by=request.user,
-        )
-        flash(request, messages.SUCCESS, f"Final grade set for {request.POST.get('docid')}.")
-    except (ValueError, DomainError) as exc:
-        flash_error(request, exc)
-    return redirect("manage-agreement", campaign_id=campaign.pk)
 
 
 @staff_member_required

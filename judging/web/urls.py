@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from judging.web import (
+    adjudicate_pages,
     admin_pages,
     annotate,
     bias_pages,
@@ -55,7 +56,7 @@ urlpatterns = [
     ),
     path(
         "manage/<int:campaign_id>/adjudicate/",
-        admin_pages.adjudicate_item,
+        adjudicate_pages.adjudicate,
         name="manage-adjudicate",
     ),
     path("manage/<int:campaign_id>/publish/", admin_pages.publish, name="manage-publish"),
