@@ -478,6 +478,13 @@
     pump();
     requestAhead();
 
+    // what the tests and the benchmark read (no system information: leases and counts)
+    window.__pjState = function () {
+      return { current: cur ? cur.lease : null, ahead: ahead ? ahead.lease : null,
+               queued: queue().length, failed: read(FKEY).length, attempts: attempts,
+               nothingAhead: nothingAhead };
+    };
+
     return {
       grade: grade, skip: skip, undo: undo, back: back, dismissNotice: dismissNotice,
       currentLease: function () { return cur ? cur.lease : null; }
