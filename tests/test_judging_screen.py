@@ -271,3 +271,33 @@ def test_topic_change_is_visible_in_the_item_json(
     third = _ahead(web, campaign, second["lease"]).json()["ahead"]
     # the annotator's topic has nothing left beyond the item being read: the next topic
     assert third["topic"]["qid"] == "402" and third["position"] == {"n": 1, "of": 2}
+
+
+def test_without_prefetch_the_page_judges_with_full_page_forms(
+    four_docs: Campaign, annotator: Any, web: Client
+) -> None:
+    with override_settings(POOLJUDGE_PREFETCH=0):
+        page = web.post(f"/annotate/{four_docs.pk}/next/", follow=True).content.decode()
+    assert 'id="grade-form"' in page and "data-ahead-url" not in page
+    assert "data-ahead-url" in web.get(f"/annotate/{four_docs.pk}/").content.decode()
+
+
+def test_with_a_deeper_prefetch_the_page_holds_that_many_items_ahead(
+    four_docs: Campaign, annotator: Any, web: Client
+) -> None:
+    current = queue.lease_next(campaign=four_docs, annotator=account(annotator))
+    assert current is not None
+    url = f"/annotate/{four_docs.pk}/ahead/"
+
+    def ask(holding: list[int]) -> Any:
+        body = json.dumps({"current": current.pk, "holding": holding})  # type: ignore[union-attr]
+        return web.post(url, body, content_type="application/json").json()["ahead"]
+
+    with override_settings(POOLJUDGE_PREFETCH=2):
+        first = ask([])
+        second = ask([first["lease"]])
+        assert ask([first["lease"], second["lease"]]) is None  # two ahead: no third
+        assert ask([first["lease"]])["lease"] == second["lease"]  # a retry: the same one
+    assert len({current.pk, first["lease"], second["lease"]}) == 3
+    assert [first["position"]["n"], second["position"]["n"]] == [2, 3]
+    assert _live(annotator) == sorted([current.pk, first["lease"], second["lease"]])

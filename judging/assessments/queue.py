@@ -395,31 +395,32 @@ def lease_ahead(
     *,
     campaign: Campaign,
     annotator: Account,
-    current: int | None,
+    holding: Iterable[int] = (),
     pending: Iterable[int] = (),
 ) -> Lease | None:
-    """The item after the one the annotator is reading, leased ahead so that the judging page
-    can show it the moment a grade key is pressed; None when nothing is left for them, or with
-    ``POOLJUDGE_PREFETCH=0``.
+    """The next item after those the judging page holds, leased ahead so that the page can show
+    it the moment a grade key is pressed; None when nothing is left for the annotator, or when
+    the page already holds ``POOLJUDGE_PREFETCH`` items ahead (with 0: always).
 
-    ``current`` is the lease the page shows, ``pending`` those it judged or skipped whose call
-    has not been answered yet (finished as far as the page is concerned). Idempotent: asked
-    again, it returns the same ahead lease (the oldest live one that is neither), so a retried
-    request leases nothing more. A new lease is made only while the annotator holds fewer than
-    ``1 + POOLJUDGE_PREFETCH`` live leases besides ``pending`` and fewer than
-    ``1 + POOLJUDGE_PREFETCH + IN_FLIGHT`` in all: what the page claims cannot hoard items.
+    ``holding`` are the leases the page shows or keeps ready (the current item first),
+    ``pending`` those it judged or skipped whose call has not been answered yet (finished as far
+    as the page is concerned). Idempotent: asked again, it returns the same lease (the oldest
+    live one that is neither), so a retried request leases nothing more. A new lease is made
+    only while the annotator holds fewer than ``1 + POOLJUDGE_PREFETCH`` live leases besides
+    ``pending`` and fewer than ``1 + POOLJUDGE_PREFETCH + IN_FLIGHT`` in all: what the page
+    claims cannot hoard items.
     """
     ahead = prefetch()
     if ahead <= 0:
         return None
-    done = set(pending)
+    done, held = set(pending), set(holding)
     now = timezone.now()
     with transaction.atomic():
         _lock_annotator(annotator)
         recent = _recent(campaign, annotator)
         live = _live(recent, now)
         working = [r for r in live if r[0] not in done]
-        others = [r for r in working if r[0] != current]
+        others = [r for r in working if r[0] not in held]
         if others:
             return Lease.objects.select_related("slot__topic", "slot__campaign").get(
                 pk=others[0][0]

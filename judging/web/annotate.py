@@ -125,6 +125,7 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "position": _position(request.user, lease.slot, lease),
         "last": last,
         "renew_every": max(10, campaign.lease_seconds // 3),
+        "prefetch": queue.prefetch(),
         **_item_context(campaign, topic, lease.slot.docid),
     }
     return render(request, "annotate/judge.html", context)
@@ -203,17 +204,19 @@ def _json_error(exc: DomainError) -> JsonResponse:
 @login_required
 @require_POST
 def ahead(request: HttpRequest, campaign_id: int) -> JsonResponse:
-    """The item after the one being read, leased ahead: ``{"ahead": item or null}``.
+    """The item after those the page holds, leased ahead: ``{"ahead": item or null}``.
 
-    Body: ``{"current": lease id or null, "pending": [lease ids]}``: the lease the page shows
-    and those it has judged or skipped whose call is not answered yet."""
+    Body: ``{"current": lease id or null, "holding": [lease ids], "pending": [lease ids]}``:
+    the lease the page shows, those it keeps ready to show next, and those it has judged or
+    skipped whose call is not answered yet."""
     campaign = _annotator_campaign(request, campaign_id)
     try:
         body = _json_body(request)
+        current = _json_id(body, "current")
         lease = queue.lease_ahead(
             campaign=campaign,
             annotator=account(request.user),
-            current=_json_id(body, "current"),
+            holding=[*([current] if current else []), *_json_ids(body, "holding")],
             pending=_json_ids(body, "pending"),
         )
     except DomainError as exc:

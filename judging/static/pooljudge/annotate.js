@@ -111,6 +111,7 @@
     formEl.submit();
   }
 
+  // POOLJUDGE_PREFETCH=0 leaves out the ahead URL: one full page per judgment, as without script
   var instant = root.dataset.mode === "judge" && !!root.dataset.aheadUrl && !!store &&
     typeof window.fetch === "function";
   var J = instant ? judgingPage() : null;
@@ -137,7 +138,10 @@
   if (backLink && J) backLink.addEventListener("click", function (ev) { ev.preventDefault(); J.back(); });
 
   document.addEventListener("keydown", function (ev) {
-    var t0 = performance.now();
+    // the event's own time (when the key was pressed, before any queueing in the page), on
+    // the clock of performance.now()
+    var now = performance.now();
+    var t0 = ev.timeStamp > 0 && ev.timeStamp <= now ? ev.timeStamp : now;
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     var tag = (ev.target && ev.target.tagName) || "";
     if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
@@ -177,17 +181,20 @@
   // Keep the leases while the page is open and visible: the server renews every item held
   // (the one read, the one leased ahead, those whose judgment is on its way).
   var renewUrl = root.dataset.renewUrl;
+  function renew() {
+    if (document.visibilityState !== "visible" || submitting) return;
+    var lease = J ? J.currentLease() : root.dataset.lease;
+    if (!lease) return;
+    var body = new URLSearchParams({ lease: String(lease) });
+    fetch(renewUrl, { method: "POST", body: body, credentials: "same-origin",
+                      headers: { "X-CSRFToken": csrf() } })
+      .then(function (r) { return r.json().then(function (b) { if (J) J.renewed(lease, r.status, b); }); })
+      .catch(function () { /* offline for a moment: the next renewal tries again */ });
+  }
   if (renewUrl) {
-    var every = parseInt(root.dataset.renewEvery || "60", 10) * 1000;
-    setInterval(function () {
-      if (document.visibilityState !== "visible" || submitting) return;
-      var lease = J ? J.currentLease() : root.dataset.lease;
-      if (!lease) return;
-      var body = new URLSearchParams({ lease: String(lease) });
-      fetch(renewUrl, { method: "POST", body: body, credentials: "same-origin",
-                        headers: { "X-CSRFToken": csrf() } })
-        .catch(function () { /* offline for a moment: the next renewal tries again */ });
-    }, every);
+    setInterval(renew, parseInt(root.dataset.renewEvery || "60", 10) * 1000);
+    // back from another tab (renewals pause while hidden): renew now, and learn what ran out
+    document.addEventListener("visibilitychange", renew);
   }
 
   // --- the instant judging page ------------------------------------------------------------
@@ -201,7 +208,8 @@
     function withId(url, id) { return url.replace(/\/0\/([^/]*\/)?$/, "/" + id + "/$1"); }
 
     var cur = { lease: parseInt(d.lease, 10), docid: byId("docid").textContent, qid: byId("topic-qid").textContent };
-    var ahead = null;          // the item leased ahead, ready to show
+    var ready = [];            // the items leased ahead, ready to show (POOLJUDGE_PREFETCH)
+    var depth = Math.max(1, parseInt(d.prefetch || "1", 10));
     var aheadGen = 0;          // bumped by an undo: answers to older requests are dropped
     var aheadBusy = false, aheadRetry = null, nothingAhead = false;
     var waitingSince = null;   // a key was pressed and no item was ready: its time
@@ -376,15 +384,16 @@
       });
     }
     function requestAhead() {
-      if (aheadBusy || ahead) return;
+      if (aheadBusy || ready.length >= depth) return;
       aheadBusy = true;
       var gen = aheadGen;
-      var pending = pendingLeases();
-      post(d.aheadUrl, { current: cur ? cur.lease : null, pending: pending }).then(function (body) {
+      var holding = ready.map(function (i) { return i.lease; });
+      post(d.aheadUrl, { current: cur ? cur.lease : null, holding: holding, pending: pendingLeases() }).then(function (body) {
         aheadBusy = false;
         if (gen !== aheadGen) { requestAhead(); return; }
         var item = body.ahead;
-        var stale = item && ((cur && item.lease === cur.lease) || pendingLeases().indexOf(item.lease) >= 0);
+        var stale = item && ((cur && item.lease === cur.lease) || pendingLeases().indexOf(item.lease) >= 0 ||
+          ready.some(function (i) { return i.lease === item.lease; }));
         if (stale) { requestAhead(); return; }
         if (!item) {
           nothingAhead = true;
@@ -397,7 +406,8 @@
           if (waitingSince !== null) { painted(waitingSince); waitingSince = null; }
           requestAhead();
         } else {
-          ahead = item;
+          ready.push(item);
+          requestAhead();  // until the page holds POOLJUDGE_PREFETCH items ahead
         }
       }, function () {
         aheadBusy = false;
@@ -424,12 +434,12 @@
     // The item leased ahead replaces the current one; with none ready yet, the page says it is
     // loading and shows the item as soon as it arrives (the key press is already queued).
     function next(t0) {
-      if (ahead) {
-        show(ahead);
-        ahead = null;
+      if (ready.length) {
+        show(ready.shift());
         painted(t0);
         requestAhead();
       } else {
+        window.__pjWaited = (window.__pjWaited || 0) + 1;  // a key press found nothing ready
         loading();
         waitingSince = t0;
         if (nothingAhead && !aheadBusy) finish(); else requestAhead();
@@ -458,7 +468,7 @@
         post(d.undoUrl, {}).then(function (body) {
           busy = false;
           aheadGen += 1;
-          ahead = null; nothingAhead = false;  // the server gave back what was leased ahead
+          ready = []; nothingAhead = false;  // the server gave back what was leased ahead
           toast(body.message);
           if (body.current) show(body.current); else loading();
           requestAhead();
@@ -480,14 +490,29 @@
 
     // what the tests and the benchmark read (no system information: leases and counts)
     window.__pjState = function () {
-      return { current: cur ? cur.lease : null, ahead: ahead ? ahead.lease : null,
+      return { current: cur ? cur.lease : null, ahead: ready.length ? ready[0].lease : null,
+               ready: ready.length,
                queued: queue().length, failed: read(FKEY).length, attempts: attempts,
                nothingAhead: nothingAhead };
     };
 
     return {
       grade: grade, skip: skip, undo: undo, back: back, dismissNotice: dismissNotice,
-      currentLease: function () { return cur ? cur.lease : null; }
+      currentLease: function () { return cur ? cur.lease : null; },
+      // what a renewal found: the item being read ran out (the page was away longer than the
+      // lease): the page is loaded again (the queue waits in localStorage); the one ahead ran
+      // out: another is asked for
+      renewed: function (lease, statusCode, body) {
+        if (statusCode === 409 && cur && cur.lease === lease && pendingLeases().indexOf(lease) < 0) {
+          toast("The time to judge this document ran out; loading your next one.");
+          drained(function () { window.location.href = d.judgeUrl; });
+        } else if (statusCode === 200) {
+          var kept = body.renewed || [];
+          var before = ready.length;
+          ready = ready.filter(function (i) { return kept.indexOf(i.lease) >= 0; });
+          if (ready.length < before) requestAhead();
+        }
+      }
     };
   }
 })();
