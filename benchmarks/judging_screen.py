@@ -163,6 +163,7 @@ def p95(values: list[float]) -> float:
 
 def judge_in_browser(page: Any, judgments: int, think_ms: int, rng: random.Random) -> dict:
     """``judgments`` key presses on the judging screen; the page's own measurements."""
+    load_before = os.getloadavg()[0]
     page.evaluate("() => { window.__pjLatencies = []; window.__pjWaited = 0; }")
     page.evaluate("() => performance.clearResourceTimings()")
     page.evaluate("() => performance.setResourceTimingBufferSize(10000)")
@@ -187,11 +188,14 @@ def judge_in_browser(page: Any, judgments: int, think_ms: int, rng: random.Rando
         "judgment_rtt": [d for name, d in timings if name.endswith("/judgment/")],
         "ahead_rtt": [d for name, d in timings if name.endswith("/ahead/")],
         "docids": docids,
+        "load": load_before,
+        "load_after": os.getloadavg()[0],
     }
 
 
 def report(name: str, r: dict) -> None:
-    print(f"{name}: key press -> next document painted: {ms(r['latencies'])}")
+    print(f"{name} (load average {r['load']:.1f} -> {r['load_after']:.1f}):")
+    print(f"  key press -> next document painted: {ms(r['latencies'])}")
     print(f"  key presses with nothing leased ahead yet: {r['waited']}")
     print(f"  background judgment POST round trip: {ms(r['judgment_rtt'])}")
     print(f"  background ahead POST round trip:    {ms(r['ahead_rtt'])}")

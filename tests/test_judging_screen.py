@@ -301,3 +301,17 @@ def test_with_a_deeper_prefetch_the_page_holds_that_many_items_ahead(
     assert len({current.pk, first["lease"], second["lease"]}) == 3
     assert [first["position"]["n"], second["position"]["n"]] == [2, 3]
     assert _live(annotator) == sorted([current.pk, first["lease"], second["lease"]])
+
+
+def test_one_call_can_refill_several_items_ahead(
+    four_docs: Campaign, annotator: Any, web: Client
+) -> None:
+    current = queue.lease_next(campaign=four_docs, annotator=account(annotator))
+    assert current is not None
+    body = json.dumps({"current": current.pk, "count": 5})
+    with override_settings(POOLJUDGE_PREFETCH=2):
+        r = web.post(f"/annotate/{four_docs.pk}/ahead/", body, content_type="application/json")
+    items = [r.json()["ahead"], *r.json()["more"]]
+    assert len(items) == 2  # no more than POOLJUDGE_PREFETCH, whatever the page asks
+    assert [i["position"]["n"] for i in items] == [2, 3]
+    assert _live(annotator) == sorted([current.pk, *(i["lease"] for i in items)])

@@ -204,26 +204,34 @@ def _json_error(exc: DomainError) -> JsonResponse:
 @login_required
 @require_POST
 def ahead(request: HttpRequest, campaign_id: int) -> JsonResponse:
-    """The item after those the page holds, leased ahead: ``{"ahead": item or null}``.
+    """The items after those the page holds, leased ahead: ``{"ahead": item or null, "more":
+    [items]}``.
 
-    Body: ``{"current": lease id or null, "holding": [lease ids], "pending": [lease ids]}``:
-    the lease the page shows, those it keeps ready to show next, and those it has judged or
-    skipped whose call is not answered yet."""
+    Body: ``{"current": lease id or null, "holding": [lease ids], "pending": [lease ids],
+    "count": n}``: the lease the page shows, those it keeps ready to show next, those it has
+    judged or skipped whose call is not answered yet, and how many it asks for (default 1, at
+    most ``POOLJUDGE_PREFETCH``: one call refills what several quick keys used up)."""
     campaign = _annotator_campaign(request, campaign_id)
+    user = account(request.user)
     try:
         body = _json_body(request)
         current = _json_id(body, "current")
-        lease = queue.lease_ahead(
-            campaign=campaign,
-            annotator=account(request.user),
-            holding=[*([current] if current else []), *_json_ids(body, "holding")],
-            pending=_json_ids(body, "pending"),
-        )
+        holding = [*([current] if current else []), *_json_ids(body, "holding")]
+        pending = _json_ids(body, "pending")
+        count = _json_id(body, "count") or 1
+        leases: list[Lease] = []
+        for _ in range(min(count, max(queue.prefetch(), 1))):
+            lease = queue.lease_ahead(
+                campaign=campaign, annotator=user, holding=holding, pending=pending
+            )
+            if lease is None:
+                break
+            leases.append(lease)
+            holding.append(lease.pk)
     except DomainError as exc:
         return _json_error(exc)
-    return JsonResponse(
-        {"ok": True, "ahead": _item_json(campaign, request.user, lease) if lease else None}
-    )
+    items = [_item_json(campaign, user, lease) for lease in leases]
+    return JsonResponse({"ok": True, "ahead": items[0] if items else None, "more": items[1:]})
 
 
 @login_required

@@ -388,7 +388,8 @@
       aheadBusy = true;
       var gen = aheadGen;
       var holding = ready.map(function (i) { return i.lease; });
-      post(d.aheadUrl, { current: cur ? cur.lease : null, holding: holding, pending: pendingLeases() }).then(function (body) {
+      post(d.aheadUrl, { current: cur ? cur.lease : null, holding: holding, pending: pendingLeases(),
+                         count: depth - ready.length }).then(function (body) {
         aheadBusy = false;
         if (gen !== aheadGen) { requestAhead(); return; }
         var item = body.ahead;
@@ -404,11 +405,13 @@
         if (cur === null) {
           show(item);
           if (waitingSince !== null) { painted(waitingSince); waitingSince = null; }
-          requestAhead();
         } else {
           ready.push(item);
-          requestAhead();  // until the page holds POOLJUDGE_PREFETCH items ahead
         }
+        (body.more || []).forEach(function (more) {
+          if (more.lease !== (cur && cur.lease) && !ready.some(function (i) { return i.lease === more.lease; })) ready.push(more);
+        });
+        requestAhead();  // until the page holds POOLJUDGE_PREFETCH items ahead
       }, function () {
         aheadBusy = false;
         clearTimeout(aheadRetry);
