@@ -207,7 +207,7 @@
     function write(k, v) { store.setItem(k, JSON.stringify(v)); }
     function withId(url, id) { return url.replace(/\/0\/([^/]*\/)?$/, "/" + id + "/$1"); }
 
-    var cur = { lease: parseInt(d.lease, 10), docid: byId("docid").textContent, qid: byId("topic-qid").textContent };
+    var cur = { lease: parseInt(d.lease, 10), docid: byId("docid").textContent, qid: byId("topic-qid").dataset.qid };
     var ready = [];            // the items leased ahead, ready to show (POOLJUDGE_PREFETCH)
     var depth = Math.max(1, parseInt(d.prefetch || "1", 10));
     var aheadGen = 0;          // bumped by an undo: answers to older requests are dropped
@@ -238,7 +238,8 @@
         body.innerHTML = '<p class="muted">(This document has no text.)</p>';
       }
       var t = item.topic;
-      text("topic-qid", t.qid);
+      text("topic-qid", "Topic " + t.qid);
+      byId("topic-qid").dataset.qid = t.qid;
       var h = byId("topic-title");
       if (t.title) h.textContent = t.title;
       else h.innerHTML = '<span class="muted">id only, no title yet</span>';
