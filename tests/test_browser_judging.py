@@ -135,6 +135,25 @@ def test_an_annotator_judges_with_the_keyboard_undoes_and_the_state_survives_a_r
         assert leak not in html, leak
 
 
+def test_the_last_judgment_is_sent_before_the_page_says_nothing_is_left(
+    page: Any, live_server: Any, judging_setup: tuple[Any, Any]
+) -> None:
+    campaign, annotator = judging_setup
+    _log_in(page, live_server.url, f"/annotate/{campaign.pk}/")
+    page.wait_for_selector("#docid")
+    for _ in range(4):
+        _ready(page)
+        page.keyboard.press("1")
+    _ready(page)
+    assert page.evaluate("window.__pjState().nothingAhead")  # the fifth is the last
+    with page.expect_navigation():
+        page.keyboard.press("2")
+    page.wait_for_selector("#done")
+    judged = _judged(annotator)
+    assert {d for d, _ in judged} == {f"DOC{i}" for i in range(1, 6)}
+    assert [g for _, g in judged] == [1, 1, 1, 1, 2]
+
+
 @pytest.fixture
 def two_topics(campaign: Any, researcher: Any, make_user: Any) -> tuple[Any, Any]:
     """Topics 401 (three documents) and 402 (three), one annotator: the queue changes topic."""
