@@ -360,7 +360,9 @@ def _lease_new(
     hold (passed to ``_pick`` with the skipped ones, so its one-statement path excludes them
     too)."""
     held = [(t, d) for _, _, _, _, t, d in _live(recent, now)]
-    skipped = [(t, d) for _, state, _, _, t, d in recent if state == LeaseState.RELEASED]
+    skipped = [
+        (t, d) for _, state, _, _, t, d in recent[:SKIP_MEMORY] if state == LeaseState.RELEASED
+    ]
     slot = _pick(campaign, annotator, now, skipped + held)
     if slot is None and skipped:
         slot = _pick(campaign, annotator, now, held)
