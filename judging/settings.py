@@ -335,6 +335,9 @@ POOLJUDGE_TRUSTED_PROXY_HOPS = env_int("POOLJUDGE_TRUSTED_PROXY_HOPS", 0, minimu
 # API tokens expire this long after they were issued (401 then; POST /api/v1/auth/token/ issues a
 # new one; DELETE revokes one's own, admins revoke any in the admin).
 POOLJUDGE_TOKEN_TTL_SECONDS = env_int("POOLJUDGE_TOKEN_TTL_SECONDS", 30 * 86400, minimum=60)
+# Items the judging page leases ahead of the one being read, so that a grade key shows the next
+# document at once (0: one lease at a time, each judgment fetches the next).
+POOLJUDGE_PREFETCH = env_int("POOLJUDGE_PREFETCH", 1, minimum=0, maximum=5)
 
 # The cache holds the sign-in counters, so every web worker must share it: Redis (by default the
 # broker's, when one is configured) or the database cache ("db"); one process's memory for the

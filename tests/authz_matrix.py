@@ -94,6 +94,7 @@ ROUTES: dict[str, Route] = {
     "annotate-skip": CAMPAIGN,
     "annotate-undo": CAMPAIGN,
     "annotate-renew": CAMPAIGN,
+    "annotate-ahead": CAMPAIGN,
     "annotate-judged": Route({"campaign_id": "campaign", "judgment_id": "judgment"}),
     "leaderboard": Route({"campaign_id": "campaign"}, ("", "?format=csv")),
     "compare": CAMPAIGN,
@@ -240,6 +241,9 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("annotate-undo", "POST"): s(302, 302, 302, 403, 403, 403),
     ("annotate-renew", "GET"): s(302, 405, 405, 405, 405, 405),
     ("annotate-renew", "POST"): s(302, 200, 404, 403, 403, 403),
+    # the judging page's call: each annotator is leased ahead in their own queue
+    ("annotate-ahead", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("annotate-ahead", "POST"): s(302, 200, 200, 403, 403, 403),
     ("annotate-judged", "GET"): s(302, 200, 404, 403, 403, 403),
     ("annotate-judged", "POST"): s(302, 302, 404, 403, 403, 403),
     # --- pages: results (researchers and admins) ------------------------------------------

@@ -111,6 +111,29 @@ def test_gold_is_mixed_in_at_the_rate_through_the_normal_api_path(
     assert not JudgingSlot.objects.filter(gold__docid="d401-50").exists()
 
 
+def test_with_items_leased_ahead_gold_keeps_its_rate_and_never_comes_twice_in_a_row(
+    with_gold: Campaign, annotator: Any
+) -> None:
+    """The judging page holds the item being read and one leased ahead (POOLJUDGE_PREFETCH):
+    the item held counts as the latest one, so the one leased ahead is not gold right after a
+    gold one and the share stays at the rate."""
+    from judging.assessments import queue
+
+    with_gold.gold_rate = 0.5
+    with_gold.save()
+    served: list[bool] = []
+    current = queue.lease_next(campaign=with_gold, annotator=annotator)
+    assert current is not None
+    for _ in range(20):
+        ahead = queue.lease_ahead(campaign=with_gold, annotator=annotator, holding=[current.pk])
+        assert ahead is not None and ahead.pk != current.pk
+        served.append(current.slot.gold_id is not None)
+        queue.judgment_record(lease_id=current.pk, annotator=annotator, grade=1)
+        current = ahead
+    assert not any(a and b for a, b in zip(served, served[1:], strict=False))
+    assert sum(served) == 10  # every second item, as at the rate without prefetch
+
+
 def test_a_gold_slot_is_never_served_to_another_assessor(
     with_gold: Campaign,
     annotator: Any,

@@ -31,6 +31,7 @@ from judging.assessments.models import (
     JudgingSlot,
     Judgment,
     Lease,
+    LeaseState,
     QrelsEntry,
     QrelsVersion,
 )
@@ -371,10 +372,21 @@ def gold_due(*, campaign: Campaign, annotator: Account) -> bool:
         return False
     mine = Judgment.objects.filter(campaign=campaign, annotator=annotator)
     counts = mine.aggregate(judged=Count("pk"), gold=Count("pk", filter=Q(gold__isnull=False)))
-    judged, gold = counts["judged"], counts["gold"]
+    # The items they hold (the one being read and those leased ahead, POOLJUDGE_PREFETCH) come
+    # before the next one: they count as judged already, and as the latest judgments.
+    held = Lease.objects.filter(
+        annotator=annotator,
+        slot__campaign=campaign,
+        state=LeaseState.ACTIVE,
+        expires_at__gt=timezone.now(),
+        slot__judged_at__isnull=True,
+    ).aggregate(n=Count("pk"), gold=Count("pk", filter=Q(slot__gold__isnull=False)))
+    if held["gold"]:
+        return False
+    judged, gold = counts["judged"] + held["n"], counts["gold"]
     if gold + 1 > rate * (judged + 1) + 1e-9:
         return False
-    spacing = max(round(1 / rate) - 1, 0)
+    spacing = max(round(1 / rate) - 1 - held["n"], 0)
     recent = mine.order_by("-created_at", "-pk").values_list("gold_id", flat=True)[:spacing]
     return all(g is None for g in recent)
 

@@ -23,9 +23,10 @@ from datetime import timedelta
 from functools import reduce
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, Model, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, Model, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from judging.assessments.models import (
@@ -198,9 +199,9 @@ def _first_in_own_topics(
     locked with ``SKIP LOCKED``, with its topic, pool version and document text, so that the
     answer needs nothing else.
 
-    The conditions of ``_open_slots`` but one: the caller found no live lease among the
-    annotator's latest, so they hold none (``lease_next`` keeps at most one, their latest) and
-    no other slot of an item can be theirs. Written as SQL because building and compiling that
+    The conditions of ``_open_slots`` but one: "not the other slot of an item they hold" is
+    left to the caller, who passes the items the annotator holds among ``skipped`` (the
+    current one, when this leases ahead). Written as SQL because building and compiling that
     queryset (two correlated ``EXISTS``, a join to the assignments) cost a lease more time than
     the database took to run it. The flag returned beside the slot says that the ORM path must
     decide instead: nothing open in that topic for this annotator (it may be in a later one),
@@ -286,67 +287,186 @@ def _pick_in_topics(
 
 
 def lease_current(*, campaign: Campaign, annotator: UserLike) -> Lease | None:
-    """The annotator's active lease in the campaign, if any: a read, for the pages' GETs.
+    """The annotator's current lease in the campaign, if any: a read, for the pages' GETs.
 
-    An annotator holds at most one active lease, their latest (``lease_next`` keeps it so)."""
-    lease = (
-        Lease.objects.filter(annotator_id=annotator.pk, slot__campaign=campaign)
+    The current lease is the oldest live one: an annotator may also hold the next item, leased
+    ahead by the judging page (``lease_ahead``), and it comes after the one they are reading."""
+    now = timezone.now()
+    return (
+        Lease.objects.filter(
+            annotator_id=annotator.pk,
+            slot__campaign=campaign,
+            state=LeaseState.ACTIVE,
+            expires_at__gt=now,
+            slot__judged_at__isnull=True,
+            slot__lease_id=F("pk"),
+        )
         .select_related("slot__topic", "slot__campaign")
-        .order_by("-created_at", "-pk")
+        .order_by("created_at", "pk")
         .first()
     )
-    if (
-        lease is None
-        or lease.state != LeaseState.ACTIVE
-        or lease.expires_at <= timezone.now()
-        or lease.slot.judged_at is not None
-    ):
+
+
+def prefetch() -> int:
+    """How many items the judging page leases ahead of the current one (POOLJUDGE_PREFETCH)."""
+    return int(getattr(settings, "POOLJUDGE_PREFETCH", 1))
+
+
+# Judgments made on the page but not yet recorded (its queue of calls, while the network is
+# slow or down): their leases stay held, so an annotator holds at most
+# 1 + POOLJUDGE_PREFETCH + IN_FLIGHT live leases, however the page counts its own.
+IN_FLIGHT = 2
+
+_Recent = tuple[int, str, Any, Any, int, str]
+
+
+def _lock_annotator(annotator: Account) -> None:
+    """One annotator's requests one at a time (a double-clicked "next" gets one lease); other
+    annotators are not held up.
+
+    (SQL: the queryset's compilation cost more than the round trip; SQLite's write lock, taken
+    at BEGIN, serialises the whole transaction anyway.)"""
+    if connection.features.has_select_for_update:
+        users = get_user_model()._meta
+        table, key = (connection.ops.quote_name(n) for n in (users.db_table, users.pk.column))
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {table} WHERE {key} = %s FOR UPDATE", [annotator.pk])
+
+
+def _recent(campaign: Campaign, annotator: Account) -> list[_Recent]:
+    """The annotator's latest leases, newest first, in one query: the live ones (the current
+    item, the one leased ahead and any whose judgment is still on its way) and the items they
+    skipped recently. Live leases are among the latest: a new lease is only made while fewer
+    than the cap are live."""
+    return list(
+        Lease.objects.filter(annotator=annotator, slot__campaign=campaign)
+        .order_by("-created_at", "-pk")
+        .values_list(
+            "pk", "state", "expires_at", "slot__judged_at", "slot__topic_id", "slot__docid"
+        )[: SKIP_MEMORY + 1 + prefetch() + IN_FLIGHT]
+    )
+
+
+def _live(recent: list[_Recent], now: Any) -> list[_Recent]:
+    """The live leases among ``recent``, oldest first."""
+    return [
+        r for r in reversed(recent) if r[1] == LeaseState.ACTIVE and r[2] > now and r[3] is None
+    ]
+
+
+def _lease_new(
+    campaign: Campaign, annotator: Account, now: Any, recent: list[_Recent]
+) -> Lease | None:
+    """Lease the next item for the annotator (inside ``_lock_annotator``'s transaction): not
+    one they skipped lately unless nothing else is left, and never either slot of an item they
+    hold (passed to ``_pick`` with the skipped ones, so its one-statement path excludes them
+    too)."""
+    held = [(t, d) for _, _, _, _, t, d in _live(recent, now)]
+    skipped = [
+        (t, d) for _, state, _, _, t, d in recent[:SKIP_MEMORY] if state == LeaseState.RELEASED
+    ]
+    slot = _pick(campaign, annotator, now, skipped + held)
+    if slot is None and skipped:
+        slot = _pick(campaign, annotator, now, held)
+    if slot is None:
         return None
+    lease = Lease.objects.create(
+        slot=slot,
+        annotator=annotator,
+        expires_at=now + timedelta(seconds=campaign.lease_seconds),
+    )
+    slot.lease = lease
+    slot.lease_expires_at = lease.expires_at
+    slot.save(update_fields=["lease", "lease_expires_at"])
+    slot.campaign = campaign
     return lease
 
 
 def lease_next(*, campaign: Campaign, annotator: Account) -> Lease | None:
-    """The annotator's current lease in the campaign, or a new one on the next item; None when
-    nothing is left for them."""
+    """The annotator's current lease in the campaign (their oldest live one), or a new one on
+    the next item; None when nothing is left for them."""
     now = timezone.now()
     with transaction.atomic():
-        # One annotator's requests one at a time (a double-clicked "next" gets one lease);
-        # other annotators are not held up.
-        # (SQL: the queryset's compilation cost more than the round trip; SQLite's write lock,
-        # taken at BEGIN, serialises the whole transaction anyway.)
-        if connection.features.has_select_for_update:
-            users = get_user_model()._meta
-            table, key = (connection.ops.quote_name(n) for n in (users.db_table, users.pk.column))
-            with connection.cursor() as cursor:
-                cursor.execute(f"SELECT 1 FROM {table} WHERE {key} = %s FOR UPDATE", [annotator.pk])
-        # The annotator's latest leases: the current one (an annotator holds at most one
-        # active lease, their latest) and the items they skipped recently, in one query.
-        recent = list(
-            Lease.objects.filter(annotator=annotator, slot__campaign=campaign)
-            .order_by("-created_at", "-pk")
-            .values_list(
-                "pk", "state", "expires_at", "slot__judged_at", "slot__topic_id", "slot__docid"
-            )[:SKIP_MEMORY]
-        )
-        for pk, state, expires_at, judged_at, _, _ in recent:
-            if state == LeaseState.ACTIVE and expires_at > now and judged_at is None:
-                return Lease.objects.select_related("slot__topic", "slot__campaign").get(pk=pk)
-        skipped = [(t, d) for _, state, _, _, t, d in recent if state == LeaseState.RELEASED]
-        slot = _pick(campaign, annotator, now, skipped)
-        if slot is None and skipped:
-            slot = _pick(campaign, annotator, now, [])
-        if slot is None:
+        _lock_annotator(annotator)
+        recent = _recent(campaign, annotator)
+        live = _live(recent, now)
+        if live:
+            return Lease.objects.select_related("slot__topic", "slot__campaign").get(pk=live[0][0])
+        return _lease_new(campaign, annotator, now, recent)
+
+
+def lease_ahead(
+    *,
+    campaign: Campaign,
+    annotator: Account,
+    holding: Iterable[int] = (),
+    pending: Iterable[int] = (),
+) -> Lease | None:
+    """The next item after those the judging page holds, leased ahead so that the page can show
+    it the moment a grade key is pressed; None when nothing is left for the annotator, or when
+    the page already holds ``POOLJUDGE_PREFETCH`` items ahead (with 0: always).
+
+    ``holding`` are the leases the page shows or keeps ready (the current item first),
+    ``pending`` those it judged or skipped whose call has not been answered yet (finished as far
+    as the page is concerned). Idempotent: asked again, it returns the same lease (the oldest
+    live one that is neither), so a retried request leases nothing more. A new lease is made
+    only while the annotator holds fewer than ``1 + POOLJUDGE_PREFETCH`` live leases besides
+    ``pending`` and fewer than ``1 + POOLJUDGE_PREFETCH + IN_FLIGHT`` in all: what the page
+    claims cannot hoard items.
+    """
+    ahead = prefetch()
+    if ahead <= 0:
+        return None
+    done, held = set(pending), set(holding)
+    now = timezone.now()
+    with transaction.atomic():
+        _lock_annotator(annotator)
+        recent = _recent(campaign, annotator)
+        live = _live(recent, now)
+        working = [r for r in live if r[0] not in done]
+        others = [r for r in working if r[0] not in held]
+        if others:
+            return Lease.objects.select_related("slot__topic", "slot__campaign").get(
+                pk=others[0][0]
+            )
+        if len(working) >= 1 + ahead or len(live) >= 1 + ahead + IN_FLIGHT:
             return None
-        lease = Lease.objects.create(
-            slot=slot,
-            annotator=annotator,
-            expires_at=now + timedelta(seconds=campaign.lease_seconds),
+        return _lease_new(campaign, annotator, now, recent)
+
+
+def lease_renew_held(*, campaign: Campaign, annotator: Account) -> list[int]:
+    """Extend every live lease of the annotator in the campaign (the page renews the item being
+    read, the one leased ahead and those whose judgment is on its way); returns their ids.
+
+    Slots are locked before leases, in one order, as everywhere else."""
+    now = timezone.now()
+    with transaction.atomic():
+        held = dict(
+            Lease.objects.filter(
+                annotator=annotator,
+                slot__campaign=campaign,
+                state=LeaseState.ACTIVE,
+                expires_at__gt=now,
+            ).values_list("slot_id", "pk")
         )
-        slot.lease = lease
-        slot.lease_expires_at = lease.expires_at
-        slot.save(update_fields=["lease", "lease_expires_at"])
-        slot.campaign = campaign
-        return lease
+        if not held:
+            return []
+        locked = list(
+            JudgingSlot.objects.select_for_update(of=("self",))
+            .filter(pk__in=held, judged_at__isnull=True, lease_expires_at__gt=now)
+            .order_by("pk")
+            .values_list("pk", "lease_id")
+        )
+        live = [(slot, lease) for slot, lease in locked if held.get(slot) == lease]
+        if not live:
+            return []
+        expires = now + timedelta(seconds=campaign.lease_seconds)
+        leases = [lease for _, lease in live]
+        Lease.objects.filter(pk__in=leases).update(expires_at=expires)
+        JudgingSlot.objects.filter(pk__in=[slot for slot, _ in live]).update(
+            lease_expires_at=expires
+        )
+        return leases
 
 
 class _NothingOpen(Exception):

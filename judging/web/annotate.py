@@ -6,6 +6,7 @@ judgments; nothing here touches runs, pools' run lists, ranks, scores or other a
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -14,15 +15,16 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from judging.assessments import queue
-from judging.assessments.models import Judgment
+from judging.assessments.models import JudgingSlot, Judgment, JudgmentChange, Lease, LeaseState
 from judging.assessments.selectors import annotator_progress, waiting_for_text
 from judging.campaigns.models import Campaign, Document, Topic
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import UserLike, account, is_annotator
-from judging.web.flash import flash_error
+from judging.web.flash import flash, flash_error
 from judging.web.highlight import paragraphs, topic_terms
 from metrics.problems import Problem
 
@@ -58,6 +60,32 @@ def _progress_for(campaign: Campaign, user: UserLike, qid: str) -> dict[str, Any
     return next(iter(annotator_progress(campaign, user, qid=qid)), None)
 
 
+def _position(
+    campaign: Campaign, user: UserLike, slot: JudgingSlot, lease: Lease | None = None
+) -> dict[str, int]:
+    """Where the item stands among this annotator's items of its topic: ``n`` of ``of``.
+
+    ``of`` is the topic's total for them in *My work* (what they judged there plus what is left
+    for them, the items they hold included: ``annotator_progress``, so that both pages give
+    the same number and nothing of other annotators' work, or of gold items, shows in it);
+    ``n`` counts their judgments there and, for a leased item, the live leases they hold in
+    the topic up to this one (the item being read comes before the one leased ahead)."""
+    progress = _progress_for(campaign, user, slot.topic.qid)
+    judged = progress["judged"] if progress else 0
+    n = judged
+    if lease is not None:
+        n += Lease.objects.filter(
+            annotator_id=user.pk,
+            slot__topic_id=slot.topic_id,
+            slot__judged_at__isnull=True,
+            state=LeaseState.ACTIVE,
+            expires_at__gt=timezone.now(),
+            pk__lte=lease.pk,
+        ).count()
+    total = progress["total"] if progress else 0
+    return {"n": max(n, 1), "of": max(total, n, 1)}
+
+
 def _last_judgment(campaign: Campaign, user: UserLike) -> Judgment | None:
     return (
         Judgment.objects.filter(campaign=campaign, annotator_id=user.pk)
@@ -81,11 +109,116 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "lease": lease,
         "grades": _grade_buttons(campaign),
         "progress": _progress_for(campaign, request.user, topic.qid),
+        "position": _position(campaign, request.user, lease.slot, lease),
         "last": last,
         "renew_every": max(10, campaign.lease_seconds // 3),
+        "prefetch": queue.prefetch(),
         **_item_context(campaign, topic, lease.slot.docid),
     }
     return render(request, "annotate/judge.html", context)
+
+
+# --- the judging page's calls (JSON, same origin, session and CSRF header) ------------------
+
+
+def _item_json(campaign: Campaign, user: UserLike, lease: Lease) -> dict[str, Any]:
+    """A leased item as the judging page shows it. The document's title and paragraphs are HTML
+    escaped and highlighted here, on the server (``judging.web.highlight``), so that the page
+    inserts them as they are and the escaping proof stays in one place; the topic's fields are
+    plain text (the page sets them as text)."""
+    slot = lease.slot
+    topic = slot.topic
+    doc = queue.document_for(slot)
+    terms = topic_terms(campaign, topic)
+    return {
+        "lease": lease.pk,
+        "expires_at": lease.expires_at.isoformat(),
+        "topic": {
+            "qid": topic.qid,
+            "title": topic.title,
+            "description": topic.description,
+            "narrative": topic.narrative,
+        },
+        "docid": slot.docid,
+        "title_html": str(paragraphs(doc.title, terms)[0]) if doc and doc.title else "",
+        "paragraphs_html": [str(p) for p in paragraphs(doc.text if doc else "", terms)],
+        "position": _position(campaign, user, slot, lease),
+    }
+
+
+def _json_body(request: HttpRequest) -> dict[str, Any]:
+    if not request.body:
+        return {}
+    try:
+        body = json.loads(request.body)
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidInput(
+            "the request body is not JSON", [Problem.at("body", "must be a JSON object")]
+        ) from None
+    if not isinstance(body, dict):
+        raise InvalidInput(
+            "the request body must be a JSON object", [Problem.at("body", "not an object")]
+        )
+    return body
+
+
+def _json_id(body: dict[str, Any], name: str) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
+        raise InvalidInput(
+            f"{name} must be a lease id (a positive whole number), not {str(value)[:20]!r}",
+            [Problem.at(name, "must be a positive whole number")],
+        )
+    return int(value)
+
+
+def _json_ids(body: dict[str, Any], name: str) -> list[int]:
+    values = body.get(name) or []
+    if not isinstance(values, list) or len(values) > 100:
+        raise InvalidInput(
+            f"{name} must be a list of at most 100 lease ids",
+            [Problem.at(name, "must be a list of lease ids")],
+        )
+    return [v for v in (_json_id({name: v}, name) for v in values) if v is not None]
+
+
+def _json_error(exc: DomainError) -> JsonResponse:
+    return JsonResponse({"ok": False, **exc.as_dict()}, status=exc.status)
+
+
+@login_required
+@require_POST
+def ahead(request: HttpRequest, campaign_id: int) -> JsonResponse:
+    """The items after those the page holds, leased ahead: ``{"ahead": item or null, "more":
+    [items]}``.
+
+    Body: ``{"current": lease id or null, "holding": [lease ids], "pending": [lease ids],
+    "count": n}``: the lease the page shows, those it keeps ready to show next, those it has
+    judged or skipped whose call is not answered yet, and how many it asks for (default 1, at
+    most ``POOLJUDGE_PREFETCH``: one call refills what several quick keys used up)."""
+    campaign = _annotator_campaign(request, campaign_id)
+    user = account(request.user)
+    try:
+        body = _json_body(request)
+        current = _json_id(body, "current")
+        holding = [*([current] if current else []), *_json_ids(body, "holding")]
+        pending = _json_ids(body, "pending")
+        count = _json_id(body, "count") or 1
+        leases: list[Lease] = []
+        for _ in range(min(count, max(queue.prefetch(), 1))):
+            lease = queue.lease_ahead(
+                campaign=campaign, annotator=user, holding=holding, pending=pending
+            )
+            if lease is None:
+                break
+            leases.append(lease)
+            holding.append(lease.pk)
+    except DomainError as exc:
+        return _json_error(exc)
+    items = [_item_json(campaign, user, lease) for lease in leases]
+    return JsonResponse({"ok": True, "ahead": items[0] if items else None, "more": items[1:]})
 
 
 @login_required
@@ -185,8 +318,33 @@ def skip(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Undo the latest action. A form post redirects to the next page with a message; the
+    judging page's call (``Accept: application/json``) gets ``{"current": item or null,
+    "message": ...}``: the undone item, leased back, or the current one."""
     campaign = _annotator_campaign(request, campaign_id)
-    if queue.judgment_undo(campaign=campaign, annotator=account(request.user)) is not None:
+    user = account(request.user)
+    undos = JudgmentChange.objects.filter(
+        annotator=user, topic__campaign=campaign, undoes__isnull=False
+    )
+    before = undos.count()
+    lease = queue.judgment_undo(campaign=campaign, annotator=user)
+    if lease is not None:
+        message = f"Undone: document {lease.slot.docid} is back to judge."
+    elif undos.count() > before:
+        message = "Undone: your last change of grade was reverted."
+    else:
+        message = "Nothing to undo."
+    if "application/json" in request.headers.get("Accept", ""):
+        current = lease or queue.lease_current(campaign=campaign, annotator=user)
+        return JsonResponse(
+            {
+                "ok": True,
+                "message": message,
+                "current": _item_json(campaign, user, current) if current else None,
+            }
+        )
+    flash(request, messages.SUCCESS, message)
+    if lease is not None:
         return redirect("annotate-judge", campaign_id=campaign.pk)  # the undone item, leased
     return _to_next(request, campaign)
 
@@ -194,14 +352,21 @@ def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def renew(request: HttpRequest, campaign_id: int) -> JsonResponse:
-    _annotator_campaign(request, campaign_id)
+    """Keep every item the annotator holds while the page is open: the one being read (the
+    ``lease`` posted, whose end is reported as a conflict), the one leased ahead and those
+    whose judgment is on its way."""
+    campaign = _annotator_campaign(request, campaign_id)
+    user = account(request.user)
     try:
-        lease = queue.lease_renew(
-            lease_id=_form_int(request, "lease", "lease"), annotator=account(request.user)
-        )
+        lease_id = _form_int(request, "lease", "lease")
+        renewed = queue.lease_renew_held(campaign=campaign, annotator=user)
+        if lease_id not in renewed:
+            queue.lease_renew(lease_id=lease_id, annotator=user)  # 404 or 409: says why
+            renewed.append(lease_id)
     except DomainError as exc:
         return JsonResponse({"ok": False, "detail": exc.message}, status=exc.status)
-    return JsonResponse({"ok": True, "expires_at": lease.expires_at.isoformat()})
+    expires = Lease.objects.get(pk=lease_id).expires_at
+    return JsonResponse({"ok": True, "expires_at": expires.isoformat(), "renewed": renewed})
 
 
 @login_required
@@ -216,7 +381,7 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
     )
     if request.method == "POST":
         try:
-            queue.judgment_change(
+            changed = queue.judgment_change(
                 judgment_id=judgment.pk,
                 annotator=account(request.user),
                 grade=_form_int(request, "grade", "grade"),
@@ -224,6 +389,17 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
         except DomainError as exc:
             flash_error(request, exc, messages.WARNING)
             return redirect("annotate-judged", campaign_id=campaign.pk, judgment_id=judgment.pk)
+        labels = campaign.grade_labels()
+        old_grade, new_grade = judgment.grade, changed.grade
+        if old_grade == new_grade:
+            flash(request, messages.SUCCESS, f"Kept: {judgment.docid} stays {labels[new_grade]}.")
+        else:
+            flash(
+                request,
+                messages.SUCCESS,
+                f"Changed: {judgment.docid} from {labels.get(old_grade, old_grade)} "
+                f"to {labels.get(new_grade, new_grade)}.",
+            )
         return redirect("annotate-judge", campaign_id=campaign.pk)
     mine = Judgment.objects.filter(campaign=campaign, annotator_id=request.user.pk)
     earlier = mine.filter(created_at__lt=judgment.created_at).order_by("-created_at").first()
@@ -235,6 +411,17 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
         "later": later,
         "grades": _grade_buttons(campaign, judgment.grade),
         "progress": _progress_for(campaign, request.user, judgment.topic.qid),
+        "position": _judged_position(campaign, request.user, judgment),
         **_item_context(campaign, judgment.topic, judgment.docid),
     }
     return render(request, "annotate/judged.html", context)
+
+
+def _judged_position(campaign: Campaign, user: UserLike, judgment: Judgment) -> dict[str, int]:
+    """An earlier judgment's place among the annotator's items of its topic, in the order they
+    judged them, out of the topic's total for them (as on the judging screen)."""
+    mine = Judgment.objects.filter(topic_id=judgment.topic_id, annotator_id=user.pk)
+    n = mine.filter(created_at__lte=judgment.created_at).count()
+    progress = _progress_for(campaign, user, judgment.topic.qid)
+    total = progress["total"] if progress else 0
+    return {"n": max(n, 1), "of": max(total, n, 1)}

@@ -32,6 +32,7 @@ urlpatterns = [
     path("annotate/<int:campaign_id>/skip/", annotate.skip, name="annotate-skip"),
     path("annotate/<int:campaign_id>/undo/", annotate.undo, name="annotate-undo"),
     path("annotate/<int:campaign_id>/renew/", annotate.renew, name="annotate-renew"),
+    path("annotate/<int:campaign_id>/ahead/", annotate.ahead, name="annotate-ahead"),
     path(
         "annotate/<int:campaign_id>/judged/<int:judgment_id>/",
         annotate.judged,

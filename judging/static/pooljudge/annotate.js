@@ -1,4 +1,14 @@
-// Pooljudge judging page: one key judges and moves on. No dependencies, no network but our own.
+// Pooljudge judging page: one key judges and the next document is there at once.
+// No dependencies, no network but our own. Without this script the page's forms still work
+// (a full POST and redirect per judgment); with it:
+// - the next item is leased ahead (POST .../ahead/) while the current one is read;
+// - a grade key queues the judgment in localStorage (per campaign and user, so it survives a
+//   reload), shows the item leased ahead without waiting, and sends the queue in the background
+//   (the API's idempotent POST /api/v1/leases/<id>/judgment/), retrying with backoff; a
+//   judgment the server refuses (its lease ended) is listed as not saved, with its document and
+//   the reason, until dismissed: nothing is dropped silently;
+// - window.__pjLatencies collects, per key press, the milliseconds from the keydown to two
+//   animation frames after the next document was put in place (painted).
 (function () {
   "use strict";
   var root = document.getElementById("judge");
@@ -6,8 +16,16 @@
   var help = document.getElementById("help");
   var form = document.getElementById("grade-form");
   var submitting = false;
+  window.__pjLatencies = window.__pjLatencies || [];
 
-  // Active time: counted while the page is visible and the annotator did something in the
+  function byId(id) { return document.getElementById(id); }
+  function storage() {
+    try { var k = "__pj"; window.localStorage.setItem(k, k); window.localStorage.removeItem(k); return window.localStorage; }
+    catch (e) { return null; }
+  }
+  var store = storage();
+
+  // --- active time: counted while the page is visible and the annotator did something in the
   // last 30 seconds (reading counts: scrolling, moving the mouse, pressing keys).
   var IDLE_MS = 30000;
   var activeMs = 0;
@@ -17,24 +35,67 @@
   ["keydown", "mousemove", "mousedown", "wheel", "scroll", "touchstart"].forEach(function (ev) {
     window.addEventListener(ev, touch, { passive: true });
   });
-  setInterval(function () {
+  function tick() {
     var now = Date.now();
-    if (document.visibilityState === "visible" && now - lastInput < IDLE_MS) {
-      activeMs += now - lastTick;
-    }
+    if (document.visibilityState === "visible" && now - lastInput < IDLE_MS) activeMs += now - lastTick;
     lastTick = now;
-  }, 1000);
+  }
+  setInterval(tick, 1000);
+  function takeActiveSeconds() { tick(); var s = activeMs / 1000; activeMs = 0; return Math.round(s * 10) / 10; }
   function stampActiveTime() {
-    var now = Date.now();
-    if (document.visibilityState === "visible" && now - lastInput < IDLE_MS) {
-      activeMs += now - lastTick;
-      lastTick = now;
-    }
+    tick();
     document.querySelectorAll(".active-seconds").forEach(function (input) {
       input.value = (activeMs / 1000).toFixed(1);
     });
   }
 
+  // --- highlighting on/off (key h, the button; remembered in this browser)
+  var hlButton = byId("highlight-toggle");
+  function setHighlight(on) {
+    document.body.classList.toggle("no-highlight", !on);
+    if (hlButton) {
+      hlButton.hidden = false;
+      hlButton.setAttribute("aria-pressed", on ? "true" : "false");
+      hlButton.lastChild.textContent = on ? " Highlighting on" : " Highlighting off";
+    }
+    if (store) store.setItem("pooljudge:highlight", on ? "on" : "off");
+  }
+  function highlightOn() { return !document.body.classList.contains("no-highlight"); }
+  setHighlight(!store || store.getItem("pooljudge:highlight") !== "off");
+  if (hlButton) hlButton.addEventListener("click", function () { setHighlight(!highlightOn()); });
+
+  // --- toasts: short notes for undo, change and skip (aria-live)
+  var toastEl = byId("toast");
+  var toastTimer = null;
+  function toast(text) {
+    if (!toastEl) return;
+    toastEl.textContent = text;
+    toastEl.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(function () { toastEl.hidden = true; }, 4000);
+  }
+  // a message left by the previous page (a changed grade, an undo without script) as a toast
+  var flashed = document.querySelectorAll(".messages li.success");
+  if (flashed.length && toastEl) {
+    toast(Array.prototype.map.call(flashed, function (li) { return li.textContent; }).join(" "));
+    flashed.forEach(function (li) { li.remove(); });
+    var list = document.querySelector(".messages");
+    if (list && !list.children.length) list.remove();
+  }
+
+  function toggleHelp(show) {
+    if (!help) return;
+    help.hidden = show === undefined ? !help.hidden : !show;
+  }
+  var openBtn = byId("help-open");
+  if (openBtn) openBtn.addEventListener("click", function () { toggleHelp(true); });
+  var closeBtn = byId("help-close");
+  if (closeBtn) closeBtn.addEventListener("click", function () { toggleHelp(false); });
+
+  var csrfInput = document.querySelector("input[name=csrfmiddlewaretoken]");
+  function csrf() { return csrfInput ? csrfInput.value : ""; }
+
+  // --- the form fallback: a full POST and redirect (the "judged" page, or no fetch/storage)
   function submitOnce(formEl, button) {
     if (submitting || !formEl) return;
     submitting = true;
@@ -50,31 +111,42 @@
     formEl.submit();
   }
 
+  // POOLJUDGE_PREFETCH=0 leaves out the ahead URL: one full page per judgment, as without script
+  var instant = root.dataset.mode === "judge" && !!root.dataset.aheadUrl && !!store &&
+    typeof window.fetch === "function";
+  var J = instant ? judgingPage() : null;
+
   if (form) {
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
-      submitOnce(form, ev.submitter || null);
+      var button = ev.submitter || null;
+      if (J && button && button.value !== undefined) J.grade(parseInt(button.value, 10), performance.now(), button);
+      else submitOnce(form, button);
     });
   }
-  ["skip-form", "undo-form"].forEach(function (id) {
-    var f = document.getElementById(id);
-    if (f) f.addEventListener("submit", function (ev) { ev.preventDefault(); submitOnce(f, null); });
+  var skipForm = byId("skip-form");
+  if (skipForm) skipForm.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    if (J) J.skip(performance.now()); else submitOnce(skipForm, null);
   });
-
-  function toggleHelp(show) {
-    if (!help) return;
-    help.hidden = show === undefined ? !help.hidden : !show;
-  }
-  var openBtn = document.getElementById("help-open");
-  if (openBtn) openBtn.addEventListener("click", function () { toggleHelp(true); });
-  var closeBtn = document.getElementById("help-close");
-  if (closeBtn) closeBtn.addEventListener("click", function () { toggleHelp(false); });
+  var undoForm = byId("undo-form");
+  if (undoForm) undoForm.addEventListener("submit", function (ev) {
+    ev.preventDefault();
+    if (J) J.undo(); else submitOnce(undoForm, null);
+  });
+  var backLink = byId("back-link");
+  if (backLink && J) backLink.addEventListener("click", function (ev) { ev.preventDefault(); J.back(); });
 
   document.addEventListener("keydown", function (ev) {
+    // the event's own time (when the key was pressed, before any queueing in the page), on
+    // the clock of performance.now()
+    var now = performance.now();
+    var t0 = ev.timeStamp > 0 && ev.timeStamp <= now ? ev.timeStamp : now;
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     var tag = (ev.target && ev.target.tagName) || "";
     if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
     var key = ev.key;
+    if (J) J.dismissNotice();
     if (key === "?") { toggleHelp(); ev.preventDefault(); return; }
     if (key === "Escape") {
       if (help && !help.hidden) { toggleHelp(false); }
@@ -83,24 +155,368 @@
       return;
     }
     if (help && !help.hidden) return;
+    if (key === "h") { ev.preventDefault(); setHighlight(!highlightOn()); return; }
     var button = form && form.querySelector('button.grade[data-key="' + key + '"]');
-    if (button) { ev.preventDefault(); submitOnce(form, button); return; }
-    if (key === "s") { var skip = document.getElementById("skip-form"); if (skip) { ev.preventDefault(); submitOnce(skip, null); } return; }
-    if (key === "u") { var undo = document.getElementById("undo-form"); if (undo) { ev.preventDefault(); submitOnce(undo, null); } return; }
-    if (key === "b") { var back = document.getElementById("back-link"); if (back) { ev.preventDefault(); window.location.href = back.href; } }
+    if (button) {
+      ev.preventDefault();
+      if (J) J.grade(parseInt(button.value, 10), t0, button); else submitOnce(form, button);
+      return;
+    }
+    if (key === "s") {
+      if (J) { ev.preventDefault(); J.skip(t0); }
+      else if (skipForm) { ev.preventDefault(); submitOnce(skipForm, null); }
+      return;
+    }
+    if (key === "u") {
+      if (J) { ev.preventDefault(); J.undo(); }
+      else if (undoForm && !undoForm.hidden) { ev.preventDefault(); submitOnce(undoForm, null); }
+      return;
+    }
+    if (key === "b") {
+      if (J) { ev.preventDefault(); J.back(); }
+      else if (backLink && !backLink.hidden && backLink.getAttribute("href")) { ev.preventDefault(); window.location.href = backLink.href; }
+    }
   });
 
-  // Keep the lease while the page is open and visible.
+  // Keep the leases while the page is open and visible: the server renews every item held
+  // (the one read, the one leased ahead, those whose judgment is on its way).
   var renewUrl = root.dataset.renewUrl;
+  function renew() {
+    if (document.visibilityState !== "visible" || submitting) return;
+    var lease = J ? J.currentLease() : root.dataset.lease;
+    if (!lease) return;
+    var body = new URLSearchParams({ lease: String(lease) });
+    fetch(renewUrl, { method: "POST", body: body, credentials: "same-origin",
+                      headers: { "X-CSRFToken": csrf() } })
+      .then(function (r) { return r.json().then(function (b) { if (J) J.renewed(lease, r.status, b); }); })
+      .catch(function () { /* offline for a moment: the next renewal tries again */ });
+  }
   if (renewUrl) {
-    var every = parseInt(root.dataset.renewEvery || "60", 10) * 1000;
-    var token = document.querySelector("input[name=csrfmiddlewaretoken]");
-    setInterval(function () {
-      if (document.visibilityState !== "visible" || submitting) return;
-      var body = new URLSearchParams({ lease: root.dataset.lease });
-      fetch(renewUrl, { method: "POST", body: body, credentials: "same-origin",
-                        headers: { "X-CSRFToken": token ? token.value : "" } })
-        .catch(function () { /* offline for a moment: the next renewal tries again */ });
-    }, every);
+    setInterval(renew, parseInt(root.dataset.renewEvery || "60", 10) * 1000);
+    // back from another tab (renewals pause while hidden): renew now, and learn what ran out
+    document.addEventListener("visibilitychange", renew);
+  }
+
+  // --- the instant judging page ------------------------------------------------------------
+  function judgingPage() {
+    var d = root.dataset;
+    var key = "pooljudge:" + d.campaign + ":" + d.user;
+    var QKEY = key + ":queue", FKEY = key + ":failed";
+
+    function read(k) { try { return JSON.parse(store.getItem(k) || "[]"); } catch (e) { return []; } }
+    function write(k, v) { store.setItem(k, JSON.stringify(v)); }
+    function withId(url, id) { return url.replace(/\/0\/([^/]*\/)?$/, "/" + id + "/$1"); }
+
+    var cur = { lease: parseInt(d.lease, 10), docid: byId("docid").textContent, qid: byId("topic-qid").dataset.qid };
+    var ready = [];            // the items leased ahead, ready to show (POOLJUDGE_PREFETCH)
+    var depth = Math.max(1, parseInt(d.prefetch || "1", 10));
+    var aheadGen = 0;          // bumped by an undo: answers to older requests are dropped
+    var aheadBusy = false, aheadRetry = null, nothingAhead = false;
+    var waitingSince = null;   // a key was pressed and no item was ready: its time
+    var sending = false, attempts = 0, retryTimer = null;
+    var drainWaiters = [];
+    var lastJudgment = d.last ? parseInt(d.last, 10) : null;
+    var busy = false;          // an undo or a page change is on its way: keys wait
+
+    function queue() { return read(QKEY); }
+    function pendingLeases() { return queue().map(function (a) { return a.lease; }); }
+
+    // --- what the page shows
+    function text(id, value) { var el = byId(id); if (el) el.textContent = value; }
+    function show(item) {
+      var changed = cur === null ? item.topic.qid !== lastQid : item.topic.qid !== cur.qid;
+      cur = { lease: item.lease, docid: item.docid, qid: item.topic.qid };
+      lastQid = item.topic.qid;
+      text("docid", item.docid);
+      var title = byId("doc-title");
+      title.innerHTML = item.title_html;  // escaped and highlighted by the server
+      title.hidden = !item.title_html;
+      var body = byId("doc-text");
+      if (item.paragraphs_html.length) {
+        body.innerHTML = item.paragraphs_html.map(function (p) { return "<p>" + p + "</p>"; }).join("");
+      } else {
+        body.innerHTML = '<p class="muted">(This document has no text.)</p>';
+      }
+      var t = item.topic;
+      text("topic-qid", "Topic " + t.qid);
+      byId("topic-qid").dataset.qid = t.qid;
+      var h = byId("topic-title");
+      if (t.title) h.textContent = t.title;
+      else h.innerHTML = '<span class="muted">id only, no title yet</span>';
+      text("topic-description", t.description); byId("topic-description-box").hidden = !t.description;
+      text("topic-narrative", t.narrative); byId("topic-narrative-box").hidden = !t.narrative;
+      var p = item.position;
+      text("position", p.n + " of " + p.of);
+      var bar = byId("topic-progress-bar");
+      if (bar) { bar.max = p.of; bar.value = p.n - 1; }
+      text("topic-progress", (p.n - 1) + " judged · " + (p.of - p.n + 1) + " left");
+      document.querySelectorAll("input[name=lease]").forEach(function (i) { i.value = item.lease; });
+      document.title = "Judging " + t.qid + " · Pooljudge";
+      var scroller = document.querySelector(".document");
+      if (scroller) scroller.scrollTop = 0;
+      byId("loading").hidden = true;
+      document.querySelector(".document").hidden = false;
+      activeMs = 0; lastTick = Date.now();
+      if (changed) notice(t);
+    }
+    var lastQid = cur.qid;
+    function loading() {
+      cur = null;
+      byId("loading").hidden = false;
+      document.querySelector(".document").hidden = true;
+    }
+    function painted(t0) {
+      requestAnimationFrame(function () {
+        requestAnimationFrame(function () { window.__pjLatencies.push(performance.now() - t0); });
+      });
+    }
+
+    // --- the topic changed: a banner with the new topic's statement
+    var noticeEl = byId("topic-notice"), noticeTimer = null, noticeShownAt = 0;
+    function notice(t) {
+      if (!noticeEl) return;
+      text("topic-notice-title", t.qid + (t.title ? " " + t.title : ""));
+      text("topic-notice-text", [t.description, t.narrative].filter(Boolean).join(" "));
+      noticeEl.hidden = false;
+      noticeShownAt = performance.now();
+      clearTimeout(noticeTimer);
+      noticeTimer = setTimeout(function () { noticeEl.hidden = true; }, 6000);
+    }
+    function dismissNotice() {
+      // the key that brought the new topic does not dismiss its notice
+      if (noticeEl && !noticeEl.hidden && performance.now() - noticeShownAt > 300) noticeEl.hidden = true;
+    }
+
+    // --- saving: the queue of calls, sent in order, with retry and backoff
+    var statusEl = byId("save-status");
+    function status() {
+      var n = queue().filter(function (a) { return a.kind === "judge"; }).length;
+      if (n && attempts > 0) {
+        statusEl.textContent = n + (n === 1 ? " judgment" : " judgments") + " not yet saved, retrying…";
+        statusEl.hidden = false;
+        statusEl.classList.add("retrying");
+      } else {
+        statusEl.hidden = true;
+        statusEl.classList.remove("retrying");
+      }
+      var failed = read(FKEY);
+      var box = byId("save-failed"), list = byId("save-failed-list");
+      list.innerHTML = "";
+      failed.forEach(function (f) {
+        var li = document.createElement("li");
+        li.textContent = "document " + f.docid + " (grade " + f.grade + "): " + f.reason;
+        list.appendChild(li);
+      });
+      box.hidden = failed.length === 0;
+    }
+    byId("save-failed-dismiss").addEventListener("click", function () { write(FKEY, []); status(); });
+
+    function enqueue(action) { var q = queue(); q.push(action); write(QKEY, q); }
+    function dequeue(action) {
+      write(QKEY, queue().filter(function (a) { return !(a.lease === action.lease && a.kind === action.kind); }));
+    }
+    function pump() {
+      if (sending) return;
+      var q = queue();
+      if (!q.length) {
+        attempts = 0; status();
+        var waiters = drainWaiters; drainWaiters = [];
+        waiters.forEach(function (f) { f(); });
+        return;
+      }
+      var a = q[0];
+      sending = true;
+      var req = a.kind === "judge"
+        ? fetch(withId(d.judgmentUrl, a.lease), {
+            method: "POST", credentials: "same-origin",
+            headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrf() },
+            body: JSON.stringify({ grade: a.grade, active_seconds: a.seconds })
+          })
+        : fetch(withId(d.releaseUrl, a.lease), {
+            method: "DELETE", credentials: "same-origin",
+            headers: { "Accept": "application/json", "X-CSRFToken": csrf() }
+          });
+      req.then(function (r) {
+        return r.text().then(function (t) {
+          var body = {};
+          try { body = t ? JSON.parse(t) : {}; } catch (e) { body = {}; }
+          return { status: r.status, body: body };
+        });
+      }).then(function (res) {
+        sending = false;
+        if (res.status >= 200 && res.status < 300) {
+          if (a.kind === "judge" && res.body.id) { lastJudgment = res.body.id; showBack(); }
+          dequeue(a); attempts = 0; status(); pump();
+        } else if ([400, 404, 409, 410, 422].indexOf(res.status) >= 0) {
+          // refused for good (the lease ended, a grade off the scale): never retried, never
+          // dropped silently: listed until the annotator dismisses it
+          if (a.kind === "judge") {
+            var f = read(FKEY);
+            f.push({ docid: a.docid, grade: a.grade, reason: res.body.detail || ("HTTP " + res.status) });
+            write(FKEY, f);
+          }
+          dequeue(a); attempts = 0; status(); pump();
+        } else {
+          retry();  // the network, the server, or a sign-in that ended: kept and sent again
+        }
+      }, function () { sending = false; retry(); });
+    }
+    function retry() {
+      attempts += 1; status();
+      clearTimeout(retryTimer);
+      retryTimer = setTimeout(pump, Math.min(250 * Math.pow(2, attempts - 1), 15000));
+    }
+    function drained(f) { drainWaiters.push(f); pump(); }
+    function showBack() {
+      var back = byId("back-link"), undo = byId("undo-form");
+      if (back && lastJudgment) { back.href = withId(d.judgedUrl, lastJudgment); back.hidden = false; }
+      if (undo) undo.hidden = false;
+    }
+
+    // --- leasing ahead
+    function post(url, body) {
+      return fetch(url, {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrf() },
+        body: JSON.stringify(body)
+      }).then(function (r) {
+        if (!r.ok) throw new Error("HTTP " + r.status);
+        return r.json();
+      });
+    }
+    function requestAhead() {
+      if (aheadBusy || ready.length >= depth) return;
+      aheadBusy = true;
+      var gen = aheadGen;
+      var holding = ready.map(function (i) { return i.lease; });
+      post(d.aheadUrl, { current: cur ? cur.lease : null, holding: holding, pending: pendingLeases(),
+                         count: depth - ready.length }).then(function (body) {
+        aheadBusy = false;
+        if (gen !== aheadGen) { requestAhead(); return; }
+        var item = body.ahead;
+        var stale = item && ((cur && item.lease === cur.lease) || pendingLeases().indexOf(item.lease) >= 0 ||
+          ready.some(function (i) { return i.lease === item.lease; }));
+        if (stale) { requestAhead(); return; }
+        if (!item) {
+          nothingAhead = true;
+          if (cur === null) finish();
+          return;
+        }
+        nothingAhead = false;
+        if (cur === null) {
+          show(item);
+          if (waitingSince !== null) { painted(waitingSince); waitingSince = null; }
+        } else {
+          ready.push(item);
+        }
+        (body.more || []).forEach(function (more) {
+          if (more.lease !== (cur && cur.lease) && !ready.some(function (i) { return i.lease === more.lease; })) ready.push(more);
+        });
+        requestAhead();  // until the page holds POOLJUDGE_PREFETCH items ahead
+      }, function () {
+        aheadBusy = false;
+        clearTimeout(aheadRetry);
+        aheadRetry = setTimeout(requestAhead, 1000);
+      });
+    }
+    // Nothing was leased ahead and nothing is shown: once the queue is sent, ask once more
+    // (what the page had in flight may have held the item); nothing still: the "done" page.
+    function finish() {
+      drained(function () {
+        post(d.aheadUrl, { current: null, pending: [] }).then(function (body) {
+          if (body.ahead) {
+            nothingAhead = false;
+            show(body.ahead);
+            if (waitingSince !== null) { painted(waitingSince); waitingSince = null; }
+            requestAhead();
+          } else {
+            window.location.href = d.doneUrl;
+          }
+        }, function () { setTimeout(finish, 1000); });
+      });
+    }
+    // The item leased ahead replaces the current one; with none ready yet, the page says it is
+    // loading and shows the item as soon as it arrives (the key press is already queued).
+    function next(t0) {
+      if (ready.length) {
+        show(ready.shift());
+        painted(t0);
+        requestAhead();
+      } else {
+        window.__pjWaited = (window.__pjWaited || 0) + 1;  // a key press found nothing ready
+        loading();
+        waitingSince = t0;
+        if (nothingAhead && !aheadBusy) finish(); else requestAhead();
+      }
+    }
+
+    function grade(g, t0, button) {
+      if (!cur || busy) return;  // loading: there is nothing to judge yet
+      enqueue({ kind: "judge", lease: cur.lease, grade: g, seconds: takeActiveSeconds(), docid: cur.docid });
+      if (button) { button.classList.add("chosen"); setTimeout(function () { button.classList.remove("chosen"); }, 150); }
+      next(t0);
+      pump();
+    }
+    function skip(t0) {
+      if (!cur || busy) return;
+      enqueue({ kind: "release", lease: cur.lease, docid: cur.docid });
+      toast("Skipped " + cur.docid + ": it goes back to the queue.");
+      next(t0);
+      pump();
+    }
+    function undo() {
+      if (busy) return;
+      busy = true;
+      toast("Undoing…");
+      drained(function () {
+        post(d.undoUrl, {}).then(function (body) {
+          busy = false;
+          aheadGen += 1;
+          ready = []; nothingAhead = false;  // the server gave back what was leased ahead
+          toast(body.message);
+          if (body.current) show(body.current); else loading();
+          requestAhead();
+        }, function () { busy = false; toast("Undo failed: the server did not answer. Try again."); });
+      });
+    }
+    function back() {
+      if (busy || !lastJudgment) { if (!lastJudgment) toast("Nothing judged yet to go back to."); return; }
+      busy = true;
+      drained(function () { window.location.href = withId(d.judgedUrl, lastJudgment); });
+    }
+
+    // A reload with judgments still queued: the item shown may be one of them (its lease is
+    // still live); it is not judged twice: the next item is asked for instead.
+    if (pendingLeases().indexOf(cur.lease) >= 0) loading();
+    status();
+    pump();
+    requestAhead();
+
+    // what the tests and the benchmark read (no system information: leases and counts)
+    window.__pjState = function () {
+      return { current: cur ? cur.lease : null, ahead: ready.length ? ready[0].lease : null,
+               ready: ready.length,
+               queued: queue().length, failed: read(FKEY).length, attempts: attempts,
+               nothingAhead: nothingAhead };
+    };
+
+    return {
+      grade: grade, skip: skip, undo: undo, back: back, dismissNotice: dismissNotice,
+      currentLease: function () { return cur ? cur.lease : null; },
+      // what a renewal found: the item being read ran out (the page was away longer than the
+      // lease): the page is loaded again (the queue waits in localStorage); the one ahead ran
+      // out: another is asked for
+      renewed: function (lease, statusCode, body) {
+        if (statusCode === 409 && cur && cur.lease === lease && pendingLeases().indexOf(lease) < 0) {
+          toast("The time to judge this document ran out; loading your next one.");
+          drained(function () { window.location.href = d.judgeUrl; });
+        } else if (statusCode === 200) {
+          var kept = body.renewed || [];
+          var before = ready.length;
+          ready = ready.filter(function (i) { return kept.indexOf(i.lease) >= 0; });
+          if (ready.length < before) requestAhead();
+        }
+      }
+    };
   }
 })();
