@@ -329,7 +329,7 @@ def test_the_judging_page_marks_narrative_and_extra_terms_and_escapes_hostile_on
     assert '<mark class="d">photon</mark> <mark class="d">costs</mark>' in doc
     assert '<mark class="t">light-pressure</mark>' in doc
     assert doc.count('<mark class="t">img</mark>') == 2 and "onerror</mark>" not in doc
-    title = page[page.index('class="doc-title"') :]
+    title = page[page.index('id="doc-title">') :]
     assert title.startswith(
-        'class="doc-title"><mark class="d">Costing</mark> a <mark class="t">sail</mark>'
+        'id="doc-title"><mark class="d">Costing</mark> a <mark class="t">sail</mark>'
     )
