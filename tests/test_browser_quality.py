@@ -13,7 +13,7 @@ from judging.assessments.models import AnnotatorExclusion, Judgment
 from judging.campaigns.models import Document
 from judging.workflows.pools import pool_requested
 from judging.workflows.runs import run_submitted
-from tests.test_browser_judging import page  # noqa: F401  (the browser fixture)
+from tests.test_browser_judging import _ready, page  # noqa: F401  (the browser fixture)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -53,12 +53,16 @@ def test_gold_judged_from_the_keyboard_then_the_admin_excludes_the_assessor(
     page.wait_for_selector("#docid")
     seen = []
     for _ in range(4):
+        # the judging screen has leased the next item ahead and sent what was judged
+        _ready(page)
         seen.append(page.inner_text("#docid"))
         if seen[-1].startswith("GOLD"):
             assert "gold" not in page.content().lower().replace(seen[-1].lower(), "")
-        with page.expect_navigation():
-            page.keyboard.press("0")  # a wrong grade for the gold item
-        page.wait_for_selector("#docid")
+        page.keyboard.press("0")  # a wrong grade for the gold item
+        page.wait_for_function(
+            "d => document.getElementById('docid').textContent !== d", arg=seen[-1]
+        )
+    _ready(page)
     assert seen[3].startswith("GOLD") and not any(d.startswith("GOLD") for d in seen[:3])
     gold = Judgment.objects.get(annotator=annotator, docid=seen[3])
     assert gold.gold is not None and gold.grade == 0

@@ -207,10 +207,12 @@ def test_the_item_json_is_escaped_and_highlighted_on_the_server_with_its_place_i
     assert current is not None and current.slot.docid == "d401-1"
     item = _ahead(web, campaign, current.pk).json()["ahead"]
     assert item["docid"] == "d401-2"
-    assert item["title_html"] == "<mark>Solar</mark> &lt;b&gt;<mark>sails</mark>&lt;/b&gt;"
+    assert item["title_html"] == (
+        '<mark class="t">Solar</mark> &lt;b&gt;<mark class="t">sails</mark>&lt;/b&gt;'
+    )
     assert item["paragraphs_html"] == [
-        "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; about <mark>solar</mark> "
-        "<mark>sails</mark>",
+        '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; about <mark class="t">solar</mark> '
+        '<mark class="t">sails</mark>',
         "more",
     ]
     assert item["topic"] == {

@@ -5,6 +5,7 @@ assessor's judgments from publishing (and lifting it)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -130,7 +131,7 @@ def test_with_items_leased_ahead_gold_keeps_its_rate_and_never_comes_twice_in_a_
         served.append(current.slot.gold_id is not None)
         queue.judgment_record(lease_id=current.pk, annotator=annotator, grade=1)
         current = ahead
-    assert not any(a and b for a, b in zip(served, served[1:], strict=False))
+    assert not any(a and b for a, b in itertools.pairwise(served))
     assert sum(served) == 10  # every second item, as at the rate without prefetch
 
 
