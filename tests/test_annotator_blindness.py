@@ -21,10 +21,7 @@ annotator's name or time, and on the pages of judged items only the annotator's 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlparse
@@ -34,8 +31,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client, TestCase
 from django.urls import URLPattern, URLResolver, reverse
 
+from tests import test_browser_judging
 from tests.authz_matrix import ROUTES
-from tests.conftest import need_service
 
 PASSWORD = "blind-pw-for-tests-only"
 DESCRIPTION = "RESEARCHER-ONLY-DESCRIPTION: one run (zz-tag-novel) is not pooled"
@@ -403,8 +400,8 @@ def test_the_admin_sets_the_guidelines_in_the_api_and_the_admin_site(
     assert created.json()["description"] == ""
     admin = Client()
     admin.force_login(seeded.admin)
-    page = admin.get(f"/admin/campaigns/campaign/{c}/change/").content.decode()
-    assert 'name="guidelines"' in page and "Grade 2 only if on topic." in page
+    html = admin.get(f"/admin/campaigns/campaign/{c}/change/").content.decode()
+    assert 'name="guidelines"' in html and "Grade 2 only if on topic." in html
     # and the annotator reads them, on the judging screen's help too
     pages = Client()
     pages.force_login(seeded.annotator)
@@ -415,46 +412,18 @@ def test_the_admin_sets_the_guidelines_in_the_api_and_the_admin_site(
 
 # --- (b) in Chromium: every link an annotator can follow --------------------------------------
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
-
-
-@pytest.fixture
-def browser_page() -> Iterator[Any]:
-    need_service(
-        os.path.exists(CHROMIUM),
-        f"no Chromium at {CHROMIUM} (apt-get install chromium) for the browser tests",
-    )
-    from playwright.sync_api import sync_playwright
-
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        yield context.new_page()
-        context.close()
-        browser.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+# the browser fixture of the judging tests (Debian's Chromium, no network)
+page = test_browser_judging.page
 
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_every_page_an_annotator_can_follow_in_the_browser_is_blind(
-    browser_page: Any, live_server: Any
+    page: Any, live_server: Any
 ) -> None:
     from judging.assessments.models import Judgment
 
     seeded = seed()
-    page = browser_page
     base = live_server.url
     page.goto(f"{base}/login/")
     page.fill("input[name=username]", seeded.annotator.get_username())
