@@ -161,7 +161,9 @@ def p95(values: list[float]) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[94] if len(values) > 1 else 0
 
 
-def judge_in_browser(page: Any, judgments: int, think_ms: int, rng: random.Random) -> dict:
+def judge_in_browser(
+    page: Any, judgments: int, think_ms: int, rng: random.Random
+) -> dict[str, Any]:
     """``judgments`` key presses on the judging screen; the page's own measurements."""
     load_before = os.getloadavg()[0]
     page.evaluate("() => { window.__pjLatencies = []; window.__pjWaited = 0; }")
@@ -193,7 +195,7 @@ def judge_in_browser(page: Any, judgments: int, think_ms: int, rng: random.Rando
     }
 
 
-def report(name: str, r: dict) -> None:
+def report(name: str, r: dict[str, Any]) -> None:
     print(f"{name} (load average {r['load']:.1f} -> {r['load_after']:.1f}):")
     print(f"  key press -> next document painted: {ms(r['latencies'])}")
     print(f"  key presses with nothing leased ahead yet: {r['waited']}")
@@ -237,7 +239,7 @@ def main() -> None:
     server = load.start_gunicorn(env, args.port, args.workers, args.threads, "gthread")
     base = f"http://127.0.0.1:{args.port}"
     rng = random.Random(1)
-    results: dict[str, dict] = {}
+    results: dict[str, dict[str, Any]] = {}
     load_parts: list[dict[str, Any]] = []
     try:
         load.wait_ready(args.port, tokens[0])

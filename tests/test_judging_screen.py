@@ -292,7 +292,7 @@ def test_with_a_deeper_prefetch_the_page_holds_that_many_items_ahead(
     url = f"/annotate/{four_docs.pk}/ahead/"
 
     def ask(holding: list[int]) -> Any:
-        body = json.dumps({"current": current.pk, "holding": holding})  # type: ignore[union-attr]
+        body = json.dumps({"current": current.pk, "holding": holding})
         return web.post(url, body, content_type="application/json").json()["ahead"]
 
     with override_settings(POOLJUDGE_PREFETCH=2):

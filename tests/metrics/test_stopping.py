@@ -162,7 +162,8 @@ def _replay(collection: str, depth: int, strategy: str, topics: list[str] | None
     for qid in topics if topics is not None else sorted(qrels):
         s = make_strategy(strategy)
         state = s.start(cut_runs(runs, qid, depth), topic=qid, relevance_level=1)
-        seq, feedback = [], {}
+        seq: list[bool] = []
+        feedback: dict[str, int] = {}
         while (doc := s.next_document(state, feedback)) is not None:
             grade = qrels.get(qid, {}).get(doc, 0)
             feedback = {doc: grade}
