@@ -287,7 +287,7 @@ def test_accuracy_on_gold_as_worked_by_hand(campaign: Campaign, annotator: Any) 
 def test_agreement_with_others_as_worked_by_hand(
     campaign: Campaign, annotator: Any, make_user: Callable[..., Any]
 ) -> None:
-    from sklearn.metrics import cohen_kappa_score
+    from tests.metrics.test_quality_metrics import cohen_kappa_score
 
     bob = make_user("bob-annotator", "annotator")
     topic = Topic.objects.get(campaign=campaign, qid="401")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any, cast
 
+from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
@@ -144,6 +147,64 @@ def annotator_progress(
             }
         )
     return out
+
+
+@contextmanager
+def one_snapshot() -> Iterator[None]:
+    """Several reads that must agree with each other see one state of the database.
+
+    Under PostgreSQL's default (read committed) each statement sees what was committed before
+    it, so a judgment committed between two counting statements is counted in neither or in
+    both (its slot no longer open, its judgment not yet seen). Outside a transaction this opens
+    one at ``REPEATABLE READ`` (one snapshot for all its statements); SQLite's read transaction
+    is a snapshot already. Inside an outer transaction the caller's isolation holds."""
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        yield
+
+
+def annotator_position(
+    campaign: Campaign,
+    annotator: UserLike,
+    topic: Topic,
+    *,
+    lease_pk: int | None = None,
+    judged_before: Any = None,
+) -> dict[str, int]:
+    """Where an item stands among the annotator's items of its topic: ``n`` of ``of``.
+
+    ``of`` is the topic's total for them (``annotator_progress``: what they judged there plus
+    what is left for them, the items they hold included, so that the judging screen and *My
+    work* give the same number and nothing of other annotators' work or of gold items shows in
+    it). For a leased item (``lease_pk``), ``n`` counts their judgments in the topic and the
+    live leases they hold there up to this one (the item being read comes before the one
+    leased ahead); for an earlier judgment (``judged_before``: its time), their judgments in
+    the topic made until then. All from one snapshot (``one_snapshot``)."""
+    with one_snapshot():
+        progress = next(iter(annotator_progress(campaign, annotator, qid=topic.qid)), None)
+        judged = progress["judged"] if progress else 0
+        if judged_before is not None:
+            n = Judgment.objects.filter(
+                topic=topic, annotator_id=annotator.pk, created_at__lte=judged_before
+            ).count()
+        else:
+            n = judged
+            if lease_pk is not None:
+                n += Lease.objects.filter(
+                    annotator_id=annotator.pk,
+                    slot__topic=topic,
+                    slot__judged_at__isnull=True,
+                    state=LeaseState.ACTIVE,
+                    expires_at__gt=timezone.now(),
+                    pk__lte=lease_pk,
+                ).count()
+        total = progress["total"] if progress else 0
+    return {"n": max(n, 1), "of": max(total, n, 1)}
 
 
 def _qid_key(qid: str) -> tuple[int, int, str]:

@@ -15,12 +15,15 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from judging.assessments import queue
-from judging.assessments.models import JudgingSlot, Judgment, JudgmentChange, Lease, LeaseState
-from judging.assessments.selectors import annotator_progress, waiting_for_text
+from judging.assessments.models import JudgingSlot, Judgment, JudgmentChange, Lease
+from judging.assessments.selectors import (
+    annotator_position,
+    annotator_progress,
+    waiting_for_text,
+)
 from judging.campaigns.models import Campaign, Document, Topic
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import UserLike, account, is_annotator
@@ -63,27 +66,9 @@ def _progress_for(campaign: Campaign, user: UserLike, qid: str) -> dict[str, Any
 def _position(
     campaign: Campaign, user: UserLike, slot: JudgingSlot, lease: Lease | None = None
 ) -> dict[str, int]:
-    """Where the item stands among this annotator's items of its topic: ``n`` of ``of``.
-
-    ``of`` is the topic's total for them in *My work* (what they judged there plus what is left
-    for them, the items they hold included: ``annotator_progress``, so that both pages give
-    the same number and nothing of other annotators' work, or of gold items, shows in it);
-    ``n`` counts their judgments there and, for a leased item, the live leases they hold in
-    the topic up to this one (the item being read comes before the one leased ahead)."""
-    progress = _progress_for(campaign, user, slot.topic.qid)
-    judged = progress["judged"] if progress else 0
-    n = judged
-    if lease is not None:
-        n += Lease.objects.filter(
-            annotator_id=user.pk,
-            slot__topic_id=slot.topic_id,
-            slot__judged_at__isnull=True,
-            state=LeaseState.ACTIVE,
-            expires_at__gt=timezone.now(),
-            pk__lte=lease.pk,
-        ).count()
-    total = progress["total"] if progress else 0
-    return {"n": max(n, 1), "of": max(total, n, 1)}
+    return annotator_position(
+        campaign, user, slot.topic, lease_pk=lease.pk if lease is not None else None
+    )
 
 
 def _last_judgment(campaign: Campaign, user: UserLike) -> Judgment | None:
@@ -420,8 +405,4 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
 def _judged_position(campaign: Campaign, user: UserLike, judgment: Judgment) -> dict[str, int]:
     """An earlier judgment's place among the annotator's items of its topic, in the order they
     judged them, out of the topic's total for them (as on the judging screen)."""
-    mine = Judgment.objects.filter(topic_id=judgment.topic_id, annotator_id=user.pk)
-    n = mine.filter(created_at__lte=judgment.created_at).count()
-    progress = _progress_for(campaign, user, judgment.topic.qid)
-    total = progress["total"] if progress else 0
-    return {"n": max(n, 1), "of": max(total, n, 1)}
+    return annotator_position(campaign, user, judgment.topic, judged_before=judgment.created_at)
