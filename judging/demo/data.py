@@ -232,8 +232,7 @@ _SYSTEMS = (
     (
         "novel-neural",
         "newcomer-ai",
-        "Cross-encoder reranker over a wide candidate set "
-        "(submitted after pool version 1; not pooled)",
+        "Cross-encoder reranker over a wide candidate set (submitted after pool version 1)",
         False,
         1.3,
         0.6,

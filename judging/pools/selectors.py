@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
-from judging.campaigns.models import Campaign, RunPooling
+from judging.campaigns.models import Campaign, Run, RunPooling
 from judging.core import outbox
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
 from judging.pools.services import pool_build_key, pool_stale_since
@@ -134,3 +134,8 @@ def missing_text_docids(campaign: Campaign, *, version: PoolVersion | None = Non
 def missing_text_filename(version: PoolVersion) -> str:
     """The name of the download of the version's missing docids."""
     return f"{version.campaign.name}-pool-v{version.number}-missing-text.txt"
+
+
+def pool_versions_of_run(run: Run) -> list[PoolVersion]:
+    """The built pool versions the run contributed to, oldest first."""
+    return list(PoolVersion.objects.built().filter(runs=run).order_by("number"))

@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html_join
 from rest_framework.authtoken.models import Token
 
 from judging.campaigns.admin import CampaignAdmin
@@ -21,6 +23,20 @@ from judging.workflows.pools import pool_requested
 
 class CampaignPoolingAdmin(CampaignAdmin):
     actions = ["build_next_pool"]
+
+    def get_list_display(self, request: HttpRequest) -> Any:
+        return (*super().get_list_display(request), "pages")
+
+    @admin.display(description="Pages")
+    def pages(self, campaign: Campaign) -> str:
+        """Links from the admin to the campaign's own pages."""
+        links = [
+            (reverse("manage-progress", args=[campaign.pk]), "Progress"),
+            (reverse("manage-agreement", args=[campaign.pk]), "Agreement"),
+            (reverse("leaderboard", args=[campaign.pk]), "Leaderboard"),
+            (reverse("bias", args=[campaign.pk]), "Pooling bias"),
+        ]
+        return format_html_join(" · ", '<a href="{}">{}</a>', links)
 
     @admin.action(
         description="Re-pool: build the next pool version (the campaign's strategy "
@@ -61,3 +77,8 @@ admin.site.unregister(get_user_model())
 admin.site.register(get_user_model(), PooljudgeUserAdmin)
 # the admin's login form counts and refuses like the login page (judging.web.login)
 admin.site.login_form = AdminLoginForm
+# branded as the service, its "View site" link back to the pages
+admin.site.site_header = "Pooljudge administration"
+admin.site.site_title = "Pooljudge admin"
+admin.site.index_title = "Campaigns, runs, judgments and users"
+admin.site.site_url = "/"

@@ -33,6 +33,7 @@ from judging.evaluation.selectors import (
     significance,
 )
 from judging.evaluation.services import evaluation_request
+from judging.pools.selectors import pool_versions_of_run
 from judging.web import charts
 from judging.web.flash import flash, flash_error
 from judging.web.submit_pages import new_runs_note
@@ -212,7 +213,27 @@ def run_pooling(run: Run, user: Any) -> dict[str, Any]:
         )
     else:
         text = f"not pooled: {new_runs['reason']}; an admin can include it"
-    return {"text": text, "new_runs": new_runs, "can_change": is_admin(user)}
+    return {
+        "text": text,
+        "history": _pool_history(run),
+        "new_runs": new_runs,
+        "can_change": is_admin(user),
+    }
+
+
+def _pool_history(run: Run) -> str:
+    """Which built pool versions took the run's documents, and when the first was built."""
+    versions = pool_versions_of_run(run)
+    if not versions:
+        return "In no pool version yet."
+    numbers = ", ".join(str(v.number) for v in versions)
+    first = versions[0]
+    when = first.finished_at or first.created_at
+    plural = "s" if len(versions) > 1 else ""
+    return (
+        f"In pool version{plural} {numbers} (version {first.number} built "
+        f"{when:%Y-%m-%d %H:%M} UTC)."
+    )
 
 
 def _progress(
