@@ -11,6 +11,9 @@ urlpatterns = [
     path("", include("judging.web.urls")),
 ]
 
-# Under /api/ a URL that matches nothing and a server error answer in the API's one error shape.
+# Under /api/ a request refused before any view, a refusal, a URL that matches nothing and a
+# server error answer in the API's one error shape; elsewhere the site's error pages.
+handler400 = "judging.api.errors.bad_request"
+handler403 = "judging.api.errors.permission_denied"
 handler404 = "judging.api.errors.not_found"
 handler500 = "judging.api.errors.server_error"

@@ -112,3 +112,18 @@ def test_the_run_page_states_one_pooled_state_with_its_pool_versions(
     Run.objects.filter(pk=run.pk).update(pooled=False)
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert page.count("Not pooled:") == 1 and "In pool version 1 (" in page
+
+
+def test_a_request_refused_before_any_view_is_json_under_the_api(
+    admin_user: Any, settings: Any
+) -> None:
+    """Too many form fields (``DATA_UPLOAD_MAX_NUMBER_FIELDS``) is refused by Django itself:
+    under /api/ it answers the API's error shape, on a page the site's 400 page."""
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 5
+    client = _client(admin_user)
+    fields = {f"f{i}": "x" for i in range(20)}
+    api = client.post("/api/v1/campaigns/", fields)
+    assert api.status_code == 400 and api["Content-Type"] == "application/json"
+    assert api.json()["error"] == "bad_request"
+    page = client.post("/manage/import/", fields)
+    assert page.status_code == 400 and "Error 400" in page.content.decode()

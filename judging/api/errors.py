@@ -138,5 +138,23 @@ def server_error(request: HttpRequest) -> HttpResponse:
     )
 
 
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A request Django refused before any view (``handler400``: too many form fields or
+    files, a malformed body or Host): under /api/, an Error body; elsewhere the site's page."""
+    if not _is_api(request):
+        return defaults.bad_request(request, exception)
+    return JsonResponse(
+        {"error": "bad_request", "detail": f"the request was refused: {exception}"[:500]},
+        status=400,
+    )
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A refusal outside the API's views (``handler403``): under /api/, an Error body."""
+    if not _is_api(request):
+        return defaults.permission_denied(request, exception)
+    return JsonResponse({"error": "permission_denied", "detail": str(exception)}, status=403)
+
+
 def _is_api(request: HttpRequest) -> bool:
     return request.path_info.startswith("/api/")
