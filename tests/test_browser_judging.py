@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -32,8 +33,9 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture
-def page() -> Iterator[Any]:
+@contextmanager
+def _chromium_page(**context_options: Any) -> Iterator[Any]:
+    """A page of Debian's Chromium, headless and offline (skipped without Chromium)."""
     need_service(
         os.path.exists(CHROMIUM),
         f"no Chromium at {CHROMIUM} (apt-get install chromium) for the browser tests",
@@ -45,11 +47,17 @@ def page() -> Iterator[Any]:
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context()
+        context = browser.new_context(**context_options)
         yield context.new_page()
         context.close()
         browser.close()
     os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def page() -> Iterator[Any]:
+    with _chromium_page() as p:
+        yield p
 
 
 @pytest.fixture
@@ -344,20 +352,8 @@ def test_highlighting_is_switched_off_and_on_with_h_and_remembered(
 
 @pytest.fixture
 def page_without_script() -> Iterator[Any]:
-    need_service(
-        os.path.exists(CHROMIUM),
-        f"no Chromium at {CHROMIUM} (apt-get install chromium) for the browser tests",
-    )
-    from playwright.sync_api import sync_playwright
-
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        context = browser.new_context(java_script_enabled=False)
-        yield context.new_page()
-        context.close()
-        browser.close()
-    os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    with _chromium_page(java_script_enabled=False) as p:
+        yield p
 
 
 def test_without_javascript_the_forms_judge_skip_and_undo(

@@ -176,6 +176,20 @@ def annotator_position(
     lease_pk: int | None = None,
     judged_before: Any = None,
 ) -> dict[str, int]:
+    """``annotator_place`` without the topic's progress row."""
+    return annotator_place(
+        campaign, annotator, topic, lease_pk=lease_pk, judged_before=judged_before
+    )[0]
+
+
+def annotator_place(
+    campaign: Campaign,
+    annotator: UserLike,
+    topic: Topic,
+    *,
+    lease_pk: int | None = None,
+    judged_before: Any = None,
+) -> tuple[dict[str, int], dict[str, Any] | None]:
     """Where an item stands among the annotator's items of its topic: ``n`` of ``of``.
 
     ``of`` is the topic's total for them (``annotator_progress``: what they judged there plus
@@ -184,7 +198,9 @@ def annotator_position(
     it). For a leased item (``lease_pk``), ``n`` counts their judgments in the topic and the
     live leases they hold there up to this one (the item being read comes before the one
     leased ahead); for an earlier judgment (``judged_before``: its time), their judgments in
-    the topic made until then. All from one snapshot (``one_snapshot``)."""
+    the topic made until then. All from one snapshot (``one_snapshot``). Returned with the
+    topic's ``annotator_progress`` row it was counted from (None if it has none), which the
+    pages show too: read once."""
     with one_snapshot():
         progress = next(iter(annotator_progress(campaign, annotator, qid=topic.qid)), None)
         judged = progress["judged"] if progress else 0
@@ -204,7 +220,7 @@ def annotator_position(
                     pk__lte=lease_pk,
                 ).count()
         total = progress["total"] if progress else 0
-    return {"n": max(n, 1), "of": max(total, n, 1)}
+    return {"n": max(n, 1), "of": max(total, n, 1)}, progress
 
 
 def _qid_key(qid: str) -> tuple[int, int, str]:

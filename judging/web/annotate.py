@@ -20,6 +20,7 @@ from django.views.decorators.http import require_POST
 from judging.assessments import queue
 from judging.assessments.models import JudgingSlot, Judgment, JudgmentChange, Lease
 from judging.assessments.selectors import (
+    annotator_place,
     annotator_position,
     annotator_progress,
     waiting_for_text,
@@ -58,11 +59,6 @@ def _item_context(campaign: Campaign, topic: Topic, docid: str) -> dict[str, Any
     }
 
 
-def _progress_for(campaign: Campaign, user: UserLike, qid: str) -> dict[str, Any] | None:
-    # one topic's counts only: this runs on every key press
-    return next(iter(annotator_progress(campaign, user, qid=qid)), None)
-
-
 def _position(
     campaign: Campaign, user: UserLike, slot: JudgingSlot, lease: Lease | None = None
 ) -> dict[str, int]:
@@ -89,12 +85,13 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
     if lease is None:
         return render(request, "annotate/next.html", {"campaign": campaign, "last": last})
     topic = lease.slot.topic
+    position, progress = annotator_place(campaign, request.user, topic, lease_pk=lease.pk)
     context = {
         "campaign": campaign,
         "lease": lease,
         "grades": _grade_buttons(campaign),
-        "progress": _progress_for(campaign, request.user, topic.qid),
-        "position": _position(campaign, request.user, lease.slot, lease),
+        "progress": progress,
+        "position": position,
         "last": last,
         "renew_every": max(10, campaign.lease_seconds // 3),
         "prefetch": queue.prefetch(),
@@ -389,20 +386,17 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
     mine = Judgment.objects.filter(campaign=campaign, annotator_id=request.user.pk)
     earlier = mine.filter(created_at__lt=judgment.created_at).order_by("-created_at").first()
     later = mine.filter(created_at__gt=judgment.created_at).order_by("created_at").first()
+    position, progress = annotator_place(
+        campaign, request.user, judgment.topic, judged_before=judgment.created_at
+    )
     context = {
         "campaign": campaign,
         "judgment": judgment,
         "earlier": earlier,
         "later": later,
         "grades": _grade_buttons(campaign, judgment.grade),
-        "progress": _progress_for(campaign, request.user, judgment.topic.qid),
-        "position": _judged_position(campaign, request.user, judgment),
+        "progress": progress,
+        "position": position,
         **_item_context(campaign, judgment.topic, judgment.docid),
     }
     return render(request, "annotate/judged.html", context)
-
-
-def _judged_position(campaign: Campaign, user: UserLike, judgment: Judgment) -> dict[str, int]:
-    """An earlier judgment's place among the annotator's items of its topic, in the order they
-    judged them, out of the topic's total for them (as on the judging screen)."""
-    return annotator_position(campaign, user, judgment.topic, judged_before=judgment.created_at)
