@@ -14,6 +14,7 @@ References
 - Phipson & Smyth (2010), "Permutation p-values should never be zero", Stat. Appl. Genet. Mol.
   Biol. 9(1).
 - Holm (1979), "A simple sequentially rejective multiple test procedure", Scand. J. Statist.
+- Benjamini & Hochberg (1995), "Controlling the false discovery rate", J. R. Statist. Soc. B.
 - Yilmaz, Aslam & Robertson (2008), "A new rank correlation coefficient for information
   retrieval", SIGIR (tau_AP).
 """
@@ -35,10 +36,15 @@ import numpy.typing as npt
 # computes by default, and the randomization and bootstrap tests, are numpy only.
 
 __all__ = [
+    "CORRECTIONS",
+    "BaselineComparison",
     "Comparison",
     "PairedTest",
+    "adjust",
     "bootstrap_ci",
     "compare_runs",
+    "compare_to_baseline",
+    "effect_size",
     "holm",
     "kendall_tau_b",
     "paired_test",
@@ -323,6 +329,179 @@ def holm(p_values: Sequence[float]) -> list[float]:
         adjusted[order] = np.minimum(stepped, 1.0)
         out[finite] = adjusted
     return [float(v) for v in out]
+
+
+CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "bh", "none")
+
+
+def adjust(p_values: Sequence[float], method: str = "holm") -> list[float]:
+    """Multiple-comparison adjusted p-values, in input order.
+
+    - ``"holm"``: :func:`holm` (family-wise error rate, uniformly more powerful than Bonferroni).
+    - ``"bonferroni"``: min(1, m * p) (family-wise error rate).
+    - ``"bh"``: Benjamini-Hochberg step-up (false discovery rate): with p sorted ascending,
+      p_adj_(i) = min(1, min_{j >= i} m * p_(j) / j).
+    - ``"none"``: the p-values unchanged.
+
+    Equal to ``statsmodels.stats.multitest.multipletests(method=...)[1]`` with ``holm``,
+    ``bonferroni`` and ``fdr_bh`` (checked in the tests). NaN entries stay NaN and are left out
+    of the family (m counts the finite p-values); values outside [0, 1] raise ``ValueError``, as
+    does an unknown method.
+    """
+    if method not in CORRECTIONS:
+        raise ValueError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")
+    if method == "holm":
+        return holm(p_values)
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError("p_values must be one-dimensional")
+    finite = ~np.isnan(p)
+    if np.any((p[finite] < 0.0) | (p[finite] > 1.0)):
+        raise ValueError("p-values must lie in [0, 1]")
+    out = np.full(p.shape, math.nan)
+    family = p[finite]
+    m = family.size
+    if m and method == "none":
+        out[finite] = family
+    elif m and method == "bonferroni":
+        out[finite] = np.minimum(family * m, 1.0)
+    elif m:  # bh
+        order = np.argsort(family, kind="stable")
+        scaled = family[order] * m / np.arange(1, m + 1)
+        stepped = np.minimum.accumulate(scaled[::-1])[::-1]
+        adjusted = np.empty(m)
+        adjusted[order] = np.minimum(stepped, 1.0)
+        out[finite] = adjusted
+    return [float(v) for v in out]
+
+
+def effect_size(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
+    """Standardised paired effect: mean(a - b) / sd(a - b) (ddof 1; Cohen's d_z).
+
+    0 when every difference is 0; +/-inf when the differences are all equal and not 0; NaN with
+    fewer than two pairs."""
+    d = _as_values(a) - _as_values(b)
+    if d.size < 2:
+        return math.nan
+    sd = float(d.std(ddof=1))
+    mean = float(d.mean())
+    if sd == 0.0:
+        return 0.0 if mean == 0.0 else math.copysign(math.inf, mean)
+    return mean / sd
+
+
+@dataclass(frozen=True)
+class BaselineComparison:
+    """One run against the baseline over the same queries (see :func:`compare_to_baseline`).
+
+    ``diff`` = mean_run - mean_baseline; ``ci_low``/``ci_high`` its paired bootstrap percentile
+    interval; ``effect`` Cohen's d_z; ``p_adjusted`` under ``correction`` over the runs compared;
+    wins/ties/losses count the queries where the run scores above / equal to / below the
+    baseline."""
+
+    run: str
+    baseline: str
+    mean_run: float
+    mean_baseline: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    effect: float
+    p_value: float
+    p_adjusted: float
+    test: str
+    correction: str
+    n: int
+    wins: int
+    ties: int
+    losses: int
+    significant: bool
+
+
+def compare_to_baseline(
+    per_query: Mapping[str, Mapping[str, float]],
+    baseline: str,
+    *,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    level: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    queries: Sequence[str] | None = None,
+) -> list[BaselineComparison]:
+    """Every other run of ``per_query`` against ``baseline`` (the common case in papers): a paired
+    test each, adjusted with ``correction`` (:func:`adjust`) over those m - 1 comparisons only,
+    not over all pairs.
+
+    The query set follows :func:`compare_runs`: ``queries`` given, a run without a value for one
+    of them scores 0 there; not given, every run must cover the same queries. Runs are returned
+    in the mapping's order, the baseline left out. Raises ``ValueError`` for a baseline not in
+    ``per_query``, an unknown test or correction, or ``alpha`` outside (0, 1).
+    """
+    if baseline not in per_query:
+        raise ValueError(f"baseline {baseline!r} is not one of the runs compared")
+    if test not in _TESTS:
+        raise ValueError(f"unknown test {test!r}; expected one of {', '.join(_TESTS)}")
+    if correction not in CORRECTIONS:
+        raise ValueError(
+            f"unknown correction {correction!r}; expected one of {', '.join(CORRECTIONS)}"
+        )
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
+    runs = [r for r in per_query if r != baseline]
+    if queries is None:
+        union: set[str] = set().union(*(set(v) for v in per_query.values()))
+        for r in per_query:
+            missing = union - set(per_query[r])
+            if missing:
+                shown = ", ".join(sorted(missing)[:10])
+                raise ValueError(
+                    f"run {r!r} has no value for {len(missing)} queries other runs have "
+                    f"({shown}); pass queries= to score them 0"
+                )
+        qids = sorted(union)
+    else:
+        qids = list(dict.fromkeys(queries))
+    if runs and not qids:
+        raise ValueError("no queries to compare")
+
+    def vector(r: str) -> npt.NDArray[np.float64]:
+        return np.array([float(per_query[r].get(q, 0.0)) for q in qids], dtype=np.float64)
+
+    base = vector(baseline)
+    vectors = {r: vector(r) for r in runs}
+    tests = [
+        paired_test(vectors[r], base, test=cast(TestName, test), n_resamples=n_resamples, seed=seed)
+        for r in runs
+    ]
+    adjusted = adjust([t.p_value for t in tests], correction)
+    out = []
+    for r, t, pa in zip(runs, tests, adjusted, strict=True):
+        d = vectors[r] - base
+        low, high = bootstrap_ci(d, level=level, n_resamples=n_resamples, seed=seed)
+        out.append(
+            BaselineComparison(
+                run=r,
+                baseline=baseline,
+                mean_run=float(vectors[r].mean()),
+                mean_baseline=float(base.mean()),
+                diff=t.mean_diff,
+                ci_low=low,
+                ci_high=high,
+                effect=effect_size(vectors[r], base),
+                p_value=t.p_value,
+                p_adjusted=pa,
+                test=test,
+                correction=correction,
+                n=t.n,
+                wins=int(np.sum(d > 0)),
+                ties=int(np.sum(d == 0)),
+                losses=int(np.sum(d < 0)),
+                significant=bool(pa <= alpha),
+            )
+        )
+    return out
 
 
 @dataclass(frozen=True)

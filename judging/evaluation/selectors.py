@@ -183,21 +183,19 @@ def _stored_measure(measure: str, names: list[str]) -> str:
     return canonical
 
 
-def significance(
+def per_query_values(
     *,
     campaign: Campaign,
     version: QrelsVersion,
     measure: str,
-    test: str,
     user: UserLike,
     runs: Sequence[Run] | None = None,
-) -> dict[str, Any]:
-    """Paired tests between runs on one measure (Holm-corrected), from stored per-query values."""
-    if test not in ("t", "randomization", "bootstrap"):
-        raise InvalidInput(
-            "unknown test",
-            [Problem.at("test", f"test {test!r} is not one of t, randomization, bootstrap")],
-        )
+) -> tuple[str, dict[str, dict[str, float]], dict[str, Run]]:
+    """One measure's stored per-query values (honest mode) of the campaign's evaluated runs
+    (``runs``: those only), for paired comparisons: ``(measure as stored, {label: {qid: value}},
+    {label: run})``, labels as the user may see them (``run_label``), runs in tag order. Runs
+    without a finished evaluation under ``version`` are left out. ``measure`` empty: the
+    campaign's first; one the campaign does not measure is a 400 naming those it does."""
     names = list(campaign.measures)
     key = measures_key(names)
     chosen = list(runs) if runs is not None else list(campaign.runs.order_by("tag"))
@@ -213,13 +211,42 @@ def significance(
     }
     canonical = _stored_measure(measure, names) if measure else names[0]
     per_query: dict[str, dict[str, float]] = {}
+    by_label: dict[str, Run] = {}
     for run in chosen:
         ev = evaluations.get(run.pk)
         values = ev.result.get("per_query", {}).get(canonical) if ev else None
         if values is None:
             continue
-        per_query[run_label(run, user)] = {q: float(v) for q, v in values.items() if v is not None}
-    queries = sorted(set.intersection(*(set(v) for v in per_query.values()))) if per_query else []
+        label = run_label(run, user)
+        per_query[label] = {q: float(v) for q, v in values.items() if v is not None}
+        by_label[label] = run
+    return canonical, per_query, by_label
+
+
+def common_queries(per_query: dict[str, dict[str, float]]) -> list[str]:
+    """The topics every run has a value for (paired tests pair on these), sorted."""
+    return sorted(set.intersection(*(set(v) for v in per_query.values()))) if per_query else []
+
+
+def significance(
+    *,
+    campaign: Campaign,
+    version: QrelsVersion,
+    measure: str,
+    test: str,
+    user: UserLike,
+    runs: Sequence[Run] | None = None,
+) -> dict[str, Any]:
+    """Paired tests between runs on one measure (Holm-corrected), from stored per-query values."""
+    if test not in ("t", "randomization", "bootstrap"):
+        raise InvalidInput(
+            "unknown test",
+            [Problem.at("test", f"test {test!r} is not one of t, randomization, bootstrap")],
+        )
+    canonical, per_query, _ = per_query_values(
+        campaign=campaign, version=version, measure=measure, user=user, runs=runs
+    )
+    queries = common_queries(per_query)
     # paired tests are on the topics every run has a value for; none in common: nothing to test
     comparable = len(per_query) > 1 and bool(queries)
     rows = compare_runs(per_query, test=test, queries=queries) if comparable else []
