@@ -5,8 +5,10 @@
                                 [--format trec|json|csv]
     python -m metrics compare QRELS RUN RUN [...] -m MEASURE [--test t|randomization|bootstrap]
     python -m metrics diversity SUBTOPIC_QRELS RUN [RUN ...] [-m alpha-nDCG@20 ...]
+    python -m metrics check QRELS RUN --baseline BASE_RUN -m MEASURE [...] --max-drop X
 
-Exit codes: 0 ok, 2 usage, 3 bad input file (file, line and problem on stderr), 4 unknown measure.
+Exit codes: 0 ok, 2 usage, 3 bad input file (file, line and problem on stderr), 4 unknown measure;
+``check`` also 1, a regression found (:mod:`metrics.check_cli`).
 
 ``--compat trec_eval --format trec`` is trec_eval 10.0's output byte for byte: its flags (``-q
 -c -l -M -J -N -n -R qrels_jg``; ``-m`` with its names, parameters and nicknames ``official``
@@ -561,6 +563,7 @@ SUBCOMMANDS: list[Register] = [
     _Lazy("pool", "metrics.pool_cli"),  # pool build / simulate
     _Lazy("bias", "metrics.bias_cli"),  # bias: leave-one-run/group-out, estimators, ...
     _Lazy("diversity", "metrics.diversity_cli"),  # alpha-nDCG, ERR-IA, P-IA, strec
+    _Lazy("check", "metrics.check_cli"),  # regression check against a baseline (exit 1: fail)
 ]
 _COMMANDS = {"evaluate": register_evaluate, "compare": register_compare}
 
