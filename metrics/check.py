@@ -159,6 +159,7 @@ class CheckResult:
     relative: bool
     judged_tolerance: float
     min_judged: float
+    n_resamples: int = 10_000
     unanswered_run: int = 0
     unanswered_baseline: int = 0
     notes: list[str] = field(default_factory=list)
@@ -206,9 +207,9 @@ class CheckResult:
         return "PASS"
 
     def _drop(self, m: MeasureCheck) -> str:
-        p = f"p = {_p(m.p_value)}"
+        p = f"p {_p(m.p_value, self.n_resamples)}"
         if self.correction != "none":
-            p += f", {self.correction} {_p(m.p_adjusted)}"
+            p += f", {self.correction} {_p(m.p_adjusted, self.n_resamples)}"
         text = f"{m.measure} dropped {-m.delta:.3g} ({p}"
         text += ")" if m.verdict == FAIL else ", not significant)"
         if m.unjudged:
@@ -228,6 +229,7 @@ class CheckResult:
             "correction": self.correction,
             "alpha": self.alpha,
             "ci_level": self.ci_level,
+            "n_resamples": self.n_resamples,
             "max_drop": self.max_drop,
             "relative": self.relative,
             "judged_tolerance": self.judged_tolerance,
@@ -246,8 +248,11 @@ def _num(v: Any) -> Any:
     return v
 
 
-def _p(p: float) -> str:
-    return f"{p:.2g}" if p < 0.001 else f"{p:.3f}"
+def _p(p: float, n_resamples: int) -> str:
+    """``= 0.004``; a bootstrap p of 0 is ``< 1/B``."""
+    if p == 0.0:
+        return f"< {1.0 / n_resamples:.2g}"
+    return f"= {p:.2g}" if p < 0.001 else f"= {p:.3f}"
 
 
 def _unjudged(
@@ -383,6 +388,7 @@ def check_values(
         relative=relative,
         judged_tolerance=judged_tolerance,
         min_judged=min_judged,
+        n_resamples=n_resamples,
     )
 
 

@@ -154,7 +154,9 @@ def _f(v: float | None) -> str:
     return "-" if v is None or v != v else f"{v:.4f}"
 
 
-def _p(p: float) -> str:
+def _p(p: float, n_resamples: int) -> str:
+    if p == 0.0:  # the bootstrap test's p can be 0: read it as below 1/B
+        return f"<{1.0 / n_resamples:.2g}"
     return f"{p:.2g}" if p < 0.001 else f"{p:.4f}"
 
 
@@ -170,30 +172,29 @@ def write_text(
         "# judged@k: Judged@k at the measure's cut-off k, Judged (the whole ranking) for "
         "measures without one"
     )
-    pcol = "p" if result.correction == "none" else f"p ({result.correction})"
     ci = f"{result.ci_level:.0%} CI"
-    header = ["measure", "baseline", "run", "delta", ci, pcol, "judged@k run/baseline", "verdict"]
+    corrected = result.correction != "none"
+    header = ["measure", "baseline", "run", "delta", ci, "p"]
+    header += [f"p_{result.correction}"] if corrected else []
+    header += ["judged@k run/baseline", "verdict"]
     rows = [header]
     for m in result.measures:
-        p = _p(m.p_value) if result.correction == "none" else f"{_p(m.p_adjusted)}"
         judged = (
             f"{m.judged_measure} {_f(m.judged_run)}/{_f(m.judged_baseline)}"
             if m.judged_measure
             else "-"
         )
-        verdict = m.verdict + (" (unjudged?)" if m.unjudged else "")
-        rows.append(
-            [
-                m.measure,
-                _f(m.baseline),
-                _f(m.run),
-                f"{m.delta:+.4f}",
-                f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]",
-                p,
-                judged,
-                verdict,
-            ]
-        )
+        row = [
+            m.measure,
+            _f(m.baseline),
+            _f(m.run),
+            f"{m.delta:+.4f}",
+            f"[{m.ci_low:+.4f}, {m.ci_high:+.4f}]",
+            _p(m.p_value, result.n_resamples),
+        ]
+        row += [_p(m.p_adjusted, result.n_resamples)] if corrected else []
+        row += [judged, m.verdict + (" (unjudged?)" if m.unjudged else "")]
+        rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for r in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())

@@ -64,6 +64,7 @@ ROUTES: dict[str, Route] = {
     "api-qrels-diff": Route({"pk": "qrels"}, ("?against=1",)),
     "api-qrels-export": QRELS_PK,
     "api-run-evaluations": RUN_PK,
+    "api-run-check": RUN_PK,
     "api-leaderboard": Route({"pk": "campaign"}, ("", "?format=csv")),
     "api-significance": CAMPAIGN_PK,
     "api-bias": Route({"pk": "campaign"}, ("", "?kind=loo_group", "?topics=401&measure=P@2")),
@@ -167,6 +168,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("run-download", "GET"): s(401, 403, 403, 200, 404, 200),
     ("api-run-evaluations", "GET"): s(401, 403, 403, 200, 404, 200),
     ("api-run-evaluations", "POST"): s(401, 403, 403, 202, 404, 202),
+    # no baseline named: 400 to whoever may see the run
+    ("api-run-check", "GET"): s(401, 403, 403, 400, 404, 400),
     # --- API: results (every researcher, other runs anonymised) ---------------------------
     ("api-leaderboard", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-significance", "GET"): s(401, 403, 403, 200, 200, 200),
