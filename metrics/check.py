@@ -459,8 +459,9 @@ def regression_check(
         n_resamples=n_resamples,
         seed=seed,
     )
-    notes = [f"run: {s}" for s in new.excluded_summary]
-    notes += [f"baseline: {s}" for s in base.excluded_summary]
+    both = [s for s in base.excluded_summary if s in new.excluded_summary]
+    notes = both + [f"run: {s}" for s in new.excluded_summary if s not in both]
+    notes += [f"baseline: {s}" for s in base.excluded_summary if s not in both]
     return replace(
         result,
         unanswered_run=len(new.unanswered),

@@ -16,7 +16,7 @@ from django.test import override_settings
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Topic
-from judging.evaluation.models import Evaluation, EvalState
+from judging.evaluation.models import EvalState, Evaluation
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from metrics.stats import bootstrap_ci, paired_test
@@ -229,7 +229,8 @@ def test_another_researchers_run_is_not_found_as_run_or_baseline(
     assert by_id.status_code == 404 and by_name.status_code == 404
     assert "theirs" not in by_id.content.decode().replace(f"{theirs.pk}", "")
     other = api_client_for(other_researcher)
-    assert other.get(_url(checked, "worse", f"baseline={theirs.pk}&max_drop=0.01")).status_code == 404
+    url = _url(checked, "worse", f"baseline={theirs.pk}&max_drop=0.01")
+    assert other.get(url).status_code == 404
 
 
 def test_an_admin_checks_any_two_runs_by_tag(

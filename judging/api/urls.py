@@ -2,13 +2,13 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from judging.api import check_views
 from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
 from judging.api import plan_views, views
 from judging.api import quality_views as qv
 from judging.api.auth_views import TokenView
+from judging.api.check_views import RunCheckView
 
 router = DefaultRouter()
 # No `.json` twins of the routes: the actions take no `format` argument (a 500 on each), and
@@ -81,7 +81,7 @@ urlpatterns = [
         name="api-qrels-export",
     ),
     path("runs/<int:pk>/evaluations/", ev.RunEvaluationsView.as_view(), name="api-run-evaluations"),
-    path("runs/<int:pk>/check/", check_views.RunCheckView.as_view(), name="api-run-check"),
+    path("runs/<int:pk>/check/", RunCheckView.as_view(), name="api-run-check"),
     path("campaigns/<int:pk>/leaderboard/", ev.LeaderboardView.as_view(), name="api-leaderboard"),
     path(
         "campaigns/<int:pk>/significance/", ev.SignificanceView.as_view(), name="api-significance"

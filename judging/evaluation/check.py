@@ -193,9 +193,7 @@ def regression_check(
         )
         values[canonical] = per_query
     evaluations = {r.pk: run_evaluation(r, version, EvalMode.HONEST) for r in (run, baseline)}
-    states = {
-        pk: ev.state if ev is not None else "missing" for pk, ev in evaluations.items()
-    }
+    states = {pk: ev.state if ev is not None else "missing" for pk, ev in evaluations.items()}
     if any(s != EvalState.DONE for s in states.values()):
         worst = next(
             (s for s in ("missing", EvalState.FAILED, EvalState.PENDING) if s in states.values()),
@@ -246,5 +244,7 @@ def regression_check(
             **params,
         )
     except ValueError as exc:  # too few scored topics in common for the test asked
-        raise InvalidInput(f"the runs cannot be compared: {exc}", [Problem.at("baseline", str(exc))])
+        raise InvalidInput(
+            f"the runs cannot be compared: {exc}", [Problem.at("baseline", str(exc))]
+        ) from None
     return {**head, "state": EvalState.DONE, **result.to_dict()}
