@@ -180,6 +180,8 @@ def test_a_measure_the_campaign_does_not_evaluate_is_400_naming_its_measures(
         "baseline=base&max_drop=0.01&correction=magic",
         "baseline=base&max_drop=0.01&min_judged=2",
         "baseline=worse&max_drop=0.01",  # the run itself
+        "baseline=ba%00se&max_drop=0.01",
+        f"baseline={'x' * 300}&max_drop=0.01",
         "baseline=base&max_drop=0.01&qrels=x",
     ],
 )

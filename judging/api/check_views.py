@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from judging.api.evaluation_views import QRELS_PARAM, qrels_version
 from judging.api.permissions import IsResearcher
+from judging.api.serializers import ErrorSerializer
 from judging.campaigns.models import Run
 from judging.evaluation.check import baseline_run, check_params, regression_check
 from judging.evaluation.models import EvalState
@@ -74,8 +75,9 @@ class RunCheckView(APIView):
             202: OpenApiResponse(dict, description="an evaluation is being computed: ask again"),
             404: OpenApiResponse(description="no such run or baseline among yours"),
             409: OpenApiResponse(
-                dict,
-                description="an evaluation is missing or failed: each run's state, and the "
+                ErrorSerializer,
+                description="an evaluation is missing or failed: the error shape (error "
+                "'conflict', detail) with state, and in evaluations each run's state and the "
                 "POST that computes it",
             ),
         },

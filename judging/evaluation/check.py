@@ -26,7 +26,7 @@ from typing import Any
 from django.db.models import Q
 
 from judging.assessments.models import QrelsVersion
-from judging.campaigns.models import Run
+from judging.campaigns.models import Run, has_control_characters
 from judging.campaigns.selectors import run_label
 from judging.core.errors import InvalidInput, NotFound
 from judging.core.roles import UserLike
@@ -38,7 +38,7 @@ from metrics.problems import Problem
 from metrics.stats import CORRECTIONS
 
 TESTS = ("t", "randomization", "bootstrap")
-BASELINE_MAX_LENGTH = 255
+BASELINE_MAX_LENGTH = 255  # Run.tag's and Run.name's max_length
 
 
 def baseline_run(run: Run, ref: str, user: UserLike) -> Run:
@@ -51,10 +51,15 @@ def baseline_run(run: Run, ref: str, user: UserLike) -> Run:
             "baseline: give the baseline run's id or name",
             [Problem.at("baseline", "required: a run id or the name of one of your runs")],
         )
-    if len(ref) > BASELINE_MAX_LENGTH:
+    if len(ref) > BASELINE_MAX_LENGTH or has_control_characters(ref):
         raise InvalidInput(
-            "baseline: too long",
-            [Problem.at("baseline", f"at most {BASELINE_MAX_LENGTH} characters")],
+            "baseline: not a run id or name",
+            [
+                Problem.at(
+                    "baseline",
+                    f"at most {BASELINE_MAX_LENGTH} characters, without control characters",
+                )
+            ],
         )
     visible = Run.objects.visible_to(user)
     found: Run | None
