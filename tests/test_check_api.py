@@ -36,6 +36,8 @@ def _results(kind: str) -> dict[str, dict[str, float]]:
             out[q] = {f"non{q}": 2.0, f"rel{q}": 1.0}
         elif kind == "unjudged" and q in WORSE:  # unjudged documents above the relevant one
             out[q] = {f"new{q}a": 4.0, f"new{q}b": 3.0, f"rel{q}": 2.0, f"non{q}": 1.0}
+        elif kind == "partial" and q in TOPICS[:2]:  # two topics not answered
+            continue
         elif kind == "slightly":  # one topic worse: a drop, not significant
             out[q] = {f"non{q}": 2.0, f"rel{q}": 1.0} if q == TOPICS[0] else {f"rel{q}": 2.0}
         else:
@@ -49,7 +51,7 @@ def checked(campaign: Any, researcher: Any, other_researcher: Any) -> Any:
 
     for q in TOPICS[3:]:
         Topic.objects.create(campaign=campaign, qid=q, title=f"topic {q}")
-    for tag in ("base", "worse", "unjudged", "slightly"):
+    for tag in ("base", "worse", "unjudged", "slightly", "partial"):
         run_submitted(campaign=campaign, owner=researcher, tag=tag, results=_results(tag))
     run_submitted(campaign=campaign, owner=other_researcher, tag="theirs", results=_results("base"))
     version = qrels_imported(campaign=campaign, data=QRELS.encode())
@@ -76,6 +78,7 @@ def test_a_significant_drop_fails_with_delta_ci_and_p_of_the_paired_test(
     version = QrelsVersion.objects.get(campaign=checked)
     assert (body["qrels_version"], body["qrels_hash"]) == (1, version.content_hash)
     assert body["n_queries"] == 20 and body["test"] == "t" and body["correction"] == "none"
+    assert body["unanswered"] == {"run": 0, "baseline": 0} and body["notes"] == []
     rows = {m["measure"]: m for m in body["measures"]}
     # by hand: the relevant document at rank 2 instead of 1 on 10 of 20 topics
     d = [1 / math.log2(3) - 1.0] * 10 + [0.0] * 10
@@ -146,6 +149,18 @@ def test_a_drop_on_unjudged_documents_is_flagged_and_still_fails(
     assert "may come from unjudged documents" in ndcg["unjudged_note"]
     assert rows["AP"]["judged_measure"] == "Judged"  # no cut-off: the whole ranking
     assert "unjudged documents" in body["summary"]
+
+
+def test_unanswered_topics_score_zero_and_are_counted(
+    checked: Any, api_client_for: Any, researcher: Any
+) -> None:
+    r = api_client_for(researcher).get(
+        _url(checked, "partial", "baseline=base&measure=P@10&max_drop=0.01")
+    )
+    body = r.json()
+    assert body["n_queries"] == 20 and body["unanswered"] == {"run": 2, "baseline": 0}
+    assert body["notes"] == ["run: 2 of 20 averaged queries are not in the run (scored 0)"]
+    assert body["measures"][0]["delta"] == pytest.approx(-2 * 0.1 / 20)
 
 
 def test_the_default_measures_are_the_campaigns_but_counts_and_judged(

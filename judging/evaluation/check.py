@@ -21,6 +21,7 @@ Decisions (documented in the README's API row):
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from django.db.models import Q
@@ -252,4 +253,15 @@ def regression_check(
         raise InvalidInput(
             f"the runs cannot be compared: {exc}", [Problem.at("baseline", str(exc))]
         ) from None
+    # what each evaluation says of its queries (excluded, unanswered), as the CLI says it
+    said = [list((results[pk] or {}).get("excluded_summary") or []) for pk in (run.pk, baseline.pk)]
+    both = [s for s in said[1] if s in said[0]]
+    notes = both + [f"run: {s}" for s in said[0] if s not in both]
+    notes += [f"baseline: {s}" for s in said[1] if s not in both]
+    result = replace(
+        result,
+        unanswered_run=len((results[run.pk] or {}).get("unanswered") or []),
+        unanswered_baseline=len((results[baseline.pk] or {}).get("unanswered") or []),
+        notes=notes,
+    )
     return {**head, "state": EvalState.DONE, **result.to_dict()}
