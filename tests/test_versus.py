@@ -18,23 +18,34 @@ A wins 2 (402, 403), ties 1 (401), loses 1 (404); mean A 0.5, B 0.375.
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
+import pytrec_eval
 import scipy.stats
+from django.core.management import call_command
 from django.test import Client, override_settings
 
-from judging.campaigns.models import Document, Run, Topic
+from judging.assessments.models import QrelsVersion
+from judging.campaigns.models import Campaign, Document, Run, Topic
 from judging.evaluation.models import Evaluation
+from judging.evaluation.tasks import evaluate_qrels_version
 from judging.evaluation.versus import run_versus, topic_versus
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
+from metrics import read_qrels, read_run
 from metrics.stats import TestName, paired_test
+from tests._shared_data import needs_shared_data
 
 pytestmark = pytest.mark.django_db
 
 A_TAG, B_TAG, C_TAG = "rita-alpha", "oscar-secret-beta", "rita-gamma"
-B_ONLY = ("zz", "x2", "q8")  # documents only the other researcher's run retrieved
+B_ONLY = ("zz", "x2", "q8")
+LONG_DOCID = (
+    "u9-" + "long" * 40
+)  # unjudged, retrieved by rita-gamma only  # documents only the other researcher's run retrieved
 RUNS: dict[str, dict[str, dict[str, float]]] = {
     A_TAG: {
         "401": {"d1": 3.0, "d2": 2.0, "d3": 1.0},
@@ -48,7 +59,7 @@ RUNS: dict[str, dict[str, dict[str, float]]] = {
         "403": {"d6": 2.0, "d2": 1.0},
         "404": {"d8": 2.0, "q8": 1.0},
     },
-    C_TAG: {"401": {"d2": 2.0, "d1": 1.0}},
+    C_TAG: {"401": {"d2": 3.0, "d1": 2.0, LONG_DOCID: 1.0}},
 }
 QRELS = (
     "401 0 d1 2\n401 0 d2 0\n401 0 d3 1\n402 0 d4 1\n402 0 d5 0\n402 0 d10 1\n"
@@ -506,3 +517,66 @@ def test_the_pages_say_so_when_there_is_nothing_to_compare(
     r = client.get(f"/campaigns/{campaign.pk}/versus/")
     assert r.status_code == 200 and b'id="versus-too-few"' in r.content
     assert Run.objects.filter(campaign=campaign).count() == 1
+
+
+# --- real data ------------------------------------------------------------------------------
+
+
+@pytest.mark.data
+@needs_shared_data("robust03")
+def test_two_robust_2003_runs_compare_as_pytrec_eval_scores_them(
+    shared_data: Path, admin_user: Any
+) -> None:
+    root = shared_data / "robust03"
+    tags = ("uic0301", "InexpC2")
+    call_command(
+        "import_collection",
+        "--campaign", "robust03-versus",
+        "--qrels", str(root / "qrels.txt"),
+        "--runs", *(str(root / "runs" / f"input.{t}.gz") for t in tags),
+        "--measures", "AP", "P@10",
+        "--pooled-runs", "all",
+        "--score-precision", "single",
+        stdout=io.StringIO(),
+    )  # fmt: skip
+    campaign = Campaign.objects.get(name="robust03-versus")
+    version = QrelsVersion.objects.get(campaign=campaign)
+    with override_settings(POOLJUDGE_EVAL_RUNS_PER_TASK=10_000):
+        evaluate_qrels_version(version.pk)  # recorded by the import, sent after its commit
+    out = run_versus(campaign=campaign, version=version, a=tags[0], b=tags[1], user=admin_user)
+
+    # independently: pytrec_eval's AP per topic of the files as read (single precision)
+    qrels = read_qrels(root / "qrels.txt").to_dict()
+    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"map"})
+    ref = [
+        evaluator.evaluate(
+            read_run(root / "runs" / f"input.{t}.gz").with_float32_scores().to_dict()
+        )
+        for t in tags
+    ]
+    scored = sorted(q for q, docs in qrels.items() if any(g >= 1 for g in docs.values()))
+    assert sorted(t["qid"] for t in out["topics"]) == scored and out["n_topics"] == 100
+    a = [ref[0].get(q, {}).get("map", 0.0) for q in scored]
+    b = [ref[1].get(q, {}).get("map", 0.0) for q in scored]
+    got = {t["qid"]: t for t in out["topics"]}
+    for q, va, vb in zip(scored, a, b, strict=True):
+        assert got[q]["a"] == pytest.approx(va, abs=1e-9)
+        assert got[q]["diff"] == pytest.approx(va - vb, abs=1e-9)
+    diffs = [x - y for x, y in zip(a, b, strict=True)]
+    assert (out["wins"], out["losses"]) == (
+        sum(1 for d in diffs if d > 1e-12),
+        sum(1 for d in diffs if d < -1e-12),
+    )
+    assert out["p_value"] == pytest.approx(scipy.stats.ttest_rel(a, b).pvalue, rel=1e-6)
+    ordered = [t["diff"] for t in out["topics"]]
+    assert ordered == sorted(ordered, reverse=True)
+
+    first = out["topics"][0]["qid"]
+    topic = topic_versus(
+        campaign=campaign, version=version, a=tags[0], b=tags[1], qid=first, user=admin_user
+    )
+    for column in topic["columns"]:
+        assert len(column["rows"]) == 20
+        for row in column["rows"]:
+            grade = qrels[first].get(row["docid"])
+            assert row["grade"] == grade and row["relevant"] == (grade is not None and grade >= 1)
