@@ -366,3 +366,8 @@ LOGGING = {
 }
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+# versus: the per-query comparison of two runs (judging/evaluation/versus.py): both rankings of a
+# topic side by side to this depth by default, and at most this deep when asked (?depth=).
+POOLJUDGE_VERSUS_DEPTH = env_int("POOLJUDGE_VERSUS_DEPTH", 20, minimum=1, maximum=1000)
+POOLJUDGE_VERSUS_MAX_DEPTH = env_int("POOLJUDGE_VERSUS_MAX_DEPTH", 100, minimum=1, maximum=1000)

@@ -7,6 +7,7 @@ from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
 from judging.api import plan_views, views
 from judging.api import quality_views as qv
+from judging.api import versus_views as vv
 from judging.api.auth_views import TokenView
 from judging.api.check_views import RunCheckView
 
@@ -87,6 +88,12 @@ urlpatterns = [
         "campaigns/<int:pk>/significance/", ev.SignificanceView.as_view(), name="api-significance"
     ),
     path("campaigns/<int:pk>/bias/", ev.BiasReportView.as_view(), name="api-bias"),
+    path("campaigns/<int:pk>/versus/", vv.VersusView.as_view(), name="api-versus"),
+    path(
+        "campaigns/<int:pk>/versus/<str:qid>/",
+        vv.VersusTopicView.as_view(),
+        name="api-versus-topic",
+    ),
     path(
         "qrels/<int:pk>/reusability/",
         ev.ReusabilityView.as_view(),

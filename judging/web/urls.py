@@ -12,6 +12,7 @@ from judging.web import (
     results,
     submit_pages,
     text_pages,
+    versus_pages,
     views,
 )
 from judging.web.login import LoginForm, answer_429_when_locked
@@ -41,6 +42,12 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/leaderboard/", results.leaderboard_page, name="leaderboard"),
     path("campaigns/<int:campaign_id>/compare/", results.compare_page, name="compare"),
     path("campaigns/<int:campaign_id>/bias/", bias_pages.bias_page, name="bias"),
+    path("campaigns/<int:campaign_id>/versus/", versus_pages.versus_page, name="versus"),
+    path(
+        "campaigns/<int:campaign_id>/versus/<str:qid>/",
+        versus_pages.versus_topic_page,
+        name="versus-topic",
+    ),
     path("campaigns/<int:campaign_id>/bias/compute/", bias_pages.bias_compute, name="bias-compute"),
     path(
         "campaigns/<int:campaign_id>/bias/<str:chart>.svg", bias_pages.bias_chart, name="bias-chart"
