@@ -37,6 +37,7 @@ import numpy.typing as npt
 
 __all__ = [
     "CORRECTIONS",
+    "TUKEY_DESIGNS",
     "BaselineComparison",
     "Comparison",
     "PairedTest",
@@ -55,7 +56,6 @@ __all__ = [
     "t_ci",
     "tau_ap",
     "tau_ap_symmetric",
-    "TUKEY_DESIGNS",
     "tukey_hsd",
 ]
 
@@ -746,26 +746,29 @@ def paired_t_matrix(
         raise ValueError("the paired t test needs at least two queries")
     import scipy.stats
 
-    # d[i, j, :] = x[i] - x[j]; its mean and sample variance without materialising d twice
-    mean = x.mean(axis=1)
-    diff = mean[:, None] - mean[None, :]
-    centred = x - mean[:, None]
-    cov = centred @ centred.T / (n - 1)
-    var_i = np.diag(cov)
-    var_d = np.maximum(var_i[:, None] + var_i[None, :] - 2.0 * cov, 0.0)
-    # "all differences equal" exactly, as paired_test decides it: the range of d is 0
-    d = x[:, None, :] - x[None, :, :]
-    constant = np.ptp(d, axis=2) == 0.0
-    const_value = d[:, :, 0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = diff / np.sqrt(var_d / n)
-    t = np.where(constant, np.where(const_value == 0.0, 0.0, np.copysign(np.inf, const_value)), t)
-    p = np.where(
-        constant,
-        np.where(const_value == 0.0, 1.0, 0.0),
-        np.minimum(1.0, 2.0 * scipy.stats.t.sf(np.abs(t), n - 1)),
-    )
-    return t.astype(np.float64), p.astype(np.float64)
+    m = x.shape[0]
+    t = np.zeros((m, m), dtype=np.float64)
+    p = np.ones((m, m), dtype=np.float64)
+    # d[i, j, :] = x[i] - x[j], a block of rows at a time (bounded memory); mean and variance as
+    # ttest_rel computes them, so that nearly constant differences agree too
+    rows = max(1, _CHUNK_ELEMENTS // max(1, m * n))
+    for start in range(0, m, rows):
+        d = x[start : start + rows, None, :] - x[None, :, :]
+        mean = d.mean(axis=2)
+        var = d.var(axis=2, ddof=1)
+        constant = np.ptp(d, axis=2) == 0.0
+        first = d[:, :, 0]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tb = mean / np.sqrt(var / n)
+        tb = np.where(constant, np.where(first == 0.0, 0.0, np.copysign(np.inf, first)), tb)
+        pb = np.where(
+            constant,
+            np.where(first == 0.0, 1.0, 0.0),
+            np.minimum(1.0, 2.0 * scipy.stats.t.sf(np.abs(tb), n - 1)),
+        )
+        t[start : start + rows] = tb
+        p[start : start + rows] = pb
+    return t, p
 
 
 def effect_size_matrix(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
@@ -779,14 +782,18 @@ def effect_size_matrix(values: npt.ArrayLike) -> npt.NDArray[np.float64]:
     m, n = x.shape
     if n < 2:
         return np.full((m, m), math.nan)
-    d = x[:, None, :] - x[None, :, :]
-    mean = d.mean(axis=2)
-    sd = d.std(axis=2, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        e = mean / sd
-    zero_sd = sd == 0.0
-    e = np.where(zero_sd, np.where(mean == 0.0, 0.0, np.copysign(np.inf, mean)), e)
-    return e.astype(np.float64)
+    e = np.zeros((m, m), dtype=np.float64)
+    rows = max(1, _CHUNK_ELEMENTS // max(1, m * n))
+    for start in range(0, m, rows):
+        d = x[start : start + rows, None, :] - x[None, :, :]
+        mean = d.mean(axis=2)
+        sd = d.std(axis=2, ddof=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            eb = mean / sd
+        e[start : start + rows] = np.where(
+            sd == 0.0, np.where(mean == 0.0, 0.0, np.copysign(np.inf, mean)), eb
+        )
+    return e
 
 
 def _gauss_legendre(
