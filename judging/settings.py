@@ -371,3 +371,13 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 # topic side by side to this depth by default, and at most this deep when asked (?depth=).
 POOLJUDGE_VERSUS_DEPTH = env_int("POOLJUDGE_VERSUS_DEPTH", 20, minimum=1, maximum=1000)
 POOLJUDGE_VERSUS_MAX_DEPTH = env_int("POOLJUDGE_VERSUS_MAX_DEPTH", 100, minimum=1, maximum=1000)
+# signif: the significance matrix (all pairs of runs). A matrix of m runs has m(m-1)/2 pairs:
+# the resampling tests (randomization, bootstrap; 10,000 resamples a pair) are limited to
+# POOLJUDGE_SIGNIFICANCE_MAX_RUNS runs (40: 780 pairs), the paired t-test, Tukey's HSD and the
+# comparison against one baseline (m - 1 tests) to POOLJUDGE_SIGNIFICANCE_MAX_RUNS_FAST (150:
+# 11,175 pairs). Without a choice of runs the matrix shows the best runs by the measure, up to
+# the limit, and says so.
+POOLJUDGE_SIGNIFICANCE_MAX_RUNS = env_int("POOLJUDGE_SIGNIFICANCE_MAX_RUNS", 40, minimum=2)
+POOLJUDGE_SIGNIFICANCE_MAX_RUNS_FAST = env_int(
+    "POOLJUDGE_SIGNIFICANCE_MAX_RUNS_FAST", 150, minimum=2
+)

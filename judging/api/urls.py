@@ -5,7 +5,7 @@ from rest_framework.routers import DefaultRouter
 from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
-from judging.api import plan_views, views
+from judging.api import plan_views, significance_views, views
 from judging.api import quality_views as qv
 from judging.api import versus_views as vv
 from judging.api.auth_views import TokenView
@@ -85,7 +85,9 @@ urlpatterns = [
     path("runs/<int:pk>/check/", RunCheckView.as_view(), name="api-run-check"),
     path("campaigns/<int:pk>/leaderboard/", ev.LeaderboardView.as_view(), name="api-leaderboard"),
     path(
-        "campaigns/<int:pk>/significance/", ev.SignificanceView.as_view(), name="api-significance"
+        "campaigns/<int:pk>/significance/",
+        significance_views.SignificanceView.as_view(),
+        name="api-significance",
     ),
     path("campaigns/<int:pk>/bias/", ev.BiasReportView.as_view(), name="api-bias"),
     path("campaigns/<int:pk>/versus/", vv.VersusView.as_view(), name="api-versus"),

@@ -30,7 +30,6 @@ from judging.evaluation.selectors import (
     leaderboard_csv,
     run_evaluation,
     run_evaluation_status,
-    significance,
 )
 from judging.evaluation.services import evaluation_request
 from judging.pools.selectors import pool_versions_of_run
@@ -334,33 +333,4 @@ def run_recall_svg(request: HttpRequest, run_id: int) -> HttpResponse:
         _recall_svg(run, evaluation, run_label(run, request.user)),
         f"recall-{run_label(run, request.user)}-qrels-v{evaluation.qrels.number}.svg",
         request.GET.get("download") == "1",
-    )
-
-
-@login_required
-def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
-    _researcher(request)
-    campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
-    version = qrels_version_or_404(campaign, request.GET.get("qrels"))
-    test = request.GET.get("test", "t")
-    measure = request.GET.get("measure") or (campaign.measures[0] if campaign.measures else "")
-    table = None
-    if version is not None and test in ("t", "randomization", "bootstrap"):
-        table = significance(
-            campaign=campaign, version=version, measure=measure, test=test, user=request.user
-        )
-    return render(
-        request,
-        "results/compare.html",
-        {
-            "campaign": campaign,
-            "version": version,
-            "table": table,
-            "test": test,
-            "measure": measure,
-            "measures": campaign.measures,
-            "versions": QrelsVersion.objects.filter(campaign=campaign).latest_first(),
-            "nav_keep": [("measure", measure), ("test", test)],
-            "new_runs": new_runs_note(campaign),
-        },
     )

@@ -10,6 +10,7 @@ from judging.web import (
     my_work,
     quality_pages,
     results,
+    significance_pages,
     submit_pages,
     text_pages,
     versus_pages,
@@ -40,7 +41,7 @@ urlpatterns = [
         name="annotate-judged",
     ),
     path("campaigns/<int:campaign_id>/leaderboard/", results.leaderboard_page, name="leaderboard"),
-    path("campaigns/<int:campaign_id>/compare/", results.compare_page, name="compare"),
+    path("campaigns/<int:campaign_id>/compare/", significance_pages.compare_page, name="compare"),
     path("campaigns/<int:campaign_id>/bias/", bias_pages.bias_page, name="bias"),
     path("campaigns/<int:campaign_id>/versus/", versus_pages.versus_page, name="versus"),
     path(

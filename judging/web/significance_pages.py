@@ -1,0 +1,222 @@
+"""The significance page: every pair of runs as a matrix (coloured by corrected significance and
+effect size), or every run against one baseline; both download as CSV.
+
+The page only translates the query string and renders: the tests are the selectors'
+(``judging.evaluation.significance``). Bad parameters are a 400 with the problems listed."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.utils.http import urlencode
+
+from judging.assessments.models import QrelsVersion
+from judging.campaigns.models import Campaign
+from judging.core.downloads import content_disposition
+from judging.core.errors import InvalidInput
+from judging.core.roles import is_researcher
+from judging.evaluation.significance import (
+    CORRECTION_NAMES,
+    TEST_NAMES,
+    baseline_comparison,
+    baseline_csv,
+    pairs_csv,
+    parse_runs,
+    parse_top,
+    significance_matrix,
+)
+from judging.web.results import qrels_version_or_404
+from judging.web.submit_pages import new_runs_note
+from judging.web.templatetags.pj_format import number, pvalue
+from metrics.problems import Problem
+
+# Above this many runs the matrix is compact (shorter numbers, smaller font, vertical headers).
+COMPACT_ABOVE = 12
+# The pair list is also shown on the page up to this many pairs (20 runs); beyond, the CSV.
+PAIR_TABLE_MAX = 190
+# |d_z| bounds of the colour shades: Cohen's small, medium, large.
+EFFECT_STEPS = (0.2, 0.5, 0.8)
+LEGEND = [
+    ("sig-up-4", "row better, large effect (|d_z| ≥ 0.8)"),
+    ("sig-up-3", "row better, medium (0.5 ≤ |d_z| < 0.8)"),
+    ("sig-up-2", "row better, small (0.2 ≤ |d_z| < 0.5)"),
+    ("sig-up-1", "row better, negligible (|d_z| < 0.2)"),
+    ("sig-ns", "not significant"),
+    ("sig-down-1", "row worse, negligible (|d_z| < 0.2)"),
+    ("sig-down-2", "row worse, small"),
+    ("sig-down-3", "row worse, medium"),
+    ("sig-down-4", "row worse, large"),
+]
+
+
+def _researcher(request: HttpRequest) -> None:
+    if not is_researcher(request.user):
+        raise PermissionDenied("results are for researchers and admins")
+
+
+def _shade(effect: float) -> int:
+    size = abs(effect) if not math.isnan(effect) else 0.0
+    return 1 + sum(size >= step for step in EFFECT_STEPS)
+
+
+def _effect_text(effect: float) -> str:
+    v = number(effect)
+    if v is not None:
+        return f"{v:+.2f}"
+    if math.isnan(effect):
+        return "not enough data"
+    return "unbounded (every topic differs by the same amount)"
+
+
+def _diff_text(diff: float, compact: bool) -> str:
+    text = f"{diff:+.3f}"
+    if float(text) == 0:
+        text = "0.000"
+    if compact:
+        text = text.replace("0.", ".", 1)
+    return text
+
+
+def _matrix_rows(matrix: dict[str, Any], compact: bool) -> list[dict[str, Any]]:
+    """The matrix as the template writes it: per cell its text, title and colour class."""
+    runs = matrix["runs"]
+    corrected = f"p adjusted ({matrix['correction_name']})"
+    rows = []
+    for i, row_run in enumerate(runs):
+        cells = []
+        for j, col_run in enumerate(runs):
+            c = matrix["cells"][i][j]
+            if c is None:
+                cells.append({"cls": "sig-diag", "text": "—", "title": row_run["run"]})
+                continue
+            sign = "up" if c["diff"] > 0 else "down"
+            cls = f"sig-{sign}-{_shade(c['effect'])}" if c["significant"] else "sig-ns"
+            mark = (" ▲" if c["diff"] > 0 else " ▼") if c["significant"] else ""
+            verdict = (
+                f"significant at alpha {matrix['alpha']}"
+                if c["significant"]
+                else f"not significant at alpha {matrix['alpha']}"
+            )
+            title = (
+                f"{row_run['run']} ({row_run['mean']:.4f}) vs {col_run['run']} "
+                f"({col_run['mean']:.4f}): difference {_diff_text(c['diff'], False)}, "
+                f"p {pvalue(c['p'])}, {corrected} {pvalue(c['p_adjusted'])}, "
+                f"effect d_z {_effect_text(c['effect'])}; {verdict}"
+            )
+            cells.append(
+                {"cls": cls, "text": _diff_text(c["diff"], compact) + mark, "title": title}
+            )
+        rows.append({"run": row_run["run"], "mean": row_run["mean"], "cells": cells})
+    return rows
+
+
+def _query(request: HttpRequest, **extra: str) -> str:
+    params = [(k, v) for k, v in request.GET.lists() if k not in ("format", *extra)]
+    flat = [(k, x) for k, vs in params for x in vs]
+    flat += list(extra.items())
+    return urlencode(flat)
+
+
+@login_required
+def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """``/campaigns/<id>/compare/``: the matrix (default) or, with ``baseline=``, the baseline
+    table; ``format=csv`` downloads the pair list or the baseline table."""
+    _researcher(request)
+    campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
+    version = qrels_version_or_404(campaign, request.GET.get("qrels"))
+    q = request.GET
+    test = q.get("test") or "t"
+    correction = q.get("correction") or "holm"
+    measure = q.get("measure") or (campaign.measures[0] if campaign.measures else "")
+    baseline = (q.get("baseline") or "").strip()
+    fmt = q.get("format") or "html"
+    context: dict[str, Any] = {
+        "campaign": campaign,
+        "version": version,
+        "test": test,
+        "correction": correction,
+        "measure": measure,
+        "baseline": baseline,
+        "top": q.get("top") or "",
+        "measures": campaign.measures,
+        "tests": list(TEST_NAMES.items()),
+        "corrections": [(k, v) for k, v in CORRECTION_NAMES.items() if k != "tukey"],
+        "versions": QrelsVersion.objects.filter(campaign=campaign).latest_first(),
+        "nav_keep": [
+            (k, v)
+            for k, v in (
+                ("measure", measure),
+                ("test", test),
+                ("correction", correction),
+                ("baseline", baseline),
+                ("top", q.get("top") or ""),
+            )
+            if v
+        ],
+        "new_runs": new_runs_note(campaign),
+        "legend": LEGEND,
+    }
+    if version is None:
+        return render(request, "results/compare.html", context)
+    try:
+        if fmt not in ("html", "csv"):
+            raise InvalidInput(
+                f"format: {fmt[:20]!r} is not one of html, csv",
+                [Problem.at("format", f"{fmt[:20]!r} is not one of html, csv")],
+            )
+        runs = parse_runs(q.getlist("runs"))
+        top = parse_top(q.get("top"))
+        args: dict[str, Any] = {
+            "campaign": campaign,
+            "version": version,
+            "measure": measure,
+            "test": test,
+            "correction": correction,
+            "user": request.user,
+            "runs": runs,
+            "top": top,
+        }
+        if baseline:
+            table = baseline_comparison(**args, baseline=baseline)
+        else:
+            matrix = significance_matrix(**args)
+    except InvalidInput as exc:
+        context["problems"] = [str(p) for p in exc.problems] or [exc.message]
+        return render(request, "results/compare.html", context, status=400)
+    if fmt == "csv":
+        name = (
+            f"significance-baseline-{version.number}.csv"
+            if baseline
+            else f"significance-pairs-qrels-v{version.number}.csv"
+        )
+        body = baseline_csv(table) if baseline else pairs_csv(matrix)
+        response = HttpResponse(body, content_type="text/csv")
+        response["Content-Disposition"] = content_disposition(name)
+        return response
+    context["csv_query"] = _query(request, format="csv")
+    if baseline:
+        context["table"] = table
+        context["selection"] = table["selection"]
+        context["chosen"] = [r["run"] for r in table["rows"]] + [baseline]
+        context["correction"] = table["correction"]
+        context["api_query"] = _query(request, view="baseline")
+        context["matrix_query"] = urlencode(
+            {"qrels": version.number, "measure": measure, "test": test, "correction": correction}
+        )
+    else:
+        compact = len(matrix["runs"]) > COMPACT_ABOVE
+        context["matrix"] = matrix
+        context["selection"] = matrix["selection"]
+        context["chosen"] = [r["run"] for r in matrix["runs"]]
+        context["correction"] = matrix["correction"]
+        context["compact"] = compact
+        context["rows"] = _matrix_rows(matrix, compact)
+        context["pair_table"] = len(matrix["pairs"]) <= PAIR_TABLE_MAX
+        context["api_query"] = _query(request, view="matrix")
+    context["given"] = context["selection"]["how"] == "given"
+    return render(request, "results/compare.html", context)
