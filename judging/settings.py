@@ -366,3 +366,7 @@ LOGGING = {
 }
 
 VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+# charts: the stored Recall@k curve of an evaluation reaches the run's longest ranking, at most
+# this deep (k = 1..100 stored one by one, then log-spaced; judging/evaluation/services.py).
+POOLJUDGE_CURVE_MAX_DEPTH = env_int("POOLJUDGE_CURVE_MAX_DEPTH", 1000, minimum=1, maximum=100_000)
