@@ -657,7 +657,7 @@ def scatter(
         kind = "point-number" if by_number else "point-label"
         f.parts.append(
             f'<text class="{kind}" data-point="{i}" {box.attr()} x="{tx:.1f}" y="{ty:.1f}" '
-            f'text-anchor="{anchor}" {font()} fill="{color}">{tip}{escape(text)}</text>'
+            f'text-anchor="{anchor}" {font()} fill="{color}">{escape(text)}{tip}</text>'
         )
     if not drawn:
         f.parts.append(_nothing(f))
