@@ -7,6 +7,7 @@ old 100-point curve still renders, saying it stops at 100."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import random
@@ -129,7 +130,7 @@ def test_log_scale_ticks_are_the_powers_of_ten_evenly_spaced() -> None:
     root = parse(recall_chart(x_log=True))
     ticks = {t.get("data-value"): float(t.get("x", "0")) for t in elements(root, "text", "tick")}
     xs = [ticks[v] for v in ("1", "10", "100", "1000")]
-    steps = [b - a for a, b in zip(xs, xs[1:], strict=False)]
+    steps = [b - a for a, b in itertools.pairwise(xs)]
     assert max(steps) - min(steps) < 0.5 and steps[0] > 100
     plot = box_of(root, "rect", "plot-area")
     assert xs[0] == pytest.approx(plot.x, abs=0.1) and xs[-1] == pytest.approx(
@@ -155,7 +156,7 @@ def test_elbow_and_plateau_labels_do_not_collide_with_each_other_the_plot_or_the
     for b in boxes:
         assert b.y + b.h <= plot.y + 0.1  # in the band above the plot: clear of every curve
         assert not b.intersects(legend)
-        assert 0 <= b.x and b.x + b.w <= width
+        assert b.x >= 0 and b.x + b.w <= width
     assert len(elements(root, "line", "marker")) == 2
 
 
@@ -355,8 +356,8 @@ def test_a_300_deep_run_gets_a_300_k_curve_and_the_cap_is_honoured(
     run = run_submitted(campaign=campaign, owner=researcher, tag="deep", results=results)
     qrels = "401 0 401-d5 1\n401 0 401-d250 1\n402 0 402-d40 1\n403 0 403-d0 1\n"
     qrels_imported(campaign=campaign, data=qrels.encode())
-    from judging.evaluation.services import evaluate_runs
     from judging.assessments.models import QrelsVersion
+    from judging.evaluation.services import evaluate_runs
 
     version = QrelsVersion.objects.get(campaign=campaign, number=1)
     (ev,) = evaluate_runs(version=version, runs=[run], force=True)
