@@ -381,3 +381,6 @@ POOLJUDGE_SIGNIFICANCE_MAX_RUNS = env_int("POOLJUDGE_SIGNIFICANCE_MAX_RUNS", 40,
 POOLJUDGE_SIGNIFICANCE_MAX_RUNS_FAST = env_int(
     "POOLJUDGE_SIGNIFICANCE_MAX_RUNS_FAST", 150, minimum=2
 )
+# charts: the stored Recall@k curve of an evaluation reaches the run's longest ranking, at most
+# this deep (k = 1..100 stored one by one, then log-spaced; judging/evaluation/services.py).
+POOLJUDGE_CURVE_MAX_DEPTH = env_int("POOLJUDGE_CURVE_MAX_DEPTH", 1000, minimum=1, maximum=100_000)

@@ -21,7 +21,7 @@ from judging.campaigns.models import Campaign, RankedList, Run, ScorePrecision, 
 from judging.core import outbox
 from judging.core.errors import InvalidInput
 from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
-from metrics.curve import recall_curve
+from metrics.curve import RecallCurve, recall_curve
 from metrics.evaluator import Evaluator
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
@@ -29,7 +29,53 @@ from metrics.names import parse_measures
 from metrics.problems import Problem
 from metrics.stats import bootstrap_ci
 
-CURVE_DEPTH = 100
+CURVE_DEPTH = 100  # the depth of curves stored before full-depth curves (still read as such)
+CURVE_DENSE = 100  # every k up to this is stored; beyond it a log-spaced subset
+CURVE_STEPS_PER_DECADE = 40
+
+
+def curve_depth(ranked: dict[str, list[str]]) -> int:
+    """How deep a run's Recall@k curve goes: its longest ranking, capped by
+    ``POOLJUDGE_CURVE_MAX_DEPTH`` (at least 1, so an empty run still has a curve)."""
+    longest = max((len(docids) for docids in ranked.values()), default=0)
+    return max(1, min(longest, settings.POOLJUDGE_CURVE_MAX_DEPTH))
+
+
+def stored_ks(depth: int, keep: Iterable[int | None] = ()) -> list[int]:
+    """The k of a curve to ``depth`` that are stored: every k up to ``CURVE_DENSE``, then
+    ``CURVE_STEPS_PER_DECADE`` log-spaced k per decade, the depth itself and the ``keep`` ones
+    (the elbow and the plateau), so that a 1000-deep curve stores about 140 points, not 1000."""
+    ks = set(range(1, min(depth, CURVE_DENSE) + 1))
+    i = 1
+    while True:
+        k = round(CURVE_DENSE * 10 ** (i / CURVE_STEPS_PER_DECADE))
+        if k >= depth:
+            break
+        ks.add(k)
+        i += 1
+    ks.add(depth)
+    ks.update(k for k in keep if k is not None and 1 <= k <= depth)
+    return sorted(ks)
+
+
+def curve_dict(curve: RecallCurve) -> dict[str, Any]:
+    """The curve as stored on an evaluation: ``RecallCurve.to_dict`` without the per-query
+    curves, ``k``/``recall``/``ceiling`` thinned to :func:`stored_ks` (the k are listed, so a
+    reader pairs ``k[i]`` with ``recall[i]``), and ``depth`` (the deepest k; curves stored before
+    have no ``depth`` and stop at k = 100)."""
+    data = curve.to_dict(per_query=False)
+    depth = int(curve.k[-1]) if len(curve.k) else 0
+    keep = stored_ks(depth, (curve.elbow, curve.plateau)) if depth else []
+    index = {k: i for i, k in enumerate(data["k"])}
+    rows = [index[k] for k in keep if k in index]
+    data["k"] = [data["k"][i] for i in rows]
+    data["recall"] = [data["recall"][i] for i in rows]
+    data["ceiling"] = [data["ceiling"][i] for i in rows]
+    data["depth"] = depth
+    data["k_sampling"] = (
+        f"every k up to {CURVE_DENSE}, then {CURVE_STEPS_PER_DECADE} log-spaced k per decade"
+    )
+    return data
 
 
 # --- loading ------------------------------------------------------------------------------
@@ -152,16 +198,17 @@ def evaluate_runs(
         try:
             result = evaluator.evaluate(metrics_run(run, campaign))
             data = result.to_dict(per_query=True)
+            ranked = rankings(run, settings.POOLJUDGE_CURVE_MAX_DEPTH)
             curve = recall_curve(
                 qrels,
-                rankings(run, CURVE_DEPTH),
-                max_k=CURVE_DEPTH,
+                ranked,
+                max_k=curve_depth(ranked),
                 relevance_level=campaign.relevance_threshold,
             )
             evaluation.result = data
             evaluation.summary = board_summary(data)
             evaluation.slices = _slices(campaign, data.get("per_query", {}), names)
-            evaluation.curve = curve.to_dict(per_query=False)
+            evaluation.curve = curve_dict(curve)
             evaluation.state = EvalState.DONE
             evaluation.error = ""
         except Exception as exc:  # stored for the user to see; the other runs go on

@@ -189,10 +189,11 @@ def _title_suffix(report: dict[str, Any]) -> str:
     return f"qrels v{report['qrels_version']}" + (f", topics {topics}" if topics else "")
 
 
-def _scatter(report: dict[str, Any]) -> str:
+def _scatter_points(report: dict[str, Any]) -> tuple[list[charts.Point], str]:
     """Pooled runs: score with vs without them in the pool. Non-pooled runs: the recommended
     estimator's estimated score if pooled vs the score they get (the old report's Webber & Park
-    estimate when there is no estimator section)."""
+    estimate when there is no estimator section). Returns the points and how the estimate is
+    made."""
     result = report["result"]
     loo = result.get("loo", {})
     points = [
@@ -219,6 +220,12 @@ def _scatter(report: dict[str, Any]) -> str:
                     charts.Point(p["estimated_score"], p["score"], f"{tag} (not pooled)", True)
                 )
         how = ESTIMATOR_LABELS["webber_park"]
+    return points, how
+
+
+def _scatter(report: dict[str, Any], *, key: bool = False) -> str:
+    """The leave-one-out scatter; ``key``: with the numbers' key in the SVG (for a download)."""
+    points, how = _scatter_points(report)
     return charts.scatter(
         points,
         title=f"Leave-one-out, {report['measure']} at depth {report['depth']} "
@@ -227,7 +234,13 @@ def _scatter(report: dict[str, Any]) -> str:
         y_label=f"{report['measure']} with the run left out",
         point_label="pooled run: with vs without it in the pool",
         highlight_label=f"not pooled: estimate if pooled ({how}) vs as scored",
+        key=key,
     )
+
+
+def scatter_key(report: dict[str, Any]) -> list[charts.KeyRow]:
+    """The scatter's numbered points and what they stand for (empty: labelled directly)."""
+    return charts.scatter_key(_scatter_points(report)[0])
 
 
 def _deltas(report: dict[str, Any]) -> str:
@@ -274,12 +287,20 @@ def _reusability_svg(version_number: int, result: dict[str, Any]) -> str:
         f"{result.get('n_pooled', '?')} pooled runs)",
         x_label="pool depth",
         y_label="relevant per judgment",
-        size=(520, 280),
-        legend_right=True,
+        size=(520, 320),
     )
 
 
-CHARTS = {"scatter": _scatter, "deltas": _deltas}
+def _scatter_download(report: dict[str, Any]) -> str:
+    return _scatter(report, key=True)
+
+
+CHARTS = {"scatter": _scatter_download, "deltas": _deltas}
+
+
+def chart_name(chart: str, measure: str, version_number: int | str) -> str:
+    """A chart's download name, without extension: the chart, the measure, the qrels version."""
+    return f"{chart}-{measure}-qrels-v{version_number}"
 
 
 # --- sections ---------------------------------------------------------------------------------
@@ -487,6 +508,7 @@ def _reusability_section(version: QrelsVersion | None, user: UserLike) -> dict[s
         out["unit"] = result.get("leave_out") or "group"
         if (result.get("efficiency") or {}).get("depths"):
             out["svg"] = _reusability_svg(version.number, result)
+            out["name"] = chart_name("reusability", "depth", version.number)
     return out
 
 
@@ -529,6 +551,13 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             context["penalty"] = _penalty_fallback(result)
         if "loo" in result:
             context["scatter_svg"] = _scatter(report)
+            context["scatter_key"] = scatter_key(report)
+            context["scatter_name"] = chart_name(
+                "scatter", report["measure"], report["qrels_version"]
+            )
+            context["deltas_name"] = chart_name(
+                "deltas", report["measure"], report["qrels_version"]
+            )
             context["deltas_svg"] = _deltas(report)
             context["loo_rows"] = sorted(
                 ({"run": t, **r} for t, r in result["loo"]["runs"].items()),
@@ -536,6 +565,9 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             )
         if result.get("efficiency"):
             context["efficiency_svg"] = _efficiency(report)
+            context["efficiency_name"] = chart_name(
+                "efficiency", report["measure"], report["qrels_version"]
+            )
         coverage = result.get("coverage", {})
         context["coverage_rows"] = sorted(
             (
@@ -577,6 +609,6 @@ def bias_chart(request: HttpRequest, campaign_id: int, chart: str) -> HttpRespon
     response = HttpResponse(svg, content_type="image/svg+xml")
     if request.GET.get("download") == "1":
         response["Content-Disposition"] = content_disposition(
-            f"{chart}-{measure}-qrels-v{number}.svg"
+            f"{chart_name(chart, measure, number)}.svg"
         )
     return response

@@ -165,7 +165,24 @@ def run_evaluate(request: HttpRequest, run_id: int) -> HttpResponse:
     return redirect(f"{url}?{urlencode({'qrels': str(version.number), 'mode': mode})}")
 
 
-def _recall_svg(run: Run, evaluation: Evaluation, label: str) -> str:
+def recall_scale(value: str | None) -> str:
+    """The k axis of the recall chart: ``log`` when asked for, linear otherwise."""
+    return "log" if value == "log" else "linear"
+
+
+def curve_note(curve: dict[str, Any]) -> str:
+    """How deep the stored curve goes, said on the chart; curves stored before full-depth curves
+    (no ``depth``) stop at k = 100 whatever the run's depth."""
+    ks = curve.get("k") or []
+    if "depth" not in curve:
+        return (
+            f"To depth {ks[-1] if ks else 0} (computed before full-depth curves; "
+            "compute the evaluation again to extend it)."
+        )
+    return f"To the run's full depth, k = 1..{curve['depth']}."
+
+
+def _recall_svg(run: Run, evaluation: Evaluation, label: str, scale: str = "linear") -> str:
     curve = evaluation.curve
     ks = curve.get("k", [])
     markers = []
@@ -184,13 +201,22 @@ def _recall_svg(run: Run, evaluation: Evaluation, label: str) -> str:
                 dashed=True,
             ),
         ],
-        title=f"Recall@k of {label} (qrels v{evaluation.qrels.number}, macro over "
+        title=f"Recall@k of {label} (qrels v{evaluation.qrels.number}, "
+        f"{evaluation.qrels.content_hash[:12]}, macro over "
         f"{curve.get('num_queries', 0)} queries)",
         x_label="k (depth)",
         y_label="recall",
         y_range=(0.0, 1.0),
         markers=markers,
+        x_log=scale == "log",
+        note=curve_note(curve),
     )
+
+
+def recall_filename(run: Run, evaluation: Evaluation, label: str, scale: str) -> str:
+    """The download name of the recall chart, without extension (it carries the qrels version)."""
+    log = "-log" if scale == "log" else ""
+    return f"recall-{label}-qrels-v{evaluation.qrels.number}{log}"
 
 
 LIVE_TASK = frozenset({"pending", "queued", "running"})
@@ -295,7 +321,14 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
     }
     if evaluation is not None and evaluation.state == EvalState.DONE:
         result = evaluation.result
-        context["recall_svg"] = _recall_svg(run, evaluation, run_label(run, request.user))
+        scale = recall_scale(request.GET.get("scale"))
+        label = run_label(run, request.user)
+        context["recall_svg"] = _recall_svg(run, evaluation, label, scale)
+        context["scale"] = scale
+        context["recall_name"] = recall_filename(run, evaluation, label, scale)
+        context["recall_query"] = urlencode(
+            {"qrels": str(evaluation.qrels.number), "mode": mode, "scale": scale}
+        )
         context["aggregates"] = [
             {
                 "name": m,
@@ -329,8 +362,10 @@ def run_recall_svg(request: HttpRequest, run_id: int) -> HttpResponse:
     run, _, _, evaluation = _run_evaluation(request, run_id)
     if evaluation is None or evaluation.state != EvalState.DONE:
         raise Http404("no evaluation yet")
+    scale = recall_scale(request.GET.get("scale"))
+    label = run_label(run, request.user)
     return _svg_response(
-        _recall_svg(run, evaluation, run_label(run, request.user)),
-        f"recall-{run_label(run, request.user)}-qrels-v{evaluation.qrels.number}.svg",
+        _recall_svg(run, evaluation, label, scale),
+        f"{recall_filename(run, evaluation, label, scale)}.svg",
         request.GET.get("download") == "1",
     )
