@@ -82,6 +82,12 @@ urlpatterns = [
     path("runs/<int:pk>/evaluations/", ev.RunEvaluationsView.as_view(), name="api-run-evaluations"),
     path("campaigns/<int:pk>/leaderboard/", ev.LeaderboardView.as_view(), name="api-leaderboard"),
     path(
+        "campaigns/<int:pk>/leaderboard/export/",
+        ev.LeaderboardExportView.as_view(),
+        name="api-leaderboard-export",
+    ),
+    path("campaigns/<int:pk>/per-query/", ev.PerQueryView.as_view(), name="api-per-query"),
+    path(
         "campaigns/<int:pk>/significance/", ev.SignificanceView.as_view(), name="api-significance"
     ),
     path("campaigns/<int:pk>/bias/", ev.BiasReportView.as_view(), name="api-bias"),
