@@ -65,6 +65,8 @@ ROUTES: dict[str, Route] = {
     "api-qrels-export": QRELS_PK,
     "api-run-evaluations": RUN_PK,
     "api-leaderboard": Route({"pk": "campaign"}, ("", "?format=csv")),
+    "api-leaderboard-export": Route({"pk": "campaign"}, ("", "?format=latex", "?format=markdown")),
+    "api-per-query": Route({"pk": "campaign"}, ("", "?format=trec")),
     "api-significance": CAMPAIGN_PK,
     "api-bias": Route({"pk": "campaign"}, ("", "?kind=loo_group", "?topics=401&measure=P@2")),
     "api-qrels-reusability": QRELS_PK,
@@ -97,6 +99,10 @@ ROUTES: dict[str, Route] = {
     "annotate-ahead": CAMPAIGN,
     "annotate-judged": Route({"campaign_id": "campaign", "judgment_id": "judgment"}),
     "leaderboard": Route({"campaign_id": "campaign"}, ("", "?format=csv")),
+    "leaderboard-export": Route(
+        {"campaign_id": "campaign"}, ("", "?format=latex", "?format=markdown")
+    ),
+    "per-query": Route({"campaign_id": "campaign"}, ("", "?format=trec")),
     "compare": CAMPAIGN,
     "bias": Route({"campaign_id": "campaign"}, ("", "?kind=loo_group")),
     "bias-compute": CAMPAIGN,
@@ -169,6 +175,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-run-evaluations", "POST"): s(401, 403, 403, 202, 404, 202),
     # --- API: results (every researcher, other runs anonymised) ---------------------------
     ("api-leaderboard", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-leaderboard-export", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-per-query", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-significance", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-bias", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-bias", "POST"): s(401, 403, 403, 202, 202, 202),
@@ -248,6 +256,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("annotate-judged", "POST"): s(302, 302, 404, 403, 403, 403),
     # --- pages: results (researchers and admins) ------------------------------------------
     ("leaderboard", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("leaderboard-export", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("per-query", "GET"): s(302, 403, 403, 200, 200, 200),
     ("compare", "GET"): s(302, 403, 403, 200, 200, 200),
     ("bias", "GET"): s(302, 403, 403, 200, 200, 200),
     ("bias-chart", "GET"): s(302, 403, 403, 200, 200, 200),

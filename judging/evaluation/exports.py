@@ -201,11 +201,14 @@ def leaderboard_csv(
     return out.getvalue()
 
 
-_LATEX_SPECIAL = re.compile(r"[\\&%$#_{}~^]")
+_LATEX_SPECIAL = re.compile(r"[\\&%$#_{}~^|<>]")
 _LATEX_REPLACE = {
     "\\": r"\textbackslash{}",
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
+    "|": r"\textbar{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 
 
@@ -214,7 +217,7 @@ def latex_escape(text: str) -> str:
     return _LATEX_SPECIAL.sub(lambda m: _LATEX_REPLACE.get(m.group(0), "\\" + m.group(0)), text)
 
 
-_MD_SPECIAL = re.compile(r"([\\|*_`\[\]<>#])")
+_MD_SPECIAL = re.compile(r"([\\|*_`\[\]<>])")
 
 
 def markdown_escape(text: str) -> str:
