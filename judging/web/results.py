@@ -138,7 +138,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     details = request.GET.get("details") == "1"
     base = _board_params(version, query, details="1" if details else "")
     measures = board["measures"]
-    digits = 3 if details else 2
+    digits = 2
     for row in board["runs"]:
         cells: list[dict[str, Any] | None] = []
         for m in measures:
@@ -162,9 +162,6 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
                 {
                     "value": e["value"],
                     "interval": [e.get("ci_low"), e.get("ci_high")],
-                    "bar": charts.ci_bar(e["value"], e.get("ci_low"), e.get("ci_high"), width=80)
-                    if details
-                    else "",
                     "ceiling": ceiling,
                     "judged": judged,
                     "upper": upper,
