@@ -104,7 +104,8 @@ def test_sorting_by_a_measure_in_both_orders_keeps_runs_without_a_value_last(
     assert out["sorted_by"] == measure and out["order"] == order
     rows = out["runs"]
     assert rows[-1]["run"] == "delta" and value(rows[-1], measure) is None
-    pairs = [(value(r, measure), r["run"]) for r in rows[:-1]]
+    pairs = [(float(value(r, measure) or 0.0), r["run"]) for r in rows[:-1]]
+    assert all(value(r, measure) is not None for r in rows[:-1])
     expected = sorted(pairs, key=lambda p: p[1])  # ties by label...
     expected.sort(key=lambda p: p[0], reverse=order == "desc")  # ...in either order
     assert pairs == expected
@@ -220,7 +221,7 @@ def test_a_slice_scores_are_the_stored_slice_aggregates(
     assert checked >= 4 * 6
     # and sorted by the slice's values, not the whole board's
     first = board.measures[0]
-    values = [value(r, first) for r in out["runs"] if value(r, first) is not None]
+    values = [float(v) for r in out["runs"] if (v := value(r, first)) is not None]
     assert values == sorted(values, reverse=True)
 
 

@@ -13,7 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
@@ -258,7 +258,7 @@ def _download(text: str, fmt: str, name: str) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_safe
 def leaderboard_export_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """The leaderboard as a file for a paper (CSV, LaTeX, Markdown), the page's view."""
     try:
@@ -276,7 +276,7 @@ def leaderboard_export_page(request: HttpRequest, campaign_id: int) -> HttpRespo
 
 
 @login_required
-@require_GET
+@require_safe
 def per_query_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Per-query values of the runs the page's view shows, as CSV or trec_eval -q lines."""
     try:
