@@ -66,6 +66,8 @@ ROUTES: dict[str, Route] = {
     "api-run-evaluations": RUN_PK,
     "api-run-check": RUN_PK,
     "api-leaderboard": Route({"pk": "campaign"}, ("", "?format=csv")),
+    "api-leaderboard-export": Route({"pk": "campaign"}, ("", "?format=latex", "?format=markdown")),
+    "api-per-query": Route({"pk": "campaign"}, ("", "?format=trec")),
     "api-significance": CAMPAIGN_PK,
     "api-bias": Route({"pk": "campaign"}, ("", "?kind=loo_group", "?topics=401&measure=P@2")),
     "api-qrels-reusability": QRELS_PK,
@@ -100,6 +102,10 @@ ROUTES: dict[str, Route] = {
     "annotate-ahead": CAMPAIGN,
     "annotate-judged": Route({"campaign_id": "campaign", "judgment_id": "judgment"}),
     "leaderboard": Route({"campaign_id": "campaign"}, ("", "?format=csv")),
+    "leaderboard-export": Route(
+        {"campaign_id": "campaign"}, ("", "?format=latex", "?format=markdown")
+    ),
+    "per-query": Route({"campaign_id": "campaign"}, ("", "?format=trec")),
     "compare": CAMPAIGN,
     "bias": Route({"campaign_id": "campaign"}, ("", "?kind=loo_group")),
     "bias-compute": CAMPAIGN,
@@ -176,6 +182,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-run-check", "GET"): s(401, 403, 403, 400, 404, 400),
     # --- API: results (every researcher, other runs anonymised) ---------------------------
     ("api-leaderboard", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-leaderboard-export", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-per-query", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-significance", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-bias", "GET"): s(401, 403, 403, 200, 200, 200),
     # two runs topic by topic; another researcher's run by its label, never its ranking
@@ -258,6 +266,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("annotate-judged", "POST"): s(302, 302, 404, 403, 403, 403),
     # --- pages: results (researchers and admins) ------------------------------------------
     ("leaderboard", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("leaderboard-export", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("per-query", "GET"): s(302, 403, 403, 200, 200, 200),
     ("compare", "GET"): s(302, 403, 403, 200, 200, 200),
     ("bias", "GET"): s(302, 403, 403, 200, 200, 200),
     ("versus", "GET"): s(302, 403, 403, 200, 200, 200),

@@ -25,14 +25,19 @@ from judging.campaigns.selectors import run_label
 from judging.core.downloads import content_disposition
 from judging.core.errors import InvalidInput, NotFound
 from judging.core.roles import account
+from judging.evaluation import exports
 from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
+from judging.evaluation.board import board_query
+from judging.evaluation.exports import export_options
 from judging.evaluation.models import TOPICS_MAX_LENGTH, BiasKind, EvalMode, EvalState, Evaluation
 from judging.evaluation.reusability import reusability_request
 from judging.evaluation.selectors import (
+    baseline_comparisons,
     bias_report,
     evaluation_as_dict,
     leaderboard,
     leaderboard_csv,
+    per_query_export_values,
     reusability_report,
     run_evaluation,
     run_evaluations,
@@ -149,40 +154,159 @@ def _pending(evaluation: Evaluation) -> dict[str, Any]:
     }
 
 
+BOARD_PARAMS = [
+    QRELS_PARAM,
+    OpenApiParameter("mode", str, description="honest (default) or trec_eval"),
+    OpenApiParameter(
+        "sort",
+        str,
+        description="run, pooled, group, a campaign measure (either naming style: nDCG@10 or "
+        "ndcg_cut_10), <measure>:judged (its Judged@k) or <measure>:ci (its CI width); "
+        "default: the first measure shown",
+    ),
+    OpenApiParameter(
+        "order", str, description="asc or desc (default: desc for measures, asc for run)"
+    ),
+    OpenApiParameter("pooled", str, description="all (default), yes or no"),
+    OpenApiParameter("group", str, description="only the runs of this group (yours only)"),
+    OpenApiParameter("slice", str, description="a topic tag: scores over the topics carrying it"),
+    OpenApiParameter(
+        "measures", str, description="comma-separated measures to show, in that order"
+    ),
+]
+EXPORT_PARAMS = [
+    OpenApiParameter("format", str, description="csv (default), latex or markdown"),
+    OpenApiParameter("cis", str, description="1 (default): print CIs; 0: leave them out"),
+    OpenApiParameter(
+        "baseline", str, description="a run label as the leaderboard shows it: significance"
+    ),
+    OpenApiParameter("test", str, description="t (default), randomization or bootstrap"),
+    OpenApiParameter("correction", str, description="holm (default), bonferroni, bh or none"),
+]
+
+
+def board_for(
+    request: Request, pk: int, *, honest_only: bool = False
+) -> tuple[Campaign, QrelsVersion, dict[str, Any]]:
+    """The campaign, qrels version and leaderboard the query string asks for (400s naming a
+    bad parameter)."""
+    campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=pk)
+    version = qrels_version(campaign, request.query_params.get("qrels"))
+    mode = check_mode(request.query_params.get("mode") or EvalMode.HONEST)
+    if honest_only and mode != EvalMode.HONEST:
+        raise InvalidInput(
+            "mode: per-query values are exported in honest mode only",
+            [Problem.at("mode", "per-query exports are honest mode only")],
+        )
+    query = board_query(request.query_params, list(campaign.measures))
+    board = leaderboard(
+        campaign=campaign, version=version, user=request.user, mode=mode, query=query
+    )
+    return campaign, version, board
+
+
+def download(text: str, fmt: str, name: str) -> HttpResponse:
+    response = HttpResponse(text, content_type=exports.CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = content_disposition(name)
+    return response
+
+
 class LeaderboardView(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
         parameters=[
-            QRELS_PARAM,
+            *BOARD_PARAMS,
             OpenApiParameter("format", str, description="json (default) or csv"),
         ],
-        responses={200: dict},
+        responses={200: dict, 400: ErrorSerializer},
         description="Every run's aggregates (with CIs, Judged@k, ceilings) under one qrels "
-        "version. Other researchers' runs are anonymised.",
+        "version, sorted and filtered as asked (the answer says how: sorted_by, order, "
+        "filters, view, shown of total). Runs without a value sort last in both orders, ties "
+        "by label. Other researchers' runs are anonymised (and have no group).",
     )
     def get(self, request: Request, pk: int) -> Response | HttpResponse:
-        campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=pk)
-        version = qrels_version(campaign, request.query_params.get("qrels"))
-        board = leaderboard(
-            campaign=campaign,
-            version=version,
-            user=request.user,
-            mode=check_mode(request.query_params.get("mode") or EvalMode.HONEST),
-        )
         fmt = request.query_params.get("format") or "json"
         if fmt not in ("json", "csv"):
             raise InvalidInput(
                 f"format: {fmt!r} is not one of json, csv",
                 [Problem.at("format", f"{fmt!r} is not one of json, csv")],
             )
+        _, version, board = board_for(request, pk)
         if fmt == "csv":
-            response = HttpResponse(leaderboard_csv(board), content_type="text/csv")
-            response["Content-Disposition"] = content_disposition(
-                f"leaderboard-qrels-v{version.number}.csv"
+            return download(
+                leaderboard_csv(board), "csv", f"leaderboard-qrels-v{version.number}.csv"
             )
-            return response
         return Response(board)
+
+
+class LeaderboardExportView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        parameters=[*BOARD_PARAMS, *EXPORT_PARAMS],
+        responses={
+            (200, "text/csv"): OpenApiResponse(str, description="CSV"),
+            (200, "text/x-tex"): OpenApiResponse(str, description="LaTeX, booktabs"),
+            (200, "text/markdown"): OpenApiResponse(str, description="Markdown pipe table"),
+            400: ErrorSerializer,
+        },
+        description="The leaderboard (same sort and filters) for a paper: CSV, LaTeX (booktabs, "
+        "best value per measure in bold) or Markdown, with the qrels version and hash in the "
+        "file; with a baseline, each run is tested against it per measure on the stored "
+        "per-query values (the test and correction named in the file, \\dag / † on adjusted "
+        "p <= 0.05).",
+    )
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        options = export_options(request.query_params)
+        campaign, version, board = board_for(request, pk)
+        comparisons = baseline_comparisons(
+            campaign=campaign, version=version, user=request.user, board=board, options=options
+        )
+        return download(
+            exports.leaderboard_export(board, options, comparisons),
+            options.format,
+            exports.filename(board, "leaderboard", options.format),
+        )
+
+
+class PerQueryView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        parameters=[
+            *BOARD_PARAMS,
+            OpenApiParameter("format", str, description="csv (default) or trec (trec_eval -q)"),
+            OpenApiParameter(
+                "run", str, many=True, description="run labels (repeat; default: every run shown)"
+            ),
+        ],
+        responses={
+            (200, "text/csv"): OpenApiResponse(str, description="CSV"),
+            (200, "text/plain"): OpenApiResponse(str, description="trec_eval -q lines"),
+            400: ErrorSerializer,
+        },
+        description="Stored per-query values (honest mode) of the runs the leaderboard shows "
+        "(filters as the leaderboard's), on its measures: CSV (qrels_version, qrels_hash, run, "
+        "qid, measure, value) or trec_eval -q format (each run's block starts with runid, "
+        "qrels_version and qrels_hash lines).",
+    )
+    def get(self, request: Request, pk: int) -> HttpResponse:
+        options = export_options(request.query_params, formats=exports.PER_QUERY_FORMATS)
+        campaign, version, board = board_for(request, pk, honest_only=True)
+        values = per_query_export_values(
+            campaign=campaign,
+            version=version,
+            user=request.user,
+            board=board,
+            runs=[r for r in request.query_params.getlist("run") if r],
+        )
+        write = exports.per_query_trec if options.format == "trec" else exports.per_query_csv
+        return download(
+            write(version.number, version.content_hash, values),
+            options.format,
+            exports.filename(board, "per-query", options.format),
+        )
 
 
 class SignificanceView(APIView):

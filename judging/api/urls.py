@@ -85,6 +85,12 @@ urlpatterns = [
     path("runs/<int:pk>/check/", RunCheckView.as_view(), name="api-run-check"),
     path("campaigns/<int:pk>/leaderboard/", ev.LeaderboardView.as_view(), name="api-leaderboard"),
     path(
+        "campaigns/<int:pk>/leaderboard/export/",
+        ev.LeaderboardExportView.as_view(),
+        name="api-leaderboard-export",
+    ),
+    path("campaigns/<int:pk>/per-query/", ev.PerQueryView.as_view(), name="api-per-query"),
+    path(
         "campaigns/<int:pk>/significance/",
         significance_views.SignificanceView.as_view(),
         name="api-significance",

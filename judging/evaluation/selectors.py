@@ -5,17 +5,16 @@ reports are computed by tasks, on events or on an explicit request (a POST)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from judging.assessments.models import QrelsVersion
-from judging.campaigns.models import Campaign, Run
+from judging.campaigns.models import Campaign, Run, Topic
 from judging.campaigns.selectors import (
     anonymise,
     group_labels,
@@ -27,7 +26,9 @@ from judging.campaigns.selectors import (
 from judging.core import outbox
 from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
+from judging.evaluation import exports
 from judging.evaluation.bias import bias_params
+from judging.evaluation.board import BoardQuery, apply_query, check_filters, describe
 from judging.evaluation.models import (
     BiasReport,
     EvalMode,
@@ -39,7 +40,7 @@ from judging.evaluation.models import (
 from judging.evaluation.services import qrels_evaluation_key, run_evaluation_key
 from metrics.names import parse_measure, parse_measures
 from metrics.problems import Problem
-from metrics.stats import compare_runs
+from metrics.stats import BaselineComparison, compare_runs, compare_to_baseline
 
 
 def run_evaluations(run: Run) -> QuerySet[Evaluation]:
@@ -83,9 +84,20 @@ def evaluation_as_dict(evaluation: Evaluation, user: UserLike) -> dict[str, Any]
 
 
 def leaderboard(
-    *, campaign: Campaign, version: QrelsVersion, user: UserLike, mode: str = EvalMode.HONEST
+    *,
+    campaign: Campaign,
+    version: QrelsVersion,
+    user: UserLike,
+    mode: str = EvalMode.HONEST,
+    query: BoardQuery | None = None,
 ) -> dict[str, Any]:
-    """Every run's aggregates under one qrels version (never mixed with another version)."""
+    """Every run's aggregates under one qrels version (never mixed with another version), in
+    the view ``query`` asks for (``evaluation.board``; None: every run, every measure, sorted by
+    the first measure, best first). With a topic slice the scores are that slice's stored
+    aggregates (``Evaluation.slices``: mean and CI over the topics carrying the tag). The
+    answer says what it is sorted and filtered by (``sorted_by``, ``order``, ``filters``,
+    ``view``) and how many runs it shows of how many (``shown``, ``total``)."""
+    query = query or BoardQuery()
     names = list(campaign.measures)
     key = measures_key(names)
     # only the aggregates (``Evaluation.summary``): a stored result also holds every topic's
@@ -96,6 +108,8 @@ def leaderboard(
             qrels=version, mode=mode, measures_key=key, run__campaign=campaign
         ).values("run_id", "state", "slices", "summary")
     }
+    shown_measures = query.shown_measures(names)
+    topic_tags = _topic_tags(campaign)
     rows = []
     for run in campaign.runs.select_related("owner").order_by("tag"):
         ev = evaluations.get(run.pk)
@@ -110,61 +124,164 @@ def leaderboard(
         }
         if ev is not None and ev["state"] == EvalState.DONE:
             summary = ev["summary"]
-            row["measures"] = summary.get("measures", {})
+            measures = summary.get("measures", {})
             row["n_queries"] = summary.get("n_queries")
             row["excluded_summary"] = summary.get("excluded_summary", [])
             row["slices"] = ev["slices"]
+            if query.slice:
+                measures = (ev["slices"] or {}).get(query.slice, {})
+                counts = {e.get("n_queries") for e in measures.values()}
+                row["n_queries"] = counts.pop() if len(counts) == 1 else None
+            row["measures"] = {m: measures[m] for m in shown_measures if m in measures}
         rows.append(row)
-    primary = names[0] if names else None
-
-    def sort_key(r: dict[str, Any]) -> float:
-        v = (r.get("measures") or {}).get(primary or "", {}).get("value")
-        return -(v if v is not None else -1.0)
-
-    rows.sort(key=sort_key)
+    groups = sorted({r["group"] for r in rows if r["group"]})
+    check_filters(query, groups=groups, tags=topic_tags)
+    total = len(rows)
+    rows = apply_query(rows, query, names)
+    slice_topics = len(topic_tags.get(query.slice, [])) if query.slice else None
     return {
         "campaign": campaign.pk,
         "qrels_version": version.number,
         "qrels_hash": version.content_hash,
         "mode": mode,
-        "measures": names,
-        "sorted_by": primary,
+        "measures": shown_measures,
+        "campaign_measures": names,
+        "sorted_by": query.sort_key(names),
+        "order": query.direction(names),
+        "filters": {"pooled": query.pooled, "group": query.group, "slice": query.slice},
+        "slice": {"tag": query.slice, "n_topics": slice_topics} if query.slice else None,
+        "view": describe(query, names, shown=len(rows), total=total, slice_topics=slice_topics),
+        "shown": len(rows),
+        "total": total,
+        "groups": groups,
+        "slices": sorted(topic_tags),
         "runs": rows,
     }
 
 
+def _topic_tags(campaign: Campaign) -> dict[str, list[str]]:
+    """Topic tag -> the qids of the campaign's topics carrying it (a board slice's topics)."""
+    tags: dict[str, list[str]] = {}
+    for qid, topic_tags in Topic.objects.filter(campaign=campaign).values_list("qid", "tags"):
+        for tag in topic_tags or []:
+            tags.setdefault(str(tag), []).append(qid)
+    return tags
+
+
+def topic_tags(campaign: Campaign) -> list[str]:
+    """The campaign's topic tags, sorted (the board's slices)."""
+    return sorted(_topic_tags(campaign))
+
+
 def leaderboard_csv_rows(board: dict[str, Any]) -> list[list[Any]]:
-    """The leaderboard as table rows, header first: per measure its value, CI, Judged@k and
-    ceiling."""
-    header = ["qrels_version", "mode", "run", "pooled", "n_queries"]
-    for m in board["measures"]:
-        header += [m, f"{m} ci_low", f"{m} ci_high", f"{m} judged", f"{m} ceiling"]
-    rows: list[list[Any]] = [header]
-    for row in board["runs"]:
-        line = [
-            board["qrels_version"],
-            board["mode"],
-            row["run"],
-            row["pooled"],
-            row.get("n_queries", ""),
-        ]
-        for m in board["measures"]:
-            e = (row.get("measures") or {}).get(m, {})
-            line += [
-                e.get("value", ""),
-                e.get("ci_low", ""),
-                e.get("ci_high", ""),
-                (e.get("judged") or {}).get("value", ""),
-                (e.get("ceiling") or {}).get("value", ""),
-            ]
-        rows.append(line)
-    return rows
+    """The leaderboard as table rows, header first: the qrels version and hash, per measure its
+    value, CI, Judged@k and ceiling (``exports.leaderboard_rows``)."""
+    return exports.leaderboard_rows(board)
 
 
 def leaderboard_csv(board: dict[str, Any]) -> str:
-    out = io.StringIO()
-    csv.writer(out).writerows(leaderboard_csv_rows(board))
-    return out.getvalue()
+    return exports.leaderboard_csv(board)
+
+
+def baseline_comparisons(
+    *,
+    campaign: Campaign,
+    version: QrelsVersion,
+    user: UserLike,
+    board: dict[str, Any],
+    options: exports.ExportOptions,
+) -> dict[str, dict[str, BaselineComparison]]:
+    """Each measure of the board: every run it shows (with per-query values) against the
+    baseline (a label as the user sees it), ``metrics.stats.compare_to_baseline`` on the stored
+    per-query values (``per_query_values``), paired on the topics every compared run has a
+    value for (with a slice: those of the slice); {} without a baseline. A baseline the board
+    does not show, or a board in trec_eval mode (per-query values are honest), is a 400."""
+    if not options.baseline:
+        return {}
+    labels = [r["run"] for r in board["runs"]]
+    if options.baseline not in labels:
+        raise InvalidInput(
+            f"baseline: {options.baseline[:40]!r} is not a run on this leaderboard",
+            [Problem.at("baseline", "give a run label as the leaderboard shows it")],
+        )
+    if board["mode"] != EvalMode.HONEST:
+        raise InvalidInput(
+            "baseline: significance is computed in honest mode only",
+            [Problem.at("baseline", "significance against a baseline needs mode=honest")],
+        )
+    limit = settings.POOLJUDGE_EXPORT_MAX_COMPARED_RUNS
+    if len(labels) > limit:
+        raise InvalidInput(
+            f"baseline: {len(labels)} runs to compare, more than {limit}",
+            [
+                Problem.at(
+                    "baseline",
+                    f"filter the board to at most {limit} runs "
+                    "(POOLJUDGE_EXPORT_MAX_COMPARED_RUNS)",
+                )
+            ],
+        )
+    sliced = set(_topic_tags(campaign).get(board["slice"]["tag"], [])) if board["slice"] else None
+    out: dict[str, dict[str, BaselineComparison]] = {}
+    for m in board["measures"]:
+        _, per_query, _ = per_query_values(campaign=campaign, version=version, measure=m, user=user)
+        chosen = {label: per_query[label] for label in labels if label in per_query}
+        if options.baseline not in chosen or len(chosen) < 2:
+            continue
+        queries = common_queries(chosen)
+        if sliced is not None:
+            queries = [q for q in queries if q in sliced]
+        if not queries:
+            continue
+        rows = compare_to_baseline(
+            chosen,
+            options.baseline,
+            test=options.test,
+            correction=options.correction,
+            alpha=options.alpha,
+            queries=queries,
+        )
+        out[m] = {c.run: c for c in rows}
+    return out
+
+
+def per_query_export_values(
+    *,
+    campaign: Campaign,
+    version: QrelsVersion,
+    user: UserLike,
+    board: dict[str, Any],
+    runs: Sequence[str] = (),
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Stored per-query values (honest mode) of the runs the board shows (``runs``: those
+    labels only, each one the board shows, else a 400) on the board's measures: ``{label:
+    {measure: {qid: value}}}``, runs in board order; with a slice, the slice's topics only."""
+    labels = [r["run"] for r in board["runs"]]
+    for label in runs:
+        if label not in labels:
+            raise InvalidInput(
+                f"run: {label[:40]!r} is not a run on this leaderboard",
+                [Problem.at("run", f"{label[:40]!r} is not a run label the leaderboard shows")],
+            )
+    chosen = [label for label in labels if label in set(runs)] if runs else labels
+    limit = settings.POOLJUDGE_EXPORT_MAX_RUNS
+    if len(chosen) > limit:
+        raise InvalidInput(
+            f"run: {len(chosen)} runs, more than {limit}",
+            [Problem.at("run", f"at most {limit} runs (POOLJUDGE_EXPORT_MAX_RUNS)")],
+        )
+    sliced = set(_topic_tags(campaign).get(board["slice"]["tag"], [])) if board["slice"] else None
+    out: dict[str, dict[str, dict[str, float]]] = {label: {} for label in chosen}
+    for m in board["measures"]:
+        _, per_query, _ = per_query_values(campaign=campaign, version=version, measure=m, user=user)
+        for label in chosen:
+            values = per_query.get(label)
+            if values is None:
+                continue
+            if sliced is not None:
+                values = {q: v for q, v in values.items() if q in sliced}
+            out[label][m] = values
+    return {label: v for label, v in out.items() if v}
 
 
 def _stored_measure(measure: str, names: list[str]) -> str:

@@ -13,7 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
@@ -21,13 +21,19 @@ from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
 from judging.campaigns.services import run_update
 from judging.core.downloads import content_disposition
-from judging.core.errors import DomainError, NotAllowed
+from judging.core.errors import DomainError, InvalidInput, NotAllowed
 from judging.core.roles import is_admin, is_researcher
+from judging.evaluation import exports
+from judging.evaluation.board import PARAMS as BOARD_PARAMS
+from judging.evaluation.board import BoardQuery, board_query
+from judging.evaluation.exports import ExportOptions, export_options
 from judging.evaluation.models import EvalMode, EvalState, Evaluation
 from judging.evaluation.selectors import (
+    baseline_comparisons,
     latest_qrels_version,
     leaderboard,
     leaderboard_csv,
+    per_query_export_values,
     run_evaluation,
     run_evaluation_status,
 )
@@ -65,6 +71,50 @@ def _svg_response(svg: str, filename: str, download: bool) -> HttpResponse:
     return response
 
 
+def _board_params(version: QrelsVersion, query: BoardQuery, **extra: str) -> dict[str, str]:
+    """The query string of a view of the board (qrels version, sort, filters, measures)."""
+    return {"qrels": str(version.number), **query.params(), **{k: v for k, v in extra.items() if v}}
+
+
+def _sort_header(
+    key: str, text: str, board: dict[str, Any], base: dict[str, str]
+) -> dict[str, Any]:
+    """A header cell's sort link: the current sort flips its order, another starts at its own
+    default (descending for measures, ascending for run and group); ``aria-sort`` and an arrow
+    on the current one."""
+    current = board["sorted_by"] == key
+    natural = "asc" if key in ("run", "group") else "desc"
+    order = ("asc" if board["order"] == "desc" else "desc") if current else natural
+    params = {**base, "sort": key, "order": order}
+    return {
+        "key": key,
+        "text": text,
+        "href": "?" + urlencode(params),
+        "current": current,
+        "aria": ("descending" if board["order"] == "desc" else "ascending") if current else "none",
+        "arrow": ("▼" if board["order"] == "desc" else "▲") if current else "",
+        "next": "descending" if order == "desc" else "ascending",
+    }
+
+
+def _page_board(
+    request: HttpRequest, campaign: Campaign, version: QrelsVersion
+) -> tuple[BoardQuery, dict[str, Any], bool]:
+    """The view the URL asks for; a bad parameter is said on the page (its message names it)
+    and the default view shown instead."""
+    try:
+        query = board_query(request.GET, list(campaign.measures))
+        return (
+            query,
+            leaderboard(campaign=campaign, version=version, user=request.user, query=query),
+            True,
+        )
+    except InvalidInput as exc:
+        flash_error(request, exc)
+        query = BoardQuery()
+        return query, leaderboard(campaign=campaign, version=version, user=request.user), False
+
+
 @login_required
 def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     _researcher(request)
@@ -77,14 +127,17 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "results/leaderboard.html",
             {"campaign": campaign, "versions": versions, "new_runs": new_runs_note(campaign)},
         )
-    board = leaderboard(campaign=campaign, version=version, user=request.user)
-    if request.GET.get("format") == "csv":
+    query, board, valid = _page_board(request, campaign, version)
+    if request.GET.get("format") == "csv" and valid:
         response = HttpResponse(leaderboard_csv(board), content_type="text/csv")
         response["Content-Disposition"] = content_disposition(
             f"leaderboard-qrels-v{version.number}.csv"
         )
         return response
+    details = request.GET.get("details") == "1"
+    base = _board_params(version, query, details="1" if details else "")
     measures = board["measures"]
+    digits = 2
     for row in board["runs"]:
         cells: list[dict[str, Any] | None] = []
         for m in measures:
@@ -92,23 +145,50 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             if not e:
                 cells.append(None)
                 continue
+            judged = (e.get("judged") or {}).get("value")
+            ceiling = (e.get("ceiling") or {}).get("value")
+            upper = ((e.get("treatments") or {}).get("upper") or {}).get("value")
+            tip = [f"{m} {e['value']:.4f}"]
+            if e.get("ci_low") is not None and e.get("ci_high") is not None:
+                tip.append(f"95% CI [{e['ci_low']:.4f}, {e['ci_high']:.4f}]")
+            if judged is not None:
+                tip.append(f"judged {judged:.2f}")
+            if ceiling is not None:
+                tip.append(f"ceiling {ceiling:.3f}")
+            if upper is not None and upper != e["value"]:
+                tip.append(f"upper bound {upper:.3f}")
             cells.append(
                 {
                     "value": e["value"],
                     "interval": [e.get("ci_low"), e.get("ci_high")],
-                    "bar": charts.ci_bar(e["value"], e.get("ci_low"), e.get("ci_high")),
-                    "ceiling": (e.get("ceiling") or {}).get("value"),
-                    "judged": (e.get("judged") or {}).get("value"),
-                    "upper": ((e.get("treatments") or {}).get("upper") or {}).get("value"),
-                    "condensed": ((e.get("treatments") or {}).get("condensed") or {}).get("value"),
+                    "ceiling": ceiling,
+                    "judged": judged,
+                    "upper": upper,
+                    "low_judged": judged is not None and judged < 0.9,
+                    "title": " · ".join(tip),
                 }
             )
         row["cells"] = cells
         row["state_text"] = STATE_TEXT.get(row["state"], row["state"])
-        row["judged10"] = ((row.get("measures") or {}).get("Judged@10") or {}).get("value")
     excluded: list[str] = next(
         (r.get("excluded_summary") for r in board["runs"] if r.get("excluded_summary")), []
     )
+    headers = {
+        "run": _sort_header("run", "Run", board, base),
+        "group": _sort_header("group", "Group", board, base),
+        "pooled": _sort_header("pooled", "Pooled", board, base),
+        "measures": [
+            {
+                **_sort_header(m, m, board, base),
+                "judged": _sort_header(f"{m}:judged", "judged", board, base),
+            }
+            for m in measures
+        ],
+    }
+    toggle = {k: v for k, v in base.items() if k != "details"}
+    if not details:
+        toggle["details"] = "1"
+    keep = [(k, v) for k, v in base.items() if k != "qrels"]
     return render(
         request,
         "results/leaderboard.html",
@@ -118,9 +198,104 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "versions": versions,
             "board": board,
             "measures": measures,
+            "all_measures": list(campaign.measures),
+            "query": query,
+            "headers": headers,
+            "details": details,
+            "digits": digits,
+            "details_href": "?" + urlencode(toggle),
+            "csv_href": "?" + urlencode({**base, "format": "csv"}),
+            "json_href": f"/api/v1/campaigns/{campaign.pk}/leaderboard/?"
+            + urlencode({k: v for k, v in base.items() if k != "details"}),
+            "export_keep": [(k, v) for k, v in base.items() if k != "details"],
+            "nav_keep": keep,
+            "show_group": bool(board["groups"]),
+            "tests": [
+                ("t", "paired t-test"),
+                ("randomization", "randomization"),
+                ("bootstrap", "bootstrap"),
+            ],
+            "corrections": [
+                ("holm", "Holm"),
+                ("bonferroni", "Bonferroni"),
+                ("bh", "Benjamini-Hochberg"),
+                ("none", "none"),
+            ],
             "excluded": excluded,
             "new_runs": new_runs_note(campaign),
         },
+        status=200 if valid else 400,
+    )
+
+
+def _export_board(
+    request: HttpRequest, campaign_id: int, formats: tuple[str, ...]
+) -> tuple[Campaign, QrelsVersion, ExportOptions, dict[str, Any]]:
+    _researcher(request)
+    campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
+    version = qrels_version_or_404(campaign, request.GET.get("qrels"))
+    if version is None:
+        raise Http404("no qrels version yet")
+    options = export_options(request.GET, formats=formats)
+    query = board_query(request.GET, list(campaign.measures))
+    board = leaderboard(campaign=campaign, version=version, user=request.user, query=query)
+    return campaign, version, options, board
+
+
+def _back_to_board(request: HttpRequest, campaign_id: int, exc: InvalidInput) -> HttpResponse:
+    """A bad export parameter: back to the leaderboard (same view) with the message naming it."""
+    flash_error(request, exc)
+    keep = {k: request.GET.get(k, "") for k in ("qrels", *BOARD_PARAMS) if request.GET.get(k)}
+    url = reverse("leaderboard", args=[campaign_id])
+    return redirect(f"{url}?{urlencode(keep)}" if keep else url)
+
+
+def _download(text: str, fmt: str, name: str) -> HttpResponse:
+    response = HttpResponse(text, content_type=exports.CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = content_disposition(name)
+    return response
+
+
+@login_required
+@require_safe
+def leaderboard_export_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The leaderboard as a file for a paper (CSV, LaTeX, Markdown), the page's view."""
+    try:
+        campaign, version, options, board = _export_board(request, campaign_id, exports.FORMATS)
+        comparisons = baseline_comparisons(
+            campaign=campaign, version=version, user=request.user, board=board, options=options
+        )
+    except InvalidInput as exc:
+        return _back_to_board(request, campaign_id, exc)
+    return _download(
+        exports.leaderboard_export(board, options, comparisons),
+        options.format,
+        exports.filename(board, "leaderboard", options.format),
+    )
+
+
+@login_required
+@require_safe
+def per_query_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """Per-query values of the runs the page's view shows, as CSV or trec_eval -q lines."""
+    try:
+        campaign, version, options, board = _export_board(
+            request, campaign_id, exports.PER_QUERY_FORMATS
+        )
+        values = per_query_export_values(
+            campaign=campaign,
+            version=version,
+            user=request.user,
+            board=board,
+            runs=[r for r in request.GET.getlist("run") if r],
+        )
+    except InvalidInput as exc:
+        return _back_to_board(request, campaign_id, exc)
+    write = exports.per_query_trec if options.format == "trec" else exports.per_query_csv
+    return _download(
+        write(version.number, version.content_hash, values),
+        options.format,
+        exports.filename(board, "per-query", options.format),
     )
 
 

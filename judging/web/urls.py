@@ -41,6 +41,12 @@ urlpatterns = [
         name="annotate-judged",
     ),
     path("campaigns/<int:campaign_id>/leaderboard/", results.leaderboard_page, name="leaderboard"),
+    path(
+        "campaigns/<int:campaign_id>/leaderboard/export/",
+        results.leaderboard_export_page,
+        name="leaderboard-export",
+    ),
+    path("campaigns/<int:campaign_id>/per-query/", results.per_query_page, name="per-query"),
     path("campaigns/<int:campaign_id>/compare/", significance_pages.compare_page, name="compare"),
     path("campaigns/<int:campaign_id>/bias/", bias_pages.bias_page, name="bias"),
     path("campaigns/<int:campaign_id>/versus/", versus_pages.versus_page, name="versus"),
