@@ -41,7 +41,6 @@ from judging.evaluation.selectors import (
     reusability_report,
     run_evaluation,
     run_evaluations,
-    significance,
 )
 from judging.evaluation.services import check_mode, evaluation_request
 from metrics.problems import Problem
@@ -306,32 +305,6 @@ class PerQueryView(APIView):
             write(version.number, version.content_hash, values),
             options.format,
             exports.filename(board, "per-query", options.format),
-        )
-
-
-class SignificanceView(APIView):
-    permission_classes = [IsResearcher]
-
-    @extend_schema(
-        parameters=[
-            QRELS_PARAM,
-            OpenApiParameter("measure", str, description="default: first"),
-            OpenApiParameter("test", str, description="t | randomization | bootstrap"),
-        ],
-        responses={200: dict},
-        description="Paired tests between every pair of runs, Holm-corrected.",
-    )
-    def get(self, request: Request, pk: int) -> Response:
-        campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=pk)
-        version = qrels_version(campaign, request.query_params.get("qrels"))
-        return Response(
-            significance(
-                campaign=campaign,
-                version=version,
-                user=request.user,
-                measure=request.query_params.get("measure", ""),
-                test=request.query_params.get("test", "t"),
-            )
         )
 
 
