@@ -50,8 +50,8 @@ BASELINE_MAX_LENGTH = 255  # Run.tag's and Run.name's max_length
 
 def baseline_run(run: Run, ref: str, user: UserLike) -> Run:
     """The baseline named by ``ref``: a run id (all digits), or a run's name as ``user`` sees it
-    (their own run's name; an admin: its tag) in ``run``'s campaign. One the user may not see is a 404; one
-    of another campaign, or ``run`` itself, a 400."""
+    (their own run's name; an admin: its tag) in ``run``'s campaign. One the user may not see is
+    a 404; one of another campaign, or ``run`` itself, a 400."""
     ref = (ref or "").strip()
     if not ref:
         raise InvalidInput(
