@@ -311,3 +311,21 @@ def test_robust_2003_a_run_passes_against_a_weaker_baseline_and_fails_against_a_
     assert rows["AP"]["run"] == pytest.approx(0.2404, abs=1e-4)
     assert rows["AP"]["verdict"] == "fail" and rows["AP"]["p_value"] < 0.001
     assert stronger["n_queries"] == 100
+
+
+def test_reading_a_check_never_writes(checked: Any, api_client_for: Any, researcher: Any) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = api_client_for(researcher)
+    base = checked.runs.get(tag="base")
+    url = _url(checked, "worse", f"baseline={base.pk}&max_drop=0.01")
+    for status in (200, 202, 409):
+        if status == 202:
+            Evaluation.objects.filter(run=base).update(state=EvalState.PENDING)
+        if status == 409:
+            Evaluation.objects.filter(run=base).delete()
+        with CaptureQueriesContext(connection) as ctx:
+            assert client.get(url).status_code == status
+        verbs = {q["sql"].lstrip().split(" ", 1)[0].upper() for q in ctx.captured_queries}
+        assert not verbs & {"INSERT", "UPDATE", "DELETE", "REPLACE"}, status

@@ -33,7 +33,13 @@ from judging.core.errors import InvalidInput, NotFound
 from judging.core.roles import UserLike
 from judging.evaluation.models import EvalMode, EvalState
 from judging.evaluation.selectors import common_queries, per_query_values, run_evaluation
-from metrics.check import check_values, judged_measure, parse_max_drop
+from metrics.check import (
+    DEFAULT_JUDGED_TOLERANCE,
+    DEFAULT_MIN_JUDGED,
+    check_values,
+    judged_measure,
+    parse_max_drop,
+)
 from metrics.names import parse_measure, parse_measures
 from metrics.problems import Problem
 from metrics.stats import CORRECTIONS
@@ -43,9 +49,9 @@ BASELINE_MAX_LENGTH = 255  # Run.tag's and Run.name's max_length
 
 
 def baseline_run(run: Run, ref: str, user: UserLike) -> Run:
-    """The baseline named by ``ref``: a run id, or a run's name as ``user`` sees it (their own
-    run's name; an admin: its tag) in ``run``'s campaign. One the user may not see is a 404; one
-    of another campaign, or ``run`` itself, a 400."""
+    """The baseline named by ``ref``: a run id (all digits), or a run's name as ``user`` sees it
+    (their own run's name; an admin: its tag) in ``run``'s campaign. One the user may not see is
+    a 404; one of another campaign, or ``run`` itself, a 400."""
     ref = (ref or "").strip()
     if not ref:
         raise InvalidInput(
@@ -85,17 +91,19 @@ def baseline_run(run: Run, ref: str, user: UserLike) -> Run:
     return found
 
 
-def _float(raw: str | None, name: str, default: float, low: float, high: float) -> float:
+def _float(raw: str | None, name: str, default: float, *, open_interval: bool = False) -> float:
+    """A number in [0, 1] (``open_interval``: in (0, 1)) from the query string, else a 400."""
     if raw is None or raw == "":
         return default
     try:
         value = float(raw)
     except ValueError:
         value = float("nan")
-    if not low <= value <= high or (name == "alpha" and value in (0.0, 1.0)):
+    inside = 0.0 < value < 1.0 if open_interval else 0.0 <= value <= 1.0
+    if not inside:
+        bounds = "strictly between 0 and 1" if open_interval else "between 0 and 1"
         raise InvalidInput(
-            f"{name}: {raw[:40]!r} is out of range",
-            [Problem.at(name, f"a number between {low:g} and {high:g}")],
+            f"{name}: {raw[:40]!r} is out of range", [Problem.at(name, f"a number {bounds}")]
         )
     return value
 
@@ -134,9 +142,11 @@ def check_params(params: Any) -> dict[str, Any]:
         "relative": relative,
         "test": test,
         "correction": correction,
-        "alpha": _float(params.get("alpha"), "alpha", 0.05, 0.0, 1.0),
-        "judged_tolerance": _float(params.get("judged_tolerance"), "judged_tolerance", 0.05, 0, 1),
-        "min_judged": _float(params.get("min_judged"), "min_judged", 0.9, 0.0, 1.0),
+        "alpha": _float(params.get("alpha"), "alpha", 0.05, open_interval=True),
+        "judged_tolerance": _float(
+            params.get("judged_tolerance"), "judged_tolerance", DEFAULT_JUDGED_TOLERANCE
+        ),
+        "min_judged": _float(params.get("min_judged"), "min_judged", DEFAULT_MIN_JUDGED),
     }
 
 

@@ -368,3 +368,27 @@ def test_robust_2003_passes_against_a_weaker_baseline_and_fails_against_a_strong
         assert rows[measure]["delta"] == pytest.approx(expected.mean_diff, abs=1e-12)
         assert rows[measure]["p_value"] == pytest.approx(expected.p_value, rel=1e-9)
         assert rows[measure]["verdict"] == "fail"
+
+
+def test_a_correction_across_measures_is_named_and_shown_beside_p(files: dict[str, str]) -> None:
+    code, out = _check(
+        [
+            files["qrels"],
+            files["worse"],
+            "--baseline",
+            files["base"],
+            "-m",
+            "P@1",
+            "-m",
+            "nDCG@5",
+            "--max-drop",
+            "0.01",
+            "--correction",
+            "holm",
+        ]
+    )
+    assert code == 1
+    assert "# paired t test, alpha 0.05, holm correction across the 2 measures" in out
+    header = next(line for line in out.splitlines() if line.startswith("measure"))
+    assert " p " in header and " p_holm " in header
+    assert ", holm = " in out.splitlines()[-1]
