@@ -519,6 +519,24 @@ def test_the_pages_say_so_when_there_is_nothing_to_compare(
     assert Run.objects.filter(campaign=campaign).count() == 1
 
 
+def test_reading_a_comparison_never_writes(world: dict[str, Any], researcher: Any) -> None:
+    from tests.test_get_never_writes import writes_during
+
+    client = _client(researcher)
+    c = world["campaign"].pk
+    q = f"a={A_TAG}&b={C_TAG}"
+    for url in (
+        f"/campaigns/{c}/versus/",
+        f"/campaigns/{c}/versus/?{q}&sort=qid",
+        f"/campaigns/{c}/versus/401/?{q}",
+        f"/api/v1/campaigns/{c}/versus/?{q}",
+        f"/api/v1/campaigns/{c}/versus/401/?{q}&depth=5",
+    ):
+        response, writes = writes_during(lambda: client.get(url))  # noqa: B023
+        assert response.status_code == 200, url
+        assert writes == [], url
+
+
 # --- real data ------------------------------------------------------------------------------
 
 
