@@ -519,6 +519,21 @@ def test_the_pages_say_so_when_there_is_nothing_to_compare(
     assert Run.objects.filter(campaign=campaign).count() == 1
 
 
+def test_a_topic_id_with_a_slash_or_a_space_has_its_page(
+    world: dict[str, Any], admin_user: Any
+) -> None:
+    from django.urls import reverse
+
+    Topic.objects.create(campaign=world["campaign"], qid="q/1 b", title="odd id")
+    client = _client(admin_user)
+    page = reverse("versus-topic", args=[world["campaign"].pk, "q/1 b"])
+    r = client.get(f"{page}?a={A_TAG}&b={B_TAG}")
+    assert r.status_code == 200 and b"odd id" in r.content
+    api = reverse("api-versus-topic", args=[world["campaign"].pk, "q/1 b"])
+    body = client.get(f"{api}?a={A_TAG}&b={B_TAG}").json()
+    assert (body["qid"], body["score_a"], body["columns"][0]["rows"]) == ("q/1 b", None, [])
+
+
 def test_reading_a_comparison_never_writes(world: dict[str, Any], researcher: Any) -> None:
     from tests.test_get_never_writes import writes_during
 
