@@ -501,6 +501,13 @@ def test_the_comparison_page_states_the_summary_and_links_each_topic(
     assert f"/campaigns/{c}/versus/402/?a={A_TAG}" in table
     assert "sort=-diff" in table  # the A - B header reverses the order
     assert 'id="nav-versus"' in html
+    assert 'name="tie"' in html.split('id="versus-form"')[1].split("</form>")[0]
+    tied = client.get(f"/campaigns/{c}/versus/?a={A_TAG}&b={B_TAG}&tie=0.5").content.decode()
+    assert "wins 0, ties 4, loses 0</strong>" in tied
+    assert (
+        f"/versus/402/?a={A_TAG}&amp;b={B_TAG}&amp;measure=P%402&amp;qrels=1&amp;test=t&amp;tie=0.5"
+        in tied
+    )
     assert 'style="' not in table  # the CSP allows no inline style
 
 
