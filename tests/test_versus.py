@@ -152,7 +152,7 @@ def test_the_p_value_is_the_paired_test_over_the_same_topics(
     a, b = [A_VALUES[q] for q in qids], [B_VALUES[q] for q in qids]
     expected = paired_test(a, b, test=cast(TestName, test))
     assert out["p_value"] == pytest.approx(expected.p_value)
-    assert out["test"] == test
+    assert (out["test"], out["correction"]) == (test, "none (one comparison)")
     if test == "t":  # and independently of our code
         assert out["p_value"] == pytest.approx(scipy.stats.ttest_rel(a, b).pvalue)
     if test == "randomization":  # exact: every sign pattern of (0, .5, .5, -.5) has
@@ -501,6 +501,13 @@ def test_the_comparison_page_states_the_summary_and_links_each_topic(
     assert f"/campaigns/{c}/versus/402/?a={A_TAG}" in table
     assert "sort=-diff" in table  # the A - B header reverses the order
     assert 'id="nav-versus"' in html
+    assert 'name="tie"' in html.split('id="versus-form"')[1].split("</form>")[0]
+    tied = client.get(f"/campaigns/{c}/versus/?a={A_TAG}&b={B_TAG}&tie=0.5").content.decode()
+    assert "wins 0, ties 4, loses 0</strong>" in tied
+    assert (
+        f"/versus/402/?a={A_TAG}&amp;b={B_TAG}&amp;measure=P%402&amp;qrels=1&amp;test=t&amp;tie=0.5"
+        in tied
+    )
     assert 'style="' not in table  # the CSP allows no inline style
 
 
@@ -517,6 +524,39 @@ def test_the_pages_say_so_when_there_is_nothing_to_compare(
     r = client.get(f"/campaigns/{campaign.pk}/versus/")
     assert r.status_code == 200 and b'id="versus-too-few"' in r.content
     assert Run.objects.filter(campaign=campaign).count() == 1
+
+
+def test_a_topic_id_with_a_slash_or_a_space_has_its_page(
+    world: dict[str, Any], admin_user: Any
+) -> None:
+    from django.urls import reverse
+
+    Topic.objects.create(campaign=world["campaign"], qid="q/1 b", title="odd id")
+    client = _client(admin_user)
+    page = reverse("versus-topic", args=[world["campaign"].pk, "q/1 b"])
+    r = client.get(f"{page}?a={A_TAG}&b={B_TAG}")
+    assert r.status_code == 200 and b"odd id" in r.content
+    api = reverse("api-versus-topic", args=[world["campaign"].pk, "q/1 b"])
+    body = client.get(f"{api}?a={A_TAG}&b={B_TAG}").json()
+    assert (body["qid"], body["score_a"], body["columns"][0]["rows"]) == ("q/1 b", None, [])
+
+
+def test_reading_a_comparison_never_writes(world: dict[str, Any], researcher: Any) -> None:
+    from tests.test_get_never_writes import writes_during
+
+    client = _client(researcher)
+    c = world["campaign"].pk
+    q = f"a={A_TAG}&b={C_TAG}"
+    for url in (
+        f"/campaigns/{c}/versus/",
+        f"/campaigns/{c}/versus/?{q}&sort=qid",
+        f"/campaigns/{c}/versus/401/?{q}",
+        f"/api/v1/campaigns/{c}/versus/?{q}",
+        f"/api/v1/campaigns/{c}/versus/401/?{q}&depth=5",
+    ):
+        response, writes = writes_during(lambda: client.get(url))  # noqa: B023
+        assert response.status_code == 200, url
+        assert writes == [], url
 
 
 # --- real data ------------------------------------------------------------------------------

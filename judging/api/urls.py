@@ -98,7 +98,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/bias/", ev.BiasReportView.as_view(), name="api-bias"),
     path("campaigns/<int:pk>/versus/", vv.VersusView.as_view(), name="api-versus"),
     path(
-        "campaigns/<int:pk>/versus/<str:qid>/",
+        "campaigns/<int:pk>/versus/<path:qid>/",
         vv.VersusTopicView.as_view(),
         name="api-versus-topic",
     ),

@@ -332,6 +332,7 @@ def run_versus(
         "mean_diff": sum(r["diff"] for r in rows) / n if n else None,
         "test": test,
         "test_name": TEST_NAMES[test],
+        "correction": "none (one comparison)",
         "statistic": None,
         "p_value": None,
         "missing": [

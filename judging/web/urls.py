@@ -51,7 +51,7 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/bias/", bias_pages.bias_page, name="bias"),
     path("campaigns/<int:campaign_id>/versus/", versus_pages.versus_page, name="versus"),
     path(
-        "campaigns/<int:campaign_id>/versus/<str:qid>/",
+        "campaigns/<int:campaign_id>/versus/<path:qid>/",
         versus_pages.versus_topic_page,
         name="versus-topic",
     ),
