@@ -7,12 +7,14 @@ old 100-point curve still renders, saying it stops at 100."""
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import math
 import random
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +29,7 @@ from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from metrics.curve import recall_curve
 from tests._page_checks import wording_problems
+from tests._shared_data import needs_shared_data
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -344,6 +347,34 @@ def test_the_stored_curve_keeps_every_k_to_100_then_a_log_spaced_subset() -> Non
     size = len(json.dumps({k: data[k] for k in ("k", "recall", "ceiling")}))
     full = len(json.dumps(curve.to_dict(per_query=False)["recall"]))
     assert size < 10_000 < 2 * full  # thinning stores a fraction of the 1000-point arrays
+
+
+@pytest.mark.data
+@needs_shared_data("robust03")
+def test_a_real_1000_deep_run_stores_a_small_full_depth_curve(shared_data: Path) -> None:
+    """TREC 2003 Robust, run InexpC2: 100 topics, 1000 documents each. Its stored curve has 142
+    points (k/recall/ceiling about 6 KB of JSON, 35 KB unthinned); the whole curve is smaller
+    than the 100-deep one stored before, whose never-retrieved lists counted every relevant
+    document below rank 100 as never retrieved."""
+    root = shared_data / "robust03"
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (root / "qrels.txt").read_text().splitlines():
+        q, _, d, g = line.split()
+        qrels.setdefault(q, {})[d] = int(g)
+    rows: dict[str, list[tuple[float, str]]] = {}
+    with gzip.open(root / "runs" / "input.InexpC2.gz", "rt") as f:
+        for line in f:
+            q, _, d, _, score, _ = line.split()
+            rows.setdefault(q, []).append((-float(score), d))
+    ranked = {q: [d for _, d in sorted(v)] for q, v in rows.items()}
+    assert len(ranked) == 100 and curve_depth(ranked) == 1000
+    curve = recall_curve(qrels, ranked, max_k=curve_depth(ranked))
+    data = curve_dict(curve)
+    assert data["depth"] == 1000 and len(data["k"]) < 150
+    assert len(json.dumps({k: data[k] for k in ("k", "recall", "ceiling")})) < 8_000
+    before = recall_curve(qrels, {q: r[:100] for q, r in ranked.items()}, max_k=100)
+    assert len(json.dumps(data)) < len(json.dumps(before.to_dict(per_query=False)))
+    assert data["recall"][-1] > data["recall"][data["k"].index(100)]  # found beyond k = 100
 
 
 @pytest.mark.django_db
