@@ -431,6 +431,7 @@ def test_the_run_page_offers_a_log_axis_and_both_downloads(evaluated: Any, resea
     assert wording_problems(html) == []
     assert "To the run&#x27;s full depth, k = 1..250." in html or "k = 1..250" in html
     assert "scale=log#recall-chart" in html and "Download SVG" in html
+    assert 'id="curve-depth-note"' not in html
     png = re.search(r'data-chart-png="([^"]+)" data-filename="([^"]+)"', html)
     assert png is not None
     assert png.group(2) == "recall-rita-deep-qrels-v1.png" and "scale=linear" in png.group(1)
@@ -460,6 +461,7 @@ def test_an_old_100_point_curve_renders_and_says_it_stops_at_100(
     ev.save()
     html = client_for(researcher).get(f"/runs/{run.pk}/").content.decode()
     assert "To depth 100 (computed before full-depth curves" in html
+    assert 'id="curve-depth-note"' in html and "--force" in html
     assert wording_problems(html) == []
     svg = client_for(researcher).get(f"/runs/{run.pk}/recall.svg?scale=log").content.decode()
     assert "computed before full-depth curves" in svg and wording_problems(svg) == []

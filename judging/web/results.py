@@ -178,7 +178,7 @@ def curve_note(curve: dict[str, Any]) -> str:
     if "depth" not in curve:
         return (
             f"To depth {ks[-1] if ks else 0} (computed before full-depth curves; "
-            "compute the evaluation again to extend it)."
+            "manage.py evaluate --force extends it)."
         )
     return f"To the run's full depth, k = 1..{curve['depth']}."
 
@@ -326,6 +326,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         label = run_label(run, request.user)
         context["recall_svg"] = _recall_svg(run, evaluation, label, scale)
         context["scale"] = scale
+        context["curve_before_full_depth"] = "depth" not in evaluation.curve
         context["recall_name"] = recall_filename(run, evaluation, label, scale)
         context["recall_query"] = urlencode(
             {"qrels": str(evaluation.qrels.number), "mode": mode, "scale": scale}
