@@ -28,8 +28,11 @@ from judging.web.charts import Box
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from metrics.curve import recall_curve
+from tests import _bias_reports as fx
 from tests._page_checks import wording_problems
 from tests._shared_data import needs_shared_data
+from tests.test_bias_page import page as bias_page
+from tests.test_bias_page import store, world  # noqa: F401 (the bias report fixture)
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -480,3 +483,44 @@ def test_the_charts_are_for_their_researcher_only(
     assert "oscar-secret" not in mine
     theirs = evaluated.runs.get(tag="oscar-secret")
     assert client_for(researcher).get(f"/runs/{theirs.pk}/recall.svg").status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_bias_page_keys_a_numbered_scatter_in_a_table(
+    world: Any,  # noqa: F811
+    researcher: Any,
+) -> None:
+    result = fx.result()
+    for i in range(30):
+        result["loo"]["runs"][f"run-{i:02d}"] = {
+            **result["loo"]["runs"]["alpha"],
+            "score": 0.1 + i / 100,
+            "score_without": 0.09 + i / 100,
+            "rank": 4 + i,
+        }
+    store(world, result)
+    html = bias_page(researcher, world)
+    table = html[
+        html.index('id="scatter-key-table"') : html.index(
+            "</table>", html.index("scatter-key-table")
+        )
+    ]
+    rows = re.findall(r'<tr class="[^"]*" data-point="(\d+)">', table)
+    assert [int(n) for n in rows] == list(range(1, len(rows) + 1)) and len(rows) == 34
+    assert "novel-x (not pooled)" in table and "◇ not pooled" in table
+    assert "beta" not in table  # Oscar's run keeps its anonymised label
+    svg = html[
+        html.index(
+            '<svg xmlns="http://www.w3.org/2000/svg" class="pj-chart" data-chart="scatter"'
+        ) :
+    ]
+    root = parse(svg[: svg.index("</svg>") + 6])
+    assert sorted(int(t.text or "0") for t in elements(root, "text", "point-number")) == list(
+        range(1, 35)
+    )
+    download = client_for(researcher).get(
+        f"/campaigns/{world.pk}/bias/scatter.svg?measure=P@10&download=1"
+    )
+    assert "scatter-P%4010-qrels-v2.svg" in download["Content-Disposition"]  # as the PNG's
+    keyed = parse(download.content.decode())
+    assert {int(t.text or "0") for t in elements(keyed, "text", "key-row")} == set(range(1, 35))
