@@ -25,6 +25,7 @@ from judging.evaluation.models import Evaluation
 from judging.evaluation.services import curve_depth, curve_dict, stored_ks
 from judging.web import bias_pages, charts
 from judging.web.charts import Box
+from judging.web.results import curve_note
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from metrics.curve import recall_curve
@@ -399,9 +400,14 @@ def test_a_300_deep_run_gets_a_300_k_curve_and_the_cap_is_honoured(
     assert ev.curve["recall"][-1] == pytest.approx(1.0)
     at_100 = ev.curve["recall"][ev.curve["k"].index(100)]
     assert at_100 < 1.0  # 401-d250 is found only beyond k = 100
+    assert curve_note(ev.curve, run) == "To the run's full depth, k = 1..300."
     settings.POOLJUDGE_CURVE_MAX_DEPTH = 150
     (ev,) = evaluate_runs(version=version, runs=[run], force=True)
     assert ev.curve["depth"] == 150 and ev.curve["k"][-1] == 150
+    run.refresh_from_db()
+    assert "To depth 150, the cap (POOLJUDGE_CURVE_MAX_DEPTH); the run ranks up to 300" in (
+        curve_note(ev.curve, run)
+    )
 
 
 # --- the pages ----------------------------------------------------------------------------------

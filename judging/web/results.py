@@ -171,14 +171,22 @@ def recall_scale(value: str | None) -> str:
     return "log" if value == "log" else "linear"
 
 
-def curve_note(curve: dict[str, Any]) -> str:
+def curve_note(curve: dict[str, Any], run: Run | None = None) -> str:
     """How deep the stored curve goes, said on the chart; curves stored before full-depth curves
-    (no ``depth``) stop at k = 100 whatever the run's depth."""
+    (no ``depth``) stop at k = 100 whatever the run's depth, and a run deeper than
+    ``POOLJUDGE_CURVE_MAX_DEPTH`` is cut there."""
     ks = curve.get("k") or []
     if "depth" not in curve:
         return (
             f"To depth {ks[-1] if ks else 0} (computed before full-depth curves; "
             "manage.py evaluate --force extends it)."
+        )
+    counts = (run.topic_counts or {}).values() if run is not None else ()
+    longest = max((int(n) for n in counts), default=0)
+    if longest > curve["depth"]:
+        return (
+            f"To depth {curve['depth']}, the cap (POOLJUDGE_CURVE_MAX_DEPTH); "
+            f"the run ranks up to {longest}."
         )
     return f"To the run's full depth, k = 1..{curve['depth']}."
 
@@ -210,7 +218,7 @@ def _recall_svg(run: Run, evaluation: Evaluation, label: str, scale: str = "line
         y_range=(0.0, 1.0),
         markers=markers,
         x_log=scale == "log",
-        note=curve_note(curve),
+        note=curve_note(curve, run),
     )
 
 
