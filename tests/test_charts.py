@@ -7,12 +7,14 @@ old 100-point curve still renders, saying it stops at 100."""
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import json
 import math
 import random
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,10 +25,15 @@ from judging.evaluation.models import Evaluation
 from judging.evaluation.services import curve_depth, curve_dict, stored_ks
 from judging.web import bias_pages, charts
 from judging.web.charts import Box
+from judging.web.results import curve_note
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from metrics.curve import recall_curve
+from tests import _bias_reports as fx
 from tests._page_checks import wording_problems
+from tests._shared_data import needs_shared_data
+from tests.test_bias_page import page as bias_page
+from tests.test_bias_page import store, world  # noqa: F401 (the bias report fixture)
 
 NS = "{http://www.w3.org/2000/svg}"
 
@@ -346,6 +353,34 @@ def test_the_stored_curve_keeps_every_k_to_100_then_a_log_spaced_subset() -> Non
     assert size < 10_000 < 2 * full  # thinning stores a fraction of the 1000-point arrays
 
 
+@pytest.mark.data
+@needs_shared_data("robust03")
+def test_a_real_1000_deep_run_stores_a_small_full_depth_curve(shared_data: Path) -> None:
+    """TREC 2003 Robust, run InexpC2: 100 topics, 1000 documents each. Its stored curve has 142
+    points (k/recall/ceiling about 6 KB of JSON, 35 KB unthinned); the whole curve is smaller
+    than the 100-deep one stored before, whose never-retrieved lists counted every relevant
+    document below rank 100 as never retrieved."""
+    root = shared_data / "robust03"
+    qrels: dict[str, dict[str, int]] = {}
+    for line in (root / "qrels.txt").read_text().splitlines():
+        q, _, d, g = line.split()
+        qrels.setdefault(q, {})[d] = int(g)
+    rows: dict[str, list[tuple[float, str]]] = {}
+    with gzip.open(root / "runs" / "input.InexpC2.gz", "rt") as f:
+        for line in f:
+            q, _, d, _, score, _ = line.split()
+            rows.setdefault(q, []).append((-float(score), d))
+    ranked = {q: [d for _, d in sorted(v)] for q, v in rows.items()}
+    assert len(ranked) == 100 and curve_depth(ranked) == 1000
+    curve = recall_curve(qrels, ranked, max_k=curve_depth(ranked))
+    data = curve_dict(curve)
+    assert data["depth"] == 1000 and len(data["k"]) < 150
+    assert len(json.dumps({k: data[k] for k in ("k", "recall", "ceiling")})) < 8_000
+    before = recall_curve(qrels, {q: r[:100] for q, r in ranked.items()}, max_k=100)
+    assert len(json.dumps(data)) < len(json.dumps(before.to_dict(per_query=False)))
+    assert data["recall"][-1] > data["recall"][data["k"].index(100)]  # found beyond k = 100
+
+
 @pytest.mark.django_db
 def test_a_300_deep_run_gets_a_300_k_curve_and_the_cap_is_honoured(
     campaign: Any, researcher: Any, settings: Any
@@ -365,9 +400,14 @@ def test_a_300_deep_run_gets_a_300_k_curve_and_the_cap_is_honoured(
     assert ev.curve["recall"][-1] == pytest.approx(1.0)
     at_100 = ev.curve["recall"][ev.curve["k"].index(100)]
     assert at_100 < 1.0  # 401-d250 is found only beyond k = 100
+    assert curve_note(ev.curve, run) == "To the run's full depth, k = 1..300."
     settings.POOLJUDGE_CURVE_MAX_DEPTH = 150
     (ev,) = evaluate_runs(version=version, runs=[run], force=True)
     assert ev.curve["depth"] == 150 and ev.curve["k"][-1] == 150
+    run.refresh_from_db()
+    assert "To depth 150, the cap (POOLJUDGE_CURVE_MAX_DEPTH); the run ranks up to 300" in (
+        curve_note(ev.curve, run)
+    )
 
 
 # --- the pages ----------------------------------------------------------------------------------
@@ -400,6 +440,7 @@ def test_the_run_page_offers_a_log_axis_and_both_downloads(evaluated: Any, resea
     assert wording_problems(html) == []
     assert "To the run&#x27;s full depth, k = 1..250." in html or "k = 1..250" in html
     assert "scale=log#recall-chart" in html and "Download SVG" in html
+    assert 'id="curve-depth-note"' not in html
     png = re.search(r'data-chart-png="([^"]+)" data-filename="([^"]+)"', html)
     assert png is not None
     assert png.group(2) == "recall-rita-deep-qrels-v1.png" and "scale=linear" in png.group(1)
@@ -429,6 +470,7 @@ def test_an_old_100_point_curve_renders_and_says_it_stops_at_100(
     ev.save()
     html = client_for(researcher).get(f"/runs/{run.pk}/").content.decode()
     assert "To depth 100 (computed before full-depth curves" in html
+    assert 'id="curve-depth-note"' in html and "--force" in html
     assert wording_problems(html) == []
     svg = client_for(researcher).get(f"/runs/{run.pk}/recall.svg?scale=log").content.decode()
     assert "computed before full-depth curves" in svg and wording_problems(svg) == []
@@ -447,3 +489,44 @@ def test_the_charts_are_for_their_researcher_only(
     assert "oscar-secret" not in mine
     theirs = evaluated.runs.get(tag="oscar-secret")
     assert client_for(researcher).get(f"/runs/{theirs.pk}/recall.svg").status_code == 404
+
+
+@pytest.mark.django_db
+def test_the_bias_page_keys_a_numbered_scatter_in_a_table(
+    world: Any,  # noqa: F811
+    researcher: Any,
+) -> None:
+    result = fx.result()
+    for i in range(30):
+        result["loo"]["runs"][f"run-{i:02d}"] = {
+            **result["loo"]["runs"]["alpha"],
+            "score": 0.1 + i / 100,
+            "score_without": 0.09 + i / 100,
+            "rank": 4 + i,
+        }
+    store(world, result)
+    html = bias_page(researcher, world)
+    table = html[
+        html.index('id="scatter-key-table"') : html.index(
+            "</table>", html.index("scatter-key-table")
+        )
+    ]
+    rows = re.findall(r'<tr class="[^"]*" data-point="(\d+)">', table)
+    assert [int(n) for n in rows] == list(range(1, len(rows) + 1)) and len(rows) == 34
+    assert "novel-x (not pooled)" in table and "◇ not pooled" in table
+    assert "beta" not in table  # Oscar's run keeps its anonymised label
+    svg = html[
+        html.index(
+            '<svg xmlns="http://www.w3.org/2000/svg" class="pj-chart" data-chart="scatter"'
+        ) :
+    ]
+    root = parse(svg[: svg.index("</svg>") + 6])
+    assert sorted(int(t.text or "0") for t in elements(root, "text", "point-number")) == list(
+        range(1, 35)
+    )
+    download = client_for(researcher).get(
+        f"/campaigns/{world.pk}/bias/scatter.svg?measure=P@10&download=1"
+    )
+    assert "scatter-P%4010-qrels-v2.svg" in download["Content-Disposition"]  # as the PNG's
+    keyed = parse(download.content.decode())
+    assert {int(t.text or "0") for t in elements(keyed, "text", "key-row")} == set(range(1, 35))

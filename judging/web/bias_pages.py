@@ -186,7 +186,19 @@ def bias_compute(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 def _title_suffix(report: dict[str, Any]) -> str:
     topics = (report["result"].get("topics") or {}).get("spec") or ""
-    return f"qrels v{report['qrels_version']}" + (f", topics {topics}" if topics else "")
+    digest = str(report.get("qrels_hash") or "")[:12]
+    return (
+        f"qrels v{report['qrels_version']}"
+        + (f" {digest}" if digest else "")
+        + (f", topics {topics}" if topics else "")
+    )
+
+
+def _with_hash(report: dict[str, Any] | None, version: QrelsVersion | None) -> Any:
+    """The report with its qrels version's content hash, which the charts' titles state."""
+    if report is None or version is None or report.get("qrels_version") != version.number:
+        return report
+    return {**report, "qrels_hash": version.content_hash}
 
 
 def _scatter_points(report: dict[str, Any]) -> tuple[list[charts.Point], str]:
@@ -267,7 +279,7 @@ def _efficiency(report: dict[str, Any]) -> str:
     return charts.line_chart(
         series,
         title=f"Pooling efficiency: relevant documents found per topic "
-        f"(qrels v{report['qrels_version']} as oracle, depth {eff.get('depth')})",
+        f"({_title_suffix(report)} as oracle, depth {eff.get('depth')})",
         x_label="judgments made per topic",
         y_label="relevant found (mean per topic)",
     )
@@ -524,7 +536,7 @@ def _measure_options(campaign: Campaign, current: str) -> list[str]:
 def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
     f = _filters(campaign, request.GET)
-    report = _stored_report(campaign, f, request.user)
+    report = _with_hash(_stored_report(campaign, f, request.user), f.version)
     context: dict[str, Any] = {
         "campaign": campaign,
         "report": report,
@@ -596,7 +608,7 @@ def bias_chart(request: HttpRequest, campaign_id: int, chart: str) -> HttpRespon
             raise Http404("no reusability report for this qrels version")
         svg, number, measure = reuse["svg"], reuse["version"].number, "depth"
     else:
-        report = _stored_report(campaign, f, request.user)
+        report = _with_hash(_stored_report(campaign, f, request.user), f.version)
         if report is None or report["state"] != EvalState.DONE:
             raise Http404("the report is not ready")
         if chart == "efficiency":

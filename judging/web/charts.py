@@ -426,7 +426,7 @@ def line_chart(
         f.x1 = f.x0 * 10 if x_log else f.x0 + 1
     f.y0, f.y1 = y_range if y_range else (min(0.0, min(ys, default=0.0)), max(ys, default=1.0))
     plot_height = height - 100
-    header = 22 + (TITLE_SIZE + 4) * (len(title_lines) - 1) + (20 if note else 0) + 18
+    header = 22 + (TITLE_SIZE + 4) * (len(title_lines) - 1) + (20 if note else 0) + 26
     placed = [(x, label) for x, label in markers if finite(x) and f.x0 <= x <= f.x1]
     # the marker labels' rows sit between the header and the plot (px is relative; rows fixed)
     f.left = 70

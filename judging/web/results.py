@@ -345,14 +345,22 @@ def recall_scale(value: str | None) -> str:
     return "log" if value == "log" else "linear"
 
 
-def curve_note(curve: dict[str, Any]) -> str:
+def curve_note(curve: dict[str, Any], run: Run | None = None) -> str:
     """How deep the stored curve goes, said on the chart; curves stored before full-depth curves
-    (no ``depth``) stop at k = 100 whatever the run's depth."""
+    (no ``depth``) stop at k = 100 whatever the run's depth, and a run deeper than
+    ``POOLJUDGE_CURVE_MAX_DEPTH`` is cut there."""
     ks = curve.get("k") or []
     if "depth" not in curve:
         return (
             f"To depth {ks[-1] if ks else 0} (computed before full-depth curves; "
-            "compute the evaluation again to extend it)."
+            "manage.py evaluate --force extends it)."
+        )
+    counts = (run.topic_counts or {}).values() if run is not None else ()
+    longest = max((int(n) for n in counts), default=0)
+    if longest > curve["depth"]:
+        return (
+            f"To depth {curve['depth']}, the cap (POOLJUDGE_CURVE_MAX_DEPTH); "
+            f"the run ranks up to {longest}."
         )
     return f"To the run's full depth, k = 1..{curve['depth']}."
 
@@ -384,7 +392,7 @@ def _recall_svg(run: Run, evaluation: Evaluation, label: str, scale: str = "line
         y_range=(0.0, 1.0),
         markers=markers,
         x_log=scale == "log",
-        note=curve_note(curve),
+        note=curve_note(curve, run),
     )
 
 
@@ -500,6 +508,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         label = run_label(run, request.user)
         context["recall_svg"] = _recall_svg(run, evaluation, label, scale)
         context["scale"] = scale
+        context["curve_before_full_depth"] = "depth" not in evaluation.curve
         context["recall_name"] = recall_filename(run, evaluation, label, scale)
         context["recall_query"] = urlencode(
             {"qrels": str(evaluation.qrels.number), "mode": mode, "scale": scale}
