@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from statsmodels.stats.multicomp import pairwise_tukeyhsd
 from metrics.stats import (
     effect_size,
     effect_size_matrix,
+    paired_resampling_matrix,
     paired_t_matrix,
     paired_test,
     studentized_range_sf,
@@ -169,3 +171,34 @@ def test_the_all_pairs_t_test_needs_two_queries() -> None:
     with pytest.raises(ValueError, match="two queries"):
         paired_t_matrix([[0.1], [0.2]])
     assert np.isnan(effect_size_matrix([[0.1], [0.2]])).all()
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+@pytest.mark.parametrize(
+    ("n", "rounded"),
+    [(10, False), (13, True), (14, False), (50, True), (300, False)],  # exact, Monte Carlo,
+)  # and (300) more resamples than one chunk holds
+def test_the_all_pairs_resampling_tests_equal_paired_test_on_every_pair(
+    test: Literal["randomization", "bootstrap"], n: int, rounded: bool
+) -> None:
+    rng = np.random.default_rng(n)
+    x = rng.uniform(0, 1, size=(7, n))
+    if rounded:  # ties between runs and resampled means equal to the observed one
+        x = x.round(1)
+    x[2] = x[1]
+    p = paired_resampling_matrix(x, test=test)
+    pairs = list(itertools.combinations(range(len(x)), 2))
+    expected = [paired_test(x[i], x[j], test=test).p_value for i, j in pairs]
+    assert p.tolist() == expected
+    seeded = paired_resampling_matrix(x, test=test, n_resamples=999, seed=5)
+    again = [paired_test(x[i], x[j], test=test, n_resamples=999, seed=5).p_value for i, j in pairs]
+    assert seeded.tolist() == again
+
+
+def test_the_all_pairs_resampling_tests_refuse_what_paired_test_refuses() -> None:
+    with pytest.raises(ValueError, match="randomization or bootstrap"):
+        paired_resampling_matrix([[0.1, 0.2], [0.3, 0.4]], test="t")
+    with pytest.raises(ValueError, match="two pairs"):
+        paired_resampling_matrix([[0.1], [0.3]], test="bootstrap")
+    assert paired_resampling_matrix([[0.1], [0.3]], test="randomization").tolist() == [1.0]
+    assert paired_resampling_matrix([[0.1, 0.2]], test="randomization").size == 0
