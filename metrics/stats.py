@@ -909,9 +909,10 @@ def tukey_hsd(
       effect (some topics are hard for every system) is taken out of the error, which is what
       makes the test paired.
     - ``design="one-way"``: one-way ANOVA, the topics ignored: MSE = sum (x_ij - xbar_i.)^2 /
-      (m (n - 1)), m (n - 1) degrees of freedom. This is what ranx offers (its Tukey test is
-      statsmodels' ``pairwise_tukeyhsd`` on the runs' concatenated scores); it is unpaired and
-      usually much less powerful on IR data, where topic variance dominates.
+      (m (n - 1)), m (n - 1) degrees of freedom. This is what ranx offers (its
+      ``tukey_hsd_test`` calls statsmodels' ``pairwise_tukeyhsd`` on the runs' concatenated
+      scores, in later versions ``scipy.stats.tukey_hsd(*scores)``: both one-way); it is
+      unpaired and usually much less powerful on IR data, where topic variance dominates.
 
     For each pair q = |xbar_a - xbar_b| / sqrt(MSE / n) and p = P(Q >= q) for the studentized
     range Q of m means with those degrees of freedom (:func:`studentized_range_sf`). The p-value

@@ -80,7 +80,7 @@ def test_tukey_two_way_matches_statsmodels_ols_anova_and_scipy(seed: int) -> Non
         assert row.p_value == pytest.approx(scipy.stats.studentized_range.sf(q, m, df), abs=1e-6)
 
 
-def test_tukey_one_way_is_ranx_s_statsmodels_pairwise_tukeyhsd() -> None:
+def test_tukey_one_way_is_ranx_s_statsmodels_pairwise_tukeyhsd_and_scipy_tukey_hsd() -> None:
     rng = np.random.default_rng(7)
     m, n = 4, 20
     x = rng.uniform(0, 1, size=(m, n)) + np.array([0.0, 0.05, 0.2, 0.3])[:, None]
@@ -93,6 +93,11 @@ def test_tukey_one_way_is_ranx_s_statsmodels_pairwise_tukeyhsd() -> None:
     for row, p, reject in zip(rows, res.pvalues, res.reject, strict=True):
         assert row.p_value == pytest.approx(float(p), abs=1e-4)
         assert row.significant == bool(reject)
+    # later ranx: scipy.stats.tukey_hsd on the runs' scores as independent groups
+    scipy_p = scipy.stats.tukey_hsd(*x).pvalue
+    for row in rows:
+        i, j = int(row.run_a[1:]), int(row.run_b[1:])
+        assert row.p_value == pytest.approx(float(scipy_p[i, j]), abs=1e-6)
 
 
 def test_the_two_way_design_takes_the_topic_effect_out_of_the_error() -> None:
