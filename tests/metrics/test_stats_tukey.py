@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
@@ -15,7 +16,9 @@ import scipy.stats
 from statsmodels.formula.api import ols
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
+from metrics import evaluate, read_qrels
 from metrics.stats import (
+    compare_runs,
     effect_size,
     effect_size_matrix,
     paired_resampling_matrix,
@@ -24,6 +27,7 @@ from metrics.stats import (
     studentized_range_sf,
     tukey_hsd,
 )
+from tests._shared_data import needs_shared_data, trec_runs
 
 
 def runs_of(x: np.ndarray) -> dict[str, dict[str, float]]:
@@ -207,3 +211,38 @@ def test_the_all_pairs_resampling_tests_refuse_what_paired_test_refuses() -> Non
         paired_resampling_matrix([[0.1], [0.3]], test="bootstrap")
     assert paired_resampling_matrix([[0.1], [0.3]], test="randomization").tolist() == [1.0]
     assert paired_resampling_matrix([[0.1, 0.2]], test="randomization").size == 0
+
+
+@pytest.mark.data
+@needs_shared_data("robust03")
+def test_on_the_17_robust_runs_tukey_and_the_all_pairs_t_test_agree_with_their_peers(
+    shared_data: Path,
+) -> None:
+    """Real data: AP per topic of the 17 TREC 2003 Robust runs (100 topics, 136 pairs)."""
+    root = shared_data / "robust03"
+    qrels = read_qrels(root / "qrels.txt")
+    per_query = {
+        tag: dict(evaluate(qrels, run, ["AP"], ci=None).per_query["AP"])
+        for tag, run in trec_runs(root).items()
+    }
+    queries = sorted(set.intersection(*(set(v) for v in per_query.values())))
+    tags = list(per_query)
+    x = np.array([[per_query[t][q] for q in queries] for t in tags])
+    m, n = x.shape
+    assert (m, n) == (17, 100)
+    frame = pd.DataFrame(
+        [(t, q, per_query[t][q]) for t in tags for q in queries],
+        columns=["system", "topic", "score"],
+    )
+    fit = ols("score ~ C(system) + C(topic)", data=frame).fit()
+    rows = tukey_hsd(per_query, queries=queries)
+    qs = np.array([r.q for r in rows])
+    assert rows[0].df == int(fit.df_resid) and rows[0].mse == pytest.approx(fit.mse_resid)
+    expected = scipy.stats.studentized_range.sf(qs, m, int(fit.df_resid))
+    assert np.max(np.abs(np.array([r.p_value for r in rows]) - expected)) < 1e-6
+    _, p = paired_t_matrix(x)
+    reference = compare_runs(per_query, test="t", queries=queries)
+    iu, ju = np.triu_indices(m, k=1)
+    assert p[iu, ju] == pytest.approx([c.p_value for c in reference], rel=1e-9, abs=1e-15)
+    # Tukey's HSD finds differences, and no more than the uncorrected t-tests do
+    assert 0 < sum(r.significant for r in rows) <= sum(c.p_value <= 0.05 for c in reference)
