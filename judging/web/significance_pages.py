@@ -167,7 +167,8 @@ def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
                 ("top", q.get("top") or ""),
             )
             if v
-        ],
+        ]
+        + [("runs", r) for r in q.getlist("runs") if r],
         "new_runs": new_runs_note(campaign),
         "legend": LEGEND,
     }
