@@ -50,6 +50,7 @@ __all__ = [
     "effect_size_matrix",
     "holm",
     "kendall_tau_b",
+    "paired_resampling_matrix",
     "paired_t_matrix",
     "paired_test",
     "studentized_range_sf",
@@ -809,6 +810,26 @@ def _gauss_legendre(
     return xs.astype(np.float64), ws.astype(np.float64)
 
 
+@functools.lru_cache(maxsize=8)
+def _range_tail(k: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """W_k(w) = P(range of k standard normals >= w) on a grid of w in [0, 20] (beyond 20 it is
+    below k^2 * P(Z > 10), negligible), by composite Gauss-Legendre quadrature over z; cached
+    per k (a page asks for the same k again and again)."""
+    import scipy.special
+
+    z, wz = _gauss_legendre(-8.5, 8.5, 34, 12)
+    phi_z = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
+    big_phi = scipy.special.ndtr(z)
+    grid = np.linspace(0.0, 20.0, 8001)
+    inner = big_phi[None, :] - scipy.special.ndtr(z[None, :] - grid[:, None])
+    tail = k * ((np.power(big_phi, k - 1)[None, :] - np.power(inner, k - 1)) * phi_z) @ wz
+    tail = np.clip(tail, 0.0, 1.0)
+    tail[0] = 1.0
+    grid.flags.writeable = False
+    tail.flags.writeable = False
+    return grid, tail
+
+
 def studentized_range_sf(q: npt.ArrayLike, k: int, df: float) -> npt.NDArray[np.float64]:
     """Upper tail P(Q >= q) of the studentized range of ``k`` means with ``df`` degrees of
     freedom, for an array of q at once.
@@ -827,18 +848,10 @@ def studentized_range_sf(q: npt.ArrayLike, k: int, df: float) -> npt.NDArray[np.
         raise ValueError(f"the studentized range needs k >= 2 means, got {k}")
     if not df > 0:
         raise ValueError(f"df must be positive, got {df}")
-    import scipy.special
+
     import scipy.stats
 
-    # W_k(w) on [0, W_MAX]: beyond W_MAX = 20 it is below k^2 * P(Z > 10), negligible.
-    z, wz = _gauss_legendre(-8.5, 8.5, 34, 12)
-    phi_z = np.exp(-0.5 * z * z) / math.sqrt(2.0 * math.pi)
-    big_phi = scipy.special.ndtr(z)
-    grid = np.linspace(0.0, 20.0, 8001)
-    inner = big_phi[None, :] - scipy.special.ndtr(z[None, :] - grid[:, None])
-    tail = k * ((np.power(big_phi, k - 1)[None, :] - np.power(inner, k - 1)) * phi_z) @ wz
-    tail = np.clip(tail, 0.0, 1.0)
-    tail[0] = 1.0
+    grid, tail = _range_tail(k)
     # s = sqrt(chi2_df / df): integrate over its central 1 - 2e-12 mass (the rest weighs less)
     chi = scipy.stats.chi(df, scale=1.0 / math.sqrt(df))
     lo, hi = float(chi.ppf(1e-12)), float(chi.ppf(1.0 - 1e-12))
@@ -896,9 +909,10 @@ def tukey_hsd(
       effect (some topics are hard for every system) is taken out of the error, which is what
       makes the test paired.
     - ``design="one-way"``: one-way ANOVA, the topics ignored: MSE = sum (x_ij - xbar_i.)^2 /
-      (m (n - 1)), m (n - 1) degrees of freedom. This is what ranx offers (its Tukey test is
-      statsmodels' ``pairwise_tukeyhsd`` on the runs' concatenated scores); it is unpaired and
-      usually much less powerful on IR data, where topic variance dominates.
+      (m (n - 1)), m (n - 1) degrees of freedom. This is what ranx offers (its
+      ``tukey_hsd_test`` calls statsmodels' ``pairwise_tukeyhsd`` on the runs' concatenated
+      scores, in later versions ``scipy.stats.tukey_hsd(*scores)``: both one-way); it is
+      unpaired and usually much less powerful on IR data, where topic variance dominates.
 
     For each pair q = |xbar_a - xbar_b| / sqrt(MSE / n) and p = P(Q >= q) for the studentized
     range Q of m means with those degrees of freedom (:func:`studentized_range_sf`). The p-value
@@ -955,3 +969,94 @@ def tukey_hsd(
         )
         for i, j, dv, qv, pv in zip(iu, ju, diff, q, p, strict=True)
     ]
+
+
+def paired_resampling_matrix(
+    values: npt.ArrayLike,
+    *,
+    test: str,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> npt.NDArray[np.float64]:
+    """The two-sided p-value of :func:`paired_test` (``"randomization"`` or ``"bootstrap"``)
+    for every pair i < j of rows of ``values`` (runs x queries), in ``np.triu_indices(m, 1)``
+    order, in a few matrix products instead of one test per pair.
+
+    With the same ``seed`` every pair of :func:`paired_test` draws the same resamples (the same
+    sign flips, the same bootstrap indices): here they are drawn once and applied to all the
+    pairs' differences at once (flips @ D, resample counts @ D), so each p equals the per-pair
+    test's (checked on every pair in the tests) at a fraction of the cost: 780 pairs of 100
+    topics in about a second instead of fifteen.
+    """
+    if test not in ("randomization", "bootstrap"):
+        raise ValueError(f"test must be randomization or bootstrap, got {test!r}")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 2:
+        raise ValueError(f"values must be two-dimensional (runs x queries), got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise ValueError("values contain NaN or infinite values")
+    m, n = x.shape
+    if n == 0:
+        raise ValueError("paired tests need at least one query")
+    if n < 2 and test == "bootstrap":
+        raise ValueError("the paired bootstrap test needs at least two pairs")
+    iu, ju = np.triu_indices(m, k=1)
+    d = x[iu] - x[ju]  # (pairs, n)
+    pairs = d.shape[0]
+    if pairs == 0:
+        return np.empty(0, dtype=np.float64)
+    observed = d.mean(axis=1)
+    threshold = np.abs(observed) - 1e-10 * np.max(np.abs(d), axis=1)
+    # pairs a block at a time: a block of resamples x pairs stays near 32 MB
+    block = max(1, (1 << 22) // min(n_resamples, 1 << n if n < 63 else n_resamples))
+    if test == "randomization" and n < 63 and 1 << n <= n_resamples:
+        patterns = (np.arange(1 << n, dtype=np.int64)[:, None] >> np.arange(n)) & 1
+        signs = (1 - 2 * patterns).astype(np.float64)
+        hits = np.empty(pairs)
+        for s in range(0, pairs, block):
+            means = (signs @ d[s : s + block].T) / n
+            hits[s : s + block] = np.count_nonzero(np.abs(means) >= threshold[s : s + block], 0)
+        exact: npt.NDArray[np.float64] = np.minimum(1.0, hits / (1 << n))
+        return exact
+    counts = np.zeros(pairs)
+    rows = max(1, _CHUNK_ELEMENTS // n)
+    if test == "randomization":
+        rng = np.random.default_rng(seed)
+        total = d.sum(axis=1)
+        for start in range(0, n_resamples, rows):
+            stop = min(n_resamples, start + rows)
+            raw = rng.integers(0, 256, size=(stop - start, (n + 7) // 8), dtype=np.uint8)
+            flip = np.unpackbits(raw, axis=1, count=n).astype(np.float64)
+            for s in range(0, pairs, block):
+                means = (total[s : s + block] - 2.0 * (flip @ d[s : s + block].T)) / n
+                counts[s : s + block] += np.count_nonzero(
+                    np.abs(means) >= threshold[s : s + block], axis=0
+                )
+        sampled: npt.NDArray[np.float64] = np.minimum(1.0, (counts + 1) / (n_resamples + 1))
+        return sampled
+    centred = d - observed[:, None]
+    if n_resamples <= rows:
+        chunks = [_one_chunk_of_resamples(n, n_resamples, seed)]
+    else:
+        rng = np.random.default_rng(seed)
+        chunks = [
+            _resample_indices(rng, min(n_resamples, start + rows) - start, n)
+            for start in range(0, n_resamples, rows)
+        ]
+    for idx in chunks:
+        r = idx.shape[0]
+        # how often each query is drawn in each resample: a resample's mean is counts @ d / n
+        drawn = np.bincount(
+            (np.arange(r, dtype=np.int64)[:, None] * n + idx.astype(np.int64)).ravel(),
+            minlength=r * n,
+        ).reshape(r, n)
+        drawn_f = drawn.astype(np.float64)
+        for s in range(0, pairs, block):
+            means = (drawn_f @ centred[s : s + block].T) / n
+            counts[s : s + block] += np.count_nonzero(
+                np.abs(means) >= threshold[s : s + block], axis=0
+            )
+    boot: npt.NDArray[np.float64] = np.minimum(1.0, counts / n_resamples)
+    return boot

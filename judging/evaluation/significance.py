@@ -14,7 +14,7 @@ import csv
 import io
 import math
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -27,12 +27,11 @@ from judging.evaluation.selectors import common_queries, per_query_values
 from metrics.problems import Problem
 from metrics.stats import (
     CORRECTIONS,
-    TestName,
     adjust,
     compare_to_baseline,
     effect_size_matrix,
+    paired_resampling_matrix,
     paired_t_matrix,
-    paired_test,
     tukey_hsd,
 )
 
@@ -254,9 +253,10 @@ def significance_matrix(
         raw = [c.p_value for c in tukey_hsd({r: subset[r] for r in order}, queries=queries)]
         adjusted = list(raw)
     else:
+        # the same resamples as paired_test draws for each pair, applied to all pairs at once
         raw = [
-            paired_test(x[i], x[j], test=cast(TestName, test), n_resamples=N_RESAMPLES).p_value
-            for i, j in zip(iu, ju, strict=True)
+            float(v)
+            for v in paired_resampling_matrix(x, test=test, n_resamples=N_RESAMPLES, seed=0)
         ]
         adjusted = adjust(raw, applied)
     cells: list[list[dict[str, Any] | None]] = [[None] * m for _ in range(m)]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -14,14 +16,18 @@ import scipy.stats
 from statsmodels.formula.api import ols
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
+from metrics import evaluate, read_qrels
 from metrics.stats import (
+    compare_runs,
     effect_size,
     effect_size_matrix,
+    paired_resampling_matrix,
     paired_t_matrix,
     paired_test,
     studentized_range_sf,
     tukey_hsd,
 )
+from tests._shared_data import needs_shared_data, trec_runs
 
 
 def runs_of(x: np.ndarray) -> dict[str, dict[str, float]]:
@@ -78,7 +84,7 @@ def test_tukey_two_way_matches_statsmodels_ols_anova_and_scipy(seed: int) -> Non
         assert row.p_value == pytest.approx(scipy.stats.studentized_range.sf(q, m, df), abs=1e-6)
 
 
-def test_tukey_one_way_is_ranx_s_statsmodels_pairwise_tukeyhsd() -> None:
+def test_tukey_one_way_is_ranx_s_statsmodels_pairwise_tukeyhsd_and_scipy_tukey_hsd() -> None:
     rng = np.random.default_rng(7)
     m, n = 4, 20
     x = rng.uniform(0, 1, size=(m, n)) + np.array([0.0, 0.05, 0.2, 0.3])[:, None]
@@ -91,6 +97,11 @@ def test_tukey_one_way_is_ranx_s_statsmodels_pairwise_tukeyhsd() -> None:
     for row, p, reject in zip(rows, res.pvalues, res.reject, strict=True):
         assert row.p_value == pytest.approx(float(p), abs=1e-4)
         assert row.significant == bool(reject)
+    # later ranx: scipy.stats.tukey_hsd on the runs' scores as independent groups
+    scipy_p = scipy.stats.tukey_hsd(*x).pvalue
+    for row in rows:
+        i, j = int(row.run_a[1:]), int(row.run_b[1:])
+        assert row.p_value == pytest.approx(float(scipy_p[i, j]), abs=1e-6)
 
 
 def test_the_two_way_design_takes_the_topic_effect_out_of_the_error() -> None:
@@ -169,3 +180,69 @@ def test_the_all_pairs_t_test_needs_two_queries() -> None:
     with pytest.raises(ValueError, match="two queries"):
         paired_t_matrix([[0.1], [0.2]])
     assert np.isnan(effect_size_matrix([[0.1], [0.2]])).all()
+
+
+@pytest.mark.parametrize("test", ["randomization", "bootstrap"])
+@pytest.mark.parametrize(
+    ("n", "rounded"),
+    [(10, False), (13, True), (14, False), (50, True), (300, False)],  # exact, Monte Carlo,
+)  # and (300) more resamples than one chunk holds
+def test_the_all_pairs_resampling_tests_equal_paired_test_on_every_pair(
+    test: Literal["randomization", "bootstrap"], n: int, rounded: bool
+) -> None:
+    rng = np.random.default_rng(n)
+    x = rng.uniform(0, 1, size=(7, n))
+    if rounded:  # ties between runs and resampled means equal to the observed one
+        x = x.round(1)
+    x[2] = x[1]
+    p = paired_resampling_matrix(x, test=test)
+    pairs = list(itertools.combinations(range(len(x)), 2))
+    expected = [paired_test(x[i], x[j], test=test).p_value for i, j in pairs]
+    assert p.tolist() == expected
+    seeded = paired_resampling_matrix(x, test=test, n_resamples=999, seed=5)
+    again = [paired_test(x[i], x[j], test=test, n_resamples=999, seed=5).p_value for i, j in pairs]
+    assert seeded.tolist() == again
+
+
+def test_the_all_pairs_resampling_tests_refuse_what_paired_test_refuses() -> None:
+    with pytest.raises(ValueError, match="randomization or bootstrap"):
+        paired_resampling_matrix([[0.1, 0.2], [0.3, 0.4]], test="t")
+    with pytest.raises(ValueError, match="two pairs"):
+        paired_resampling_matrix([[0.1], [0.3]], test="bootstrap")
+    assert paired_resampling_matrix([[0.1], [0.3]], test="randomization").tolist() == [1.0]
+    assert paired_resampling_matrix([[0.1, 0.2]], test="randomization").size == 0
+
+
+@pytest.mark.data
+@needs_shared_data("robust03")
+def test_on_the_17_robust_runs_tukey_and_the_all_pairs_t_test_agree_with_their_peers(
+    shared_data: Path,
+) -> None:
+    """Real data: AP per topic of the 17 TREC 2003 Robust runs (100 topics, 136 pairs)."""
+    root = shared_data / "robust03"
+    qrels = read_qrels(root / "qrels.txt")
+    per_query = {
+        tag: dict(evaluate(qrels, run, ["AP"], ci=None).per_query["AP"])
+        for tag, run in trec_runs(root).items()
+    }
+    queries = sorted(set.intersection(*(set(v) for v in per_query.values())))
+    tags = list(per_query)
+    x = np.array([[per_query[t][q] for q in queries] for t in tags])
+    m, n = x.shape
+    assert (m, n) == (17, 100)
+    frame = pd.DataFrame(
+        [(t, q, per_query[t][q]) for t in tags for q in queries],
+        columns=["system", "topic", "score"],
+    )
+    fit = ols("score ~ C(system) + C(topic)", data=frame).fit()
+    rows = tukey_hsd(per_query, queries=queries)
+    qs = np.array([r.q for r in rows])
+    assert rows[0].df == int(fit.df_resid) and rows[0].mse == pytest.approx(fit.mse_resid)
+    expected = scipy.stats.studentized_range.sf(qs, m, int(fit.df_resid))
+    assert np.max(np.abs(np.array([r.p_value for r in rows]) - expected)) < 1e-6
+    _, p = paired_t_matrix(x)
+    reference = compare_runs(per_query, test="t", queries=queries)
+    iu, ju = np.triu_indices(m, k=1)
+    assert p[iu, ju] == pytest.approx([c.p_value for c in reference], rel=1e-9, abs=1e-15)
+    # Tukey's HSD finds differences, and no more than the uncorrected t-tests do
+    assert 0 < sum(r.significant for r in rows) <= sum(c.p_value <= 0.05 for c in reference)
