@@ -112,18 +112,21 @@ def _raw(value: Any) -> Any:
     return "" if value is None else value
 
 
-def _significance_note(options: ExportOptions, comparisons: Comparisons) -> str:
+def _significance_note(
+    options: ExportOptions, comparisons: Comparisons, *, escape: Any = str, le: str = "<="
+) -> str:
     m = max((len(v) for v in comparisons.values()), default=0)
     n = sorted({c.n for v in comparisons.values() for c in v.values()})
     topics = f" over {n[0]} topics" if len(n) == 1 else ""
-    return (
+    words = escape(
         f"significantly different from the baseline {options.baseline} "
         f"({TEST_NAMES[options.test]}{topics}, {CORRECTION_NAMES[options.correction]} over the "
-        f"{m} comparisons per measure, adjusted p <= {options.alpha:g})"
+        f"{m} comparisons per measure, adjusted p "
     )
+    return f"{words}{le} {options.alpha:g})"
 
 
-def _header_note(board: Mapping[str, Any]) -> str:
+def _header_note(board: Mapping[str, Any], hash_chars: int | None = None) -> str:
     slice_ = board.get("slice")
     over = (
         f"over the {slice_['n_topics']} topics tagged {slice_['tag']}"
@@ -133,7 +136,7 @@ def _header_note(board: Mapping[str, Any]) -> str:
         else "over the topics the run answers, trec_eval's averaging"
     )
     return (
-        f"qrels version {board['qrels_version']} (hash {board['qrels_hash']}), "
+        f"qrels version {board['qrels_version']} (hash {board['qrels_hash'][:hash_chars]}), "
         f"{board['mode']} mode, macro-averaged {over}"
     )
 
@@ -302,7 +305,7 @@ def leaderboard_latex(
         "% needs \\usepackage{booktabs}",
         r"\begin{table}",
         r"\centering",
-        rf"\caption{{{latex_escape(_header_note(board))}"
+        rf"\caption{{{latex_escape(_header_note(board, hash_chars=12))}"
         + (", 95\\% bootstrap confidence intervals" if options.cis else "")
         + ".}",
         r"\begin{tabular}{l" + "r" * len(board["measures"]) + "}",
@@ -315,8 +318,8 @@ def leaderboard_latex(
     lines.append(r"\end{tabular}")
     if options.baseline:
         lines.append(
-            r"\par\smallskip{\footnotesize \textsuperscript{\dag}"
-            + latex_escape(" " + _significance_note(options, comparisons))
+            r"\par\smallskip{\footnotesize \textsuperscript{\dag} "
+            + _significance_note(options, comparisons, escape=latex_escape, le="$\\leq$")
             + ".}"
         )
     lines.append(r"\end{table}")
@@ -357,7 +360,8 @@ def leaderboard_markdown(
     lines.append(f"Scores against {markdown_escape(note)}; **bold**: the best value per measure.")
     if options.baseline:
         lines.append("")
-        lines.append(f"† {markdown_escape(_significance_note(options, comparisons))}.")
+        note = _significance_note(options, comparisons, escape=markdown_escape, le="≤")
+        lines.append(f"† {note}.")
     if board.get("view"):
         lines.append("")
         lines.append(f"View: {markdown_escape(board['view'])}.")
