@@ -412,11 +412,14 @@ def trec_name(measure: str) -> str:
     return parsed.trec_name or parsed.name
 
 
-def _trec_value(measure: str, value: float) -> str:
+def _is_count(measure: str) -> bool:
     try:
-        count = parse_measure(measure).is_count
+        return parse_measure(measure).is_count
     except ValueError:
-        count = False
+        return False
+
+
+def _trec_value(value: float, count: bool) -> str:
     if value != value:
         return "nan"
     return str(round(value)) if count else f"{value:.4f}"
@@ -426,16 +429,19 @@ def per_query_trec(version: int, content_hash: str, values: PerQuery) -> str:
     """trec_eval ``-q`` lines (``measure<TAB>qid<TAB>value``, the measure padded to 22 as
     ``metrics/cli.py`` prints it, 4 decimals), one block per run: ``runid  all  TAG``, then
     ``qrels_version  all  N`` and ``qrels_hash  all  HASH``, then each query's values."""
+    measures = {m for v in values.values() for m in v}
+    names = {m: trec_name(m) for m in measures}  # parsed once per measure, not once a line
+    counts = {m: _is_count(m) for m in measures}
     rows: list[tuple[str, str, str]] = []
-    for run, measures in values.items():
+    for run, by_measure in values.items():
         rows.append(("runid", "all", run))
         rows.append(("qrels_version", "all", str(version)))
         rows.append(("qrels_hash", "all", content_hash))
-        qids = sorted({q for v in measures.values() for q in v}, key=lambda q: q.encode())
+        qids = sorted({q for v in by_measure.values() for q in v}, key=lambda q: q.encode())
         for q in qids:
-            for m, v in measures.items():
+            for m, v in by_measure.items():
                 if q in v:
-                    rows.append((trec_name(m), q, _trec_value(m, float(v[q]))))
+                    rows.append((names[m], q, _trec_value(float(v[q]), counts[m])))
     return "".join(f"{a:<22}\t{b}\t{c}\n" for a, b, c in rows)
 
 
