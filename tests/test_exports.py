@@ -287,3 +287,25 @@ def test_latex_escape_and_the_pure_formatters() -> None:
         in tex
     )
     assert "% qrels version 3, hash abc123" in tex
+
+
+def test_the_export_limits_are_settings_and_a_400_naming_the_parameter(
+    paper: Any, api_client_for: Any, admin_user: Any, settings: Any
+) -> None:
+    api = api_client_for(admin_user)
+    base = f"/api/v1/campaigns/{paper.pk}"
+    settings.POOLJUDGE_EXPORT_MAX_COMPARISONS = 8  # 4 runs against the baseline x 2 measures
+    assert (
+        api.get(f"{base}/leaderboard/export/?baseline=base_run&measures=AP,P@10").status_code == 200
+    )
+    r = api.get(f"{base}/leaderboard/export/?baseline=base_run&measures=AP,P@10,RR@10")
+    assert r.status_code == 400 and r.json()["problems"][0]["location"] == "baseline"
+    assert "POOLJUDGE_EXPORT_MAX_COMPARISONS" in r.json()["problems"][0]["message"]
+    settings.POOLJUDGE_EXPORT_MAX_RUNS = 2
+    assert api.get(f"{base}/per-query/?run=base_run&run=near_base").status_code == 200
+    r = api.get(f"{base}/per-query/")
+    assert r.status_code == 400 and r.json()["problems"][0]["location"] == "run"
+    # significance is on honest per-query values: not offered on a trec_eval board
+    r = api.get(f"{base}/leaderboard/export/?baseline=base_run&mode=trec_eval")
+    assert r.status_code in (400,) and r.json()["problems"][0]["location"] == "baseline"
+    assert api.get(f"{base}/per-query/?mode=trec_eval").status_code == 400

@@ -112,18 +112,21 @@ def _raw(value: Any) -> Any:
     return "" if value is None else value
 
 
-def _significance_note(options: ExportOptions, comparisons: Comparisons) -> str:
+def _significance_note(
+    options: ExportOptions, comparisons: Comparisons, *, escape: Any = str, le: str = "<="
+) -> str:
     m = max((len(v) for v in comparisons.values()), default=0)
     n = sorted({c.n for v in comparisons.values() for c in v.values()})
     topics = f" over {n[0]} topics" if len(n) == 1 else ""
-    return (
+    words = escape(
         f"significantly different from the baseline {options.baseline} "
         f"({TEST_NAMES[options.test]}{topics}, {CORRECTION_NAMES[options.correction]} over the "
-        f"{m} comparisons per measure, adjusted p <= {options.alpha:g})"
+        f"{m} comparisons per measure, adjusted p "
     )
+    return f"{words}{le} {options.alpha:g})"
 
 
-def _header_note(board: Mapping[str, Any]) -> str:
+def _header_note(board: Mapping[str, Any], hash_chars: int | None = None) -> str:
     slice_ = board.get("slice")
     over = (
         f"over the {slice_['n_topics']} topics tagged {slice_['tag']}"
@@ -133,7 +136,7 @@ def _header_note(board: Mapping[str, Any]) -> str:
         else "over the topics the run answers, trec_eval's averaging"
     )
     return (
-        f"qrels version {board['qrels_version']} (hash {board['qrels_hash']}), "
+        f"qrels version {board['qrels_version']} (hash {board['qrels_hash'][:hash_chars]}), "
         f"{board['mode']} mode, macro-averaged {over}"
     )
 
@@ -302,7 +305,7 @@ def leaderboard_latex(
         "% needs \\usepackage{booktabs}",
         r"\begin{table}",
         r"\centering",
-        rf"\caption{{{latex_escape(_header_note(board))}"
+        rf"\caption{{{latex_escape(_header_note(board, hash_chars=12))}"
         + (", 95\\% bootstrap confidence intervals" if options.cis else "")
         + ".}",
         r"\begin{tabular}{l" + "r" * len(board["measures"]) + "}",
@@ -315,8 +318,8 @@ def leaderboard_latex(
     lines.append(r"\end{tabular}")
     if options.baseline:
         lines.append(
-            r"\par\smallskip{\footnotesize \textsuperscript{\dag}"
-            + latex_escape(" " + _significance_note(options, comparisons))
+            r"\par\smallskip{\footnotesize \textsuperscript{\dag} "
+            + _significance_note(options, comparisons, escape=latex_escape, le="$\\leq$")
             + ".}"
         )
     lines.append(r"\end{table}")
@@ -357,7 +360,8 @@ def leaderboard_markdown(
     lines.append(f"Scores against {markdown_escape(note)}; **bold**: the best value per measure.")
     if options.baseline:
         lines.append("")
-        lines.append(f"† {markdown_escape(_significance_note(options, comparisons))}.")
+        note = _significance_note(options, comparisons, escape=markdown_escape, le="≤")
+        lines.append(f"† {note}.")
     if board.get("view"):
         lines.append("")
         lines.append(f"View: {markdown_escape(board['view'])}.")
@@ -408,11 +412,14 @@ def trec_name(measure: str) -> str:
     return parsed.trec_name or parsed.name
 
 
-def _trec_value(measure: str, value: float) -> str:
+def _is_count(measure: str) -> bool:
     try:
-        count = parse_measure(measure).is_count
+        return parse_measure(measure).is_count
     except ValueError:
-        count = False
+        return False
+
+
+def _trec_value(value: float, count: bool) -> str:
     if value != value:
         return "nan"
     return str(round(value)) if count else f"{value:.4f}"
@@ -422,16 +429,19 @@ def per_query_trec(version: int, content_hash: str, values: PerQuery) -> str:
     """trec_eval ``-q`` lines (``measure<TAB>qid<TAB>value``, the measure padded to 22 as
     ``metrics/cli.py`` prints it, 4 decimals), one block per run: ``runid  all  TAG``, then
     ``qrels_version  all  N`` and ``qrels_hash  all  HASH``, then each query's values."""
+    measures = {m for v in values.values() for m in v}
+    names = {m: trec_name(m) for m in measures}  # parsed once per measure, not once a line
+    counts = {m: _is_count(m) for m in measures}
     rows: list[tuple[str, str, str]] = []
-    for run, measures in values.items():
+    for run, by_measure in values.items():
         rows.append(("runid", "all", run))
         rows.append(("qrels_version", "all", str(version)))
         rows.append(("qrels_hash", "all", content_hash))
-        qids = sorted({q for v in measures.values() for q in v}, key=lambda q: q.encode())
+        qids = sorted({q for v in by_measure.values() for q in v}, key=lambda q: q.encode())
         for q in qids:
-            for m, v in measures.items():
+            for m, v in by_measure.items():
                 if q in v:
-                    rows.append((trec_name(m), q, _trec_value(m, float(v[q]))))
+                    rows.append((names[m], q, _trec_value(float(v[q]), counts[m])))
     return "".join(f"{a:<22}\t{b}\t{c}\n" for a, b, c in rows)
 
 

@@ -209,15 +209,17 @@ def baseline_comparisons(
             "baseline: significance is computed in honest mode only",
             [Problem.at("baseline", "significance against a baseline needs mode=honest")],
         )
-    limit = settings.POOLJUDGE_EXPORT_MAX_COMPARED_RUNS
-    if len(labels) > limit:
+    limit = settings.POOLJUDGE_EXPORT_MAX_COMPARISONS
+    asked = (len(labels) - 1) * len(board["measures"])
+    if asked > limit:
         raise InvalidInput(
-            f"baseline: {len(labels)} runs to compare, more than {limit}",
+            f"baseline: {len(labels) - 1} runs x {len(board['measures'])} measures = {asked} "
+            f"paired tests, more than {limit}",
             [
                 Problem.at(
                     "baseline",
-                    f"filter the board to at most {limit} runs "
-                    "(POOLJUDGE_EXPORT_MAX_COMPARED_RUNS)",
+                    f"at most {limit} tests (POOLJUDGE_EXPORT_MAX_COMPARISONS): choose fewer "
+                    "measures (measures=) or runs (pooled=, group=)",
                 )
             ],
         )
