@@ -43,6 +43,7 @@ class VersusView(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
+        operation_id="campaign_versus",
         parameters=[
             *RUN_PARAMS,
             OpenApiParameter("measure", str, description="one of the campaign's (default: first)"),
@@ -83,6 +84,7 @@ class VersusTopicView(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
+        operation_id="campaign_versus_topic",
         parameters=[
             *RUN_PARAMS,
             OpenApiParameter(
