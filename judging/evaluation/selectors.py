@@ -12,6 +12,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
+from django.db.models.fields.json import KeyTransform
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run, Topic
@@ -318,23 +319,25 @@ def per_query_values(
     names = list(campaign.measures)
     key = measures_key(names)
     chosen = list(runs) if runs is not None else list(campaign.runs.order_by("tag"))
-    evaluations = {
-        e.run_id: e
-        for e in Evaluation.objects.filter(
+    canonical = _stored_measure(measure, names) if measure else names[0]
+    # only this measure's per-query values (``result -> per_query -> measure`` in the database):
+    # a stored result holds every measure's, its companions' and the curve's, most of its bytes
+    evaluations: dict[int, Any] = dict(
+        Evaluation.objects.filter(
             qrels=version,
             mode=EvalMode.HONEST,
             measures_key=key,
             state=EvalState.DONE,
             run__in=chosen,
         )
-    }
-    canonical = _stored_measure(measure, names) if measure else names[0]
+        .annotate(values=KeyTransform(canonical, KeyTransform("per_query", "result")))
+        .values_list("run_id", "values")
+    )
     per_query: dict[str, dict[str, float]] = {}
     by_label: dict[str, Run] = {}
     for run in chosen:
-        ev = evaluations.get(run.pk)
-        values = ev.result.get("per_query", {}).get(canonical) if ev else None
-        if values is None:
+        values = evaluations.get(run.pk)
+        if not isinstance(values, dict):
             continue
         label = run_label(run, user)
         per_query[label] = {q: float(v) for q, v in values.items() if v is not None}
