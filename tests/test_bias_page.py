@@ -368,3 +368,28 @@ def test_when_no_correction_is_recommended_the_page_says_so_and_names_the_best_o
         "score." in text
     )
     assert "a penalty of 0.0000" not in text
+
+
+def test_many_runs_not_pooled_get_one_summary_row_each_and_their_tables_folded(
+    world: Any, researcher: Any
+) -> None:
+    """TREC 2011 Medical has 86 runs not pooled: a table of every estimator per run made the
+    page tens of thousands of pixels tall. Beyond five, a summary row each, the tables folded."""
+    result = fx.result()
+    not_pooled = result["estimators"]["not_pooled"]
+    not_pooled.update({f"novel-{i}": dict(not_pooled[fx.NOVEL]) for i in range(6)})
+    store(world, result)
+    html = page(researcher, world)
+    summary = table_of(html, "estimates-summary")
+    assert summary.count("<tr") == 1 + 7  # header + every run not pooled
+    rows = [page_text(r) for r in summary.split("</tr>")[1:-1]]
+    assert (
+        f"{fx.NOVEL} 0.2000 0.2140 +0.0140 7.0% [0.2043, 0.2237] Webber & Park 2009 (+0.0140)"
+        in rows
+    )
+    detail = section(html, "estimates-detail", "</details>")
+    assert detail.count('class="grid spaced estimates"') == 7  # still there, folded
+    assert "Every estimator, run by run (7 runs)" in page_text(detail)
+    store(world, fx.result())  # one run not pooled: its table shown, nothing folded
+    html = page(researcher, world)
+    assert 'id="estimates-summary"' not in html and 'id="estimates-detail"' not in html

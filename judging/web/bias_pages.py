@@ -322,6 +322,9 @@ def _label(name: str, info: dict[str, Any]) -> str:
     return str(info.get("label") or ESTIMATOR_LABELS.get(name, name))
 
 
+UNFOLDED_ESTIMATE_RUNS = 5
+
+
 def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
     """The estimators of the penalty (``result["estimators"]``), laid out for the page: per
     non-pooled run one row per applicable estimator (estimate, penalty, its % of the run's own
@@ -412,6 +415,9 @@ def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
             if not info[n].get("applicable", True)
         ],
         "runs": runs,
+        # many runs not pooled (TREC 2011 Medical: 86): one summary row each, the tables of every
+        # estimator folded, or the page grows by a table a run
+        "fold": len(runs) > UNFOLDED_ESTIMATE_RUNS,
         "deltas": est.get("deltas") or {},
         "harness": harness,
         "harness_names": [_label(n, info[n]) for n in applicable],
