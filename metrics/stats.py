@@ -53,6 +53,7 @@ __all__ = [
     "paired_resampling_matrix",
     "paired_t_matrix",
     "paired_test",
+    "query_set",
     "studentized_range_sf",
     "t_ci",
     "tau_ap",
@@ -338,6 +339,26 @@ def holm(p_values: Sequence[float]) -> list[float]:
     return [float(v) for v in out]
 
 
+def query_set(
+    per_query: Mapping[str, Mapping[str, float]], queries: Sequence[str] | None
+) -> list[str]:
+    """The queries runs are paired on: ``queries`` as given (a run without a value for one
+    scores 0 there), or, when None, the queries of the runs, which must then all cover the same
+    ones (a run missing a query another run has raises ``ValueError`` naming both)."""
+    if queries is not None:
+        return list(dict.fromkeys(queries))
+    union: set[str] = set().union(*(set(v) for v in per_query.values()))
+    for r, values in per_query.items():
+        missing = union - set(values)
+        if missing:
+            shown = ", ".join(sorted(missing)[:10])
+            raise ValueError(
+                f"run {r!r} has no value for {len(missing)} queries other runs have "
+                f"({shown}); pass queries= to score them 0"
+            )
+    return sorted(union)
+
+
 CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "bh", "none")
 
 
@@ -457,19 +478,7 @@ def compare_to_baseline(
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
     runs = [r for r in per_query if r != baseline]
-    if queries is None:
-        union: set[str] = set().union(*(set(v) for v in per_query.values()))
-        for r in per_query:
-            missing = union - set(per_query[r])
-            if missing:
-                shown = ", ".join(sorted(missing)[:10])
-                raise ValueError(
-                    f"run {r!r} has no value for {len(missing)} queries other runs have "
-                    f"({shown}); pass queries= to score them 0"
-                )
-        qids = sorted(union)
-    else:
-        qids = list(dict.fromkeys(queries))
+    qids = query_set(per_query, queries)
     if runs and not qids:
         raise ValueError("no queries to compare")
 
@@ -561,19 +570,7 @@ def compare_runs(
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")
     runs = list(per_query)
-    if queries is None:
-        union: set[str] = set().union(*(set(per_query[r]) for r in runs))
-        for r in runs:
-            missing = union - set(per_query[r])
-            if missing:
-                shown = ", ".join(sorted(missing)[:10])
-                raise ValueError(
-                    f"run {r!r} has no value for {len(missing)} queries other runs have "
-                    f"({shown}); pass queries= to score them 0"
-                )
-        qids = sorted(union)
-    else:
-        qids = list(dict.fromkeys(queries))
+    qids = query_set(per_query, queries)
     if len(runs) >= 2 and not qids:
         raise ValueError("no queries to compare")
     vectors = {
@@ -703,19 +700,7 @@ def _query_matrix(
 ) -> tuple[list[str], list[str], npt.NDArray[np.float64]]:
     """(runs, qids, values[run, query]) with :func:`compare_runs`' rule for the query set."""
     runs = list(per_query)
-    if queries is None:
-        union: set[str] = set().union(*(set(per_query[r]) for r in runs))
-        for r in runs:
-            missing = union - set(per_query[r])
-            if missing:
-                shown = ", ".join(sorted(missing)[:10])
-                raise ValueError(
-                    f"run {r!r} has no value for {len(missing)} queries other runs have "
-                    f"({shown}); pass queries= to score them 0"
-                )
-        qids = sorted(union)
-    else:
-        qids = list(dict.fromkeys(queries))
+    qids = query_set(per_query, queries)
     values = np.array(
         [[float(per_query[r].get(q, 0.0)) for q in qids] for r in runs], dtype=np.float64
     ).reshape(len(runs), len(qids))
