@@ -307,6 +307,19 @@ def paired_test(
     return PairedTest(test=test, statistic=statistic, p_value=min(1.0, p), mean_diff=mean_diff, n=n)
 
 
+def _p_family(p_values: Sequence[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checked family of a p-value correction: (an all-NaN output array, the mask of finite
+    entries, the finite p-values). Raises ``ValueError`` unless the input is one-dimensional with
+    every finite value in [0, 1]."""
+    p = np.asarray(p_values, dtype=np.float64)
+    if p.ndim != 1:
+        raise ValueError("p_values must be one-dimensional")
+    finite = ~np.isnan(p)
+    if np.any((p[finite] < 0.0) | (p[finite] > 1.0)):
+        raise ValueError("p-values must lie in [0, 1]")
+    return np.full(p.shape, math.nan), finite, p[finite]
+
+
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm-Bonferroni adjusted p-values, in input order (Holm 1979).
 
@@ -321,14 +334,7 @@ def holm(p_values: Sequence[float]) -> list[float]:
     NaN entries (an undefined test) stay NaN and are left out of the family: m counts only the
     finite p-values. Values outside [0, 1] raise ``ValueError``.
     """
-    p = np.asarray(p_values, dtype=np.float64)
-    if p.ndim != 1:
-        raise ValueError("p_values must be one-dimensional")
-    finite = ~np.isnan(p)
-    if np.any((p[finite] < 0.0) | (p[finite] > 1.0)):
-        raise ValueError("p-values must lie in [0, 1]")
-    out = np.full(p.shape, math.nan)
-    family = p[finite]
+    out, finite, family = _p_family(p_values)
     m = family.size
     if m:
         order = np.argsort(family, kind="stable")
@@ -380,14 +386,7 @@ def adjust(p_values: Sequence[float], method: str = "holm") -> list[float]:
         raise ValueError(f"unknown correction {method!r}; expected one of {', '.join(CORRECTIONS)}")
     if method == "holm":
         return holm(p_values)
-    p = np.asarray(p_values, dtype=np.float64)
-    if p.ndim != 1:
-        raise ValueError("p_values must be one-dimensional")
-    finite = ~np.isnan(p)
-    if np.any((p[finite] < 0.0) | (p[finite] > 1.0)):
-        raise ValueError("p-values must lie in [0, 1]")
-    out = np.full(p.shape, math.nan)
-    family = p[finite]
+    out, finite, family = _p_family(p_values)
     m = family.size
     if m and method == "none":
         out[finite] = family
