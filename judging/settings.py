@@ -70,6 +70,7 @@ INSTALLED_APPS = [
     "judging.assessments",
     "judging.pools",
     "judging.evaluation",
+    "judging.autojudge",
     "judging.workflows",
     "judging.api",
     "judging.web",
@@ -389,3 +390,30 @@ POOLJUDGE_CURVE_MAX_DEPTH = env_int("POOLJUDGE_CURVE_MAX_DEPTH", 1000, minimum=1
 # bootstrap CI of the difference each, computed while the request waits: tens of ms each).
 POOLJUDGE_EXPORT_MAX_RUNS = env_int("POOLJUDGE_EXPORT_MAX_RUNS", 500, minimum=1)
 POOLJUDGE_EXPORT_MAX_COMPARISONS = env_int("POOLJUDGE_EXPORT_MAX_COMPARISONS", 300, minimum=1)
+# autojudge: automatic judges (judging/autojudge, issue 17). Chat endpoints are named here, never
+# stored: a judge keeps only the endpoint's name, so URLs and keys stay out of the database, the
+# pages, the API and the logs. POOLJUDGE_LLM_ENDPOINTS is JSON
+# {"name": {"base_url": "http://host:8000/v1", "api_key_env": "VAR_WITH_THE_KEY"}} (or "api_key"
+# inline); POOLJUDGE_LLM_BASE_URL / POOLJUDGE_LLM_API_KEY define the endpoint named "default".
+POOLJUDGE_LLM_ENDPOINTS: dict[str, dict[str, str]] = {}
+if env_str("POOLJUDGE_LLM_ENDPOINTS"):
+    import json as _json
+
+    POOLJUDGE_LLM_ENDPOINTS = _json.loads(env_str("POOLJUDGE_LLM_ENDPOINTS"))
+if env_str("POOLJUDGE_LLM_BASE_URL"):
+    POOLJUDGE_LLM_ENDPOINTS.setdefault(
+        "default",
+        {
+            "base_url": env_str("POOLJUDGE_LLM_BASE_URL"),
+            "api_key": env_str("POOLJUDGE_LLM_API_KEY"),
+        },
+    )
+# Per endpoint call: seconds before a request times out, retries after a 429/5xx/timeout (with
+# exponential backoff, Retry-After honoured), and requests per minute (0: no limit).
+POOLJUDGE_LLM_TIMEOUT_SECONDS = env_int("POOLJUDGE_LLM_TIMEOUT_SECONDS", 60, minimum=1)
+POOLJUDGE_LLM_MAX_RETRIES = env_int("POOLJUDGE_LLM_MAX_RETRIES", 4, minimum=0, maximum=20)
+POOLJUDGE_LLM_REQUESTS_PER_MINUTE = env_int("POOLJUDGE_LLM_REQUESTS_PER_MINUTE", 60, minimum=0)
+# Labels a judge run writes per transaction (progress is saved after each batch).
+POOLJUDGE_AUTOJUDGE_BATCH = env_int("POOLJUDGE_AUTOJUDGE_BATCH", 50, minimum=1)
+# Rows in one imported label file.
+POOLJUDGE_AUTOJUDGE_MAX_LABELS = env_int("POOLJUDGE_AUTOJUDGE_MAX_LABELS", 2_000_000, minimum=1)

@@ -7,8 +7,8 @@ whatever gets past the ORM (a raw ``UPDATE``, a ``DELETE`` from a shell, a casca
 - ``assessments_qrelsentry``: no ``UPDATE``, no ``DELETE``. Rows are written once, with their
   version.
 - ``assessments_qrelsversion``: no ``DELETE``; an ``UPDATE`` may change nothing of what the version
-  says (campaign, number, source, hash, note, counts, creation time). ``created_by`` may still
-  become NULL when that account is deleted.
+  says (campaign, number, source, kind, judges, hash, note, counts, creation time).
+  ``created_by`` may still become NULL when that account is deleted.
 - ``assessments_judgmentchange`` (the judgment history, the record a published version rests
   on): no ``DELETE``; an ``UPDATE`` may only unlink a deleted judgment (``judgment_id`` to NULL).
 - ``assessments_judgment`` (current grades): topic, document, annotator and campaign never change;
@@ -56,12 +56,18 @@ VERSION_COLUMNS = (
     "campaign_id",
     "number",
     "source",
+    "kind",
+    "judges",
     "content_hash",
     "note",
     "num_judgments",
     "num_relevant",
     "created_at",
 )
+# What the version guard covered before migration 0008 added kind and judges: migration 0005
+# installs the triggers as they were then (a trigger naming a column not there yet breaks the
+# table rebuilds of the migrations in between).
+VERSION_COLUMNS_BEFORE_0008 = tuple(c for c in VERSION_COLUMNS if c not in ("kind", "judges"))
 HISTORY_COLUMNS = (
     "topic_id",
     "docid",
@@ -123,7 +129,7 @@ def _changed(columns: tuple[str, ...], distinct: str) -> str:
     return " OR ".join(f"NEW.{c} {distinct} OLD.{c}" for c in columns)
 
 
-def _sqlite() -> list[str]:
+def _sqlite(version_columns: tuple[str, ...] = VERSION_COLUMNS) -> list[str]:
     def trigger(name: str, event: str, when: str, message: str) -> str:
         return (
             f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE {event} ON {TABLES[name]} FOR EACH ROW "
@@ -138,7 +144,7 @@ def _sqlite() -> list[str]:
         trigger(
             "pj_qrelsversion_no_update",
             "UPDATE",
-            _changed(VERSION_COLUMNS, "IS NOT"),
+            _changed(version_columns, "IS NOT"),
             VERSION_UPDATE,
         ),
         trigger("pj_judgmentchange_no_delete", "DELETE", "1", HISTORY_DELETE),
@@ -171,7 +177,7 @@ def _sqlite() -> list[str]:
     ]
 
 
-def _postgresql() -> list[str]:
+def _postgresql(version_columns: tuple[str, ...] = VERSION_COLUMNS) -> list[str]:
     """Functions with the conditions in their bodies, not in the triggers' WHEN: PostgreSQL
     refuses to alter the type of a column a WHEN clause names, which would block later
     migrations of these tables."""
@@ -205,7 +211,7 @@ def _postgresql() -> list[str]:
   IF TG_OP = 'DELETE' THEN
     {refuse(VERSION_DELETE)}
   END IF;
-  IF {_changed(VERSION_COLUMNS, "IS DISTINCT FROM")} THEN
+  IF {_changed(version_columns, "IS DISTINCT FROM")} THEN
     {refuse(VERSION_UPDATE)}
   END IF;
   RETURN NEW;
@@ -259,15 +265,19 @@ END""",
     ]
 
 
-def install(connection: BaseDatabaseWrapper) -> None:
-    """Create the triggers (and PostgreSQL's functions) if missing; safe to run again."""
+def install(
+    connection: BaseDatabaseWrapper, version_columns: tuple[str, ...] = VERSION_COLUMNS
+) -> None:
+    """Create the triggers (and PostgreSQL's functions) if missing; safe to run again.
+    ``version_columns``: what the qrels version guard covers (a migration passes the columns of
+    its time)."""
     statements = {"sqlite": _sqlite, "postgresql": _postgresql}.get(connection.vendor)
     if statements is None:
         return
     if connection.vendor == "sqlite":
         register_sqlite_function(connection)
     with connection.cursor() as cursor:
-        for sql in statements():
+        for sql in statements(version_columns):
             cursor.execute(sql)
 
 

@@ -16,6 +16,19 @@ if TYPE_CHECKING:
 class QrelsSource(models.TextChoices):
     IMPORTED = "imported", "Imported from a file"
     PUBLISHED = "published", "Published from judgments"
+    JUDGE = "judge", "Built from an automatic judge's labels"
+
+
+class QrelsKind(models.TextChoices):
+    """Who made the grades of a qrels version: people, an automatic judge, or both. Automatic
+    labels never enter a version silently: a version's kind is fixed when it is stored, every
+    row of an automatic or hybrid version names the judge version its grade came from
+    (``QrelsEntry.judge_id``), and a campaign's default qrels ("the latest") is its latest
+    human version."""
+
+    HUMAN = "human", "human"
+    AUTOMATIC = "automatic", "automatic"
+    HYBRID = "hybrid", "hybrid"
 
 
 class QrelsVersionQuerySet(models.QuerySet["QrelsVersion"]):
@@ -30,6 +43,10 @@ class QrelsVersionQuerySet(models.QuerySet["QrelsVersion"]):
     def latest_first(self) -> QrelsVersionQuerySet:
         return self.order_by("-number")
 
+    def human(self) -> QrelsVersionQuerySet:
+        """Versions made of human judgments only: what "the latest qrels" means by default."""
+        return self.filter(kind=QrelsKind.HUMAN)
+
 
 class QrelsVersion(models.Model):
     """An immutable snapshot of judgments. ``number`` counts up per campaign from 1."""
@@ -40,6 +57,18 @@ class QrelsVersion(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="qrels_versions")
     number = models.PositiveIntegerField()
     source = models.CharField(max_length=20, choices=QrelsSource.choices)
+    kind = models.CharField(
+        max_length=10,
+        choices=QrelsKind.choices,
+        default=QrelsKind.HUMAN,
+        help_text="Human judgments, an automatic judge's labels, or both (hybrid).",
+    )
+    judges = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The automatic judge versions whose labels are in it: "
+        '[{"id", "name", "version", "kind", "model"}] (empty for a human version).',
+    )
     content_hash = models.CharField(
         max_length=64, help_text="SHA-256 of the canonical TREC export (sorted lines)."
     )
@@ -66,6 +95,22 @@ class QrelsVersion(models.Model):
     def __str__(self) -> str:
         return f"{self.campaign} qrels v{self.number}"
 
+    @property
+    def kind_label(self) -> str:
+        """What the grades rest on, as pages and exports say it: ``human``, ``automatic
+        (umbrela v2)`` or ``hybrid (human + umbrela v2)``."""
+        names = ", ".join(f"{j.get('name')} v{j.get('version')}" for j in self.judges or [])
+        if self.kind == QrelsKind.AUTOMATIC:
+            return f"automatic ({names})" if names else "automatic"
+        if self.kind == QrelsKind.HYBRID:
+            return f"hybrid (human + {names})" if names else "hybrid"
+        return "human"
+
+    @property
+    def label(self) -> str:
+        """``v3 · human``: the version and the kind of qrels a number rests on."""
+        return f"v{self.number} · {self.kind_label}"
+
 
 class QrelsEntry(models.Model):
     """One row of a stored qrels version: written once with its version, never changed."""
@@ -74,6 +119,11 @@ class QrelsEntry(models.Model):
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
     docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
     grade = models.IntegerField()
+    judge_id = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The automatic judge version this grade came from; empty: a human grade.",
+    )
 
     class Meta:
         verbose_name_plural = "qrels entries"

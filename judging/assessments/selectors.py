@@ -28,13 +28,14 @@ from metrics.agreement import agreement, agreement_by_topic, disagreements
 
 
 def qrels_version(campaign: Campaign, number: str | int | None = None) -> QrelsVersion | None:
-    """Qrels version ``number`` of the campaign, or its latest when no number is given.
+    """Qrels version ``number`` of the campaign (of any kind), or its latest *human* version when
+    no number is given: automatic and hybrid versions are read only when asked for by number.
 
     None when the campaign has no such version (a number that is not a number included).
     """
     versions = QrelsVersion.objects.filter(campaign=campaign)
     if number is None or number == "":
-        return versions.latest_first().first()
+        return versions.human().latest_first().first()
     if not str(number).isdigit():
         return None
     return versions.filter(number=int(number)).first()

@@ -17,6 +17,7 @@ from judging.assessments.models import (
     AnnotatorExclusion,
     Judgment,
     QrelsEntry,
+    QrelsKind,
     QrelsSource,
     QrelsVersion,
 )
@@ -108,26 +109,67 @@ def qrels_import(
             total=len(problems),
             source=source,
         )
-    lines = canonical_lines(rows)
-    threshold = campaign.relevance_threshold
     with transaction.atomic():
         # Lock the campaign row so that two imports cannot take the same number.
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        version = QrelsVersion.objects.create(
+        return qrels_store(
             campaign=campaign,
-            number=_next_number(campaign),
+            rows=rows,
             source=QrelsSource.IMPORTED,
-            content_hash=content_hash(lines),
             note=note,
-            num_judgments=len(rows),
-            num_relevant=sum(1 for _, _, g in rows if g >= threshold),
             created_by=created_by,
+            topic_ids=topic_ids,
         )
-        insert_rows(
-            QrelsEntry,
-            ("version_id", "topic_id", "docid", "grade"),
-            ((version.pk, topic_ids[q], d, g) for q, d, g in rows),
-        )
+
+
+def qrels_store(
+    *,
+    campaign: Campaign,
+    rows: Iterable[tuple[str, str, int]] | Iterable[tuple[str, str, int, int | None]],
+    source: str,
+    note: str = "",
+    created_by: Account | None = None,
+    kind: str = QrelsKind.HUMAN,
+    judges: list[dict[str, Any]] | None = None,
+    topic_ids: dict[str, int] | None = None,
+) -> QrelsVersion:
+    """Store validated rows ``(qid, docid, grade)`` or ``(qid, docid, grade, judge_id)`` (the
+    automatic judge version a grade came from; None for a human grade) as the campaign's next
+    qrels version of ``kind``, in the caller's transaction, which must hold the campaign row
+    locked (``select_for_update``) so that two writers cannot take the same number.
+
+    A human version has no judge ids; an automatic one has one on every row; a hybrid one has
+    both, and ``judges`` describes every judge version its rows name.
+    """
+    full = [(r[0], r[1], int(r[2]), r[3] if len(r) > 3 else None) for r in rows]
+    named = {j for *_, j in full if j is not None}
+    if kind == QrelsKind.HUMAN and named:
+        raise ValueError("a human qrels version has no automatic rows")
+    if kind == QrelsKind.AUTOMATIC and any(j is None for *_, j in full):
+        raise ValueError("every row of an automatic qrels version names its judge")
+    described = {int(j["id"]) for j in judges or []}
+    if kind != QrelsKind.HUMAN and not named <= described:
+        raise ValueError("judges must describe every judge version the rows name")
+    if topic_ids is None:
+        topic_ids = dict(campaign.topics.values_list("qid", "id"))
+    lines = canonical_lines((q, d, g) for q, d, g, _ in full)
+    version = QrelsVersion.objects.create(
+        campaign=campaign,
+        number=_next_number(campaign),
+        source=source,
+        kind=kind,
+        judges=list(judges or []),
+        content_hash=content_hash(lines),
+        note=note,
+        num_judgments=len(full),
+        num_relevant=sum(1 for _, _, g, _ in full if g >= campaign.relevance_threshold),
+        created_by=created_by,
+    )
+    insert_rows(
+        QrelsEntry,
+        ("version_id", "topic_id", "docid", "grade", "judge_id"),
+        ((version.pk, topic_ids[q], d, g, j) for q, d, g, j in full),
+    )
     return version
 
 
@@ -206,23 +248,21 @@ def qrels_publish(
 ) -> tuple[QrelsVersion, bool]:
     """Snapshot the judgments as the campaign's next qrels version; returns (version, created).
 
-    The new version is the latest *imported* version's rows (if any) overlaid with the consensus
-    of the annotators' current judgments (a judgment replaces the imported grade of the same
-    item). Not the latest version's rows: an item whose judgment was undone since the last
+    A human version: the latest *imported* human version's rows (if any) overlaid with the
+    consensus of the annotators' current judgments (a judgment replaces the imported grade of the
+    same item). Not the latest version's rows: an item whose judgment was undone since the last
     publish must leave the next version, not live on from the last one. Publishing when nothing
-    changed returns the latest version instead of a duplicate. The note of a new version says
-    which assessors' judgments were left out (exclusions in force) and why.
+    changed returns the latest human version instead of a duplicate. Automatic and hybrid
+    versions never feed it. The note of a new version says which assessors' judgments were left
+    out (exclusions in force) and why.
     """
     from judging.assessments.gold import exclusion_note
 
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        latest = QrelsVersion.objects.filter(campaign=campaign).latest_first().first()
-        imported = (
-            QrelsVersion.objects.filter(campaign=campaign, source=QrelsSource.IMPORTED)
-            .latest_first()
-            .first()
-        )
+        human = QrelsVersion.objects.filter(campaign=campaign).human()
+        latest = human.latest_first().first()
+        imported = human.filter(source=QrelsSource.IMPORTED).latest_first().first()
         merged: dict[tuple[str, str], int] = {}
         if imported is not None:
             merged = {(q, d): g for q, d, g in qrels_rows(imported)}
@@ -232,21 +272,12 @@ def qrels_publish(
         digest = content_hash(lines)
         if latest is not None and latest.content_hash == digest:
             return latest, False
-        topic_ids = dict(campaign.topics.values_list("qid", "id"))
-        version = QrelsVersion.objects.create(
+        version = qrels_store(
             campaign=campaign,
-            number=_next_number(campaign),
+            rows=rows,
             source=QrelsSource.PUBLISHED,
-            content_hash=digest,
             note=" · ".join(part for part in (note, exclusion_note(campaign)) if part),
-            num_judgments=len(rows),
-            num_relevant=sum(1 for _, _, g in rows if g >= campaign.relevance_threshold),
             created_by=created_by,
-        )
-        insert_rows(
-            QrelsEntry,
-            ("version_id", "topic_id", "docid", "grade"),
-            ((version.pk, topic_ids[q], d, g) for q, d, g in rows),
         )
     return version, True
 

@@ -536,7 +536,9 @@ def _part(name: str, inputs: _Inputs) -> dict[str, Any]:
             )
     if name == "before_after":
         previous = (
-            QrelsVersion.objects.filter(campaign=inputs.campaign, number__lt=report.qrels.number)
+            QrelsVersion.objects.filter(
+                campaign=inputs.campaign, number__lt=report.qrels.number, kind=report.qrels.kind
+            )
             .latest_first()
             .first()
         )

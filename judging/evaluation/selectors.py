@@ -535,9 +535,11 @@ def _scrubbed(value: Any, replacements: dict[str, str]) -> Any:
 
 
 def latest_qrels_version(campaign_id: int) -> QrelsVersion | None:
-    """The campaign's latest qrels version, with its campaign (for ``run_evaluation_status``)."""
+    """The campaign's latest human qrels version, with its campaign (for
+    ``run_evaluation_status``)."""
     return (
         QrelsVersion.objects.filter(campaign_id=campaign_id)
+        .human()
         .latest_first()
         .select_related("campaign")
         .first()

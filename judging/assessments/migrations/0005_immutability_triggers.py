@@ -9,7 +9,9 @@ from django.db import migrations
 def install(apps: Any, schema_editor: Any) -> None:
     from judging.assessments import immutability
 
-    immutability.install(schema_editor.connection)
+    immutability.install(
+        schema_editor.connection, version_columns=immutability.VERSION_COLUMNS_BEFORE_0008
+    )
 
 
 def uninstall(apps: Any, schema_editor: Any) -> None:

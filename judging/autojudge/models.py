@@ -1,0 +1,187 @@
+"""Automatic judges, their runs over pool versions, and their labels: kept beside the human
+judgments (``assessments``), never in them.
+
+A ``Judge`` row is one judge *version*: kind + model + prompt (or parameters) + version number.
+Once it has labelled anything (``locked_at`` set) what it says never changes: a change is a new
+version (``autojudge.services.judge_create`` with the same name numbers it). Its labels
+(``AutoLabel``) are also its cache, keyed by (judge version, topic, document): a second run over a
+pool, or another pool version sharing documents, asks the endpoint only for the new pairs.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
+from django.db import models
+
+from judging.campaigns.models import Campaign, Topic
+from judging.pools.models import PoolVersion
+
+if TYPE_CHECKING:
+    from judging.core.roles import UserLike
+
+
+class JudgeKind(models.TextChoices):
+    OPENAI = "openai-compatible", "OpenAI-compatible chat endpoint"
+    EMBEDDING = "embedding", "Local sentence-embedding similarity"
+    IMPORTED = "imported", "Labels imported from a file"
+
+
+# What a judge version says: none of these change once it has labelled anything.
+IDENTITY_FIELDS = ("campaign_id", "name", "version", "kind", "model", "prompt", "params")
+
+
+class JudgeQuerySet(models.QuerySet["Judge"]):
+    def visible_to(self, user: UserLike) -> JudgeQuerySet:
+        """Judges and their labels are results: admins and researchers read them; annotators
+        never see a judge (the anchoring arm shows them a grade, not a judge)."""
+        from judging.core.roles import is_admin, is_researcher
+
+        if is_admin(user) or is_researcher(user):
+            return self.all()
+        return self.none()
+
+
+class Judge(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="judges")
+    name = models.SlugField(max_length=100, help_text="The judge's name; versions share it.")
+    version = models.PositiveIntegerField(help_text="Counts up per (campaign, name) from 1.")
+    kind = models.CharField(max_length=20, choices=JudgeKind.choices)
+    model = models.CharField(
+        max_length=200,
+        help_text="The model that grades (for an imported judge: the model its file declares).",
+    )
+    prompt = models.TextField(blank=True, help_text="The prompt template (openai-compatible).")
+    params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Kind-specific parameters: the endpoint's name (never its URL or key), the "
+        "grade mapping, the embedding thresholds, prices.",
+    )
+    description = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    locked_at = models.DateTimeField(
+        null=True, blank=True, help_text="First used: what the version says is fixed from then."
+    )
+
+    objects = JudgeQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["campaign", "name", "version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "name", "version"], name="judge_version_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Refuse to change what a version says once it has labelled anything."""
+        if self.pk is not None:
+            stored = Judge.objects.filter(pk=self.pk).values(*IDENTITY_FIELDS, "locked_at").first()
+            if stored is not None and stored["locked_at"] is not None:
+                changed = [f for f in IDENTITY_FIELDS if getattr(self, f) != stored[f]]
+                if changed:
+                    from judging.core.errors import Conflict
+
+                    raise Conflict(
+                        f"judge {self} has labelled documents: its {', '.join(changed)} never "
+                        "change; create a new version instead"
+                    )
+        super().save(*args, **kwargs)
+
+    def describe(self) -> dict[str, Any]:
+        """How a qrels version names this judge (``QrelsVersion.judges``)."""
+        return {
+            "id": self.pk,
+            "name": self.name,
+            "version": self.version,
+            "kind": self.kind,
+            "model": self.model,
+        }
+
+
+class JudgeRunState(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class JudgeRun(models.Model):
+    """One judge version labelling the documents of one pool version: progress and cost."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
+    pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="judge_runs")
+    state = models.CharField(
+        max_length=10, choices=JudgeRunState.choices, default=JudgeRunState.QUEUED
+    )
+    total = models.PositiveIntegerField(default=0, help_text="Pool documents to label.")
+    done = models.PositiveIntegerField(default=0, help_text="Labelled (any status) so far.")
+    cached = models.PositiveIntegerField(default=0, help_text="Already labelled by this version.")
+    ok = models.PositiveIntegerField(default=0)
+    refused = models.PositiveIntegerField(default=0)
+    malformed = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.FloatField(default=0.0, help_text="In the currency of the judge's prices.")
+    error = models.TextField(blank=True, help_text="Why the run stopped (never a key).")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.judge} over pool v{self.pool.number}"
+
+    @property
+    def progress(self) -> float:
+        return self.done / self.total if self.total else (1.0 if self.state == "done" else 0.0)
+
+
+class LabelStatus(models.TextChoices):
+    OK = "ok", "graded"
+    REFUSED = "refused", "refused"
+    MALFORMED = "malformed", "malformed answer"
+    ERROR = "error", "endpoint error"
+
+
+class AutoLabel(models.Model):
+    """A judge version's grade for one (topic, document): its cache and its record. A pair that
+    failed (error, refusal, malformed answer) has no grade and is asked again by the next run."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="labels")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    grade = models.IntegerField(null=True, blank=True, help_text="On the campaign's scale.")
+    status = models.CharField(max_length=10, choices=LabelStatus.choices, default=LabelStatus.OK)
+    score = models.FloatField(
+        null=True, blank=True, help_text="The judge's raw score (UMBRELA's 0-3, a similarity)."
+    )
+    answer = models.TextField(blank=True, help_text="The model's answer, truncated.")
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "topic", "docid"], name="autolabel_unique"),
+        ]
+        indexes = [models.Index(fields=["judge", "status"], name="autolabel_status")]
+
+    def __str__(self) -> str:
+        return f"{self.judge} {self.topic_id} {self.docid} {self.grade}"

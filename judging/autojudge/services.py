@@ -1,0 +1,424 @@
+"""Automatic judges: create versions, store their labels, run them over pool versions, and build
+automatic and hybrid qrels versions from their labels (validated writes, in transactions)."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from judging.assessments.models import QrelsEntry, QrelsKind, QrelsSource, QrelsVersion
+from judging.assessments.services import qrels_store
+from judging.autojudge.models import (
+    AutoLabel,
+    Judge,
+    JudgeKind,
+    JudgeRun,
+    JudgeRunState,
+    LabelStatus,
+)
+from judging.campaigns.models import Campaign
+from judging.core import outbox
+from judging.core.errors import Conflict, InvalidInput
+from judging.core.roles import Account
+from judging.pools.models import PoolDocument, PoolState, PoolVersion
+from metrics.problems import Problem
+
+log = logging.getLogger(__name__)
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
+
+
+def _invalid(field: str, message: str) -> InvalidInput:
+    return InvalidInput(f"{field}: {message}", [Problem.at(field, message)])
+
+
+def endpoint_names() -> list[str]:
+    """The chat endpoints configured in settings (POOLJUDGE_LLM_ENDPOINTS), by name only."""
+    return sorted(settings.POOLJUDGE_LLM_ENDPOINTS)
+
+
+def _check(kind: str, model: str, params: dict[str, Any]) -> None:
+    if kind not in JudgeKind.values:
+        raise _invalid("kind", f"must be one of {', '.join(JudgeKind.values)}")
+    if not model.strip():
+        raise _invalid("model", "is required (the model that grades, or that the file declares)")
+    if kind == JudgeKind.OPENAI:
+        endpoint = params.get("endpoint")
+        if endpoint not in settings.POOLJUDGE_LLM_ENDPOINTS:
+            known = ", ".join(endpoint_names()) or "none is configured (POOLJUDGE_LLM_ENDPOINTS)"
+            raise _invalid("params.endpoint", f"names no configured endpoint ({known})")
+        for key in ("base_url", "api_key", "url", "key"):
+            if key in params:
+                raise _invalid(
+                    f"params.{key}", "endpoints and keys come from settings, never from a judge"
+                )
+
+
+def judge_create(
+    *,
+    campaign: Campaign,
+    name: str,
+    kind: str,
+    model: str,
+    prompt: str = "",
+    params: dict[str, Any] | None = None,
+    description: str = "",
+    created_by: Account | None = None,
+) -> Judge:
+    """The next version of judge ``name`` in the campaign (version 1 for a new name).
+
+    When the latest version has never labelled anything and says the same, it is returned
+    instead of a duplicate. A version that has labelled something never changes: a different
+    prompt, model or parameters make a new version."""
+    if not _NAME.match(name or ""):
+        raise _invalid("name", "use lower-case letters, digits, '-' and '_' (at most 100)")
+    params = dict(params or {})
+    _check(kind, model, params)
+    with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        versions = Judge.objects.filter(campaign=campaign, name=name)
+        latest = versions.order_by("-version").first()
+        same = latest is not None and (latest.kind, latest.model, latest.prompt, latest.params) == (
+            kind,
+            model,
+            prompt,
+            params,
+        )
+        if latest is not None and same:
+            return latest
+        top = versions.aggregate(n=Max("version"))["n"] or 0
+        return Judge.objects.create(
+            campaign=campaign,
+            name=name,
+            version=top + 1,
+            kind=kind,
+            model=model,
+            prompt=prompt,
+            params=params,
+            description=description,
+            created_by=created_by,
+        )
+
+
+def judge_lock(judge: Judge) -> None:
+    """Fix what the version says: from its first label on it never changes."""
+    if judge.locked_at is None:
+        Judge.objects.filter(pk=judge.pk, locked_at__isnull=True).update(locked_at=timezone.now())
+        judge.refresh_from_db(fields=["locked_at"])
+
+
+@dataclass(frozen=True)
+class Label:
+    """One label to store: ``grade`` None when the judge gave none (``status`` says why)."""
+
+    qid: str
+    docid: str
+    grade: int | None
+    status: str = LabelStatus.OK
+    score: float | None = None
+    answer: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+def store_labels(judge: Judge, labels: Sequence[Label]) -> int:
+    """Write labels of ``judge`` (one transaction; a pair labelled before is replaced only when
+    its stored label has no grade) and lock the version. Grades must be on the campaign's scale;
+    unknown topics are refused. Returns the number written."""
+    campaign = judge.campaign
+    topic_ids = dict(campaign.topics.values_list("qid", "id"))
+    scale = set(campaign.grade_values())
+    problems = []
+    for label in labels:
+        if label.qid not in topic_ids:
+            problems.append(Problem.at(f"{label.qid} {label.docid}", "unknown topic"))
+        elif label.grade is not None and label.grade not in scale:
+            problems.append(
+                Problem.at(f"{label.qid} {label.docid}", f"grade {label.grade} is not on the scale")
+            )
+    if problems:
+        raise InvalidInput(
+            f"{len(problems)} label(s) cannot be stored; nothing was stored",
+            problems[: settings.POOLJUDGE_MAX_PROBLEMS],
+            total=len(problems),
+        )
+    if not labels:
+        return 0
+    with transaction.atomic():
+        judge_lock(judge)
+        keys = {(topic_ids[x.qid], x.docid) for x in labels}
+        graded = set(
+            AutoLabel.objects.filter(
+                judge=judge, topic_id__in={t for t, _ in keys}, grade__isnull=False
+            ).values_list("topic_id", "docid")
+        )
+        fresh = [x for x in labels if (topic_ids[x.qid], x.docid) not in graded]
+        AutoLabel.objects.filter(
+            judge=judge,
+            topic_id__in={topic_ids[x.qid] for x in fresh},
+            docid__in={x.docid for x in fresh},
+            grade__isnull=True,
+        ).delete()
+        AutoLabel.objects.bulk_create(
+            [
+                AutoLabel(
+                    judge=judge,
+                    topic_id=topic_ids[x.qid],
+                    docid=x.docid,
+                    grade=x.grade,
+                    status=x.status,
+                    score=x.score,
+                    answer=x.answer[:2000],
+                    prompt_tokens=x.prompt_tokens,
+                    completion_tokens=x.completion_tokens,
+                    cost=x.cost,
+                )
+                for x in fresh
+            ],
+            batch_size=1000,
+            ignore_conflicts=True,
+        )
+    return len(fresh)
+
+
+def labels(judge: Judge) -> dict[tuple[str, str], int]:
+    """(qid, docid) -> grade of every pair the version graded."""
+    rows = AutoLabel.objects.filter(judge=judge, grade__isnull=False).values_list(
+        "topic__qid", "docid", "grade"
+    )
+    return {(q, d): int(g) for q, d, g in rows.iterator(chunk_size=10_000) if g is not None}
+
+
+def pool_pairs(pool: PoolVersion) -> list[tuple[str, str]]:
+    """(qid, docid) of every document of a pool version, in judging order."""
+    rows = (
+        PoolDocument.objects.filter(version=pool)
+        .order_by("topic__qid", "position")
+        .values_list("topic__qid", "docid")
+    )
+    return list(rows)
+
+
+# ---- running a judge over a pool version -------------------------------------------------
+
+
+class Labeller(Protocol):
+    """What grades pairs: the openai-compatible client or the embedding judge."""
+
+    def label(self, pairs: Sequence[tuple[str, str]]) -> Iterable[Label]: ...
+
+
+LabellerFactory = Callable[[Judge], Labeller]
+_LABELLERS: dict[str, LabellerFactory] = {}
+
+
+def register_labeller(kind: str, factory: LabellerFactory) -> None:
+    _LABELLERS[kind] = factory
+
+
+def judge_run_task_key(run_id: int) -> str:
+    return f"judge-run:{run_id}"
+
+
+def judge_run_request(
+    *, judge: Judge, pool: PoolVersion, requested_by: Account | None = None
+) -> JudgeRun:
+    """Queue ``judge`` over the documents of ``pool`` (a task, after commit). An imported judge
+    has its labels already; it does not run."""
+    if judge.campaign_id != pool.campaign_id:
+        raise _invalid("pool", "belongs to another campaign")
+    if judge.kind == JudgeKind.IMPORTED:
+        raise Conflict(f"judge {judge} is imported: its labels come from a file, it does not run")
+    if pool.state != PoolState.BUILT:
+        raise Conflict(f"pool v{pool.number} is {pool.state}: a judge runs over a built pool")
+    with transaction.atomic():
+        active = JudgeRun.objects.filter(
+            judge=judge, pool=pool, state__in=[JudgeRunState.QUEUED, JudgeRunState.RUNNING]
+        ).first()
+        if active is not None:
+            return active
+        run = JudgeRun.objects.create(
+            judge=judge, pool=pool, requested_by=requested_by, total=pool.num_documents
+        )
+        outbox.enqueue("judging.autojudge.tasks.run_judge", run.pk, key=judge_run_task_key(run.pk))
+    return run
+
+
+def judge_run_execute(run_id: int) -> None:
+    """Label every document of the run's pool the judge version has not graded yet, in batches
+    of POOLJUDGE_AUTOJUDGE_BATCH, saving progress and cost after each. A pair the endpoint fails
+    on is recorded with its status and stops nothing else; a labeller that cannot start (no
+    endpoint, no embedding model) fails the run with the reason. Safe to run twice."""
+    run = JudgeRun.objects.select_related("judge", "judge__campaign", "pool").get(pk=run_id)
+    if run.state in (JudgeRunState.DONE, JudgeRunState.FAILED):
+        return
+    judge = run.judge
+    pairs = pool_pairs(run.pool)
+    done = set(labels(judge))
+    todo = [p for p in pairs if p not in done]
+    JudgeRun.objects.filter(pk=run.pk).update(
+        state=JudgeRunState.RUNNING,
+        started_at=timezone.now(),
+        heartbeat_at=timezone.now(),
+        total=len(pairs),
+        cached=len(pairs) - len(todo),
+        done=len(pairs) - len(todo),
+    )
+    factory = _LABELLERS.get(judge.kind)
+    try:
+        if factory is None:
+            raise RuntimeError(f"no labeller for judge kind {judge.kind!r}")
+        labeller = factory(judge)
+    except Exception as exc:  # the labeller cannot start: the run fails, saying why
+        _finish(run.pk, JudgeRunState.FAILED, error=_safe_message(exc))
+        return
+    batch: list[Label] = []
+    size = settings.POOLJUDGE_AUTOJUDGE_BATCH
+    try:
+        for label in labeller.label(todo):
+            batch.append(label)
+            if len(batch) >= size:
+                _save_batch(run.pk, judge, batch)
+                batch = []
+        _save_batch(run.pk, judge, batch)
+    except Exception as exc:
+        _save_batch(run.pk, judge, batch)
+        _finish(run.pk, JudgeRunState.FAILED, error=_safe_message(exc))
+        return
+    _finish(run.pk, JudgeRunState.DONE)
+
+
+def _safe_message(exc: BaseException) -> str:
+    """An error message with every configured key blanked out."""
+    text = f"{type(exc).__name__}: {exc}"
+    for endpoint in settings.POOLJUDGE_LLM_ENDPOINTS.values():
+        for secret in (endpoint.get("api_key"), _env_key(endpoint)):
+            if secret:
+                text = text.replace(secret, "***")
+    return text[:2000]
+
+
+def _env_key(endpoint: dict[str, str]) -> str:
+    import os
+
+    name = endpoint.get("api_key_env")
+    return os.environ.get(name, "") if name else ""
+
+
+def endpoint_key(endpoint: dict[str, str]) -> str:
+    """The API key of a configured endpoint (inline or from the named environment variable)."""
+    return endpoint.get("api_key") or _env_key(endpoint)
+
+
+def _save_batch(run_id: int, judge: Judge, batch: list[Label]) -> None:
+    if not batch:
+        return
+    from django.db.models import F
+
+    counts = {s: sum(1 for x in batch if x.status == s) for s in LabelStatus.values}
+    with transaction.atomic():
+        store_labels(judge, batch)
+        JudgeRun.objects.filter(pk=run_id).update(
+            done=F("done") + len(batch),
+            ok=F("ok") + counts[LabelStatus.OK],
+            refused=F("refused") + counts[LabelStatus.REFUSED],
+            malformed=F("malformed") + counts[LabelStatus.MALFORMED],
+            errors=F("errors") + counts[LabelStatus.ERROR],
+            prompt_tokens=F("prompt_tokens") + sum(x.prompt_tokens for x in batch),
+            completion_tokens=F("completion_tokens") + sum(x.completion_tokens for x in batch),
+            cost=F("cost") + sum(x.cost for x in batch),
+            heartbeat_at=timezone.now(),
+        )
+
+
+def _finish(run_id: int, state: str, *, error: str = "") -> None:
+    JudgeRun.objects.filter(pk=run_id).update(
+        state=state, error=error, finished_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+
+
+# ---- qrels versions from a judge's labels -------------------------------------------------
+
+
+def automatic_qrels(
+    *, judge: Judge, pool: PoolVersion, note: str = "", created_by: Account | None = None
+) -> QrelsVersion:
+    """A qrels version of kind *automatic*: the judge version's grade for every document of the
+    pool it graded (a pair it could not grade is left out, and the note says how many), every
+    row naming the judge. Nothing human is in it."""
+    if judge.campaign_id != pool.campaign_id:
+        raise _invalid("pool", "belongs to another campaign")
+    graded = labels(judge)
+    pairs = pool_pairs(pool)
+    rows = [(q, d, graded[(q, d)], judge.pk) for q, d in pairs if (q, d) in graded]
+    if not rows:
+        raise Conflict(f"judge {judge} has graded no document of pool v{pool.number}")
+    missing = len(pairs) - len(rows)
+    parts = [note, f"{judge} over pool v{pool.number}"]
+    if missing:
+        parts.append(f"{missing} pool document(s) without an automatic grade left out")
+    with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=judge.campaign_id).first()
+        return qrels_store(
+            campaign=judge.campaign,
+            rows=rows,
+            source=QrelsSource.JUDGE,
+            kind=QrelsKind.AUTOMATIC,
+            judges=[judge.describe()],
+            note=" · ".join(p for p in parts if p),
+            created_by=created_by,
+        )
+
+
+def hybrid_qrels(
+    *,
+    judge: Judge,
+    pool: PoolVersion,
+    human: QrelsVersion,
+    note: str = "",
+    created_by: Account | None = None,
+) -> QrelsVersion:
+    """A qrels version of kind *hybrid*: every row of the human version ``human`` as it is (a
+    human grade, no judge), and the judge version's grade for each pool document no person
+    judged (a row naming the judge). The note counts both."""
+    if human.kind != QrelsKind.HUMAN:
+        raise _invalid("human", f"qrels v{human.number} is {human.kind}, not human")
+    if not (judge.campaign_id == pool.campaign_id == human.campaign_id):
+        raise _invalid("pool", "judge, pool and qrels belong to different campaigns")
+    human_rows = list(
+        QrelsEntry.objects.filter(version=human, grade__gte=0).values_list(
+            "topic__qid", "docid", "grade"
+        )
+    )
+    judged = {(q, d) for q, d, _ in human_rows}
+    graded = labels(judge)
+    auto_rows: list[tuple[str, str, int, int | None]] = [
+        (q, d, graded[(q, d)], judge.pk)
+        for q, d in pool_pairs(pool)
+        if (q, d) not in judged and (q, d) in graded
+    ]
+    parts = [
+        note,
+        f"{len(human_rows)} human grade(s) from qrels v{human.number}",
+        f"{len(auto_rows)} automatic grade(s) from {judge} over pool v{pool.number}",
+    ]
+    with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=judge.campaign_id).first()
+        return qrels_store(
+            campaign=judge.campaign,
+            rows=[(q, d, g, None) for q, d, g in human_rows] + auto_rows,
+            source=QrelsSource.JUDGE,
+            kind=QrelsKind.HYBRID,
+            judges=[judge.describe()],
+            note=" · ".join(p for p in parts if p),
+            created_by=created_by,
+        )

@@ -1,0 +1,1 @@
+"""Tests of the automatic judges (judging/autojudge)."""
