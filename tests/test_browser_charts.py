@@ -43,7 +43,7 @@ def deep_run(campaign: Any, researcher: Any) -> Any:
 def quiet_imports(monkeypatch: Any) -> None:
     """Importing qrels computes nothing (the bias test stores its report; computing the default
     ones would only make the test slow)."""
-    monkeypatch.setattr("judging.workflows.qrels._after", lambda version: None)
+    monkeypatch.setattr("judging.workflows.qrels.after_qrels", lambda version: None)
 
 
 def login(page: Any, live_server: Any, user: Any, next_url: str) -> None:  # noqa: F811

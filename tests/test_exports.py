@@ -83,7 +83,7 @@ def test_latex_is_booktabs_with_escaped_names_the_hash_and_markers_where_p_is_sm
     assert r.status_code == 200 and r["Content-Type"].startswith("text/x-tex")
     assert f"qrels-v{version.number}.tex" in r["Content-Disposition"]
     tex = r.content.decode()
-    assert f"% qrels version {version.number}, hash {version.content_hash}" in tex
+    assert f"% qrels version {version.number} (human), hash {version.content_hash}" in tex
     for command in (r"\toprule", r"\midrule", r"\bottomrule", r"\begin{tabular}{lrr}"):
         assert command in tex
     assert r"strong\&co" in tex and r"base\_run (baseline)" in tex
@@ -153,7 +153,16 @@ def test_per_query_csv_equals_the_stored_values(
     r = api_client_for(admin_user).get(f"/api/v1/campaigns/{paper.pk}/per-query/?format=csv")
     assert r["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(r.content.decode())))
-    assert list(rows[0]) == ["qrels_version", "qrels_hash", "run", "qid", "measure", "value"]
+    assert list(rows[0]) == [
+        "qrels_version",
+        "qrels_kind",
+        "qrels_hash",
+        "run",
+        "qid",
+        "measure",
+        "value",
+    ]
+    assert {row["qrels_kind"] for row in rows} == {"human"}
     got: dict[tuple[str, str, str], float] = {
         (row["run"], row["measure"], row["qid"]): float(row["value"]) for row in rows
     }
@@ -178,7 +187,8 @@ def test_per_query_trec_format_parses_back_to_the_stored_values(
     lines = text.splitlines()
     assert lines[0].startswith("runid") and lines[0].endswith("\tall\tbase_run")
     assert lines[1].split() == ["qrels_version", "all", str(version.number)]
-    assert lines[2].split() == ["qrels_hash", "all", version.content_hash]
+    assert lines[2].split() == ["qrels_kind", "all", "human"]
+    assert lines[3].split() == ["qrels_hash", "all", version.content_hash]
     assert all(len(ln.split("\t")[0]) == 22 for ln in lines)  # padded as metrics/cli.py does
     parsed = exports.read_trec_q(lines)
     assert list(parsed) == ["base_run", "strong&co"]  # the board's order
@@ -286,7 +296,7 @@ def test_latex_escape_and_the_pure_formatters() -> None:
         r"x\textbar{}y & \textbf{0.500}\textsuperscript{\dag} {\scriptsize [0.400, 0.600]} \\"
         in tex
     )
-    assert "% qrels version 3, hash abc123" in tex
+    assert "% qrels version 3 (human), hash abc123" in tex
 
 
 def test_the_export_limits_are_settings_and_a_400_naming_the_parameter(

@@ -302,7 +302,7 @@ class PerQueryView(APIView):
         )
         write = exports.per_query_trec if options.format == "trec" else exports.per_query_csv
         return download(
-            write(version.number, version.content_hash, values),
+            write(version.number, version.content_hash, values, version.kind_label),
             options.format,
             exports.filename(board, "per-query", options.format),
         )

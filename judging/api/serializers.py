@@ -314,6 +314,7 @@ class RunSerializer(serializers.ModelSerializer[Run]):
             "owner",
             "group",
             "description",
+            "model_names",
             "pooled",
             "priority",
             "submitted_at",
@@ -355,7 +356,7 @@ class RunSubmittedSerializer(RunSerializer):
 class RunUpdateSerializer(serializers.ModelSerializer[Run]):
     class Meta:
         model = Run
-        fields = ["group", "description", "pooled", "priority"]
+        fields = ["group", "description", "model_names", "pooled", "priority"]
 
 
 class RunSubmitSerializer(serializers.Serializer[Any]):
@@ -368,6 +369,14 @@ class RunSubmitSerializer(serializers.Serializer[Any]):
     )
     group = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
     description = serializers.CharField(required=False, allow_blank=True, default="")
+    model_names = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        default=list,
+        max_length=20,
+        help_text="The models the run is built on (e.g. gpt-4o): a judge's audit flags runs "
+        "built on the judge's own model.",
+    )
     pooled = serializers.BooleanField(
         required=False,
         allow_null=True,
@@ -382,9 +391,25 @@ class RunSubmitSerializer(serializers.Serializer[Any]):
         return attrs
 
 
+class QrelsJudgeSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    kind = serializers.CharField()
+    model = serializers.CharField()
+
+
 class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
     evaluation = serializers.SerializerMethodField(
         help_text="The task that evaluates every run against this version."
+    )
+    kind_label = serializers.CharField(
+        read_only=True, help_text="What the grades rest on: human, automatic (judge) or hybrid."
+    )
+    judges = QrelsJudgeSerializer(
+        many=True,
+        read_only=True,
+        help_text="The automatic judge versions whose labels are in it (empty: human).",
     )
 
     class Meta:
@@ -394,6 +419,9 @@ class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
             "campaign",
             "number",
             "source",
+            "kind",
+            "kind_label",
+            "judges",
             "content_hash",
             "note",
             "num_judgments",

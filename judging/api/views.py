@@ -29,7 +29,7 @@ from judging.api import serializers as s
 from judging.api.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.api.permissions import IsAdmin, IsMember, IsResearcher, ReadMemberWriteAdmin
 from judging.assessments import services as qrels_services
-from judging.assessments.models import QrelsVersion
+from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import campaign_list, run_label
@@ -472,7 +472,9 @@ class QrelsVersionViewSet(
             ),
         },
         description="The version in TREC qrels format (qid 0 docid grade), with its sha256 in "
-        "X-Content-SHA256. The rows are hashed again first: a version whose rows no longer "
+        "X-Content-SHA256 and what its grades rest on in X-Qrels-Kind (human, automatic (judge) "
+        "or hybrid (human + judge); an automatic or hybrid file's name says so too). The rows "
+        "are hashed again first: a version whose rows no longer "
         "match its stored hash is refused (409 integrity_check_failed, logged), never served.",
     )
     @action(detail=True, methods=["get"])
@@ -482,10 +484,12 @@ class QrelsVersionViewSet(
             qrels_services.qrels_export_lines(version),  # checked against its hash first
             content_type="text/plain",
         )
+        kind = "" if version.kind == QrelsKind.HUMAN else f"-{version.kind}"
         response["Content-Disposition"] = content_disposition(
-            f"{version.campaign.name}-qrels-v{version.number}.txt"
+            f"{version.campaign.name}-qrels-v{version.number}{kind}.txt"
         )
         response["X-Content-SHA256"] = version.content_hash
+        response["X-Qrels-Kind"] = version.kind_label
         return response
 
 

@@ -277,6 +277,16 @@ class Judgment(models.Model):
         help_text="Set for a judgment of a gold item: quality control only, never in qrels, "
         "agreement or pooling.",
     )
+    suggestion_arm = models.CharField(
+        max_length=10,
+        blank=True,
+        choices=[("", "no suggestion"), ("shown", "shown"), ("hidden", "hidden until committed")],
+        help_text="Whether an automatic grade was shown to the assessor before they judged "
+        "(the anchoring control, judging/autojudge/suggestions.py).",
+    )
+    suggested_grade = models.IntegerField(
+        null=True, blank=True, help_text="The automatic grade of the suggestion (either arm)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

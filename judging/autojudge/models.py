@@ -185,3 +185,107 @@ class AutoLabel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge} {self.topic_id} {self.docid} {self.grade}"
+
+
+class Suggestions(models.Model):
+    """Automatic grades shown to the campaign's assessors, with the anchoring control: for a
+    share of the slots (chosen by a hash of the slot, so the arm never depends on the assessor)
+    the grade stays hidden until the assessor has committed their own. The arm and the grade are
+    recorded with each judgment (``Judgment.suggestion_arm``, ``suggested_grade``), and the audit
+    compares human-automatic agreement in both arms."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="suggestions")
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="+")
+    enabled = models.BooleanField(default=True)
+    hidden_share = models.FloatField(
+        default=0.2, help_text="Share of items whose suggestion stays hidden until committed."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"suggestions of {self.judge} in {self.campaign}"
+
+
+class AuditState(models.TextChoices):
+    QUEUED = "queued", "queued"
+    RUNNING = "running", "running"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+
+
+class JudgeAudit(models.Model):
+    """The audit of one judge version against one human qrels version over one pool version
+    (agreement, rankings, family gaps, probes, anchoring), computed by a task."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="audits")
+    human = models.ForeignKey(
+        "assessments.QrelsVersion", on_delete=models.PROTECT, related_name="+"
+    )
+    pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="+")
+    state = models.CharField(max_length=10, choices=AuditState.choices, default=AuditState.QUEUED)
+    result = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["judge", "human", "pool"], name="audit_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"audit of {self.judge} against qrels v{self.human.number}"
+
+
+class SampleDesign(models.TextChoices):
+    UNIFORM = "uniform", "uniform"
+    STRATIFIED = "stratified", "stratified by the judge's grade"
+    ACTIVE = "active", "active (most informative first)"
+
+
+class HumanSample(models.Model):
+    """Pool documents chosen by the service for people to judge, with the inclusion probability
+    of every pool document, so that metric estimates from a judge's labels can be corrected by
+    the human grades (prediction-powered inference, ``metrics.ppi``)."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="samples")
+    pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="+")
+    design = models.CharField(max_length=12, choices=SampleDesign.choices)
+    budget = models.PositiveIntegerField(help_text="Documents people judge.")
+    seed = models.PositiveIntegerField(default=0)
+    pi = models.JSONField(
+        default=dict, help_text="qid -> docid -> inclusion probability, every pool document."
+    )
+    design_info = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"{self.design} sample of {self.budget} for {self.judge}"
+
+
+class SampleItem(models.Model):
+    sample = models.ForeignKey(HumanSample, on_delete=models.CASCADE, related_name="items")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    order = models.PositiveIntegerField(help_text="Queue order (active: most informative first).")
+    pi = models.FloatField(help_text="Inclusion probability.")
+    stratum = models.CharField(max_length=50, blank=True)
+
+    class Meta:
+        ordering = ["sample", "order"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "topic", "docid"], name="sample_item_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id} {self.docid} (pi {self.pi:.3f})"

@@ -427,6 +427,12 @@ class Run(models.Model):
         max_length=200, blank=True, help_text="Group or organisation (for leave-one-group-out)."
     )
     description = models.TextField(blank=True)
+    model_names = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The models the run is built on, as its submitter declares them (e.g. "
+        "'gpt-4o', 'bge-base'): a judge audit flags runs built on the judge's own model.",
+    )
     pooled = models.BooleanField(default=True, help_text="Contributes to the judging pool.")
     priority = models.PositiveSmallIntegerField(
         default=1, help_text="Judging priority within its group (1 = first to be pooled)."

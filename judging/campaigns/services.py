@@ -628,6 +628,7 @@ def run_submit(
     tag: str | None = None,
     group: str = "",
     description: str = "",
+    model_names: Sequence[str] = (),
     pooled: bool | None = None,
     priority: int = 1,
     source: str = "run",
@@ -648,6 +649,7 @@ def run_submit(
     auto pooled (``workflows.runs.run_submitted`` resolves auto, which needs the pools).
     """
     _check_run_fields(group=group, description=description)
+    model_names = check_model_names(model_names)
     if tag is not None:
         tag = tag.strip()
         _check_tag(campaign, owner, tag)
@@ -704,6 +706,7 @@ def run_submit(
                 owner=owner,
                 group=group,
                 description=description,
+                model_names=model_names,
                 pooled=campaign.run_pooling != RunPooling.CLOSED if pooled is None else pooled,
                 priority=priority,
                 checksum=checksum,
@@ -798,6 +801,29 @@ def _check_run_fields(**fields: str) -> None:
         raise InvalidInput("the run is not valid", problems)
 
 
+MAX_MODEL_NAMES = 20
+
+
+def check_model_names(names: Sequence[str]) -> list[str]:
+    """The models a run declares it is built on: at most 20 names of 1-200 characters, kept in
+    the given order without repeats."""
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise InvalidInput(
+            "model_names is a list of names", [Problem.at("model_names", "must be a list")]
+        )
+    out = list(dict.fromkeys(n.strip() for n in names if n.strip()))
+    problems = [
+        Problem.at(f"model_names[{i}]", "at most 200 characters without NUL")
+        for i, n in enumerate(out)
+        if len(n) > 200 or "\x00" in n
+    ]
+    if len(out) > MAX_MODEL_NAMES:
+        problems.append(Problem.at("model_names", f"at most {MAX_MODEL_NAMES} names"))
+    if problems:
+        raise InvalidInput("the run is not valid", problems)
+    return out
+
+
 def _check_tag(campaign: Campaign, owner: Account, tag: str) -> None:
     """A valid tag, not yet used by this submitter in the campaign. Other researchers' tags do
     not count: the run gets a campaign-unique tag of its own (``_campaign_tag``), so the answer
@@ -837,12 +863,15 @@ def run_pooled_check(*, user: UserLike, pooled: bool | None) -> None:
         raise NotAllowed("only admins decide whether a run is pooled")
 
 
-RUN_EDITABLE = frozenset({"group", "description", "pooled", "priority"})
+RUN_EDITABLE = frozenset({"group", "description", "model_names", "pooled", "priority"})
 
 
 def run_update(*, run: RunModel, by: UserLike, data: Mapping[str, Any]) -> RunModel:
-    """Change a run's group, description, priority or (admins only) whether it is pooled."""
+    """Change a run's group, description, declared models, priority or (admins only) whether it
+    is pooled."""
     _only_fields(data, RUN_EDITABLE, "the run cannot be changed")
+    if "model_names" in data:
+        data = {**data, "model_names": check_model_names(data["model_names"])}
     run_pooled_check(user=by, pooled=data.get("pooled"))
     with transaction.atomic():
         current = RunModel.objects.select_for_update().get(pk=run.pk)

@@ -476,6 +476,7 @@ BIAS_PARTS = (
 def _header(inputs: _Inputs) -> dict[str, Any]:
     return {
         "qrels_version": inputs.report.qrels.number,
+        "qrels_kind": inputs.report.qrels.kind_label,
         "pooled": inputs.pooled,
         "topics": inputs.analysed[1],
     }

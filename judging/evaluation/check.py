@@ -192,6 +192,7 @@ def regression_check(
         "run_id": run.pk,
         "baseline_id": baseline.pk,
         "qrels_version": version.number,
+        "qrels_kind": version.kind_label,
         "qrels_hash": version.content_hash,
         "mode": EvalMode.HONEST,
     }

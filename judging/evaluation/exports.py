@@ -136,7 +136,8 @@ def _header_note(board: Mapping[str, Any], hash_chars: int | None = None) -> str
         else "over the topics the run answers, trec_eval's averaging"
     )
     return (
-        f"qrels version {board['qrels_version']} (hash {board['qrels_hash'][:hash_chars]}), "
+        f"qrels version {board['qrels_version']} ({board.get('qrels_kind', 'human')}; "
+        f"hash {board['qrels_hash'][:hash_chars]}), "
         f"{board['mode']} mode, macro-averaged {over}"
     )
 
@@ -146,12 +147,13 @@ def leaderboard_rows(
     options: ExportOptions | None = None,
     comparisons: Comparisons | None = None,
 ) -> list[list[Any]]:
-    """The leaderboard as CSV rows, header first: the qrels version and hash on every line, per
+    """The leaderboard as CSV rows, header first: the qrels version, its kind (human, automatic
+    or hybrid, with the judge) and hash on every line, per
     measure its value, CI, Judged@k and ceiling, and with a baseline its difference, adjusted p
     and whether it is significant."""
     options = options or ExportOptions()
     comparisons = comparisons or {}
-    header = ["qrels_version", "qrels_hash", "mode", "run", "pooled", "n_queries"]
+    header = ["qrels_version", "qrels_kind", "qrels_hash", "mode", "run", "pooled", "n_queries"]
     sig = bool(options.baseline)
     for m in board["measures"]:
         header += [m]
@@ -166,6 +168,7 @@ def leaderboard_rows(
     for row in board["runs"]:
         line = [
             board["qrels_version"],
+            board.get("qrels_kind", "human"),
             board["qrels_hash"],
             board["mode"],
             row["run"],
@@ -300,7 +303,8 @@ def leaderboard_latex(
         escape=latex_escape,
     )
     lines = [
-        f"% qrels version {board['qrels_version']}, hash {board['qrels_hash']}",
+        f"% qrels version {board['qrels_version']} ({board.get('qrels_kind', 'human')}), "
+        f"hash {board['qrels_hash']}",
         f"% mode {board['mode']}; {latex_comment(board.get('view', ''))}",
         "% needs \\usepackage{booktabs}",
         r"\begin{table}",
@@ -388,18 +392,18 @@ def _qid_key(q: str) -> tuple[int, str]:
     return (len(q), q)
 
 
-def per_query_csv(version: int, content_hash: str, values: PerQuery) -> str:
-    """``qrels_version, qrels_hash, run, qid, measure, value`` (full precision), runs in the
-    given order, queries in natural order."""
+def per_query_csv(version: int, content_hash: str, values: PerQuery, kind: str = "human") -> str:
+    """``qrels_version, qrels_kind, qrels_hash, run, qid, measure, value`` (full precision), runs
+    in the given order, queries in natural order."""
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["qrels_version", "qrels_hash", "run", "qid", "measure", "value"])
+    w.writerow(["qrels_version", "qrels_kind", "qrels_hash", "run", "qid", "measure", "value"])
     for run, measures in values.items():
         qids = sorted({q for v in measures.values() for q in v}, key=_qid_key)
         for q in qids:
             for m, v in measures.items():
                 if q in v:
-                    w.writerow([version, content_hash, run, q, m, repr(float(v[q]))])
+                    w.writerow([version, kind, content_hash, run, q, m, repr(float(v[q]))])
     return out.getvalue()
 
 
@@ -425,10 +429,11 @@ def _trec_value(value: float, count: bool) -> str:
     return str(round(value)) if count else f"{value:.4f}"
 
 
-def per_query_trec(version: int, content_hash: str, values: PerQuery) -> str:
+def per_query_trec(version: int, content_hash: str, values: PerQuery, kind: str = "human") -> str:
     """trec_eval ``-q`` lines (``measure<TAB>qid<TAB>value``, the measure padded to 22 as
     ``metrics/cli.py`` prints it, 4 decimals), one block per run: ``runid  all  TAG``, then
-    ``qrels_version  all  N`` and ``qrels_hash  all  HASH``, then each query's values."""
+    ``qrels_version  all  N``, ``qrels_kind  all  KIND`` and ``qrels_hash  all  HASH``, then each
+    query's values."""
     measures = {m for v in values.values() for m in v}
     names = {m: trec_name(m) for m in measures}  # parsed once per measure, not once a line
     counts = {m: _is_count(m) for m in measures}
@@ -436,6 +441,7 @@ def per_query_trec(version: int, content_hash: str, values: PerQuery) -> str:
     for run, by_measure in values.items():
         rows.append(("runid", "all", run))
         rows.append(("qrels_version", "all", str(version)))
+        rows.append(("qrels_kind", "all", kind))
         rows.append(("qrels_hash", "all", content_hash))
         qids = sorted({q for v in by_measure.values() for q in v}, key=lambda q: q.encode())
         for q in qids:

@@ -72,6 +72,7 @@ def evaluation_as_dict(evaluation: Evaluation, user: UserLike) -> dict[str, Any]
         result = {**result, "run": run_label(evaluation.run, user)}
     return {
         "qrels_version": evaluation.qrels.number,
+        "qrels_kind": evaluation.qrels.kind_label,
         "qrels_hash": evaluation.qrels.content_hash,
         "mode": evaluation.mode,
         "state": evaluation.state,
@@ -143,6 +144,7 @@ def leaderboard(
     return {
         "campaign": campaign.pk,
         "qrels_version": version.number,
+        "qrels_kind": version.kind_label,
         "qrels_hash": version.content_hash,
         "mode": mode,
         "measures": shown_measures,
@@ -374,6 +376,7 @@ def significance(
     rows = compare_runs(per_query, test=test, queries=queries) if comparable else []
     out: dict[str, Any] = {
         "qrels_version": version.number,
+        "qrels_kind": version.kind_label,
         "measure": canonical,
         "test": test,
         "correction": "holm",
@@ -411,6 +414,7 @@ def bias_report(
         return None
     out: dict[str, Any] = {
         "qrels_version": version.number,
+        "qrels_kind": version.kind_label,
         "measure": report.measure,
         "depth": report.depth,
         "kind": report.kind,
@@ -438,6 +442,7 @@ def reusability_report(version: QrelsVersion, user: UserLike) -> dict[str, Any] 
         result = anonymised(report.campaign, dict(report.result), user)
     return {
         "qrels_version": version.number,
+        "qrels_kind": version.kind_label,
         "state": report.state,
         "error": report.error,
         "computed_at": report.computed_at,
@@ -557,7 +562,7 @@ def run_evaluation_status(run: Run, latest: QrelsVersion | None = _LATEST) -> di
     version = latest_qrels_version(run.campaign_id) if latest is _LATEST else latest
     if version is None:
         return {"qrels_version": None, "status": None, "detail": "no qrels version yet"}
-    out: dict[str, Any] = {"qrels_version": version.number}
+    out: dict[str, Any] = {"qrels_version": version.number, "qrels_kind": version.kind_label}
     evaluation = Evaluation.objects.filter(
         run=run,
         qrels=version,

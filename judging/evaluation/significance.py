@@ -176,7 +176,11 @@ def _selection(
 
 
 def _version_fields(version: QrelsVersion) -> dict[str, Any]:
-    return {"qrels_version": version.number, "qrels_hash": version.content_hash}
+    return {
+        "qrels_version": version.number,
+        "qrels_kind": version.kind_label,
+        "qrels_hash": version.content_hash,
+    }
 
 
 def significance_matrix(
@@ -446,6 +450,7 @@ def pairs_csv(matrix: dict[str, Any]) -> str:
         "measure",
         "n_queries",
         "qrels_version",
+        "qrels_kind",
         "qrels_hash",
     ]
     rows: list[list[Any]] = [header]
@@ -467,6 +472,7 @@ def pairs_csv(matrix: dict[str, Any]) -> str:
                 matrix["measure"],
                 matrix["n_queries"],
                 matrix["qrels_version"],
+                matrix.get("qrels_kind", "human"),
                 matrix["qrels_hash"],
             ]
         )
@@ -496,6 +502,7 @@ def baseline_csv(table: dict[str, Any]) -> str:
         "measure",
         "n_queries",
         "qrels_version",
+        "qrels_kind",
         "qrels_hash",
     ]
     rows: list[list[Any]] = [header]
@@ -522,6 +529,7 @@ def baseline_csv(table: dict[str, Any]) -> str:
                 table["measure"],
                 table["n_queries"],
                 table["qrels_version"],
+                table.get("qrels_kind", "human"),
                 table["qrels_hash"],
             ]
         )

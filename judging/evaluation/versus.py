@@ -310,6 +310,7 @@ def run_versus(
     out: dict[str, Any] = {
         "campaign": campaign.pk,
         "qrels_version": version.number,
+        "qrels_kind": version.kind_label,
         "qrels_hash": version.content_hash,
         "mode": "honest",
         "measure": scores.measure,
@@ -484,6 +485,7 @@ def topic_versus(
     return {
         "campaign": campaign.pk,
         "qrels_version": version.number,
+        "qrels_kind": version.kind_label,
         "qrels_hash": version.content_hash,
         "mode": "honest",
         "measure": scores.measure,

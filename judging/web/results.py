@@ -293,7 +293,7 @@ def per_query_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         return _back_to_board(request, campaign_id, exc)
     write = exports.per_query_trec if options.format == "trec" else exports.per_query_csv
     return _download(
-        write(version.number, version.content_hash, values),
+        write(version.number, version.content_hash, values, version.kind_label),
         options.format,
         exports.filename(board, "per-query", options.format),
     )

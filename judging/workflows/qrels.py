@@ -14,7 +14,7 @@ from judging.evaluation.services import evaluations_after_qrels
 from judging.workflows._signature import takes_arguments_of
 
 
-def _after(version: QrelsVersion) -> None:
+def after_qrels(version: QrelsVersion) -> None:
     """Every number shown names its qrels version: evaluate every run against the new one and
     compute the campaign's default pool-bias report (AP, and its headline measure when that is
     another: ``evaluation.bias.headline_measure``) and the version's reusability report for
@@ -33,7 +33,7 @@ def qrels_imported(**upload: Any) -> QrelsVersion:
     arguments and errors), then evaluate against it."""
     with transaction.atomic():
         version = qrels_import(**upload)
-        _after(version)
+        after_qrels(version)
     return version
 
 
@@ -44,5 +44,5 @@ def qrels_published(**publication: Any) -> tuple[QrelsVersion, bool]:
     with transaction.atomic():
         version, created = qrels_publish(**publication)
         if created:
-            _after(version)
+            after_qrels(version)
     return version, created
