@@ -14,6 +14,8 @@ clients expect)::
      "seed": config.seed}                                   # seed only when set
 
 with ``Authorization: Bearer <api_key>`` (no header when the key is empty: local servers).
+Proxies from the environment (``HTTPS_PROXY``, ``NO_PROXY``) apply, as for any urllib client;
+``timeout_seconds`` bounds each socket operation (connecting, each read), not the whole answer.
 
 Outcomes (:class:`Verdict`), one per pair; :meth:`ChatJudge.judge` never raises on endpoint
 trouble:
