@@ -576,3 +576,20 @@ def test_a_template_without_placeholders_is_refused():
     cfg = EndpointConfig("http://127.0.0.1:9/v1", model="m")
     with pytest.raises(ValueError, match=r"\{passage\}"):
         ChatJudge(cfg, scale=[0, 1], template="Query: {query}")
+
+
+def test_an_unexpected_failure_is_an_error_verdict_with_the_key_scrubbed(
+    server, caplog, monkeypatch
+):
+    judge, _ = make(server)
+
+    def broken(body: bytes) -> Any:
+        raise RuntimeError(f"transport bug while sending {KEY}")
+
+    monkeypatch.setattr(judge, "_post", broken)
+    with caplog.at_level(logging.DEBUG):
+        verdict = judge.judge("q", "p")
+    assert verdict.status == "error"
+    assert verdict.error == "unexpected RuntimeError: transport bug while sending ***"
+    assert KEY not in caplog.text and "transport bug while sending ***" in caplog.text
+    assert judge.totals.by_status == {"error": 1}
