@@ -5,3 +5,8 @@ class AutojudgeConfig(AppConfig):
     name = "judging.autojudge"
     label = "autojudge"
     verbose_name = "Automatic judges"
+
+    def ready(self) -> None:
+        from judging.autojudge import labellers
+
+        labellers.register()

@@ -25,7 +25,7 @@ from judging.autojudge.models import (
     LabelStatus,
 )
 from judging.campaigns.models import Campaign
-from judging.core import outbox
+from judging.core import outbox, uploads
 from judging.core.errors import Conflict, InvalidInput
 from judging.core.roles import Account
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
@@ -45,7 +45,7 @@ def endpoint_names() -> list[str]:
     return sorted(settings.POOLJUDGE_LLM_ENDPOINTS)
 
 
-def _check(kind: str, model: str, params: dict[str, Any]) -> None:
+def _check(kind: str, model: str, params: dict[str, Any], prompt: str, scale: list[int]) -> None:
     if kind not in JudgeKind.values:
         raise _invalid("kind", f"must be one of {', '.join(JudgeKind.values)}")
     if not model.strip():
@@ -60,6 +60,22 @@ def _check(kind: str, model: str, params: dict[str, Any]) -> None:
                 raise _invalid(
                     f"params.{key}", "endpoints and keys come from settings, never from a judge"
                 )
+        from judging.autojudge.prompts import check_mapping, check_template
+
+        try:
+            check_template(prompt)
+        except ValueError as exc:
+            raise _invalid("prompt", str(exc)) from None
+        mapping = params.get("mapping")
+        if mapping is not None:
+            try:
+                check_mapping({int(k): int(v) for k, v in dict(mapping).items()}, scale)
+            except (TypeError, ValueError) as exc:
+                raise _invalid("params.mapping", str(exc)) from None
+        for key in ("price_prompt_per_1k", "price_completion_per_1k"):
+            value = params.get(key, 0)
+            if not isinstance(value, int | float) or value < 0:
+                raise _invalid(f"params.{key}", "must be a number >= 0")
 
 
 def judge_create(
@@ -81,7 +97,11 @@ def judge_create(
     if not _NAME.match(name or ""):
         raise _invalid("name", "use lower-case letters, digits, '-' and '_' (at most 100)")
     params = dict(params or {})
-    _check(kind, model, params)
+    if kind == JudgeKind.OPENAI and not prompt.strip():
+        from judging.autojudge.prompts import UMBRELA
+
+        prompt = UMBRELA
+    _check(kind, model, params, prompt, campaign.grade_values())
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
         versions = Judge.objects.filter(campaign=campaign, name=name)
@@ -422,3 +442,81 @@ def hybrid_qrels(
             note=" · ".join(p for p in parts if p),
             created_by=created_by,
         )
+
+
+# ---- imported labels ---------------------------------------------------------------------
+
+LABEL_FORMATS = ("trec", "umbrela")
+
+
+def labels_import(
+    *,
+    judge: Judge,
+    data: uploads.Source,
+    format: str = "trec",
+    requests: uploads.Source | None = None,
+    source: str = "labels",
+) -> int:
+    """Store an imported judge's labels from a file: TREC qrels (grades on the campaign's scale)
+    or UMBRELA's JSONL output (grades 0-3, mapped to the scale by the judge's ``mapping`` or
+    UMBRELA's default; ``requests`` is the request file UMBRELA judged, which ties its records
+    to topic and document ids). Validated whole first; on any problem nothing is stored.
+    Returns the number of labels stored (pairs already labelled by the version are kept)."""
+    from judging.autojudge.prompts import check_mapping, default_mapping
+    from metrics.io.autolabels import read_trec_labels, read_umbrela_jsonl
+
+    if judge.kind != JudgeKind.IMPORTED:
+        raise Conflict(f"judge {judge} is {judge.kind}: only an imported judge takes a file")
+    if format not in LABEL_FORMATS:
+        raise _invalid("format", f"must be one of {', '.join(LABEL_FORMATS)}")
+    what = "the label file"
+    limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
+    upload = uploads.read(data, what=what, limit=limit, source=source)
+    scale = judge.campaign.grade_values()
+    with uploads.reading(what):
+        if format == "trec":
+            table = read_trec_labels(
+                upload.data,
+                source=upload.name,
+                max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+                limits=uploads.record_limits(),
+                scale=scale,
+            )
+            mapping: dict[int, int] | None = None
+        else:
+            extra = None
+            if requests is not None:
+                extra = uploads.read(requests, what="the request file", limit=limit).data
+            table = read_umbrela_jsonl(
+                upload.data,
+                source=upload.name,
+                max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+                limits=uploads.record_limits(),
+                requests=extra,
+            )
+            given = judge.params.get("mapping")
+            mapping = (
+                check_mapping({int(k): int(v) for k, v in given.items()}, scale)
+                if given
+                else default_mapping(scale)
+            )
+    if len(table) > settings.POOLJUDGE_AUTOJUDGE_MAX_LABELS:
+        raise _invalid(
+            "file",
+            f"{len(table):,} labels; at most {settings.POOLJUDGE_AUTOJUDGE_MAX_LABELS:,} "
+            "(POOLJUDGE_AUTOJUDGE_MAX_LABELS)",
+        )
+    rows = [
+        Label(
+            row.qid,
+            row.docid,
+            (mapping[row.grade] if mapping is not None else row.grade)
+            if row.parsed is not False
+            else None,
+            status=LabelStatus.OK if row.parsed is not False else LabelStatus.MALFORMED,
+            score=float(row.grade),
+            answer=row.answer or "",
+        )
+        for row in table
+    ]
+    return store_labels(judge, rows)

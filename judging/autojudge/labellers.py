@@ -1,0 +1,100 @@
+"""What grades pairs for a judge run: the openai-compatible client (``llm.ChatJudge``) and the
+embedding judge (``embedding.EmbeddingScorer`` with calibrated thresholds). Each is built at
+task time from the judge version and the settings, so an endpoint's URL and key live only in
+the worker's memory: never in a task's arguments, the database or a message."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+from django.conf import settings
+
+from judging.autojudge.models import Judge, JudgeKind, LabelStatus
+from judging.autojudge.services import Label, endpoint_key, register_labeller
+from judging.campaigns.models import Document, Topic
+
+
+def topic_texts(judge: Judge, qids: Iterable[str]) -> dict[str, str]:
+    """The query a judge reads for each topic: its title, else its description (UMBRELA judges
+    the query as users typed it)."""
+    rows = Topic.objects.filter(campaign_id=judge.campaign_id, qid__in=set(qids)).values_list(
+        "qid", "title", "description"
+    )
+    return {q: (t or d or q) for q, t, d in rows}
+
+
+def document_texts(judge: Judge, docids: Iterable[str]) -> dict[str, str]:
+    """Title and text of each document (empty when the campaign has no text for it)."""
+    wanted = set(docids)
+    out: dict[str, str] = {}
+    rows = Document.objects.filter(campaign_id=judge.campaign_id, docid__in=wanted).values_list(
+        "docid", "title", "text"
+    )
+    for docid, title, text in rows.iterator(chunk_size=1000):
+        out[docid] = f"{title}\n{text}".strip() if title else text
+    return out
+
+
+class ChatLabeller:
+    """Grades pairs with a chat-completions endpoint and the judge's prompt (UMBRELA's by
+    default); a pair whose document has no text is not sent (an error label says why)."""
+
+    def __init__(self, judge: Judge) -> None:
+        from judging.autojudge.llm import ChatJudge, EndpointConfig
+        from judging.autojudge.prompts import check_mapping
+
+        params = judge.params
+        endpoint = settings.POOLJUDGE_LLM_ENDPOINTS.get(params.get("endpoint", ""))
+        if endpoint is None:
+            raise RuntimeError(f"endpoint {params.get('endpoint')!r} is not configured any more")
+        rpm = settings.POOLJUDGE_LLM_REQUESTS_PER_MINUTE
+        config = EndpointConfig(
+            base_url=endpoint["base_url"],
+            api_key=endpoint_key(endpoint),
+            model=judge.model,
+            timeout_seconds=float(settings.POOLJUDGE_LLM_TIMEOUT_SECONDS),
+            max_retries=settings.POOLJUDGE_LLM_MAX_RETRIES,
+            requests_per_minute=float(rpm) if rpm else None,
+            price_prompt_per_1k=float(params.get("price_prompt_per_1k", 0.0)),
+            price_completion_per_1k=float(params.get("price_completion_per_1k", 0.0)),
+            max_tokens=int(params.get("max_tokens", 100)),
+        )
+        scale = judge.campaign.grade_values()
+        mapping = params.get("mapping")
+        self.judge = judge
+        self.workers = int(params.get("workers", 1))
+        self.client = ChatJudge(
+            config,
+            scale=scale,
+            template=judge.prompt,
+            mapping=check_mapping({int(k): int(v) for k, v in mapping.items()}, scale)
+            if mapping
+            else None,
+        )
+
+    def label(self, pairs: Sequence[tuple[str, str]]) -> Iterator[Label]:
+        queries = topic_texts(self.judge, (q for q, _ in pairs))
+        texts = document_texts(self.judge, (d for _, d in pairs))
+        sendable = []
+        for q, d in pairs:
+            if texts.get(d, "").strip():
+                sendable.append(((q, d), queries[q], texts[d]))
+            else:
+                yield Label(q, d, None, status=LabelStatus.ERROR, answer="no text for document")
+        for key, verdict in self.client.judge_many(sendable, workers=self.workers):
+            q, d = key  # type: ignore[misc]  # the keys sent above
+            yield Label(
+                q,
+                d,
+                verdict.grade if verdict.status == "ok" else None,
+                status=verdict.status,
+                score=float(verdict.raw_grade) if verdict.raw_grade is not None else None,
+                answer=verdict.answer if verdict.status != "error" else verdict.error,
+                prompt_tokens=verdict.prompt_tokens,
+                completion_tokens=verdict.completion_tokens,
+                cost=verdict.cost,
+            )
+
+
+def register() -> None:
+    register_labeller(JudgeKind.OPENAI, ChatLabeller)
