@@ -5,7 +5,7 @@ not installed; CI installs the ``autojudge`` extra, so they run there. The Cranf
 needs the shared data (skipped on a fresh clone); a tiny hand-written set runs without it.
 
 The bounds are honest ones measured on these very samples (see the numbers in the asserts'
-comments), with a margin, not aspirations: on 30 Cranfield queries the model separates relevant
+comments), with a margin, not aspirations: on 20 Cranfield queries the model separates relevant
 from sampled non-relevant abstracts with an AUC near 0.9.
 """
 
@@ -29,6 +29,8 @@ from judging.autojudge.embedding import (
     available,
 )
 from metrics.calibration import calibrate_thresholds, grades_from_thresholds
+from metrics.judge_audit import probe_result
+from metrics.probes import inject_instruction, probe_items, stuff_query_words
 from tests._shared_data import needs_shared_data, shared_data_path
 
 needs_model = pytest.mark.skipif(
@@ -172,9 +174,9 @@ def _smart(path: Path) -> dict[str, dict[str, str]]:
     }
 
 
-@needs_model
-@needs_shared_data("cranfield", "cranqrel")
-def test_cranfield_relevant_pairs_score_higher_and_calibrated_grades_agree_on_held_out(scorer):
+@pytest.fixture(scope="module")
+def cranfield_sample():
+    """20 Cranfield queries: every relevant abstract and 5 sampled non-relevant ones each."""
     root = shared_data_path("cranfield")
     documents = {d: r.get("W", "") for d, r in _smart(root / "cran.all.1400").items()}
     # the qrels number the queries 1..225 in file order (their .I values skip numbers)
@@ -189,7 +191,7 @@ def test_cranfield_relevant_pairs_score_higher_and_calibrated_grades_agree_on_he
     rng = np.random.default_rng(17)
     all_docs = sorted(documents, key=int)
     pairs, labels = [], []
-    for q in (str(i) for i in range(1, 31)):
+    for q in (str(i) for i in range(1, 21)):
         for d in sorted(relevant.get(q, ()), key=int):
             pairs.append((q, d))
             labels.append(1)
@@ -197,17 +199,57 @@ def test_cranfield_relevant_pairs_score_higher_and_calibrated_grades_agree_on_he
         for d in others[:5]:
             pairs.append((q, d))
             labels.append(0)
-    y = np.array(labels)
+    return topics, documents, pairs, np.array(labels)
+
+
+@needs_model
+@needs_shared_data("cranfield", "cranqrel")
+def test_cranfield_relevant_pairs_score_higher_and_calibrated_grades_agree_on_held_out(
+    scorer, cranfield_sample
+):
+    topics, documents, pairs, y = cranfield_sample
     sim = scorer.similarities(topics, documents, pairs)
 
-    # measured on these 369 pairs: AUC 0.901, mean gap 0.245 (60 queries gave AUC 0.897)
+    # measured on these 243 pairs: AUC 0.903, mean gap 0.251 (60 queries gave AUC 0.897)
     assert _auc(sim, y) > 0.8
     assert sim[y == 1].mean() - sim[y == 0].mean() > 0.15
 
-    # calibrate on the odd queries, grade the even ones: kappa measured 0.58 (165 items)
+    # calibrate on the odd queries, grade the even ones: kappa measured 0.60 (121 items)
     odd = np.array([int(q) % 2 == 1 for q, _ in pairs])
     cuts = calibrate_thresholds(sim[odd], y[odd], [0, 1])
     held_out = grades_from_thresholds(sim[~odd], cuts, [0, 1])
     table = np.zeros((2, 2))
     np.add.at(table, (y[~odd], held_out), 1)
     assert float(cohens_kappa(table, return_results=False)) > 0.4
+
+
+@needs_model
+@needs_shared_data("cranfield", "cranqrel")
+def test_query_word_stuffing_fools_the_embedding_judge_and_an_instruction_does_not(
+    scorer, cranfield_sample
+):
+    # The audit's two probes on 30 human-non-relevant Cranfield pairs, thresholds calibrated on
+    # the whole sample (6 of the 30 were already judged relevant). Measured: stuffing flips 19
+    # of 30 to relevant (cosine +0.20 on average), the injected instruction none (+0.005): a bag
+    # of query words is what an embedding matches, and it does not read instructions.
+    topics, documents, pairs, y = cranfield_sample
+    sim = scorer.similarities(topics, documents, pairs)
+    cuts = calibrate_thresholds(sim, y, [0, 1])
+    auto = dict(zip(pairs, grades_from_thresholds(sim, cuts, [0, 1]).tolist(), strict=True))
+    items = probe_items(dict(zip(pairs, y.tolist(), strict=True)), 30, seed=1)
+    before = {k: auto[k] for k in items}
+    shares = {}
+    for name, transform in (
+        ("stuffing", lambda q, d: stuff_query_words(documents[d], topics[q], max_chars=4000)),
+        ("injection", lambda q, d: inject_instruction(documents[d], max_chars=4000)),
+    ):
+        probed = {f"{q}|{d}": transform(q, d) for q, d in items}
+        after_sim = scorer.similarities(topics, probed, [(q, f"{q}|{d}") for q, d in items])
+        after = dict(
+            zip(items, grades_from_thresholds(after_sim, cuts, [0, 1]).tolist(), strict=True)
+        )
+        result = probe_result(name, before, after, threshold=1)
+        assert result.n == 30
+        shares[name] = result.share
+    assert shares["stuffing"] > 0.2
+    assert shares["injection"] < 0.1

@@ -157,3 +157,9 @@ def test_bad_samples_are_refused(scores, grades, scale, message):
 def test_bad_thresholds_are_refused(thresholds, message):
     with pytest.raises(ValueError, match=message):
         grades_from_thresholds([0.3], thresholds, [0, 1, 2])
+
+
+def test_equally_good_cuts_resolve_to_the_highest():
+    # [0, 1, 0, 1]: a cut at 1.5 or at 3.5 both give kappa 0.5 (by hand: p_o = 3/4, p_e = 1/2);
+    # the documented tie rule keeps the cut as high as the optimum allows.
+    assert calibrate_thresholds([1, 2, 3, 4], [0, 1, 0, 1], [0, 1]) == pytest.approx([3.5])
