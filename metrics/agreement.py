@@ -49,8 +49,11 @@ __all__ = [
     "PairKappa",
     "agreement",
     "agreement_by_topic",
+    "check_scale",
     "consensus_grade",
     "disagreements",
+    "weight_matrix",
+    "weighted_kappa",
 ]
 
 Weights = Literal["linear", "quadratic", "none"]
@@ -149,7 +152,8 @@ def _collect(judgments: Iterable[Judgment]) -> dict[Hashable, dict[str, int]]:
     return {item: dict(sorted(grades.items())) for item, grades in by_item.items()}
 
 
-def _check_scale(scale: Sequence[int]) -> list[int]:
+def check_scale(scale: Sequence[int]) -> list[int]:
+    """The scale as ints; ``ValueError`` unless it has two or more strictly increasing grades."""
     grades = [int(g) for g in scale]
     if len(grades) < 2:
         raise ValueError(f"the grade scale needs at least two grades, got {grades}")
@@ -158,7 +162,7 @@ def _check_scale(scale: Sequence[int]) -> list[int]:
     return grades
 
 
-def _weight_matrix(k: int, weights: Weights) -> npt.NDArray[np.float64]:
+def weight_matrix(k: int, weights: Weights) -> npt.NDArray[np.float64]:
     """Disagreement weights w_ij on category positions i, j in 0..k-1 (0 on the diagonal).
 
     linear: |i - j| / (k - 1); quadratic: (i - j)^2 / (k - 1)^2; none: 1 if i != j else 0.
@@ -172,7 +176,7 @@ def _weight_matrix(k: int, weights: Weights) -> npt.NDArray[np.float64]:
     return (dist > 0).astype(np.float64)
 
 
-def _weighted_kappa(table: npt.NDArray[np.float64], w: npt.NDArray[np.float64]) -> float:
+def weighted_kappa(table: npt.NDArray[np.float64], w: npt.NDArray[np.float64]) -> float:
     """Cohen's weighted kappa of a k x k confusion table (rows: rater A, columns: rater B).
 
     kappa_w = 1 - sum(w * O) / sum(w * E), with O the observed proportions and
@@ -219,7 +223,7 @@ def agreement(
     """
     if weights not in _WEIGHTS:
         raise ValueError(f"weights must be one of {_WEIGHTS}, got {weights!r}")
-    grades_scale = _check_scale(scale)
+    grades_scale = check_scale(scale)
     position = {g: i for i, g in enumerate(grades_scale)}
     k = len(grades_scale)
 
@@ -287,7 +291,7 @@ def agreement(
             )
         )
 
-    pairs = _pairs(shared, position, _weight_matrix(k, weights), notes, single_grade=len(used) == 1)
+    pairs = _pairs(shared, position, weight_matrix(k, weights), notes, single_grade=len(used) == 1)
     return Agreement(
         n_items=len(shared),
         n_annotators=len(annotators),
@@ -355,7 +359,7 @@ def _pairs(
         table = np.zeros((k, k), dtype=np.float64)
         rows, cols = zip(*cell_list, strict=True)
         np.add.at(table, (np.array(rows), np.array(cols)), 1.0)
-        kappa = _weighted_kappa(table, w)
+        kappa = weighted_kappa(table, w)
         if len(cell_list) < 2:
             too_few += 1
         elif math.isnan(kappa):

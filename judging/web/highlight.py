@@ -26,27 +26,12 @@ from typing import Any
 import snowballstemmer
 from django.utils.safestring import SafeString
 
+from metrics.probes import STOPWORDS  # one English stop list, shared with the stuffing probe
+
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
-
-# A general English stop list (the common function words of the usual IR lists).
-STOPWORDS = _words(
-    """
-    a about above after again against all also am an and any are aren't as at be because been
-    before being below between both but by can can't cannot could couldn't did didn't do does
-    doesn't doing don't down during each either etc few for from further had hadn't has hasn't
-    have haven't having he her here hers herself him himself his how however i if in into is
-    isn't it it's its itself just let's may me might more most must mustn't my myself neither
-    no nor not now of off on once only or other others ought our ours ourselves out over own
-    per rather same shall shan't she should shouldn't since so some such than that that's the
-    their theirs them themselves then there there's these they this those though through thus
-    to too under until up upon us very via was wasn't we were weren't what what's whatever
-    when where whether which while who whom whose why will with within without won't would
-    wouldn't yet you your yours yourself yourselves e.g i.e vs
-    """
-)
 
 # TREC topic boilerplate: words of the description and narrative that say what to look for,
 # not what the topic is about. Matched by stem ("discusses", "mentioning", "identified").
