@@ -6,6 +6,7 @@ the worker's memory: never in a task's arguments, the database or a message."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Protocol, cast
 
 from django.conf import settings
 
@@ -73,16 +74,13 @@ class ChatLabeller:
         )
 
     def label(self, pairs: Sequence[tuple[str, str]]) -> Iterator[Label]:
-        queries = topic_texts(self.judge, (q for q, _ in pairs))
-        texts = document_texts(self.judge, (d for _, d in pairs))
-        sendable = []
-        for q, d in pairs:
-            if texts.get(d, "").strip():
-                sendable.append(((q, d), queries[q], texts[d]))
-            else:
-                yield Label(q, d, None, status=LabelStatus.ERROR, answer="no text for document")
-        for key, verdict in self.client.judge_many(sendable, workers=self.workers):
-            q, d = key  # type: ignore[misc]  # the keys sent above
+        yield from label_pool_pairs(self, self.judge, pairs)
+
+    def label_texts(self, items: Sequence[tuple[tuple[str, str], str, str]]) -> Iterator[Label]:
+        """Grade ``((qid, docid), query, passage)`` as given (the robustness probes send
+        altered passages through this)."""
+        for key, verdict in self.client.judge_many(items, workers=self.workers):
+            q, d = cast(tuple[str, str], key)  # the keys sent above
             yield Label(
                 q,
                 d,
@@ -96,5 +94,65 @@ class ChatLabeller:
             )
 
 
+class TextLabeller(Protocol):
+    def label_texts(
+        self, items: Sequence[tuple[tuple[str, str], str, str]]
+    ) -> Iterator[Label]: ...
+
+
+def label_pool_pairs(
+    labeller: TextLabeller, judge: Judge, pairs: Sequence[tuple[str, str]]
+) -> Iterator[Label]:
+    """Grade pool pairs with their stored texts; a document without text is not sent (an
+    error label says why, and the next run asks again once its text is loaded)."""
+    queries = topic_texts(judge, (q for q, _ in pairs))
+    texts = document_texts(judge, (d for _, d in pairs))
+    sendable = []
+    for q, d in pairs:
+        if texts.get(d, "").strip():
+            sendable.append(((q, d), queries[q], texts[d]))
+        else:
+            yield Label(q, d, None, status=LabelStatus.ERROR, answer="no text for document")
+    yield from labeller.label_texts(sendable)
+
+
+class EmbeddingLabeller:
+    """Grades pairs by the cosine similarity of topic and document under all-MiniLM-L6-v2,
+    cut into the campaign's grades by the thresholds calibrated on a human-judged sample
+    (``autojudge.services.embedding_calibrate``). Needs the ``autojudge`` extra."""
+
+    def __init__(self, judge: Judge, scorer: Any = None) -> None:
+        from judging.autojudge.embedding import EmbeddingScorer
+
+        thresholds = judge.params.get("thresholds")
+        if not thresholds:
+            raise RuntimeError(
+                f"judge {judge} has no thresholds: calibrate it on a human-judged sample first"
+            )
+        self.judge = judge
+        self.thresholds = [float(t) for t in thresholds]
+        self.scale = judge.campaign.grade_values()
+        self.scorer = scorer or EmbeddingScorer(max_chars=int(judge.params.get("max_chars", 4000)))
+
+    def label(self, pairs: Sequence[tuple[str, str]]) -> Iterator[Label]:
+        yield from label_pool_pairs(self, self.judge, pairs)
+
+    def label_texts(self, items: Sequence[tuple[tuple[str, str], str, str]]) -> Iterator[Label]:
+        from metrics.calibration import grades_from_thresholds
+
+        batch = 256
+        for start in range(0, len(items), batch):
+            part = items[start : start + batch]
+            topics = {f"t{i}": q for i, (_, q, _) in enumerate(part)}
+            docs = {f"d{i}": p for i, (_, _, p) in enumerate(part)}
+            scores = self.scorer.similarities(
+                topics, docs, [(f"t{i}", f"d{i}") for i in range(len(part))]
+            )
+            grades = grades_from_thresholds(scores, self.thresholds, self.scale)
+            for ((q, d), _, _), score, grade in zip(part, scores, grades, strict=True):
+                yield Label(q, d, int(grade), score=float(score))
+
+
 def register() -> None:
     register_labeller(JudgeKind.OPENAI, ChatLabeller)
+    register_labeller(JudgeKind.EMBEDDING, EmbeddingLabeller)

@@ -520,3 +520,89 @@ def labels_import(
         for row in table
     ]
     return store_labels(judge, rows)
+
+
+# ---- the embedding judge's calibration -----------------------------------------------------
+
+
+def human_grades(version: QrelsVersion) -> dict[tuple[str, str], int]:
+    """(qid, docid) -> grade of every judged row of a qrels version (negative grades, pooled
+    but unjudged, left out)."""
+    rows = QrelsEntry.objects.filter(version=version, grade__gte=0).values_list(
+        "topic__qid", "docid", "grade"
+    )
+    return {(q, d): g for q, d, g in rows.iterator(chunk_size=10_000)}
+
+
+def embedding_calibrate(
+    *,
+    judge: Judge,
+    human: QrelsVersion,
+    pool: PoolVersion,
+    sample: int | None = None,
+    seed: int = 0,
+    created_by: Account | None = None,
+    scorer: Any = None,
+) -> Judge:
+    """The next version of an embedding judge with thresholds fitted on people's grades: the
+    pool documents ``human`` grades (all, or a seeded sample of ``sample``), scored by the
+    model, cut where linear-weighted kappa with the human grades is highest
+    (``metrics.calibration``). The new version's parameters say what it was calibrated on."""
+    import numpy as np
+
+    from judging.autojudge.labellers import document_texts, topic_texts
+    from metrics.calibration import calibrate_thresholds, grades_from_thresholds
+    from metrics.judge_audit import label_agreement
+
+    if judge.kind != JudgeKind.EMBEDDING:
+        raise Conflict(f"judge {judge} is {judge.kind}: only an embedding judge is calibrated")
+    if human.kind != QrelsKind.HUMAN:
+        raise _invalid("human", f"qrels v{human.number} is {human.kind}, not human")
+    grades = human_grades(human)
+    texts = document_texts(judge, {d for _, d in pool_pairs(pool)})
+    items = [p for p in pool_pairs(pool) if p in grades and texts.get(p[1], "").strip()]
+    if sample is not None and sample < len(items):
+        order = np.random.default_rng(seed).permutation(len(items))[:sample]
+        items = sorted(items[int(i)] for i in order)
+    scale = judge.campaign.grade_values()
+    if len({grades[p] for p in items}) < 2:
+        raise Conflict(
+            f"qrels v{human.number} grades {len(items)} pool document(s) with text, with fewer "
+            "than two different grades: nothing to calibrate on"
+        )
+    if scorer is None:
+        from judging.autojudge.embedding import EmbeddingScorer
+
+        scorer = EmbeddingScorer(max_chars=int(judge.params.get("max_chars", 4000)))
+    queries = topic_texts(judge, {q for q, _ in items})
+    scores = scorer.similarities(queries, texts, items)
+    truth = np.array([grades[p] for p in items])
+    thresholds = calibrate_thresholds(scores, truth, scale)
+    fitted = grades_from_thresholds(scores, thresholds, scale)
+    agreement = label_agreement(
+        dict(zip(items, truth.tolist(), strict=True)),
+        dict(zip(items, fitted.tolist(), strict=True)),
+        scale,
+        threshold=judge.campaign.relevance_threshold,
+    )
+    params = {
+        **{k: v for k, v in judge.params.items() if k not in ("thresholds", "calibration")},
+        "thresholds": [float(t) for t in thresholds],
+        "calibration": {
+            "qrels": human.number,
+            "pool": pool.number,
+            "items": len(items),
+            "seed": seed,
+            "kappa_linear": agreement.kappa_linear,
+            "exact": agreement.exact,
+        },
+    }
+    return judge_create(
+        campaign=judge.campaign,
+        name=judge.name,
+        kind=judge.kind,
+        model=judge.model,
+        params=params,
+        description=judge.description,
+        created_by=created_by,
+    )
