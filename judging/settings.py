@@ -415,5 +415,7 @@ POOLJUDGE_LLM_MAX_RETRIES = env_int("POOLJUDGE_LLM_MAX_RETRIES", 4, minimum=0, m
 POOLJUDGE_LLM_REQUESTS_PER_MINUTE = env_int("POOLJUDGE_LLM_REQUESTS_PER_MINUTE", 60, minimum=0)
 # Labels a judge run writes per transaction (progress is saved after each batch).
 POOLJUDGE_AUTOJUDGE_BATCH = env_int("POOLJUDGE_AUTOJUDGE_BATCH", 50, minimum=1)
+# Non-relevant pool documents each robustness probe of a judge audit alters and asks again.
+POOLJUDGE_AUTOJUDGE_PROBE_ITEMS = env_int("POOLJUDGE_AUTOJUDGE_PROBE_ITEMS", 30, minimum=1)
 # Rows in one imported label file.
 POOLJUDGE_AUTOJUDGE_MAX_LABELS = env_int("POOLJUDGE_AUTOJUDGE_MAX_LABELS", 2_000_000, minimum=1)

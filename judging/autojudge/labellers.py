@@ -95,9 +95,7 @@ class ChatLabeller:
 
 
 class TextLabeller(Protocol):
-    def label_texts(
-        self, items: Sequence[tuple[tuple[str, str], str, str]]
-    ) -> Iterator[Label]: ...
+    def label_texts(self, items: Sequence[tuple[tuple[str, str], str, str]]) -> Iterator[Label]: ...
 
 
 def label_pool_pairs(
