@@ -89,6 +89,53 @@ def slots_enqueue(*, version: PoolVersion) -> int:
     return len(new)
 
 
+def slots_first(*, version: PoolVersion, items: Iterable[tuple[int, str]]) -> int:
+    """Queue ``(topic_id, docid)`` items of a pool version ahead of everything else in their
+    topics (a human sample chosen by the service): a slot is created where the item has none,
+    and the open slots of these items move to position 0 (served first). Returns the slots
+    created."""
+    wanted = set(items)
+    campaign = version.campaign
+    existing = set(
+        JudgingSlot.objects.filter(campaign=campaign, gold_for__isnull=True).values_list(
+            "topic_id", "docid"
+        )
+    )
+    docs = {
+        (t, d): has_text
+        for t, d, has_text in PoolDocument.objects.filter(version=version).values_list(
+            "topic_id", "docid", "has_text"
+        )
+        if (t, d) in wanted
+    }
+    new = [
+        JudgingSlot(
+            campaign=campaign,
+            topic_id=t,
+            docid=d,
+            slot=1,
+            position=0,
+            pool_version=version,
+            has_text=has_text,
+        )
+        for (t, d), has_text in docs.items()
+        if (t, d) not in existing
+    ]
+    JudgingSlot.objects.bulk_create(new, batch_size=5000)
+    by_topic: dict[int, list[str]] = {}
+    for t, d in docs:
+        by_topic.setdefault(t, []).append(d)
+    for t, docids in by_topic.items():
+        for i in range(0, len(docids), 5000):
+            JudgingSlot.objects.filter(
+                campaign=campaign,
+                topic_id=t,
+                docid__in=docids[i : i + 5000],
+                judged_at__isnull=True,
+            ).update(position=0)
+    return len(new)
+
+
 def slots_text_loaded(*, campaign: Campaign, docids: Iterable[str]) -> None:
     """Documents were imported: their slots can now be served."""
     ids = list(docids)

@@ -243,6 +243,23 @@ def consensus(campaign: Campaign) -> dict[tuple[str, str], int]:
     return out
 
 
+def current_human_grades(campaign: Campaign) -> dict[tuple[str, str], int]:
+    """(qid, docid) -> grade as people grade them now: the latest imported human version's rows
+    overlaid with the consensus of the annotators' current judgments (what the next published
+    version will hold)."""
+    imported = (
+        QrelsVersion.objects.filter(campaign=campaign, source=QrelsSource.IMPORTED)
+        .human()
+        .latest_first()
+        .first()
+    )
+    merged: dict[tuple[str, str], int] = {}
+    if imported is not None:
+        merged = {(q, d): g for q, d, g in qrels_rows(imported)}
+    merged.update(consensus(campaign))
+    return merged
+
+
 def qrels_publish(
     *, campaign: Campaign, note: str = "", created_by: Account | None = None
 ) -> tuple[QrelsVersion, bool]:
@@ -260,14 +277,8 @@ def qrels_publish(
 
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
-        human = QrelsVersion.objects.filter(campaign=campaign).human()
-        latest = human.latest_first().first()
-        imported = human.filter(source=QrelsSource.IMPORTED).latest_first().first()
-        merged: dict[tuple[str, str], int] = {}
-        if imported is not None:
-            merged = {(q, d): g for q, d, g in qrels_rows(imported)}
-        merged.update(consensus(campaign))
-        rows = [(q, d, g) for (q, d), g in merged.items()]
+        latest = QrelsVersion.objects.filter(campaign=campaign).human().latest_first().first()
+        rows = [(q, d, g) for (q, d), g in current_human_grades(campaign).items()]
         lines = canonical_lines(rows)
         digest = content_hash(lines)
         if latest is not None and latest.content_hash == digest:
