@@ -438,7 +438,7 @@ def hybrid_qrels(
             rows=[(q, d, g, None) for q, d, g in human_rows] + auto_rows,
             source=QrelsSource.JUDGE,
             kind=QrelsKind.HYBRID,
-            judges=[judge.describe()],
+            judges=[{**judge.describe(), "human_qrels": human.number}],
             note=" · ".join(p for p in parts if p),
             created_by=created_by,
         )

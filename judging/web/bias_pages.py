@@ -23,6 +23,7 @@ from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
 from judging.assessments.models import QrelsVersion
+from judging.autojudge.hybrid import hybrid_shift
 from judging.campaigns.models import Campaign
 from judging.core.downloads import content_disposition
 from judging.core.errors import DomainError, InvalidInput, RateLimited
@@ -561,6 +562,8 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         context["problems"] = [str(p) for p in f.error.problems] or [f.error.message]
         return render(request, "results/bias.html", context, status=400)
     context["reuse"] = _reusability_section(f.version, request.user)
+    if f.version is not None:
+        context["hybrid"] = hybrid_shift(hybrid=f.version, user=request.user, measure=f.measure)
     if report is not None and report["state"] == EvalState.DONE:
         # run tags in the result are already what this user may see of them
         result = report["result"]
