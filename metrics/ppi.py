@@ -29,14 +29,27 @@ is IDCG@k = sum_h D(min(C_h, k)) with C_h the topic's count of items with grade 
 D(m) = sum_{j<=m} 1/log2(j+1) (linearly interpolated between integers). With inclusion
 probabilities pi_i > 0 and S_i the sample indicator, each functional is corrected per item,
 
-    f~_i = f(a_i) + S_i / pi_i * (f(y_i) - f(a_i)),          E[f~_i] = f(y_i),
+    f~_i = p_i + S_i / pi_i * (f(y_i) - p_i),          E[f~_i] = f(y_i),
 
-so linear totals (relevant retrieved in the top k, DCG, counts per grade, R) are unbiased. The AP
-numerator sum_i rel_i / rank_i * (1 + sum_{i' ranked above i} rel_i') has pair terms; the
-product of two corrected values is unbiased for independent inclusions (Poisson sampling) and
-nearly so (a covariance of order 1/N) for sampling without replacement. Each measure
-theta = g(totals) is estimated by plugging the corrected totals in; a per-topic ratio whose
-estimated denominator is <= 0 scores 0 and a ratio is clipped to [0, 1].
+for ANY prediction p_i fixed before the sample is drawn: p_i = f(a_i) (the automatic grade's
+functional), or better its calibrated rate (below). Linear totals (relevant retrieved in the top
+k, DCG, counts per grade, R) are then unbiased. The AP numerator
+sum_i rel_i / rank_i * (1 + sum_{i' ranked above i} rel_i') has pair terms; the product of two
+corrected values is unbiased for independent inclusions (Poisson sampling) and nearly so (a
+covariance of order 1/N) for sampling without replacement. Each measure theta = g(totals) is
+estimated by plugging the corrected totals in, per topic, then averaged. A topic's true
+denominator (R, IDCG) is 0 or at least 1, so an estimated denominator below 1/2 scores the topic
+0, one in [1/2, 1) is read as 1, and a per-topic ratio is clipped to [0, 1] (:func:`_ratio`):
+small per-topic samples otherwise give denominators near 0 and ratios of 50. P@k is left
+unclipped (linear, hence unbiased).
+
+Calibrated predictor. The items judged with certainty (pi = 1: the pilot slice that every
+design of :func:`sample` judges first) estimate p_i = E[f(y) | a_i] (per automatic grade,
+optionally per (grade, group), e.g. :meth:`PoolStructure.popularity`: how many runs rank the
+item high), shrunk to coarser rates. The estimate is conditional on the pilot; given the pilot
+the predictor is fixed, so the correction above stays unbiased. This is what makes a noisy
+judge useful: a raw grade that is wrong 30% of the time is replaced by the rate at which it is
+right. The pilot items themselves enter with their human labels.
 
 Variance (linearisation): theta~ - theta ~= sum_i (S_i / pi_i - 1) v_i with v_i = sum_h
 (d theta / d f_h,i) (f_h(y_i) - f_h(a_i)), the gradient taken at the estimated totals. So the
@@ -54,8 +67,19 @@ though the later probabilities were chosen from the pilot's labels. Intervals ar
 theta~ +- z sd, clipped to the measure's range ([0, 1]; [-1, 1] for a difference of runs). A
 difference between two runs uses v_a - v_b on the same sample, so the runs' shared errors cancel.
 
-The "human sample alone" comparator is the same machinery with f(a_i) = 0 for every item: the
-pure Horvitz-Thompson (ratio of HT totals) estimator from the human sample.
+The "human sample alone" comparator is the same machinery with f(a_i) = 0 for every item: with
+calibration, the pilot's rate (per group) as a constant predictor, i.e. the usual
+difference/ratio estimator from the human sample and no judge.
+
+Known limits (measured in ``benchmarks/ppi_coverage.py``)
+---------------------------------------------------------
+- The linearised variance of the ratio measures (R@k, nDCG@k, AP) is taken at noisy per-topic
+  totals when few items per topic are sampled; it is then conservative (coverage near 99%,
+  intervals wider than the error needs). Taking it at the predictor's totals instead gave
+  narrower but under-covering intervals (87-95%), so it is not done.
+- A topic whose pool holds no relevant item scores 0 (trec_eval), a jump the estimator sees
+  only if the sample reveals it: with many such topics and a judge that predicts some relevance
+  everywhere, R@k, nDCG@k and AP are biased upward and the intervals miss.
 """
 
 from __future__ import annotations
@@ -77,6 +101,7 @@ __all__ = [
     "PPIReport",
     "PoolStructure",
     "Sample",
+    "by_item",
     "estimate_runs",
     "pilot",
     "sample",
@@ -869,6 +894,19 @@ def _estimates(
     }
 
 
+def by_item(
+    items: Sequence[tuple[str, str]], values: Sequence[Any] | npt.NDArray[Any]
+) -> dict[str, dict[str, Any]]:
+    """``{qid: {docid: value}}`` from values in item order (e.g. a :class:`Sample`'s ``pi``
+    over :attr:`PoolStructure.items`)."""
+    if len(items) != len(values):
+        raise ValueError(f"{len(values)} values for {len(items)} items")
+    out: dict[str, dict[str, Any]] = {}
+    for (q, d), v in zip(items, values, strict=True):
+        out.setdefault(q, {})[d] = v.item() if hasattr(v, "item") else v
+    return out
+
+
 def estimate_runs(
     runs: Mapping[str, Mapping[str, Sequence[str]]],
     pool: Mapping[str, Sequence[str]],
@@ -882,6 +920,8 @@ def estimate_runs(
     level: float = 0.95,
     strata: Mapping[str, Mapping[str, int]] | None = None,
     human_only: bool = True,
+    calibrate: bool = True,
+    popularity_groups: bool = True,
 ) -> PPIReport:
     """Prediction-powered estimates of every run's measures (module docstring).
 
@@ -889,7 +929,10 @@ def estimate_runs(
     grade of EVERY pool item; ``human``: the human grades of the sampled items (the sample is
     their keys); ``pi``: every pool item's inclusion probability; ``design``: ``uniform``,
     ``stratified`` (then ``strata``: every item's stratum) or ``active``. ``human_only`` adds
-    the human-sample-alone estimates (f(a) = 0) from the same sample.
+    the human-sample-alone estimates (f(a) = 0) from the same sample. ``calibrate``: the items
+    with pi = 1 (the pilot) calibrate the predictor, per automatic grade and, with
+    ``popularity_groups``, per how many runs rank the item in their top 10 (the configuration
+    ``benchmarks/ppi_coverage.py`` measures). :func:`sample` and :func:`by_item` give ``pi``.
     """
     _z(level)
     st = PoolStructure(runs, pool, measures=measures, threshold=threshold)
@@ -916,11 +959,13 @@ def estimate_runs(
         if any(x is None for x in s_list):
             raise ValueError("strata must give every pool item's stratum")
         s_arr = np.array([int(x) for x in s_list], dtype=np.int64)
-    arr = st.estimate(a, y, sampled, p, design=design, strata=s_arr, covariance=True)
+    groups = st.popularity() if popularity_groups else None
+    opts: dict[str, Any] = {"design": design, "strata": s_arr, "calibrate": calibrate}
+    arr = st.estimate(a, y, sampled, p, covariance=True, groups=groups, **opts)
     ho = None
     if human_only:
         zero = np.zeros_like(a)
-        ho_arr = st.estimate(zero, y, sampled, p, design=design, strata=s_arr)
+        ho_arr = st.estimate(zero, y, sampled, p, groups=groups, auto_value=False, **opts)
         ho = _estimates(ho_arr, st.run_names, st.measures, level)
     return PPIReport(
         runs=st.run_names,

@@ -16,6 +16,7 @@ import pytrec_eval
 from metrics.ppi import (
     Design,
     PoolStructure,
+    by_item,
     estimate_runs,
     pilot,
     sample,
@@ -369,3 +370,51 @@ def test_duplicates_in_the_pool_or_a_run_are_errors():
         sample([0, 1], Design("uniform", 5))
     with pytest.raises(ValueError, match="at least 2"):
         Design("uniform", 1)
+
+
+def test_a_sample_drawn_over_the_pool_round_trips_through_the_mapping_api():
+    st, human = _synthetic(5)
+    auto = np.minimum(human, 1)  # the judge never says 2
+    design = Design("stratified", 240, seed=9)
+    p_idx = pilot(auto, design)
+    s = sample(auto, design, pilot_grades=human[p_idx])
+    pool = {q: [d for qq, d in st.items if qq == q] for q in st.topics}
+    runs = {
+        "r0": {q: [d for d in pool[q] if int(d[1:]) % 2 == 0] for q in pool},
+        "r1": {q: pool[q][::-1] for q in pool},
+    }
+    rep = estimate_runs(
+        runs,
+        pool,
+        by_item(st.items, auto),
+        by_item([st.items[i] for i in s.indices], human[s.indices]),
+        by_item(st.items, s.pi),
+        design="stratified",
+        strata=by_item(st.items, s.strata),
+        measures=("P@10", "AP"),
+    )
+    truth = PoolStructure(runs, pool, measures=("P@10", "AP")).values(human)
+    for i, run in enumerate(("r0", "r1")):
+        for j, m in enumerate(("P@10", "AP")):
+            e = rep.estimates[run][m]
+            assert e.low <= e.value <= e.high
+            assert abs(e.value - truth[i, j]) < 4 * e.se + 1e-9  # within four standard errors
+    assert rep.n_sampled == 240
+
+
+def test_judging_every_item_through_the_mapping_api_gives_the_hand_worked_values():
+    rep = estimate_runs(
+        {"r": RUN},
+        POOL,
+        {"q": {"a": 0, "b": 2, "c": 0, "d": 1}},
+        {"q": HUMAN},
+        {"q": dict.fromkeys(POOL["q"], 1.0)},
+        design="uniform",
+        measures=("P@2", "AP"),
+    )
+    assert rep.estimates["r"]["P@2"].value == pytest.approx(0.5)
+    assert rep.estimates["r"]["AP"].value == pytest.approx((1 + 2 / 3) / 2)
+    assert rep.estimates["r"]["AP"].se == 0.0
+    # the judge alone: relevant b (rank 4) and d (not retrieved) -> P@2 0, AP (1/4) / 2
+    assert rep.auto_only["r"]["P@2"] == pytest.approx(0.0)
+    assert rep.auto_only["r"]["AP"] == pytest.approx(0.125)
