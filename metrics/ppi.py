@@ -1,0 +1,984 @@
+"""Run measures estimated from automatic labels for the whole pool corrected by a human sample.
+
+Prediction-powered inference (Angelopoulos et al. 2023, "Prediction-powered inference",
+Science 382) in its survey-sampling form, the difference estimator (Särndal, Swensson and
+Wretman 1992, "Model Assisted Survey Sampling", §6.3), as Oosterhuis et al. (KDD 2024) use it
+for IR evaluation with generative judges.
+
+Target
+------
+Items are pool entries i = (topic q, docid d). Every item has an automatic grade a_i; a sample S
+of items also has a human grade y_i. The target is each run's measure under the human grade of
+EVERY pool item (documents outside the pool are non-relevant, as trec_eval scores a run against a
+pool's qrels), macro-averaged over the pool's topics, a topic the run did not answer scoring 0:
+
+- ``P@k``  = rel(top k) / k;
+- ``R@k``  = rel(top k) / R, R = relevant items of the topic in the pool;
+- ``nDCG@k`` = DCG@k / IDCG@k, gain = grade, discount log2(rank + 1), the ideal list from the
+  pool's grades (trec_eval ``ndcg_cut``);
+- ``AP`` to the run's depth: (1/R) sum over relevant retrieved items of P@rank.
+
+Relevance is grade >= ``threshold``. A topic with R = 0 (IDCG = 0 for nDCG) scores 0 on R@k, AP
+and nDCG@k, as in trec_eval (it stays in the average). Grades must be integers >= 0.
+
+Estimator
+---------
+Every measure is a function of item-level label functionals f_h(y) = [y >= h], h = 1..G
+(G the largest grade or the threshold): rel = f_threshold, gain = sum_h f_h, and the ideal DCG
+is IDCG@k = sum_h D(min(C_h, k)) with C_h the topic's count of items with grade >= h and
+D(m) = sum_{j<=m} 1/log2(j+1) (linearly interpolated between integers). With inclusion
+probabilities pi_i > 0 and S_i the sample indicator, each functional is corrected per item,
+
+    f~_i = p_i + S_i / pi_i * (f(y_i) - p_i),          E[f~_i] = f(y_i),
+
+for ANY prediction p_i fixed before the sample is drawn: p_i = f(a_i) (the automatic grade's
+functional), or better its calibrated rate (below). Linear totals (relevant retrieved in the top
+k, DCG, counts per grade, R) are then unbiased. The AP numerator
+sum_i rel_i / rank_i * (1 + sum_{i' ranked above i} rel_i') has pair terms; the product of two
+corrected values is unbiased for independent inclusions (Poisson sampling) and nearly so (a
+covariance of order 1/N) for sampling without replacement. Each measure theta = g(totals) is
+estimated by plugging the corrected totals in, per topic, then averaged. A topic's true
+denominator (R, IDCG) is 0 or at least 1, so an estimated denominator below 1/2 scores the topic
+0, one in [1/2, 1) is read as 1, and a per-topic ratio is clipped to [0, 1] (:func:`_ratio`):
+small per-topic samples otherwise give denominators near 0 and ratios of 50. P@k is left
+unclipped (linear, hence unbiased).
+
+Calibrated predictor. The items judged with certainty (pi = 1: the pilot slice that every
+design of :func:`sample` judges first) estimate p_i = E[f(y) | a_i] (per automatic grade,
+optionally per (grade, group), e.g. :meth:`PoolStructure.popularity`: how many runs rank the
+item high), shrunk to coarser rates. The estimate is conditional on the pilot; given the pilot
+the predictor is fixed, so the correction above stays unbiased. This is what makes a noisy
+judge useful: a raw grade that is wrong 30% of the time is replaced by the rate at which it is
+right. The pilot items themselves enter with their human labels.
+
+Variance (linearisation): theta~ - theta ~= sum_i (S_i / pi_i - 1) v_i with v_i = sum_h
+(d theta / d f_h,i) (f_h(y_i) - f_h(a_i)), the gradient taken at the estimated totals. So the
+error is that of a Horvitz-Thompson total of v, whose variance is estimated from the sample by
+the design's formula:
+
+- ``uniform``: simple random sampling without replacement (SRSWOR) of n of N items,
+  N^2 (1 - n/N) s_v^2 / n;
+- ``stratified``: SRSWOR within strata, sum_h N_h^2 (1 - n_h/N_h) s_{v,h}^2 / n_h;
+- ``active``: Poisson sampling with unequal pi_i, sum_{i in S} (1 - pi_i) v_i^2 / pi_i^2.
+
+Items with pi_i = 1 (a pilot or calibration slice judged first, see :func:`sample`) are known
+exactly and add no variance: the estimate is conditional on them, which keeps it unbiased even
+though the later probabilities were chosen from the pilot's labels. Intervals are normal,
+theta~ +- z sd, clipped to the measure's range ([0, 1]; [-1, 1] for a difference of runs). A
+difference between two runs uses v_a - v_b on the same sample, so the runs' shared errors cancel.
+
+The "human sample alone" comparator is the same machinery with f(a_i) = 0 for every item: with
+calibration, the pilot's rate (per group) as a constant predictor, i.e. the usual
+difference/ratio estimator from the human sample and no judge.
+
+Known limits (measured in ``benchmarks/ppi_coverage.py``)
+---------------------------------------------------------
+- The linearised variance of the ratio measures (R@k, nDCG@k, AP) is taken at noisy per-topic
+  totals when few items per topic are sampled; it is then conservative (coverage near 99%,
+  intervals wider than the error needs). Taking it at the predictor's totals instead gave
+  narrower but under-covering intervals (87-95%), so it is not done.
+- A topic whose pool holds no relevant item scores 0 (trec_eval), a jump the estimator sees
+  only if the sample reveals it: with many such topics and a judge that predicts some relevance
+  everywhere, R@k, nDCG@k and AP are biased upward and the intervals miss.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from scipy.stats import norm
+
+__all__ = [
+    "DEFAULT_MEASURES",
+    "Design",
+    "Estimate",
+    "PPIReport",
+    "PoolStructure",
+    "Sample",
+    "by_item",
+    "estimate_runs",
+    "pilot",
+    "sample",
+]
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+Bool = npt.NDArray[np.bool_]
+
+DEFAULT_MEASURES = ("P@10", "R@10", "nDCG@10", "AP")
+DESIGNS = ("uniform", "stratified", "active")
+_MEASURE = re.compile(r"^(?:(P|R|nDCG)@([1-9][0-9]*)|(AP))$")
+_TAKE_ALL = -1  # stratum of the items judged with certainty (pilot or calibration slice)
+
+
+def _parse_measure(name: str) -> tuple[str, int]:
+    m = _MEASURE.match(name)
+    if m is None:
+        raise ValueError(f"unknown measure {name!r}: expected P@k, R@k, nDCG@k or AP")
+    if m.group(3):
+        return "AP", 0
+    return m.group(1), int(m.group(2))
+
+
+def _discount_sum(m: F64, k: int) -> F64:
+    """D(min(m, k)): sum_{j <= m} 1/log2(j+1), linear between integers, m clipped to [0, k]."""
+    table = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(2, k + 2)))))
+    x = np.clip(m, 0.0, float(k))
+    return np.asarray(np.interp(x, np.arange(k + 1, dtype=np.float64), table), dtype=np.float64)
+
+
+def _discount_slope(m: F64, k: int) -> F64:
+    """dD(min(m, k))/dm: 1/log2(j+1) on (j-1, j], 0 beyond k (the ideal list is full)."""
+    j = np.ceil(np.clip(m, 1e-12, None))
+    return np.where(m < k, 1.0 / np.log2(j + 1.0), 0.0)
+
+
+def _f64(x: Any) -> F64:
+    return np.asarray(x, dtype=np.float64)
+
+
+def _ratio(num: F64, den: F64) -> tuple[F64, F64]:
+    """Per-topic ratio num / den of a measure and the denominator its gradient uses.
+
+    A topic's true denominator (R, or IDCG) is 0 or at least 1 (one relevant item of grade 1),
+    so an estimate below 1/2 is read as 0 (the topic scores 0, gradient 0, as trec_eval scores a
+    topic without relevant items) and one in [1/2, 1) as 1; the ratio is clipped to [0, 1].
+    Without this, a small per-topic sample can give a denominator near 0 and a ratio of 50."""
+    ok = den >= 0.5
+    eff = np.where(ok, np.maximum(den, 1.0), 0.0)
+    cell = np.where(ok, np.clip(num / np.where(ok, eff, 1.0), 0.0, 1.0), 0.0)
+    return np.asarray(cell, dtype=np.float64), np.asarray(eff, dtype=np.float64)
+
+
+@dataclass
+class _Point:
+    """Per (run, topic) cell values of one measure and what its gradient needs."""
+
+    cell: F64  # (R, Q) measure per run and topic
+    denom: F64  # (Q,) or (R, Q) the ratio's denominator (1 for P@k)
+
+
+class PoolStructure:
+    """The per-item structure of a run set over a pool, built once: ranks of every pool item in
+    every run, topics, and the top-k masks. Each estimate is then array algebra
+    (:meth:`estimate`), so many repetitions of a design cost little.
+
+    ``runs``: run -> qid -> ranked docids (rank = position, 1-based; docids outside the pool take
+    their rank and count as non-relevant). ``pool``: qid -> pool docids. Items are ordered topic
+    by topic in the pool's order (:attr:`items`).
+    """
+
+    def __init__(
+        self,
+        runs: Mapping[str, Mapping[str, Sequence[str]]],
+        pool: Mapping[str, Sequence[str]],
+        *,
+        measures: Sequence[str] = DEFAULT_MEASURES,
+        threshold: int = 1,
+    ) -> None:
+        if not runs:
+            raise ValueError("no runs to estimate")
+        if not pool or not any(len(d) for d in pool.values()):
+            raise ValueError("the pool is empty")
+        if threshold < 1:
+            raise ValueError(f"threshold must be >= 1, got {threshold}")
+        self.measures = tuple(measures)
+        if not self.measures:
+            raise ValueError("no measures asked")
+        if len(set(self.measures)) != len(self.measures):
+            raise ValueError(f"a measure is asked twice: {list(self.measures)}")
+        self._parsed = [_parse_measure(m) for m in self.measures]
+        self.threshold = threshold
+        self.topics = tuple(str(q) for q in pool)
+        items: list[tuple[str, str]] = []
+        index: dict[tuple[str, str], int] = {}
+        for q in self.topics:
+            for d in pool[q]:
+                key = (q, str(d))
+                if key in index:
+                    raise ValueError(f"docid {d!r} is twice in the pool of topic {q!r}")
+                index[key] = len(items)
+                items.append(key)
+        self.items = tuple(items)
+        self._index = index
+        tpos = {q: t for t, q in enumerate(self.topics)}
+        self.topic_of = np.array([tpos[q] for q, _ in items], dtype=np.int64)
+        self.run_names = tuple(str(r) for r in runs)
+        n_runs, n_items = len(self.run_names), len(items)
+        rank = np.zeros((n_runs, n_items), dtype=np.int64)  # 0: not retrieved
+        for r, name in enumerate(self.run_names):
+            for q, docs in runs[name].items():
+                seen: set[str] = set()
+                for pos, d in enumerate(docs, start=1):
+                    d = str(d)
+                    if d in seen:
+                        raise ValueError(f"run {name!r} ranks docid {d!r} twice for topic {q!r}")
+                    seen.add(d)
+                    i = index.get((str(q), d))
+                    if i is not None:
+                        rank[r, i] = pos
+        self.rank = rank
+        # retrieved pool items of every run, run by run, topic by topic, in rank order (for AP)
+        rr, ii = np.nonzero(rank)
+        order = np.lexsort((rank[rr, ii], self.topic_of[ii], rr))
+        self._e_run, self._e_item = rr[order], ii[order]
+        self._e_rank = rank[self._e_run, self._e_item].astype(np.float64)
+        self._e_cell = self._e_run * len(self.topics) + self.topic_of[self._e_item]
+        starts = np.ones(self._e_cell.size, dtype=bool)
+        starts[1:] = self._e_cell[1:] != self._e_cell[:-1]
+        self._e_start = np.maximum.accumulate(np.where(starts, np.arange(starts.size), 0))
+        self._topk: dict[int, tuple[I64, I64, F64]] = {}
+
+    # -- indexing -----------------------------------------------------------------------------
+
+    def flat(self, mapping: Mapping[str, Mapping[str, Any]], *, what: str) -> list[Any]:
+        """The values of ``mapping[qid][docid]`` in item order (None where absent); a key
+        outside the pool is an error (``what`` names the mapping in the message)."""
+        out: list[Any] = [None] * len(self.items)
+        for q, docs in mapping.items():
+            for d, v in docs.items():
+                i = self._index.get((str(q), str(d)))
+                if i is None:
+                    raise ValueError(f"{what} has ({q!r}, {d!r}), which is not in the pool")
+                out[i] = v
+        return out
+
+    @property
+    def n_items(self) -> int:
+        return len(self.items)
+
+    # -- point values -------------------------------------------------------------------------
+
+    def _functionals(self, grades: F64 | I64, depth: int) -> F64:
+        """(G, N): f_h = [grade >= h], h = 1..G."""
+        g = np.asarray(grades, dtype=np.float64)
+        return (g[None, :] >= np.arange(1, depth + 1, dtype=np.float64)[:, None]).astype(np.float64)
+
+    def _cells(self, F: F64) -> tuple[list[_Point], dict[str, Any]]:
+        """Per-topic cell values of every measure from (corrected) functionals F (G, N)."""
+        n_q = len(self.topics)
+        n_r = len(self.run_names)
+        rel = F[self.threshold - 1]
+        C = _f64(
+            np.stack([np.bincount(self.topic_of, F[h], minlength=n_q) for h in range(F.shape[0])])
+        )
+        R = C[self.threshold - 1]
+        gain = F.sum(axis=0)
+        aux: dict[str, Any] = {"R": R, "C": C}
+        points: list[_Point] = []
+        for kind, k in self._parsed:
+            if kind in ("P", "R"):
+                items, cell, _ = self._top(k)
+                hits = _f64(np.bincount(cell, rel[items], minlength=n_r * n_q).reshape(n_r, n_q))
+                if kind == "P":
+                    points.append(_Point(hits / k, np.ones(n_q)))
+                else:
+                    points.append(_Point(*_ratio(hits, R)))
+            elif kind == "nDCG":
+                items, cell, disc = self._top(k)
+                dcg = _f64(np.bincount(cell, gain[items] * disc, minlength=n_r * n_q))
+                dcg = dcg.reshape(n_r, n_q)
+                ideal = _discount_sum(C, k).sum(axis=0)
+                points.append(_Point(*_ratio(dcg, ideal)))
+            else:
+                g = rel[self._e_item]
+                cs = np.cumsum(g)
+                before = cs - g - (cs - g)[self._e_start]
+                num_e = g / self._e_rank * (1.0 + before)
+                num = _f64(np.bincount(self._e_cell, num_e, minlength=n_r * n_q))
+                num = num.reshape(n_r, n_q)
+                points.append(_Point(*_ratio(num, R)))
+                aux["ap_before"] = before
+                aux["ap_g"] = g
+        return points, aux
+
+    def _top(self, k: int) -> tuple[I64, I64, F64]:
+        """Retrieved pool items ranked at most k: items, (run, topic) cells, discounts."""
+        got = self._topk.get(k)
+        if got is None:
+            keep = self._e_rank <= k
+            got = (self._e_item[keep], self._e_cell[keep], 1.0 / np.log2(self._e_rank[keep] + 1))
+            self._topk[k] = got
+        return got
+
+    def popularity(self, depth: int = 10, bins: Sequence[int] = (1, 3, 6)) -> I64:
+        """(N,) a calibration group per item: how many runs rank it in their top ``depth``,
+        binned at ``bins`` (group j: at least bins[j-1] runs; 0: fewer than bins[0]). Items
+        many systems put high are more often relevant whatever the judge says."""
+        votes = ((self.rank >= 1) & (self.rank <= depth)).sum(axis=0)
+        return np.asarray(np.searchsorted(np.asarray(bins), votes, side="right"), dtype=np.int64)
+
+    def values(self, grades: Sequence[int] | I64) -> F64:
+        """(runs, measures) macro values with ``grades`` (every item, item order) as truth: the
+        full-judgment target."""
+        g = np.asarray(grades, dtype=np.int64)
+        self._check_grades(g, "grades")
+        F = self._functionals(g, max(self.threshold, int(g.max(initial=0))))
+        points, _ = self._cells(F)
+        return np.stack([p.cell.mean(axis=1) for p in points], axis=1)
+
+    def _check_grades(self, g: I64, what: str) -> None:
+        if g.shape != (self.n_items,):
+            raise ValueError(f"{what}: expected {self.n_items} grades, got shape {g.shape}")
+        if g.size and int(g.min()) < 0:
+            raise ValueError(f"{what}: grades must be >= 0 (got {int(g.min())})")
+
+    # -- influence ----------------------------------------------------------------------------
+
+    def _influence(self, points: list[_Point], aux: dict[str, Any], cols: I64, resid: F64) -> F64:
+        """(M, R, n): v = sum_h d theta_m,r / d f_h,i * resid_h,i for items ``cols``;
+        ``resid`` is (G, n)."""
+        n_q = len(self.topics)
+        q = self.topic_of[cols]
+        rk = self.rank[:, cols]
+        r_rel = resid[self.threshold - 1][None, :]
+        out = np.zeros((len(points), len(self.run_names), cols.size))
+        for m, ((kind, k), p) in enumerate(zip(self._parsed, points, strict=True)):
+            top = ((rk >= 1) & (rk <= k)).astype(np.float64)
+            if kind == "P":
+                u = top / k * r_rel
+            elif kind == "R":
+                den = p.denom[q]
+                ok = den > 1e-9
+                u = np.where(ok, (top - p.cell[:, q]) / np.where(ok, den, 1.0), 0.0) * r_rel
+            elif kind == "nDCG":
+                C = aux["C"]
+                disc = np.where(top > 0, 1.0 / np.log2(np.maximum(rk, 1) + 1.0), 0.0)
+                slope = _discount_slope(C[:, q], k)  # (G, n)
+                den = p.denom[q]
+                ok = den > 1e-9
+                g_res = resid.sum(axis=0)[None, :]
+                i_res = (slope * resid).sum(axis=0)[None, :]
+                u = np.where(
+                    ok, (disc * g_res - p.cell[:, q] * i_res) / np.where(ok, den, 1.0), 0.0
+                )
+            else:
+                dnum = self._ap_numerator_gradient(aux, cols)
+                den = p.denom[q]
+                ok = den > 1e-9
+                u = np.where(ok, (dnum - p.cell[:, q]) / np.where(ok, den, 1.0), 0.0) * r_rel
+            out[m] = u / n_q
+        return out
+
+    def _ap_numerator_gradient(self, aux: dict[str, Any], cols: I64) -> F64:
+        """(R, n): d numerator / d rel_i for items ``cols`` (0 where the run did not retrieve
+        them): (1 + rel above i) / rank_i + sum over items below i of rel / rank."""
+        g, before = aux["ap_g"], aux["ap_before"]
+        w = g / self._e_rank
+        cw = np.cumsum(w)
+        n_r, n_q = len(self.run_names), len(self.topics)
+        seg_total = np.bincount(self._e_cell, w, minlength=n_r * n_q)
+        after = seg_total[self._e_cell] - (cw - (cw - w)[self._e_start])
+        grad_e = (1.0 + before) / self._e_rank + after
+        pos = np.full(self.n_items, -1, dtype=np.int64)
+        pos[cols] = np.arange(cols.size)
+        keep = pos[self._e_item] >= 0
+        out = np.zeros((n_r, cols.size))
+        out[self._e_run[keep], pos[self._e_item[keep]]] = grad_e[keep]
+        return out
+
+    def influence(self, auto: Sequence[int] | I64) -> F64:
+        """(N,) how much an error in each item's label moves the estimates: the mean over
+        measures (each scaled to mean 1) of sum over runs of |d theta / d rel_i|, taken at the
+        automatic labels. Feeds the ``active`` design."""
+        a = np.asarray(auto, dtype=np.int64)
+        self._check_grades(a, "auto")
+        depth = max(self.threshold, int(a.max(initial=0)))
+        F = self._functionals(a, depth)
+        points, aux = self._cells(F)
+        cols = np.arange(self.n_items)
+        v = np.abs(self._influence(points, aux, cols, np.ones((depth, self.n_items)))).sum(axis=1)
+        scale = v.mean(axis=1, keepdims=True)
+        v = v / np.where(scale > 0, scale, 1.0)
+        return np.asarray(v.mean(axis=0), dtype=np.float64)
+
+    # -- estimates ----------------------------------------------------------------------------
+
+    def estimate(
+        self,
+        auto: Sequence[int] | I64,
+        human: Sequence[int] | I64,
+        sampled: Sequence[bool] | Bool,
+        pi: Sequence[float] | F64,
+        *,
+        design: str,
+        strata: Sequence[int] | I64 | None = None,
+        covariance: bool = False,
+        calibrate: bool = True,
+        groups: Sequence[int] | I64 | None = None,
+        auto_value: bool = True,
+    ) -> ArrayEstimate:
+        """Array form of :func:`estimate_runs`: every argument in item order; ``human`` is read
+        where ``sampled`` only. ``strata`` (stratified design): an integer per item.
+
+        ``calibrate``: the sampled items with pi = 1 (the pilot slice) recalibrate the
+        predictor: f(a_i) is replaced by the pilot's rate of f(y) among items with the same
+        automatic grade (:func:`_calibrated`). The estimate is conditional on the pilot, and
+        given the pilot the predictor is fixed, so it stays unbiased. ``groups``: an integer per
+        item refining the calibration cells (e.g. how many runs rank the item high, see
+        :meth:`popularity`): the rate is then per (automatic grade, group), shrunk to the
+        grade's rate. ``auto_value``: also compute the values under the automatic labels
+        alone (NaN otherwise)."""
+        if design not in DESIGNS:
+            raise ValueError(f"unknown design {design!r}: expected one of {', '.join(DESIGNS)}")
+        a = np.asarray(auto, dtype=np.int64)
+        s = np.asarray(sampled, dtype=bool)
+        y = np.where(s, np.asarray(human, dtype=np.int64), 0)
+        p = np.asarray(pi, dtype=np.float64)
+        self._check_grades(a, "auto")
+        self._check_grades(y, "human")
+        if s.shape != (self.n_items,) or p.shape != (self.n_items,):
+            raise ValueError(f"sampled and pi need one value per pool item ({self.n_items})")
+        if not np.all((p > 0) & (p <= 1)):
+            raise ValueError("every inclusion probability must be in (0, 1]")
+        if not s.any():
+            raise ValueError("the human sample is empty")
+        depth = max(self.threshold, int(a.max(initial=0)), int(y.max(initial=0)))
+        Fa = self._functionals(a, depth)
+        Fy = self._functionals(y, depth)
+        cols = np.flatnonzero(s)
+        certain = cols[p[cols] >= 1.0]
+        g_arr = None if groups is None else np.asarray(groups, dtype=np.int64)
+        Fp = _calibrated(a, Fa, Fy, certain, g_arr) if calibrate and certain.size else Fa
+        resid = Fy[:, cols] - Fp[:, cols]
+        F = Fp.copy()
+        F[:, cols] += resid / p[cols]
+        points, aux = self._cells(F)
+        value = np.stack([pt.cell.mean(axis=1) for pt in points], axis=1)  # (R, M)
+        v = self._influence(points, aux, cols, resid)  # (M, R, n)
+        st = None if strata is None else np.asarray(strata, dtype=np.int64)
+        cov = _design_covariance(v, p, cols, s, design, st, covariance)
+        auto_only = np.full_like(value, np.nan)
+        if auto_value:  # the measures under the automatic labels alone
+            auto_only = _f64(np.stack([pt.cell.mean(axis=1) for pt in self._cells(Fa)[0]], axis=1))
+        return ArrayEstimate(value, cov, auto_only, covariance)
+
+
+def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = None) -> F64:
+    """(G, N) predictions E[f_h(y) | a] estimated on the items judged with certainty:
+    (sum of f_h(y) over those with the same automatic grade + m * their overall rate) /
+    (their count + m), m = 1, so a grade the pilot did not see gets the overall rate. With
+    ``groups``, the same again per (grade, group), shrunk (m = 1) to the grade's rate."""
+    overall = Fy[:, certain].mean(axis=1)
+    levels, where = np.unique(a, return_inverse=True)
+    pred = np.empty((Fa.shape[0], levels.size))
+    for j, g in enumerate(levels):
+        here = certain[a[certain] == g]
+        pred[:, j] = (Fy[:, here].sum(axis=1) + overall) / (here.size + 1.0)
+    out = pred[:, where]
+    if groups is not None:
+        if groups.shape != a.shape:
+            raise ValueError("groups need one value per pool item")
+        for g in levels:
+            for c in np.unique(groups[a == g]):
+                cell = (a == g) & (groups == c)
+                here = certain[cell[certain]]
+                base = out[:, np.flatnonzero(cell)[0]]
+                out[:, cell] = ((Fy[:, here].sum(axis=1) + base) / (here.size + 1.0))[:, None]
+    return np.asarray(out, dtype=np.float64)
+
+
+def _design_covariance(
+    v: F64, p: F64, cols: I64, s: Bool, design: str, strata: I64 | None, full: bool
+) -> F64:
+    """(M, R, R) when ``full``, else (M, R): the estimated design (co)variance of the HT totals
+    of v. Items with pi = 1 add nothing."""
+    n_m, n_r, _ = v.shape
+    out = np.zeros((n_m, n_r, n_r)) if full else np.zeros((n_m, n_r))
+    certain = p >= 1.0
+    if design == "active":
+        live = ~certain[cols]
+        w = (1.0 - p[cols][live]) / p[cols][live] ** 2
+        vv = v[:, :, live]
+        if full:
+            return np.stack([(x * w) @ x.T for x in vv])
+        return np.asarray((vv**2 * w).sum(axis=2), dtype=np.float64)
+    if design == "uniform":
+        label = np.where(certain, _TAKE_ALL, 0)
+    else:
+        if strata is None:
+            raise ValueError("the stratified design needs the stratum of every item")
+        if strata.shape != p.shape:
+            raise ValueError("strata need one value per pool item")
+        label = np.where(certain, _TAKE_ALL, strata)
+    for h in np.unique(label):
+        if h == _TAKE_ALL:
+            continue
+        in_h = label == h
+        big_n = int(in_h.sum())
+        sel = in_h[cols]
+        n_h = int(sel.sum())
+        pis = p[in_h]
+        if not np.allclose(pis, n_h / big_n, rtol=1e-6, atol=1e-12):
+            raise ValueError(
+                f"stratum {int(h)}: pi must be n_h/N_h = {n_h}/{big_n} for every item "
+                f"(sampling without replacement), got {float(pis.min()):.4g}.."
+                f"{float(pis.max()):.4g}"
+            )
+        if n_h == big_n:
+            continue
+        if n_h < 2:
+            raise ValueError(f"stratum {int(h)} has {n_h} sampled item: the variance needs two")
+        c = big_n**2 * (1.0 - n_h / big_n) / (n_h * (n_h - 1))
+        d = v[:, :, sel] - v[:, :, sel].mean(axis=2, keepdims=True)
+        if full:
+            out += c * np.stack([x @ x.T for x in d])
+        else:
+            out += c * (d**2).sum(axis=2)
+    return out
+
+
+@dataclass(frozen=True)
+class ArrayEstimate:
+    """Estimates as arrays: ``value`` and ``auto_value`` (runs, measures); ``cov`` (measures,
+    runs, runs) when built with ``covariance=True``, else the variances (measures, runs)."""
+
+    value: F64
+    cov: F64
+    auto_value: F64
+    full: bool
+
+    @property
+    def se(self) -> F64:
+        var = np.diagonal(self.cov, axis1=1, axis2=2) if self.full else self.cov
+        return np.asarray(np.sqrt(np.maximum(var, 0.0)).T, dtype=np.float64)  # (R, M)
+
+    def interval(self, level: float = 0.95) -> tuple[F64, F64]:
+        z = _z(level)
+        se = self.se
+        return np.clip(self.value - z * se, 0.0, 1.0), np.clip(self.value + z * se, 0.0, 1.0)
+
+    def difference(self, a: int, b: int, m: int) -> tuple[float, float]:
+        """(value, se) of run a minus run b on measure m."""
+        if not self.full:
+            raise ValueError("differences need the estimate built with covariance=True")
+        c = self.cov[m]
+        var = c[a, a] + c[b, b] - 2.0 * c[a, b]
+        return float(self.value[a, m] - self.value[b, m]), math.sqrt(max(var, 0.0))
+
+
+def _z(level: float) -> float:
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    return float(norm.ppf(0.5 + level / 2.0))
+
+
+# -- sampling designs ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Design:
+    """How the human sample is chosen.
+
+    - ``uniform``: SRSWOR of ``budget`` items.
+    - ``stratified``: strata = the automatic grade, SRSWOR within each. ``allocation``
+      ``proportional`` (n_h ~ N_h, no pilot) or ``neyman`` (n_h ~ N_h S_h, S_h =
+      sqrt(p_h (1 - p_h)) with p_h the judge's disagreement rate in stratum h, measured on a
+      uniform pilot slice that is part of the budget, smoothed as (errors + 0.5)/(items + 1)).
+    - ``active``: a uniform pilot slice, then Poisson sampling of the other items with pi_i
+      proportional to influence_i x sqrt(p_{a_i}) (expected |error| of a's relevance), floored
+      at ``floor`` x budget / N and capped at 1, scaled to the remaining budget in expectation.
+      The queue holds the pilot first, then the rest, most informative first.
+    Every item must be judged for the inference to hold: the order only says what to judge
+    first; stopping early is not covered.
+    """
+
+    kind: Literal["uniform", "stratified", "active"]
+    budget: int
+    seed: int = 0
+    allocation: Literal["neyman", "proportional"] = "neyman"
+    floor: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.kind not in DESIGNS:
+            raise ValueError(f"unknown design {self.kind!r}: expected one of {', '.join(DESIGNS)}")
+        if self.budget < 2:
+            raise ValueError(f"the budget must be at least 2 items, got {self.budget}")
+        if self.allocation not in ("neyman", "proportional"):
+            raise ValueError(f"unknown allocation {self.allocation!r}: neyman or proportional")
+        if not 0.0 < self.floor <= 1.0:
+            raise ValueError(f"floor must be in (0, 1], got {self.floor}")
+
+    @property
+    def needs_pilot(self) -> bool:
+        return self.kind == "active" or (self.kind == "stratified" and self.allocation == "neyman")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A drawn sample: ``indices`` in queue order (item indices), ``pi`` of every item, the
+    ``strata`` of every item (-1: judged with certainty, the pilot), the ``pilot`` indices."""
+
+    indices: I64
+    pi: F64
+    strata: I64
+    pilot: I64
+    kind: str
+
+    @property
+    def sampled(self) -> Bool:
+        s = np.zeros(self.pi.size, dtype=bool)
+        s[self.indices] = True
+        return s
+
+
+def _rng(design: Design) -> np.random.Generator:
+    return np.random.default_rng(design.seed)
+
+
+def _pilot_size(design: Design, n_items: int, pilot_share: float) -> int:
+    if not 0.0 < pilot_share < 1.0:
+        raise ValueError(f"pilot_share must be in (0, 1), got {pilot_share}")
+    return max(2, min(n_items, round(design.budget * pilot_share)))
+
+
+def pilot(auto_grades: Sequence[int] | I64, design: Design, *, pilot_share: float = 0.2) -> I64:
+    """The uniform pilot slice (item indices) that a ``neyman`` or ``active`` design judges
+    first: SRSWOR of ``round(pilot_share * budget)`` items (at least 2), from the seed."""
+    n = len(auto_grades)
+    if design.budget > n:
+        raise ValueError(f"the budget ({design.budget}) exceeds the pool ({n} items)")
+    size = _pilot_size(design, n, pilot_share)
+    return np.sort(_rng(design).choice(n, size=size, replace=False)).astype(np.int64)
+
+
+def _largest_remainder(target: F64, total: int, low: I64, high: I64) -> I64:
+    """Integers within [low, high] summing to ``total``, close to ``target`` (water-filling)."""
+    out = np.clip(np.floor(target), low, high).astype(np.int64)
+    for _ in range(10 * target.size + 10):
+        gap = total - int(out.sum())
+        if gap == 0:
+            break
+        frac = target - out
+        if gap > 0:
+            cand = np.flatnonzero(out < high)
+            j = cand[np.argmax(frac[cand])]
+            out[j] += 1
+        else:
+            cand = np.flatnonzero(out > low)
+            j = cand[np.argmin(frac[cand])]
+            out[j] -= 1
+    return out
+
+
+def _allocate(weights: F64, sizes: I64, total: int) -> I64:
+    """n_h ~ weights_h within [min(2, N_h), N_h], summing to ``total``."""
+    low = np.minimum(2, sizes)
+    if total < int(low.sum()):
+        raise ValueError(
+            f"a budget of {total} cannot give two items to each of {sizes.size} strata"
+        )
+    w = np.where(sizes > 0, np.maximum(weights, 0.0), 0.0)
+    if w.sum() <= 0:
+        w = sizes.astype(np.float64)
+    target = w / w.sum() * total
+    for _ in range(sizes.size + 1):  # push the capped strata's excess to the others
+        capped = target > sizes
+        if not capped.any():
+            break
+        free = total - sizes[capped].sum()
+        rest = np.where(capped, 0.0, w)
+        target = np.where(capped, sizes, rest / max(rest.sum(), 1e-300) * free)
+    target = np.maximum(target, low)
+    return _largest_remainder(target, total, low, sizes)
+
+
+def _disagreement(auto: I64, pilot_idx: I64, pilot_grades: I64, threshold: int, levels: I64) -> F64:
+    """Smoothed rate at which the relevance of the automatic grade differs from the human one,
+    per automatic grade in ``levels``: (errors + 0.5) / (items + 1)."""
+    wrong = (auto[pilot_idx] >= threshold) != (pilot_grades >= threshold)
+    rate = np.empty(levels.size)
+    for j, g in enumerate(levels):
+        here = auto[pilot_idx] == g
+        rate[j] = (wrong[here].sum() + 0.5) / (here.sum() + 1.0)
+    return rate
+
+
+def sample(
+    items_auto_grades: Sequence[int] | I64,
+    design: Design,
+    *,
+    influence: Sequence[float] | F64 | None = None,
+    pilot_share: float = 0.2,
+    pilot_grades: Sequence[int] | I64 | None = None,
+    threshold: int = 1,
+) -> Sample:
+    """Draw the human sample of ``design`` over items with these automatic grades (item order),
+    reproducibly from ``design.seed``.
+
+    Every design starts with :func:`pilot`'s uniform slice (``pilot_share`` of the budget; 0
+    for none, allowed for ``uniform`` and ``proportional``), in the sample with pi = 1: it is
+    judged first, calibrates the predictor (:meth:`PoolStructure.estimate`) and, for ``neyman``
+    and ``active``, sets the probabilities of the rest, so those designs need its human grades
+    (``pilot_grades``, in the slice's order). The rest of the budget is drawn from the other
+    items by the design; the estimate is conditional on the pilot, hence unbiased. ``influence``
+    (one value >= 0 per item, e.g. :meth:`PoolStructure.influence`) steers the ``active``
+    design; without it every item counts the same.
+    """
+    auto = np.asarray(items_auto_grades, dtype=np.int64)
+    n = auto.size
+    if n == 0:
+        raise ValueError("no items to sample from")
+    if design.budget > n:
+        raise ValueError(f"the budget ({design.budget}) exceeds the pool ({n} items)")
+    if auto.min() < 0:
+        raise ValueError("automatic grades must be >= 0")
+    if pilot_share == 0.0:
+        if design.needs_pilot:
+            raise ValueError(f"the {design.kind} design needs a pilot slice (pilot_share > 0)")
+        p_idx = np.zeros(0, dtype=np.int64)
+    else:
+        p_idx = pilot(auto, design, pilot_share=pilot_share)
+    rest = np.ones(n, dtype=bool)
+    rest[p_idx] = False
+    remaining = design.budget - p_idx.size
+    pi = np.zeros(n)
+    pi[p_idx] = 1.0
+    strata = np.zeros(n, dtype=np.int64)
+    strata[p_idx] = _TAKE_ALL
+    rng = np.random.default_rng([design.seed, 1])  # the pilot's draw is pilot()'s
+    rate: F64 | None = None
+    levels = np.unique(auto)
+    if design.needs_pilot:
+        if pilot_grades is None:
+            raise ValueError(
+                f"the {design.kind} design needs the human grades of its pilot slice: judge "
+                "pilot(...)'s items first and pass them as pilot_grades"
+            )
+        pg = np.asarray(pilot_grades, dtype=np.int64)
+        if pg.shape != p_idx.shape:
+            raise ValueError(f"pilot_grades: expected {p_idx.size} grades, got {pg.size}")
+        rate = _disagreement(auto, p_idx, pg, threshold, levels)
+    if design.kind == "uniform":
+        members = np.flatnonzero(rest)
+        picked = rng.choice(members, size=remaining, replace=False).astype(np.int64)
+        pi[members] = remaining / members.size
+        return Sample(np.concatenate([p_idx, picked]), pi, strata, p_idx, design.kind)
+    if design.kind == "stratified":
+        strata[rest] = auto[rest]
+        sizes = np.array([(rest & (auto == g)).sum() for g in levels], dtype=np.int64)
+        weight = sizes.astype(np.float64)
+        if rate is not None:
+            weight = weight * np.sqrt(rate * (1.0 - rate))
+        alloc = _allocate(weight, sizes, remaining)
+        chosen = [p_idx]
+        for g, k, big in zip(levels, alloc, sizes, strict=True):
+            members = np.flatnonzero(rest & (auto == g))
+            chosen.append(rng.choice(members, size=int(k), replace=False).astype(np.int64))
+            if big:
+                pi[members] = k / big
+        return Sample(np.concatenate(chosen), pi, strata, p_idx, design.kind)
+    assert rate is not None
+    infl = np.ones(n) if influence is None else np.asarray(influence, dtype=np.float64)
+    if infl.shape != (n,) or not np.all(np.isfinite(infl)) or infl.min(initial=0) < 0:
+        raise ValueError("influence needs one finite value >= 0 per item")
+    weight = infl * np.sqrt(rate)[np.searchsorted(levels, auto)]
+    target = _poisson_pi(weight[rest], remaining, design.floor * design.budget / n)
+    pi[rest] = target
+    draw = rng.random(int(rest.sum())) < target
+    picked = np.flatnonzero(rest)[draw]
+    picked = picked[np.argsort(-weight[picked], kind="stable")]
+    return Sample(np.concatenate([p_idx, picked]).astype(np.int64), pi, strata, p_idx, "active")
+
+
+def _poisson_pi(weight: F64, expected: int, floor: float) -> F64:
+    """pi = clip(c * weight, floor, 1) with c chosen so that sum(pi) = expected (bisection)."""
+    n = weight.size
+    if expected >= n:
+        return np.ones(n)
+    floor = min(floor, expected / n)
+    w = np.where(weight > 0, weight, 0.0)
+    if w.sum() <= 0:
+        return np.full(n, expected / n)
+    lo, hi = 0.0, 1.0
+    while np.clip(hi * w, floor, 1.0).sum() < expected:
+        hi *= 2.0
+    for _ in range(100):
+        mid = (lo + hi) / 2.0
+        if np.clip(mid * w, floor, 1.0).sum() < expected:
+            lo = mid
+        else:
+            hi = mid
+    return np.asarray(np.clip(hi * w, floor, 1.0), dtype=np.float64)
+
+
+# -- the mapping API ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A point estimate with its standard error and interval (``level``, normal)."""
+
+    value: float
+    low: float
+    high: float
+    se: float
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {k: _json(getattr(self, k)) for k in ("value", "low", "high", "se")}
+
+
+def _json(x: float) -> float | None:
+    return None if not math.isfinite(x) else round(float(x), 6)
+
+
+@dataclass(frozen=True)
+class PPIReport:
+    """Per run and measure: the corrected :class:`Estimate`, the value under the automatic
+    labels alone, and (when asked) the human-sample-alone estimate; :meth:`differences`."""
+
+    runs: tuple[str, ...]
+    measures: tuple[str, ...]
+    design: str
+    level: float
+    n_sampled: int
+    n_items: int
+    estimates: dict[str, dict[str, Estimate]]
+    auto_only: dict[str, dict[str, float]]
+    human_only: dict[str, dict[str, Estimate]] | None
+    _arrays: ArrayEstimate = field(repr=False)
+
+    def differences(self, run_a: str, run_b: str, measure: str) -> Estimate:
+        """run_a minus run_b, with the interval from v_a - v_b on the same sample."""
+        for r in (run_a, run_b):
+            if r not in self.runs:
+                raise ValueError(f"unknown run {r!r}")
+        if measure not in self.measures:
+            raise ValueError(f"unknown measure {measure!r}: the report has {list(self.measures)}")
+        a, b, m = self.runs.index(run_a), self.runs.index(run_b), self.measures.index(measure)
+        value, se = self._arrays.difference(a, b, m)
+        z = _z(self.level)
+        return Estimate(value, max(-1.0, value - z * se), min(1.0, value + z * se), se)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "design": self.design,
+            "level": self.level,
+            "n_sampled": self.n_sampled,
+            "n_items": self.n_items,
+            "runs": {
+                r: {
+                    m: {
+                        "ppi": self.estimates[r][m].to_dict(),
+                        "auto_only": _json(self.auto_only[r][m]),
+                        "human_only": (
+                            None if self.human_only is None else self.human_only[r][m].to_dict()
+                        ),
+                    }
+                    for m in self.measures
+                }
+                for r in self.runs
+            },
+        }
+
+
+def _estimates(
+    arr: ArrayEstimate, runs: tuple[str, ...], measures: tuple[str, ...], level: float
+) -> dict[str, dict[str, Estimate]]:
+    low, high = arr.interval(level)
+    se = arr.se
+    return {
+        r: {
+            m: Estimate(
+                float(arr.value[i, j]), float(low[i, j]), float(high[i, j]), float(se[i, j])
+            )
+            for j, m in enumerate(measures)
+        }
+        for i, r in enumerate(runs)
+    }
+
+
+def by_item(
+    items: Sequence[tuple[str, str]], values: Sequence[Any] | npt.NDArray[Any]
+) -> dict[str, dict[str, Any]]:
+    """``{qid: {docid: value}}`` from values in item order (e.g. a :class:`Sample`'s ``pi``
+    over :attr:`PoolStructure.items`)."""
+    if len(items) != len(values):
+        raise ValueError(f"{len(values)} values for {len(items)} items")
+    out: dict[str, dict[str, Any]] = {}
+    for (q, d), v in zip(items, values, strict=True):
+        out.setdefault(q, {})[d] = v.item() if hasattr(v, "item") else v
+    return out
+
+
+def estimate_runs(
+    runs: Mapping[str, Mapping[str, Sequence[str]]],
+    pool: Mapping[str, Sequence[str]],
+    auto: Mapping[str, Mapping[str, int]],
+    human: Mapping[str, Mapping[str, int]],
+    pi: Mapping[str, Mapping[str, float]],
+    *,
+    design: str,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    threshold: int = 1,
+    level: float = 0.95,
+    strata: Mapping[str, Mapping[str, int]] | None = None,
+    human_only: bool = True,
+    calibrate: bool = True,
+    popularity_groups: bool = True,
+) -> PPIReport:
+    """Prediction-powered estimates of every run's measures (module docstring).
+
+    ``runs``: run -> qid -> ranked docids; ``pool``: qid -> pool docids; ``auto``: the automatic
+    grade of EVERY pool item; ``human``: the human grades of the sampled items (the sample is
+    their keys); ``pi``: every pool item's inclusion probability; ``design``: ``uniform``,
+    ``stratified`` (then ``strata``: every item's stratum) or ``active``. ``human_only`` adds
+    the human-sample-alone estimates (f(a) = 0) from the same sample. ``calibrate``: the items
+    with pi = 1 (the pilot) calibrate the predictor, per automatic grade and, with
+    ``popularity_groups``, per how many runs rank the item in their top 10 (the configuration
+    ``benchmarks/ppi_coverage.py`` measures). :func:`sample` and :func:`by_item` give ``pi``.
+    """
+    _z(level)
+    st = PoolStructure(runs, pool, measures=measures, threshold=threshold)
+    a_list = st.flat(auto, what="auto")
+    missing = [st.items[i] for i, x in enumerate(a_list) if x is None]
+    if missing:
+        raise ValueError(f"{len(missing)} pool items have no automatic grade, e.g. {missing[0]}")
+    p_list = st.flat(pi, what="pi")
+    missing = [st.items[i] for i, x in enumerate(p_list) if x is None]
+    if missing:
+        raise ValueError(
+            f"{len(missing)} pool items have no inclusion probability, e.g. {missing[0]}"
+        )
+    h_list = st.flat(human, what="human")
+    sampled = np.array([x is not None for x in h_list])
+    y = np.array([0 if x is None else int(x) for x in h_list], dtype=np.int64)
+    a = np.array([int(x) for x in a_list], dtype=np.int64)
+    p = np.array([float(x) for x in p_list], dtype=np.float64)
+    if np.any(sampled & ~(p > 0)):
+        raise ValueError("a sampled item has inclusion probability 0")
+    s_arr = None
+    if strata is not None:
+        s_list = st.flat(strata, what="strata")
+        if any(x is None for x in s_list):
+            raise ValueError("strata must give every pool item's stratum")
+        s_arr = np.array([int(x) for x in s_list], dtype=np.int64)
+    groups = st.popularity() if popularity_groups else None
+    opts: dict[str, Any] = {"design": design, "strata": s_arr, "calibrate": calibrate}
+    arr = st.estimate(a, y, sampled, p, covariance=True, groups=groups, **opts)
+    ho = None
+    if human_only:
+        zero = np.zeros_like(a)
+        ho_arr = st.estimate(zero, y, sampled, p, groups=groups, auto_value=False, **opts)
+        ho = _estimates(ho_arr, st.run_names, st.measures, level)
+    return PPIReport(
+        runs=st.run_names,
+        measures=st.measures,
+        design=design,
+        level=level,
+        n_sampled=int(sampled.sum()),
+        n_items=st.n_items,
+        estimates=_estimates(arr, st.run_names, st.measures, level),
+        auto_only={
+            r: {m: float(arr.auto_value[i, j]) for j, m in enumerate(st.measures)}
+            for i, r in enumerate(st.run_names)
+        },
+        human_only=ho,
+        _arrays=arr,
+    )

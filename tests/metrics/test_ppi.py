@@ -1,0 +1,420 @@
+"""Prediction-powered estimates of run measures (metrics.ppi): hand-worked values, exact
+unbiasedness by enumerating every sample of small designs, coverage on synthetic pools, the
+designs, and the errors."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+import pytrec_eval
+
+from metrics.ppi import (
+    Design,
+    PoolStructure,
+    by_item,
+    estimate_runs,
+    pilot,
+    sample,
+)
+
+# one topic, pool a b c d with human grades 1 0 2 0; the run ranks a, x (outside the pool), c, b
+POOL = {"q": ["a", "b", "c", "d"]}
+RUN = {"q": ["a", "x", "c", "b"]}
+HUMAN = {"a": 1, "b": 0, "c": 2, "d": 0}
+
+
+def _structure(measures=("P@2", "R@2", "nDCG@2", "AP")) -> PoolStructure:
+    return PoolStructure({"r": RUN}, POOL, measures=measures)
+
+
+def test_full_judgment_values_match_the_hand_worked_example():
+    st = _structure()
+    got = st.values([HUMAN[d] for _, d in st.items])[0]
+    # P@2: a relevant, x not; R@2: 1 of R = 2; nDCG@2: DCG 1/log2(2) = 1, ideal 2/1 + 1/log2(3);
+    # AP: relevant at ranks 1 and 3, (1/1 + 2/3) / 2
+    ideal = 2.0 + 1.0 / math.log2(3.0)
+    assert got == pytest.approx([0.5, 0.5, 1.0 / ideal, (1.0 + 2.0 / 3.0) / 2.0])
+
+
+def test_a_topic_without_relevant_items_scores_zero_as_in_trec_eval():
+    st = PoolStructure({"r": {"q": ["a"], "z": ["e"]}}, {"q": ["a"], "z": ["e"]})
+    got = st.values([1, 0])[0]  # topic q: a relevant; topic z: nothing relevant
+    assert got == pytest.approx([0.05, 0.5, 0.5, 0.5])  # mean of (1 and 0) per measure; P@10 1/10
+
+
+def test_values_agree_with_pytrec_eval_on_random_pools():
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        pool = {f"q{t}": [f"d{i}" for i in range(rng.integers(5, 25))] for t in range(4)}
+        runs = {}
+        for r in range(3):
+            runs[f"r{r}"] = {
+                q: list(rng.permutation([*docs, "o1", "o2"])[: rng.integers(3, len(docs) + 2)])
+                for q, docs in pool.items()
+            }
+        grades_map = {
+            q: {d: int(rng.choice([0, 0, 1, 2])) for d in docs} for q, docs in pool.items()
+        }
+        for q in pool:  # every topic needs a relevant item for pytrec_eval's averages to match
+            grades_map[q][pool[q][0]] = 1
+        st = PoolStructure(runs, pool, measures=("P@5", "R@5", "nDCG@5", "AP"))
+        got = st.values([grades_map[q][d] for q, d in st.items])
+        ev = pytrec_eval.RelevanceEvaluator(grades_map, {"P_5", "recall_5", "ndcg_cut_5", "map"})
+        for i, name in enumerate(st.run_names):
+            # scores strictly decreasing with rank so pytrec_eval keeps the run's order
+            res = ev.evaluate(
+                {q: {d: 100.0 - j for j, d in enumerate(docs)} for q, docs in runs[name].items()}
+            )
+            want = [
+                np.mean([res[q][m] for q in pool]) for m in ("P_5", "recall_5", "ndcg_cut_5", "map")
+            ]
+            assert got[i] == pytest.approx(want, abs=1e-12)
+
+
+def test_uniform_estimate_matches_the_hand_worked_difference_estimator():
+    # the run ranks a b c; auto grades 1 1 0 0; SRSWOR of 2 of 4 (pi = 1/2) drew b (human 0)
+    # and c (human 1)
+    st = PoolStructure({"r": {"q": ["a", "b", "c"]}}, POOL, measures=("P@2",))
+    est = st.estimate(
+        [1, 1, 0, 0],
+        [0, 0, 1, 0],
+        [False, True, True, False],
+        [0.5] * 4,
+        design="uniform",
+        calibrate=False,
+    )
+    # corrected: a 1, b 1 + 2 (0 - 1) = -1, c 0 + 2 (1 - 0) = 2, d 0; P@2 = (1 - 1) / 2 = 0
+    assert est.value[0, 0] == pytest.approx(0.0)
+    # v = u * residual: b 1/2 * -1, c 0 (not in the top 2); s^2 = 0.125;
+    # var = N^2 (1 - n/N) s^2 / n = 16 * 0.5 * 0.125 / 2 = 0.5
+    assert est.se[0, 0] == pytest.approx(math.sqrt(0.5))
+
+
+def test_judging_everything_gives_the_full_judgment_value_with_zero_width():
+    st = _structure()
+    truth = st.values([HUMAN[d] for _, d in st.items])
+    est = st.estimate(
+        [0, 2, 2, 1], [HUMAN[d] for _, d in st.items], [True] * 4, [1.0] * 4, design="uniform"
+    )
+    assert est.value == pytest.approx(truth)
+    assert est.se == pytest.approx(np.zeros_like(truth))
+
+
+def _small_pool():
+    """Two topics, 8 items, two runs: small enough to enumerate every sample."""
+    pool = {"q1": ["a", "b", "c", "d"], "q2": ["e", "f", "g", "h"]}
+    runs = {
+        "r1": {"q1": ["a", "b", "c"], "q2": ["e", "g", "f", "h"]},
+        "r2": {"q1": ["c", "d", "a", "b"], "q2": ["h", "e"]},
+    }
+    human = np.array([1, 0, 2, 0, 0, 1, 1, 0])
+    auto = np.array([1, 1, 1, 0, 0, 0, 2, 1])
+    return PoolStructure(runs, pool, measures=("P@2", "nDCG@2")), human, auto
+
+
+def _check_linear_exactly(st, human, auto, samples, design, strata=None):
+    """Over every (sample, probability): the P@2 estimate's mean is the truth and the variance
+    estimator's mean is the true variance (both exact for a linear measure)."""
+    truth = st.values(human)[:, 0]
+    mean = np.zeros_like(truth)
+    second = np.zeros_like(truth)
+    var_hat = np.zeros_like(truth)
+    total = 0.0
+    for chosen, prob, pi in samples:
+        s = np.zeros(auto.size, dtype=bool)
+        s[list(chosen)] = True
+        est = st.estimate(auto, human, s, pi, design=design, strata=strata, calibrate=False)
+        mean += prob * est.value[:, 0]
+        second += prob * est.value[:, 0] ** 2
+        var_hat += prob * est.se[:, 0] ** 2
+        total += prob
+    assert total == pytest.approx(1.0)
+    assert mean == pytest.approx(truth, abs=1e-12)
+    assert var_hat == pytest.approx(second - mean**2, abs=1e-12)
+
+
+def test_uniform_design_is_exactly_unbiased_with_an_unbiased_variance_for_precision():
+    st, human, auto = _small_pool()
+    subsets = list(itertools.combinations(range(8), 3))
+    pi = np.full(8, 3 / 8)
+    _check_linear_exactly(st, human, auto, [(c, 1 / len(subsets), pi) for c in subsets], "uniform")
+
+
+def test_stratified_design_is_exactly_unbiased_with_an_unbiased_variance_for_precision():
+    st, human, auto = _small_pool()
+    strata = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    first = list(itertools.combinations(range(4), 2))
+    second = list(itertools.combinations(range(4, 8), 3))
+    pi = np.array([0.5] * 4 + [0.75] * 4)
+    samples = [(a + b, 1 / (len(first) * len(second)), pi) for a in first for b in second]
+    _check_linear_exactly(st, human, auto, samples, "stratified", strata)
+
+
+def test_poisson_design_is_exactly_unbiased_with_an_unbiased_variance_for_precision():
+    st, human, auto = _small_pool()
+    pi = np.array([0.9, 0.3, 0.5, 0.2, 0.6, 0.4, 0.7, 1.0])
+    samples = []
+    for bits in itertools.product([0, 1], repeat=8):
+        if not any(bits):
+            continue
+        chosen = tuple(i for i, b in enumerate(bits) if b)
+        prob = float(np.prod([p if b else 1 - p for p, b in zip(pi, bits, strict=True)]))
+        samples.append((chosen, prob, pi))
+    # item 7 has pi = 1, so every sample with positive probability is non-empty
+    _check_linear_exactly(st, human, auto, samples, "active")
+
+
+def test_the_ap_estimate_corrects_a_missed_relevant_item_by_hand():
+    # the judge misses b; a and c are judged for certain, b with pi = 1/2
+    pool = {"q": ["a", "b", "c"]}
+    st = PoolStructure({"r": {"q": ["a", "b", "c"]}}, pool, measures=("AP",))
+    human = np.array([1, 1, 0])
+    auto = np.array([1, 0, 0])  # the judge misses b
+    pi = np.array([1.0, 0.5, 1.0])
+    values = []
+    for take_b in (False, True):
+        s = np.array([True, take_b, True])
+        est = st.estimate(auto, human, s, pi, design="active", calibrate=False)
+        values.append(est.value[0, 0])
+    truth = st.values(human)[0, 0]  # (1/1 + 2/2) / 2 = 1
+    assert truth == pytest.approx(1.0)
+    # without b the estimate is AP under the auto labels (1 relevant at rank 1): 1.0; with b
+    # corrected by 1/0.5 the numerator is 1 + 2 * (1 + 1) / 2 = 3 over R = 1 + 2 = 3: 1.0
+    assert values == pytest.approx([1.0, 1.0])
+
+
+def _synthetic(seed: int):
+    rng = np.random.default_rng(seed)
+    pool = {f"q{t}": [f"d{i}" for i in range(40)] for t in range(20)}
+    human_map = {
+        q: {d: int(rng.choice([0, 1, 2], p=[0.7, 0.2, 0.1])) for d in docs}
+        for q, docs in pool.items()
+    }
+    runs = {f"r{r}": {q: list(rng.permutation(docs)) for q, docs in pool.items()} for r in range(4)}
+    st = PoolStructure(runs, pool, measures=("P@10", "nDCG@10"))
+    human = np.array([human_map[q][d] for q, d in st.items])
+    return st, human
+
+
+def test_uniform_intervals_cover_precision_on_a_synthetic_pool():
+    st, human = _synthetic(0)
+    truth = st.values(human)
+    rng = np.random.default_rng(1)
+    conf = np.array([[0.8, 0.15, 0.05], [0.3, 0.5, 0.2], [0.1, 0.3, 0.6]])
+    covered = []
+    ppi_w, ho_w = [], []
+    for rep in range(150):
+        auto = (rng.random(human.size)[:, None] > conf.cumsum(1)[human]).sum(1)
+        s = sample(auto, Design("uniform", 160, seed=rep))
+        est = st.estimate(auto, human, s.sampled, s.pi, design="uniform")
+        lo, hi = est.interval()
+        covered.append((lo <= truth) & (truth <= hi))
+        ppi_w.append(hi - lo)
+        zero = np.zeros_like(auto)
+        lo, hi = st.estimate(zero, human, s.sampled, s.pi, design="uniform").interval()
+        ho_w.append(hi - lo)
+    coverage = np.mean(covered, axis=(0, 1))
+    assert coverage[0] == pytest.approx(0.95, abs=0.04)
+    # the judge helps: narrower than the human sample alone on the same samples
+    assert np.mean(ppi_w, axis=(0, 1))[0] < np.mean(ho_w, axis=(0, 1))[0]
+
+
+def test_differences_use_the_same_sample_and_a_run_minus_itself_is_exactly_zero():
+    st, human = _synthetic(2)
+    auto = np.minimum(human + 1, 2)
+    s = sample(auto, Design("uniform", 200, seed=0))
+    est = st.estimate(auto, human, s.sampled, s.pi, design="uniform", covariance=True)
+    value, se = est.difference(0, 0, 0)
+    assert (value, se) == (0.0, 0.0)
+    value, se = est.difference(0, 1, 0)
+    assert value == pytest.approx(est.value[0, 0] - est.value[1, 0])
+    c = est.cov[0]
+    assert se == pytest.approx(math.sqrt(c[0, 0] + c[1, 1] - 2 * c[0, 1]))
+
+
+# -- designs ------------------------------------------------------------------------------------
+
+
+def test_uniform_sample_is_reproducible_and_has_the_budget():
+    auto = np.array([0, 1, 2] * 30)
+    a = sample(auto, Design("uniform", 20, seed=4))
+    b = sample(auto, Design("uniform", 20, seed=4))
+    assert np.array_equal(a.indices, b.indices)
+    assert a.indices.size == 20 and np.unique(a.indices).size == 20
+    # the pilot (20% of the budget: 4 items) is certain, the other 16 of 86 items SRSWOR
+    assert a.pi[a.pilot] == pytest.approx(np.ones(4))
+    assert a.pi.sum() == pytest.approx(20.0)
+    assert sorted(np.unique(a.pi)) == pytest.approx([16 / 86, 1.0])
+
+
+def test_stratified_neyman_gives_more_to_the_grade_the_judge_gets_wrong():
+    rng = np.random.default_rng(0)
+    auto = np.repeat([0, 1], [300, 300])
+    human = np.concatenate([np.zeros(300, int), rng.integers(0, 2, 300)])  # grade 1: coin flips
+    design = Design("stratified", 100, seed=1)
+    p_idx = pilot(auto, design)
+    s = sample(auto, design, pilot_grades=human[p_idx])
+    assert s.indices.size == 100
+    in_1 = (auto[s.indices] == 1) & (s.strata[s.indices] != -1)
+    in_0 = (auto[s.indices] == 0) & (s.strata[s.indices] != -1)
+    # Neyman: S_0 from the smoothed rate 0.5/(n_0 + 1), S_1 ~ 1/2: about 2.5 times as many
+    assert in_1.sum() > 2 * in_0.sum()
+    # within a stratum (outside the pilot) pi = n_h / N_h
+    for g in (0, 1):
+        members = (auto == g) & (s.strata != -1)
+        n_h = int((members[s.indices]).sum())
+        assert s.pi[members] == pytest.approx(n_h / members.sum())
+
+
+def test_active_sample_spends_the_budget_in_expectation_with_a_floor():
+    auto = np.repeat([0, 1, 2], [500, 300, 200])
+    human = np.repeat([0, 1, 2], [500, 300, 200])
+    human[:50] = 1  # the judge's 0 is sometimes wrong
+    infl = np.linspace(0.1, 2.0, 1000)
+    design = Design("active", 200, seed=3, floor=0.1)
+    p_idx = pilot(auto, design)
+    s = sample(auto, design, influence=infl, pilot_grades=human[p_idx])
+    assert s.pi.sum() == pytest.approx(200.0, rel=1e-6)
+    assert s.pi.min() >= 0.1 * 200 / 1000 - 1e-12
+    assert s.pi.max() <= 1.0
+    # queue: the pilot first, then the most informative first (within a grade the error rate
+    # is the same, so the order follows the influence)
+    rest = s.indices[p_idx.size :]
+    assert np.array_equal(s.indices[: p_idx.size], p_idx)
+    for g in (0, 1, 2):
+        of_g = rest[auto[rest] == g]
+        assert np.all(np.diff(infl[of_g]) <= 0)
+
+
+def test_designs_that_need_a_pilot_say_so():
+    auto = np.zeros(50, dtype=int)
+    with pytest.raises(ValueError, match="pilot_grades"):
+        sample(auto, Design("active", 10))
+    with pytest.raises(ValueError, match="pilot_grades"):
+        sample(auto, Design("stratified", 10))
+    with pytest.raises(ValueError, match="pilot slice"):
+        sample(auto, Design("active", 10), pilot_share=0.0)
+    s = sample(auto, Design("stratified", 10, allocation="proportional"), pilot_share=0.0)
+    assert s.indices.size == 10
+
+
+# -- the mapping API ----------------------------------------------------------------------------
+
+
+def test_estimate_runs_reports_estimates_auto_only_human_only_and_differences():
+    pool = {"q1": ["a", "b", "c", "d"], "q2": ["e", "f", "g", "h"]}
+    runs = {"r1": {"q1": ["a", "b"], "q2": ["e", "f"]}, "r2": {"q1": ["c", "d"], "q2": ["g"]}}
+    auto = {"q1": {"a": 1, "b": 0, "c": 0, "d": 1}, "q2": {"e": 1, "f": 1, "g": 0, "h": 0}}
+    human = {"q1": {"a": 1, "c": 1}, "q2": {"e": 0, "g": 0}}
+    pi = {q: {d: 0.5 for d in docs} for q, docs in pool.items()}
+    rep = estimate_runs(runs, pool, auto, human, pi, design="uniform", measures=("P@2",))
+    # auto-only P@2: r1 (1 + 0)/2 and (1 + 1)/2 -> 0.75; corrected without a pilot (no pi = 1
+    # item, so the raw auto grades predict): r1 q1 a 1 + 2 (1 - 1) = 1, b 0 -> 1/2;
+    # q2 e 1 + 2 (0 - 1) = -1, f 1 -> 0; mean 0.25
+    assert rep.auto_only["r1"]["P@2"] == pytest.approx(0.75)
+    assert rep.estimates["r1"]["P@2"].value == pytest.approx(0.25)
+    assert rep.human_only is not None
+    # human only: a 2, c 2, others 0 -> r1 q1 (2 + 0)/2 = 1, q2 0 -> 0.5
+    assert rep.human_only["r1"]["P@2"].value == pytest.approx(0.5)
+    diff = rep.differences("r1", "r2", "P@2")
+    assert diff.value == pytest.approx(
+        rep.estimates["r1"]["P@2"].value - rep.estimates["r2"]["P@2"].value
+    )
+    assert diff.low <= diff.value <= diff.high
+    json.dumps(rep.to_dict())  # JSON-safe
+    with pytest.raises(ValueError, match="unknown run"):
+        rep.differences("r1", "nope", "P@2")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"measures": ("MAP",)}, "unknown measure"),
+        ({"design": "bandit"}, "unknown design"),
+        ({"auto": {"q1": {"a": 1}}}, "no automatic grade"),
+        ({"pi": {"q1": {"a": 0.5}}}, "no inclusion probability"),
+        ({"human": {}}, "human sample is empty"),
+        ({"human": {"q1": {"zz": 1}}}, "not in the pool"),
+        ({"design": "stratified"}, "stratum of every item"),
+        ({"auto": {"q1": {"a": -1, "b": 0}}}, ">= 0"),
+        ({"pi": {"q1": {"a": 0.0, "b": 0.5}}}, "inclusion probability 0"),
+        ({"pi": {"q1": {"a": 1.5, "b": 0.5}}}, r"\(0, 1\]"),
+        ({"level": 1.5}, "level"),
+    ],
+)
+def test_bad_input_is_a_clear_value_error(kwargs, message):
+    args: dict[str, Any] = {
+        "runs": {"r": {"q1": ["a", "b"]}},
+        "pool": {"q1": ["a", "b"]},
+        "auto": {"q1": {"a": 1, "b": 0}},
+        "human": {"q1": {"a": 1, "b": 0}},
+        "pi": {"q1": {"a": 0.5, "b": 0.5}},
+        "design": "uniform",
+    }
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        estimate_runs(**args)
+
+
+def test_duplicates_in_the_pool_or_a_run_are_errors():
+    with pytest.raises(ValueError, match="twice in the pool"):
+        PoolStructure({"r": {"q": ["a"]}}, {"q": ["a", "a"]})
+    with pytest.raises(ValueError, match="twice"):
+        PoolStructure({"r": {"q": ["a", "a"]}}, {"q": ["a"]})
+    with pytest.raises(ValueError, match="budget"):
+        sample([0, 1], Design("uniform", 5))
+    with pytest.raises(ValueError, match="at least 2"):
+        Design("uniform", 1)
+
+
+def test_a_sample_drawn_over_the_pool_round_trips_through_the_mapping_api():
+    st, human = _synthetic(5)
+    auto = np.minimum(human, 1)  # the judge never says 2
+    design = Design("stratified", 240, seed=9)
+    p_idx = pilot(auto, design)
+    s = sample(auto, design, pilot_grades=human[p_idx])
+    pool = {q: [d for qq, d in st.items if qq == q] for q in st.topics}
+    runs = {
+        "r0": {q: [d for d in pool[q] if int(d[1:]) % 2 == 0] for q in pool},
+        "r1": {q: pool[q][::-1] for q in pool},
+    }
+    rep = estimate_runs(
+        runs,
+        pool,
+        by_item(st.items, auto),
+        by_item([st.items[i] for i in s.indices], human[s.indices]),
+        by_item(st.items, s.pi),
+        design="stratified",
+        strata=by_item(st.items, s.strata),
+        measures=("P@10", "AP"),
+    )
+    truth = PoolStructure(runs, pool, measures=("P@10", "AP")).values(human)
+    for i, run in enumerate(("r0", "r1")):
+        for j, m in enumerate(("P@10", "AP")):
+            e = rep.estimates[run][m]
+            assert e.low <= e.value <= e.high
+            assert abs(e.value - truth[i, j]) < 4 * e.se + 1e-9  # within four standard errors
+    assert rep.n_sampled == 240
+
+
+def test_judging_every_item_through_the_mapping_api_gives_the_hand_worked_values():
+    rep = estimate_runs(
+        {"r": RUN},
+        POOL,
+        {"q": {"a": 0, "b": 2, "c": 0, "d": 1}},
+        {"q": HUMAN},
+        {"q": dict.fromkeys(POOL["q"], 1.0)},
+        design="uniform",
+        measures=("P@2", "AP"),
+    )
+    assert rep.estimates["r"]["P@2"].value == pytest.approx(0.5)
+    assert rep.estimates["r"]["AP"].value == pytest.approx((1 + 2 / 3) / 2)
+    assert rep.estimates["r"]["AP"].se == 0.0
+    # the judge alone: relevant b (rank 4) and d (not retrieved) -> P@2 0, AP (1/4) / 2
+    assert rep.auto_only["r"]["P@2"] == pytest.approx(0.0)
+    assert rep.auto_only["r"]["AP"] == pytest.approx(0.125)
