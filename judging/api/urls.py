@@ -2,6 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from judging.api import autojudge_results_views as ar
 from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
@@ -107,5 +108,11 @@ urlpatterns = [
         ev.ReusabilityView.as_view(),
         name="api-qrels-reusability",
     ),
+    # automatic judges: audits and human samples (autojudge_results_views)
+    path("judges/<int:pk>/audits/", ar.JudgeAuditsView.as_view(), name="api-judge-audits"),
+    path("audits/<int:pk>/", ar.AuditView.as_view(), name="api-audit"),
+    path("judges/<int:pk>/samples/", ar.JudgeSamplesView.as_view(), name="api-judge-samples"),
+    path("samples/<int:pk>/", ar.SampleView.as_view(), name="api-sample"),
+    path("samples/<int:pk>/advance/", ar.SampleAdvanceView.as_view(), name="api-sample-advance"),
     path("", include(router.urls)),
 ]

@@ -5,6 +5,7 @@ from judging.web import (
     adjudicate_pages,
     admin_pages,
     annotate,
+    autojudge_pages,
     bias_pages,
     collection_pages,
     my_work,
@@ -102,5 +103,36 @@ urlpatterns = [
         "manage/<int:campaign_id>/pools/<int:number>/missing-text/import/",
         text_pages.missing_text_import,
         name="manage-missing-text-import",
+    ),
+    # automatic judges: audits, human samples and the hybrid leaderboard (autojudge_pages)
+    path(
+        "campaigns/<int:campaign_id>/judges/<int:judge_id>/audit/",
+        autojudge_pages.audit_page,
+        name="autojudge-audit",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/judges/<int:judge_id>/audit/compute/",
+        autojudge_pages.audit_compute,
+        name="autojudge-audit-compute",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/samples/",
+        autojudge_pages.samples_page,
+        name="autojudge-samples",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/samples/create/",
+        autojudge_pages.samples_create,
+        name="autojudge-samples-create",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/samples/<int:sample_id>/",
+        autojudge_pages.sample_page,
+        name="autojudge-sample",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/samples/<int:sample_id>/advance/",
+        autojudge_pages.sample_advance_view,
+        name="autojudge-sample-advance",
     ),
 ]

@@ -1,0 +1,258 @@
+"""Human samples chosen by the service, and run measures estimated from a judge's labels for the
+whole pool corrected by the people's grades of the sample (prediction-powered inference,
+``metrics.ppi``), with 95% intervals (issue 17, point 4).
+
+A sample is drawn over the documents of one pool version, for one judge version, by a design:
+``uniform``, ``stratified`` by the judge's grade (Neyman allocation needs a pilot), or ``active``
+(most informative first, with known inclusion probabilities so that inference stays valid).
+Designs that need a pilot are drawn in two phases: the pilot slice is queued first; once people
+have graded all of it, :func:`sample_advance` draws the rest from the pilot's disagreement rates.
+Sampled documents are queued to assessors like any pool, ahead of the rest of their topics.
+
+The estimate is computed when every sampled document has a human grade (the design's guarantee
+covers the whole sample, not a part of it); until then the report says how many are left.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, cast
+
+from django.db import transaction
+
+from judging.assessments.queue import slots_first
+from judging.assessments.services import current_human_grades
+from judging.autojudge.models import HumanSample, Judge, SampleDesign, SampleItem
+from judging.autojudge.services import _invalid, labels, pool_pairs
+from judging.core.errors import Conflict
+from judging.core.roles import Account
+from judging.evaluation.services import rankings
+from judging.pools.models import PoolVersion
+
+ESTIMATED_MEASURES = ("P@10", "R@10", "nDCG@10", "AP")
+DesignKind = Literal["uniform", "stratified", "active"]
+Allocation = Literal["neyman", "proportional"]
+
+
+def _pool_map(pool: PoolVersion) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for q, d in pool_pairs(pool):
+        out.setdefault(q, []).append(d)
+    return out
+
+
+def _structure(judge: Judge, pool: PoolVersion) -> tuple[Any, dict[str, Any], list[int], int]:
+    """The pool's structure over the campaign's runs, the runs' rankings, the judge's grade of
+    every pool item in the structure's item order (0 where it gave none), and how many it
+    lacked."""
+    from metrics.ppi import PoolStructure
+
+    campaign = judge.campaign
+    runs = {r.tag: rankings(r) for r in campaign.runs.order_by("tag")}
+    if not runs:
+        raise Conflict("the campaign has no runs to estimate")
+    st = PoolStructure(runs, _pool_map(pool), threshold=campaign.relevance_threshold)
+    graded = labels(judge)
+    auto = [graded.get(item, 0) for item in st.items]
+    missing = sum(1 for item in st.items if item not in graded)
+    return st, runs, auto, missing
+
+
+def sample_create(
+    *,
+    judge: Judge,
+    pool: PoolVersion,
+    design: str,
+    budget: int,
+    seed: int = 0,
+    allocation: str = "neyman",
+    created_by: Account | None = None,
+) -> HumanSample:
+    """Draw a human sample (or, for a design that needs one, its pilot slice) and queue it."""
+    from metrics.ppi import Design, pilot, sample
+
+    if judge.campaign_id != pool.campaign_id:
+        raise _invalid("pool", "belongs to another campaign")
+    if design not in SampleDesign.values:
+        raise _invalid("design", f"must be one of {', '.join(SampleDesign.values)}")
+    st, _, auto, missing = _structure(judge, pool)
+    try:
+        d = Design(
+            kind=cast(DesignKind, design),
+            budget=int(budget),
+            seed=int(seed),
+            allocation=cast(Allocation, allocation),
+        )
+        if d.budget > len(auto):
+            raise ValueError(f"the budget ({d.budget}) exceeds the pool ({len(auto)} documents)")
+    except ValueError as exc:
+        raise _invalid("budget" if "budget" in str(exc) else "design", str(exc)) from None
+    info: dict[str, Any] = {"allocation": allocation, "without_auto_grade": missing}
+    with transaction.atomic():
+        hs = HumanSample.objects.create(
+            judge=judge,
+            pool=pool,
+            design=design,
+            budget=d.budget,
+            seed=d.seed,
+            design_info=info,
+            created_by=created_by,
+        )
+        if d.needs_pilot:
+            first = [int(i) for i in pilot(auto, d)]
+            _store_items(hs, st, first, {i: 1.0 for i in first}, {i: -1 for i in first})
+            info["phase"] = "pilot"
+        else:
+            drawn = sample(auto, d, pilot_share=0.0)
+            _store_full(hs, st, drawn)
+            info["phase"] = "full"
+        HumanSample.objects.filter(pk=hs.pk).update(design_info=info)
+        hs.refresh_from_db()
+    return hs
+
+
+def _store_items(
+    hs: HumanSample, st: Any, indices: list[int], pi: dict[int, float], strata: dict[int, int]
+) -> None:
+    topic_ids = dict(hs.judge.campaign.topics.values_list("qid", "id"))
+    start = hs.items.count()
+    SampleItem.objects.bulk_create(
+        [
+            SampleItem(
+                sample=hs,
+                topic_id=topic_ids[st.items[i][0]],
+                docid=st.items[i][1],
+                order=start + n + 1,
+                pi=float(pi[i]),
+                stratum=str(strata[i]),
+            )
+            for n, i in enumerate(indices)
+        ],
+        batch_size=2000,
+        ignore_conflicts=True,
+    )
+    slots_first(
+        version=hs.pool, items=[(topic_ids[st.items[i][0]], st.items[i][1]) for i in indices]
+    )
+
+
+def _store_full(hs: HumanSample, st: Any, drawn: Any) -> None:
+    """Store the drawn sample: every pool item's pi and stratum (the estimate needs all), and the
+    sampled items not stored yet (the pilot's are)."""
+    pi_map: dict[str, dict[str, float]] = {}
+    strata_map: dict[str, dict[str, int]] = {}
+    for i, (q, d) in enumerate(st.items):
+        pi_map.setdefault(q, {})[d] = float(drawn.pi[i])
+        strata_map.setdefault(q, {})[d] = int(drawn.strata[i])
+    stored = set(hs.items.values_list("topic__qid", "docid"))
+    todo = [int(i) for i in drawn.indices if st.items[int(i)] not in stored]
+    _store_items(
+        hs,
+        st,
+        todo,
+        {i: float(drawn.pi[i]) for i in todo},
+        {i: int(drawn.strata[i]) for i in todo},
+    )
+    HumanSample.objects.filter(pk=hs.pk).update(pi=pi_map)
+    info = dict(HumanSample.objects.get(pk=hs.pk).design_info)
+    info["strata"] = strata_map
+    info["n_sampled"] = len(drawn.indices)
+    HumanSample.objects.filter(pk=hs.pk).update(design_info=info)
+
+
+def sample_human_grades(hs: HumanSample) -> dict[tuple[str, str], int]:
+    """The people's current grades of the sampled documents graded so far."""
+    grades = current_human_grades(hs.judge.campaign)
+    items = hs.items.values_list("topic__qid", "docid")
+    return {k: grades[k] for k in items if k in grades and grades[k] >= 0}
+
+
+def sample_progress(hs: HumanSample) -> dict[str, Any]:
+    graded = sample_human_grades(hs)
+    total = hs.items.count()
+    return {
+        "phase": hs.design_info.get("phase"),
+        "queued": total,
+        "graded": len(graded),
+        "complete": total > 0 and len(graded) == total,
+    }
+
+
+def sample_advance(hs: HumanSample) -> HumanSample:
+    """Draw the rest of a two-phase sample once people have graded its whole pilot slice."""
+    from metrics.ppi import Design, sample
+
+    if hs.design_info.get("phase") != "pilot":
+        raise Conflict("the sample is already drawn in full")
+    progress = sample_progress(hs)
+    if not progress["complete"]:
+        raise Conflict(
+            f"{progress['queued'] - progress['graded']} of the pilot's {progress['queued']} "
+            "documents are not graded yet"
+        )
+    st, _, auto, _ = _structure(hs.judge, hs.pool)
+    d = Design(
+        kind=cast(DesignKind, hs.design),
+        budget=hs.budget,
+        seed=hs.seed,
+        allocation=cast(Allocation, hs.design_info.get("allocation", "neyman")),
+    )
+    grades = sample_human_grades(hs)
+    from metrics.ppi import pilot
+
+    first = [int(i) for i in pilot(auto, d)]
+    influence = st.influence(auto) if hs.design == SampleDesign.ACTIVE else None
+    drawn = sample(
+        auto,
+        d,
+        influence=influence,
+        pilot_grades=[grades[st.items[i]] for i in first],
+        threshold=hs.judge.campaign.relevance_threshold,
+    )
+    with transaction.atomic():
+        _store_full(hs, st, drawn)
+        info = dict(HumanSample.objects.get(pk=hs.pk).design_info)
+        info["phase"] = "full"
+        HumanSample.objects.filter(pk=hs.pk).update(design_info=info)
+    hs.refresh_from_db()
+    return hs
+
+
+def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
+    """The corrected estimates of every run's measures, with the automatic-labels-only value and
+    the human-sample-alone estimate beside each; or, while the sample is not complete, only its
+    progress (``{"ready": False, ...}``). Nothing is written."""
+    from metrics.ppi import estimate_runs
+
+    progress = sample_progress(hs)
+    out: dict[str, Any] = {
+        "sample": hs.pk,
+        "design": hs.design,
+        "budget": hs.budget,
+        "judge": hs.judge.describe(),
+        "pool": hs.pool.number,
+        "progress": progress,
+        "measures": list(ESTIMATED_MEASURES),
+        "without_auto_grade": hs.design_info.get("without_auto_grade", 0),
+    }
+    if hs.design_info.get("phase") != "full" or not progress["complete"]:
+        return {**out, "ready": False}
+    st, runs, auto, _ = _structure(hs.judge, hs.pool)
+    auto_map: dict[str, dict[str, int]] = {}
+    for (q, d), a in zip(st.items, auto, strict=True):
+        auto_map.setdefault(q, {})[d] = int(a)
+    human: dict[str, dict[str, int]] = {}
+    for (q, d), g in sample_human_grades(hs).items():
+        human.setdefault(q, {})[d] = g
+    report = estimate_runs(
+        runs,
+        _pool_map(hs.pool),
+        auto_map,
+        human,
+        hs.pi,
+        design=hs.design,
+        measures=ESTIMATED_MEASURES,
+        threshold=hs.judge.campaign.relevance_threshold,
+        level=level,
+        strata=hs.design_info.get("strata") if hs.design == SampleDesign.STRATIFIED else None,
+    )
+    return {**out, "ready": True, **report.to_dict()}

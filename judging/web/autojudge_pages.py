@@ -1,0 +1,185 @@
+"""Pages of a judge's audit and of human samples with the hybrid leaderboard (estimates
+corrected by people's grades, with intervals). Researchers and admins read; admins ask for
+audits and draw samples. Views translate HTTP only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from judging.assessments.models import QrelsVersion
+from judging.autojudge.audit import audit_request
+from judging.autojudge.estimates import sample_advance, sample_create
+from judging.autojudge.models import HumanSample, Judge, JudgeAudit, SampleDesign
+from judging.autojudge.reports import audit_view, sample_view, samples_of
+from judging.campaigns.models import Campaign
+from judging.core.errors import DomainError
+from judging.core.roles import account, is_admin, is_researcher
+from judging.pools.models import PoolState, PoolVersion
+from judging.web.flash import flash, flash_error
+
+
+def _campaign(request: HttpRequest, campaign_id: int) -> Campaign:
+    if not is_researcher(request.user):
+        raise PermissionDenied("automatic judges' results are for researchers and admins")
+    campaign: Campaign = get_object_or_404(
+        Campaign.objects.visible_to(request.user), pk=campaign_id
+    )
+    return campaign
+
+
+def _admin(request: HttpRequest) -> None:
+    if not is_admin(request.user):
+        raise PermissionDenied("only admins ask for audits and draw samples")
+
+
+def _judge(campaign: Campaign, judge_id: int, request: HttpRequest) -> Judge:
+    judge: Judge = get_object_or_404(
+        Judge.objects.visible_to(request.user), pk=judge_id, campaign=campaign
+    )
+    return judge
+
+
+def _int(value: Any, default: int | None = None) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _choices(campaign: Campaign) -> dict[str, Any]:
+    return {
+        "humans": QrelsVersion.objects.filter(campaign=campaign).human().latest_first(),
+        "pools": PoolVersion.objects.filter(campaign=campaign, state=PoolState.BUILT).order_by(
+            "-number"
+        ),
+    }
+
+
+@login_required
+def audit_page(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    judge = _judge(campaign, judge_id, request)
+    choices = _choices(campaign)
+    human = choices["humans"].filter(number=_int(request.GET.get("qrels"), -1)).first() or (
+        choices["humans"].first()
+    )
+    pool = choices["pools"].filter(number=_int(request.GET.get("pool"), -1)).first() or (
+        choices["pools"].first()
+    )
+    audit = None
+    if human is not None and pool is not None:
+        stored = JudgeAudit.objects.filter(judge=judge, human=human, pool=pool).first()
+        audit = audit_view(stored, request.user) if stored is not None else None
+    context = {
+        "campaign": campaign,
+        "judge": judge,
+        "human": human,
+        "pool": pool,
+        "audit": audit,
+        "is_admin": is_admin(request.user),
+        **choices,
+    }
+    return render(request, "autojudge/audit.html", context)
+
+
+@login_required
+@require_POST
+def audit_compute(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    _admin(request)
+    judge = _judge(campaign, judge_id, request)
+    human = get_object_or_404(
+        QrelsVersion.objects.filter(campaign=campaign).human(),
+        number=_int(request.POST.get("qrels"), -1),
+    )
+    pool = get_object_or_404(
+        PoolVersion, campaign=campaign, number=_int(request.POST.get("pool"), -1)
+    )
+    try:
+        audit_request(
+            judge=judge,
+            human=human,
+            pool=pool,
+            requested_by=account(request.user),
+            again=request.POST.get("again") == "1",
+        )
+        flash(request, messages.SUCCESS, f"The audit of {judge} is being computed.")
+    except DomainError as exc:
+        flash_error(request, exc)
+    url = reverse("autojudge-audit", args=[campaign.pk, judge.pk])
+    return redirect(f"{url}?qrels={human.number}&pool={pool.number}")
+
+
+@login_required
+def samples_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    context = {
+        "campaign": campaign,
+        "samples": samples_of(campaign),
+        "judges": Judge.objects.visible_to(request.user).filter(campaign=campaign),
+        "designs": SampleDesign.choices,
+        "is_admin": is_admin(request.user),
+        **_choices(campaign),
+    }
+    return render(request, "autojudge/samples.html", context)
+
+
+@login_required
+@require_POST
+def samples_create(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    _admin(request)
+    judge = _judge(campaign, _int(request.POST.get("judge"), -1) or -1, request)
+    pool = get_object_or_404(
+        PoolVersion, campaign=campaign, number=_int(request.POST.get("pool"), -1)
+    )
+    try:
+        hs = sample_create(
+            judge=judge,
+            pool=pool,
+            design=request.POST.get("design", ""),
+            budget=_int(request.POST.get("budget"), 0) or 0,
+            seed=_int(request.POST.get("seed"), 0) or 0,
+            allocation=request.POST.get("allocation") or "neyman",
+            created_by=account(request.user),
+        )
+    except DomainError as exc:
+        flash_error(request, exc)
+        return redirect(reverse("autojudge-samples", args=[campaign.pk]))
+    flash(request, messages.SUCCESS, f"Sample {hs.pk} is queued to the assessors.")
+    return redirect(reverse("autojudge-sample", args=[campaign.pk, hs.pk]))
+
+
+@login_required
+def sample_page(request: HttpRequest, campaign_id: int, sample_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    hs = get_object_or_404(HumanSample, pk=sample_id, judge__campaign=campaign)
+    context = {
+        "campaign": campaign,
+        "sample": hs,
+        "report": sample_view(hs, request.user),
+        "is_admin": is_admin(request.user),
+    }
+    return render(request, "autojudge/sample.html", context)
+
+
+@login_required
+@require_POST
+def sample_advance_view(request: HttpRequest, campaign_id: int, sample_id: int) -> HttpResponse:
+    campaign = _campaign(request, campaign_id)
+    _admin(request)
+    hs = get_object_or_404(HumanSample, pk=sample_id, judge__campaign=campaign)
+    try:
+        sample_advance(hs)
+        flash(request, messages.SUCCESS, "The rest of the sample is drawn and queued.")
+    except DomainError as exc:
+        flash_error(request, exc)
+    return redirect(reverse("autojudge-sample", args=[campaign.pk, hs.pk]))

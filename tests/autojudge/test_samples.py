@@ -1,0 +1,194 @@
+"""Human samples chosen by the service and the hybrid leaderboard: a sample is queued ahead of its
+topics, the estimate waits for every sampled document, a perfect judge gives the full-judgment
+value exactly, a two-phase design draws the rest after its pilot, and the pages and API check
+who asks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from judging.assessments.models import JudgingSlot
+from judging.autojudge import services
+from judging.autojudge.estimates import estimate, sample_advance, sample_create
+from judging.autojudge.models import JudgeKind, SampleItem
+from judging.campaigns.models import Campaign
+from judging.core.errors import Conflict, InvalidInput
+from judging.pools.models import PoolVersion
+from judging.workflows.qrels import qrels_imported
+from metrics import evaluate
+from tests.test_judging_api import build_pool
+
+pytestmark = pytest.mark.django_db
+
+DOCS = {q: [f"d{q}-{i}" for i in range(1, 9)] for q in ("401", "402", "403")}  # 24 documents
+# people: documents 1-3 of each topic relevant (1 highly); the judge is right except on 3 and 7
+HUMAN = {
+    (q, d): (2 if d.endswith("-1") else 1 if d[-1] in "23" else 0)
+    for q, ds in DOCS.items()
+    for d in ds
+}
+
+
+def judge_labels(perfect: bool) -> dict[tuple[str, str], int]:
+    if perfect:
+        return dict(HUMAN)
+    return {
+        k: (0 if k[1].endswith("-3") else 1 if k[1].endswith("-7") else g) for k, g in HUMAN.items()
+    }
+
+
+@pytest.fixture
+def world(campaign: Campaign, researcher: Any) -> dict[str, Any]:
+    build_pool(campaign, researcher, DOCS)
+    return {"pool": PoolVersion.objects.get(campaign=campaign), "campaign": campaign}
+
+
+def make_judge(campaign: Campaign, perfect: bool, name: str = "file") -> Any:
+    judge = services.judge_create(campaign=campaign, name=name, kind=JudgeKind.IMPORTED, model="m")
+    services.store_labels(
+        judge, [services.Label(q, d, g) for (q, d), g in judge_labels(perfect).items()]
+    )
+    return judge
+
+
+def people_grade_everything(campaign: Campaign, as_committed: Any) -> None:
+    qrels = "".join(f"{q} 0 {d} {g}\n" for (q, d), g in HUMAN.items())
+    with as_committed():
+        qrels_imported(campaign=campaign, data=qrels.encode())
+
+
+def test_a_uniform_sample_is_queued_first_and_the_estimate_waits_for_it(
+    world: dict[str, Any], as_committed: Any
+) -> None:
+    campaign, pool = world["campaign"], world["pool"]
+    judge = make_judge(campaign, perfect=False)
+    hs = sample_create(judge=judge, pool=pool, design="uniform", budget=8, seed=3)
+    items = list(SampleItem.objects.filter(sample=hs))
+    assert len(items) == 8 and all(i.pi == pytest.approx(8 / 24) for i in items)
+    for item in items:  # first in their topics' queues
+        slot = JudgingSlot.objects.get(topic=item.topic, docid=item.docid, slot=1)
+        assert slot.position == 0
+    assert JudgingSlot.objects.filter(campaign=campaign, position=0).count() == 8
+    waiting = estimate(hs)
+    assert waiting["ready"] is False
+    assert waiting["progress"] == {"phase": "full", "queued": 8, "graded": 0, "complete": False}
+    people_grade_everything(campaign, as_committed)
+    ready = estimate(hs)
+    assert ready["ready"] and ready["n_sampled"] == 8 and ready["n_items"] == 24
+    for run, by_m in ready["runs"].items():
+        for m, cell in by_m.items():
+            e = cell["ppi"]
+            assert e["low"] <= e["value"] <= e["high"], (run, m)
+    again = sample_create(judge=judge, pool=pool, design="uniform", budget=8, seed=3)
+    assert set(again.items.values_list("docid", flat=True)) == {i.docid for i in items}
+
+
+def test_a_perfect_judge_gives_the_full_judgment_value_with_no_width(
+    world: dict[str, Any], as_committed: Any
+) -> None:
+    from judging.evaluation.services import rankings
+
+    campaign, pool = world["campaign"], world["pool"]
+    judge = make_judge(campaign, perfect=True)
+    people_grade_everything(campaign, as_committed)
+    hs = sample_create(judge=judge, pool=pool, design="uniform", budget=6, seed=1)
+    report = estimate(hs)
+    assert report["ready"]
+    qrels: dict[str, dict[str, int]] = {}
+    for (q, d), g in HUMAN.items():
+        qrels.setdefault(q, {})[d] = g
+    for run in campaign.runs.all():
+        ranked = rankings(run)
+        as_run = {q: {d: float(len(ds) - i) for i, d in enumerate(ds)} for q, ds in ranked.items()}
+        truth = evaluate(
+            qrels, as_run, ["P@10", "R@10", "nDCG@10", "AP"], compat="trec_eval", ci=None
+        )
+        for m in ("P@10", "R@10", "nDCG@10", "AP"):
+            cell = report["runs"][run.tag][m]["ppi"]
+            assert cell["value"] == pytest.approx(truth.aggregates[m].value, abs=1e-6), (run, m)
+            assert cell["high"] - cell["low"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_neyman_design_queues_its_pilot_then_draws_the_rest(
+    world: dict[str, Any], as_committed: Any
+) -> None:
+    campaign, pool = world["campaign"], world["pool"]
+    judge = make_judge(campaign, perfect=False)
+    hs = sample_create(judge=judge, pool=pool, design="stratified", budget=12, seed=2)
+    assert hs.design_info["phase"] == "pilot"
+    pilot = hs.items.count()
+    assert 2 <= pilot < 12
+    assert set(hs.items.values_list("pi", flat=True)) == {1.0}
+    with pytest.raises(Conflict, match="not graded yet"):
+        sample_advance(hs)
+    people_grade_everything(campaign, as_committed)
+    hs = sample_advance(hs)
+    assert hs.design_info["phase"] == "full"
+    assert hs.items.count() == hs.design_info["n_sampled"] >= pilot
+    assert estimate(hs)["ready"]
+    with pytest.raises(Conflict, match="already drawn"):
+        sample_advance(hs)
+
+
+def test_bad_samples_are_refused_naming_the_field(world: dict[str, Any]) -> None:
+    judge = make_judge(world["campaign"], perfect=False)
+    with pytest.raises(InvalidInput, match="budget"):
+        sample_create(judge=judge, pool=world["pool"], design="uniform", budget=25)
+    with pytest.raises(InvalidInput, match="design"):
+        sample_create(judge=judge, pool=world["pool"], design="lucky", budget=5)
+    assert not SampleItem.objects.exists()
+
+
+def test_pages_and_api_check_who_asks(
+    world: dict[str, Any],
+    as_committed: Any,
+    client: Any,
+    admin_user: Any,
+    researcher: Any,
+    annotator: Any,
+    api_client_for: Any,
+) -> None:
+    campaign, pool = world["campaign"], world["pool"]
+    judge = make_judge(campaign, perfect=False)
+    people_grade_everything(campaign, as_committed)
+    # admins draw samples and ask for audits; researchers read; annotators get nothing
+    api = api_client_for(researcher)
+    body = {"pool": pool.number, "design": "uniform", "budget": 6}
+    assert api.post(f"/api/v1/judges/{judge.pk}/samples/", body, format="json").status_code == 403
+    r = api_client_for(admin_user).post(f"/api/v1/judges/{judge.pk}/samples/", body, format="json")
+    assert r.status_code == 201, r.content
+    sample_id = r.json()["id"]
+    r = api.get(f"/api/v1/samples/{sample_id}/")
+    assert r.status_code == 200 and r.json()["estimate"]["ready"] is True
+    assert api_client_for(annotator).get(f"/api/v1/samples/{sample_id}/").status_code == 403
+    bad = api_client_for(admin_user).post(
+        f"/api/v1/judges/{judge.pk}/samples/", {**body, "budget": 1000}, format="json"
+    )
+    assert bad.status_code == 400 and "budget" in bad.content.decode()
+
+    r = api_client_for(admin_user).post(
+        f"/api/v1/judges/{judge.pk}/audits/", {"human": 1, "pool": pool.number}, format="json"
+    )
+    assert r.status_code == 202, r.content
+    with as_committed():
+        pass
+    audit = api.get(f"/api/v1/audits/{r.json()['id']}/").json()
+    assert audit["state"] in ("queued", "done")
+    assert (
+        api.post(
+            f"/api/v1/judges/{judge.pk}/audits/", {"human": 1, "pool": 1}, format="json"
+        ).status_code
+        == 403
+    )
+
+    client.force_login(researcher)
+    page = client.get(f"/campaigns/{campaign.pk}/samples/{sample_id}/")
+    assert page.status_code == 200 and 'id="hybrid-board"' in page.content.decode()
+    assert client.post(f"/campaigns/{campaign.pk}/samples/create/", {}).status_code == 403
+    assert client.get(f"/campaigns/{campaign.pk}/samples/").status_code == 200
+    assert client.get(f"/campaigns/{campaign.pk}/judges/{judge.pk}/audit/").status_code == 200
+    client.force_login(annotator)
+    assert client.get(f"/campaigns/{campaign.pk}/samples/{sample_id}/").status_code == 403
+    assert client.get(f"/campaigns/{campaign.pk}/judges/{judge.pk}/audit/").status_code == 403
