@@ -100,12 +100,11 @@ def sample_create(
         if d.needs_pilot:
             first = [int(i) for i in pilot(auto, d)]
             _store_items(hs, st, first, {i: 1.0 for i in first}, {i: -1 for i in first})
-            info["phase"] = "pilot"
+            HumanSample.objects.filter(pk=hs.pk).update(design_info={**info, "phase": "pilot"})
         else:
-            drawn = sample(auto, d, pilot_share=0.0)
-            _store_full(hs, st, drawn)
-            info["phase"] = "full"
-        HumanSample.objects.filter(pk=hs.pk).update(design_info=info)
+            _store_full(hs, st, sample(auto, d, pilot_share=0.0))
+            stored = HumanSample.objects.get(pk=hs.pk).design_info
+            HumanSample.objects.filter(pk=hs.pk).update(design_info={**stored, "phase": "full"})
         hs.refresh_from_db()
     return hs
 

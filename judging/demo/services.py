@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -198,4 +199,80 @@ def demo_judge(campaign: Campaign) -> int:
     )
     # qrels_published asks for the campaign's default report (AP); the demo's is on its headline
     bias_report_request(campaign=campaign, measure=DEMO_HEADLINE)
+    demo_autojudge(campaign, pool)
     return made
+
+
+# An automatic judge over pool version 1, kept apart from the people's grades: a file of labels
+# in UMBRELA's output format (as a track would get from running UMBRELA on its pool), imported
+# as judge "demo-llm" v1, audited against qrels v1, and a human sample for corrected estimates.
+# The labels are simulated from the generator's truth: right on most documents, one grade too
+# generous on about one in five and too strict on about one in eight (so the audit has
+# something to find). The sample is stratified by the judge's grade; its documents of topic 6
+# (left for the demo annotator) are first in that topic's queue: judge them and the hybrid
+# leaderboard (Human samples) fills in.
+DEMO_JUDGE = "demo-llm"
+DEMO_JUDGE_MODEL = "gpt-4o-mini (simulated)"
+DEMO_SAMPLE_BUDGET = 36
+
+
+def _demo_llm_grade(qid: str, docid: str, truth: int) -> int:
+    h = zlib.crc32(f"llm/{qid}/{docid}".encode()) % 40
+    if h < 8:
+        return min(3, truth + 1)
+    if h < 13:
+        return max(0, truth - 1)
+    return truth
+
+
+def demo_label_file(campaign: Campaign) -> bytes:
+    """The simulated judge's labels of pool version 1, in UMBRELA's JSONL output format."""
+    from judging.autojudge.services import pool_pairs
+    from judging.pools.models import PoolVersion
+
+    truth = build().truth
+    pool = PoolVersion.objects.get(campaign=campaign, number=1)
+    lines = []
+    for qid, docid in pool_pairs(pool):
+        grade = _demo_llm_grade(qid, docid, truth[qid].get(docid, 0))
+        record = {
+            "qid": qid,
+            "docid": docid,
+            "model": DEMO_JUDGE_MODEL,
+            "judgment": grade,
+            "result_status": 1,
+            "prediction": f"##final score: {grade}",
+        }
+        lines.append(json.dumps(record))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def demo_autojudge(campaign: Campaign, pool: Any) -> None:
+    from judging.assessments.models import QrelsVersion
+    from judging.autojudge.audit import audit_request
+    from judging.autojudge.estimates import sample_create
+    from judging.autojudge.models import JudgeKind
+    from judging.autojudge.services import judge_create, labels_import
+
+    users = demo_users_ensure()
+    judge = judge_create(
+        campaign=campaign,
+        name=DEMO_JUDGE,
+        kind=JudgeKind.IMPORTED,
+        model=DEMO_JUDGE_MODEL,
+        description="UMBRELA-format labels of pool v1 from a simulated LLM judge (imported).",
+        created_by=users["admin"],
+    )
+    labels_import(judge=judge, data=demo_label_file(campaign), format="umbrela", source="demo")
+    human = QrelsVersion.objects.filter(campaign=campaign).human().latest_first().first()
+    if human is not None:
+        audit_request(judge=judge, human=human, pool=pool, requested_by=users["admin"])
+    sample_create(
+        judge=judge,
+        pool=pool,
+        design="stratified",
+        allocation="proportional",
+        budget=DEMO_SAMPLE_BUDGET,
+        seed=1,
+        created_by=users["admin"],
+    )
