@@ -121,5 +121,5 @@ def test_a_click_on_a_header_sorts_and_a_filter_stays_in_the_url(
     target = tmp_path / download.suggested_filename
     download.save_as(target)
     tex = target.read_text()
-    assert r"\toprule" in tex and "% qrels version 1, hash" in tex
+    assert r"\toprule" in tex and "% qrels version 1 (human), hash" in tex
     assert tex.count(r"novel-neural-reranker") == RUNS // 2  # the filtered view only

@@ -147,7 +147,15 @@ def test_researchers_and_admins_read_it_and_annotators_are_refused(
         r = api_client_for(user(name)).get(url(v2))
         assert r.status_code == 200, (name, r.content)
         body = r.json()
-        assert set(body) == {"qrels_version", "state", "error", "computed_at", "result"}
+        assert set(body) == {
+            "qrels_version",
+            "qrels_kind",
+            "state",
+            "error",
+            "computed_at",
+            "result",
+        }
+        assert body["qrels_kind"] == "human"
         assert body["qrels_version"] == 2 and body["state"] == "done"
         assert body["result"]["verdict"].startswith("A new system's AP")
     denied = api_client_for(user("annotator")).get(url(v2))
