@@ -29,7 +29,12 @@ def test_robust_2003_board_fits_1400_px_and_sorts_by_a_click(
     live_server: Any,
     shared_data: Path,
     make_user: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the board needs the evaluations only: not the pooling-bias and reusability reports a new
+    # qrels version also asks for (tens of seconds of leave-one-out on 17 runs)
+    monkeypatch.setattr("judging.workflows.qrels.bias_report_request", lambda **kw: None)
+    monkeypatch.setattr("judging.workflows.qrels.reusability_request", lambda **kw: None)
     root = shared_data / "robust03"
     call_command(
         "import_collection",
