@@ -19,6 +19,7 @@ from judging.autojudge.prompts import UMBRELA
 from judging.campaigns.models import Campaign
 from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
+from tests._page_checks import wording_problems
 from tests.autojudge.judge_setup import (
     ENDPOINTS,
     FAKE_KEY,
@@ -86,6 +87,13 @@ def test_the_results_nav_links_the_judges_and_researchers_read_them_without_form
     assert detail.status_code == 200
     assert 'id="judge-run-form"' not in detail.content.decode()
     assert "An imported judge does not run" in text(detail)
+    assert wording_problems(page.content.decode()) == []
+    assert wording_problems(detail.content.decode()) == []
+    # a judge that never labelled anything: no share, no nan, no None
+    fresh = signed_in(researcher).get(
+        f"/campaigns/{campaign.pk}/judges/{imported_judge(campaign, 'fresh').pk}/"
+    )
+    assert wording_problems(fresh.content.decode()) == []
 
 
 def test_an_admin_creates_an_imported_judge_with_its_label_file_and_sees_its_grades(
@@ -228,6 +236,8 @@ def test_running_a_judge_shows_progress_that_refreshes_until_the_run_ends(
     assert cells == ["12 / 12", "0", "11", "0", "0", "1", "1100 / 55", "0.1100"]
     assert '<code id="judge-endpoint">local-vllm</code>' in html
     assert_no_secret(done.content, "the judge page")
+    for page_html in (html, client.get(f"/campaigns/{campaign.pk}/judges/").content.decode()):
+        assert wording_problems(page_html) == []
 
 
 def test_no_page_carries_the_endpoint_address_or_key(
