@@ -34,7 +34,7 @@ from judging.workflows.autojudge import automatic_qrels_built, hybrid_qrels_buil
 class ReadResearcherWriteAdmin(BasePermission):
     """Judges are results: researchers and admins read them; only admins change anything."""
 
-    message = "only researchers and admins read judges; only admins create, run or import them"
+    message = "only researchers and admins read automatic judges; only admins change them"
 
     def has_permission(self, request: Request, view: Any) -> bool:
         if request.method in SAFE_METHODS:

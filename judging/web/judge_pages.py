@@ -51,7 +51,7 @@ def _campaign(request: HttpRequest, campaign_id: int) -> Campaign:
 
 def _admin(request: HttpRequest) -> None:
     if not is_admin(request.user):
-        raise PermissionDenied("only admins create, run or import automatic judges")
+        raise PermissionDenied("only admins change automatic judges")
 
 
 def _judge(request: HttpRequest, campaign: Campaign, judge_id: int) -> Judge:
