@@ -178,7 +178,7 @@ def seed() -> Seeded:
     assert both.count() == 3, "every item of the annotator's is judged by the other one too"
     other_lease = Lease.objects.filter(annotator=other).order_by("pk").first()
     assert other_lease is not None
-    judge, embedding_judge, judge_run = _judges(campaign, pool)
+    auto_judge, embedding_judge, judge_run = _judges(campaign, pool)
     return Seeded(
         campaign=campaign,
         annotator=annotator,
@@ -191,7 +191,7 @@ def seed() -> Seeded:
             "qrels": qrels.pk,
             "lease": lease.pk,
             "judgment": both.first().pk,  # type: ignore[union-attr]
-            "judge": judge.pk,
+            "judge": auto_judge.pk,
             "embedding_judge": embedding_judge.pk,
             "judge_run": judge_run.pk,
         },
