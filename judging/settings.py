@@ -259,6 +259,13 @@ SPECTACULAR_SETTINGS = {
     ],
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # several fields are named "kind" (a qrels version's, a judge's, the qrels a judge builds):
+    # each set of choices gets its own name
+    "ENUM_NAME_OVERRIDES": {
+        "QrelsKindEnum": "judging.assessments.models.QrelsKind",
+        "JudgeKindEnum": "judging.autojudge.models.JudgeKind",
+        "JudgeQrelsKindEnum": [("automatic", "automatic"), ("hybrid", "hybrid")],
+    },
 }
 
 # --- Celery --------------------------------------------------------------------------------

@@ -40,6 +40,9 @@ class Dataset:
     lease: Any  # the annotator's active lease
     judgment: Any  # one of the annotator's judgments
     objects: dict[str, Any] = field(default_factory=dict)  # admin: one object per model
+    judge: Any = None  # an imported judge with labels over the pool
+    embedding_judge: Any = None  # a judge that runs (no endpoint needed)
+    judge_run: Any = None  # a finished run of the embedding judge
 
 
 def _docs() -> bytes:
@@ -147,6 +150,7 @@ def build() -> Dataset:
         bias_report_request(campaign=campaign, kind="loo_group")
         bias_report_request(campaign=campaign, measure="P@2", topics="401")
     judgment = Judgment.objects.filter(annotator=annotator).order_by("pk").first()
+    judge, embedding_judge, judge_run = _judges(campaign, pool, admin)
     assert judgment is not None
     WorkerHeartbeat.objects.create(hostname="matrix-host", token="matrix-token")
 
@@ -160,6 +164,9 @@ def build() -> Dataset:
         qrels=qrels,
         lease=lease,
         judgment=judgment,
+        judge=judge,
+        embedding_judge=embedding_judge,
+        judge_run=judge_run,
     )
     for model in site._registry:
         key = f"{model._meta.app_label}_{model._meta.model_name}"
@@ -168,3 +175,26 @@ def build() -> Dataset:
     data.objects["campaigns_run"] = run
     data.objects["auth_user"] = users["researcher"]
     return data
+
+
+def _judges(campaign: Any, pool: Any, admin: Any) -> tuple[Any, Any, Any]:
+    """An imported judge with labels over the pool, an embedding judge and a finished run of it
+    (the matrix configures no chat endpoint)."""
+    from judging.autojudge.models import JudgeKind, JudgeRun
+    from judging.autojudge.services import judge_create, labels_import
+
+    judge = judge_create(
+        campaign=campaign, name="matrix-file", kind=JudgeKind.IMPORTED, model="m", created_by=admin
+    )
+    labels_import(judge=judge, data=b"401 0 d401-1 2\n401 0 d401-2 1\n402 0 d402-1 0\n")
+    embedding = judge_create(
+        campaign=campaign,
+        name="matrix-minilm",
+        kind=JudgeKind.EMBEDDING,
+        model="all-MiniLM-L6-v2",
+        created_by=admin,
+    )
+    run = JudgeRun.objects.create(
+        judge=embedding, pool=pool, state="done", total=pool.num_documents
+    )
+    return judge, embedding, run

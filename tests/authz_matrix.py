@@ -133,6 +133,20 @@ ROUTES: dict[str, Route] = {
     "manage-missing-text": Route({"campaign_id": "campaign", "number": "=1"}),
     "manage-missing-text-download": Route({"campaign_id": "campaign", "number": "=1"}),
     "manage-missing-text-import": Route({"campaign_id": "campaign", "number": "=1"}),
+    # --- automatic judges
+    "api-judges": CAMPAIGN,
+    "api-judge-detail": Route({"pk": "judge"}),
+    "api-judge-runs": Route({"pk": "embedding_judge"}),
+    "api-judge-labels": Route({"pk": "judge"}),
+    "api-judge-calibrate": Route({"pk": "judge"}),
+    "api-judge-qrels": Route({"pk": "judge"}),
+    "api-judge-run": Route({"pk": "judge_run"}),
+    "judge-list": CAMPAIGN,
+    "judge-import": CAMPAIGN,
+    "judge-detail": Route({"campaign_id": "campaign", "judge_id": "judge"}),
+    "judge-run": Route({"campaign_id": "campaign", "judge_id": "embedding_judge"}),
+    "judge-calibrate": Route({"campaign_id": "campaign", "judge_id": "judge"}),
+    "judge-qrels": Route({"campaign_id": "campaign", "judge_id": "judge"}),
 }
 
 # --- the matrix -----------------------------------------------------------------------------
@@ -308,6 +322,28 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("manage-exclude", "POST"): s(302, 302, 302, 302, 302, 302),
     ("manage-exclusion-lift", "GET"): s(302, 302, 302, 302, 302, 405),
     ("manage-exclusion-lift", "POST"): s(302, 302, 302, 302, 302, 302),
+    # --- automatic judges: researchers read them, admins change them; annotators never ----
+    ("api-judges", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-judges", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("api-judge-detail", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-judge-runs", "POST"): s(401, 403, 403, 403, 403, 202),
+    ("api-judge-run", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-judge-labels", "POST"): s(401, 403, 403, 403, 403, 201),
+    # the admin asks to calibrate an imported judge: refused, saying why
+    ("api-judge-calibrate", "POST"): s(401, 403, 403, 403, 403, 409),
+    ("api-judge-qrels", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("judge-list", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("judge-list", "POST"): s(302, 403, 403, 403, 403, 302),  # created: to its page
+    ("judge-detail", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("judge-import", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("judge-import", "POST"): s(302, 403, 403, 403, 403, 302),
+    ("judge-run", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("judge-run", "POST"): s(302, 403, 403, 403, 403, 302),
+    ("judge-calibrate", "GET"): s(302, 405, 405, 405, 405, 405),
+    # the imported judge is not calibrated: the refusal is flashed on its page
+    ("judge-calibrate", "POST"): s(302, 403, 403, 403, 403, 302),
+    ("judge-qrels", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("judge-qrels", "POST"): s(302, 403, 403, 403, 403, 302),
     # --- the admin site: everything but its login and logout is for staff ---------------
     ("admin:index", "GET"): s(302, 302, 302, 302, 302, 200),
     ("admin:app_list", "GET"): s(302, 302, 302, 302, 302, 200),
@@ -439,4 +475,23 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
         return "form", {"pooled": "no"}
     if key == ("bias-compute", "POST"):
         return "form", {"depth": "2"}
+    if key == ("api-judges", "POST"):
+        return "json", {"kind": "imported", "name": "matrix-new", "model": "m"}
+    if key == ("judge-list", "POST"):
+        return "form", {"kind": "imported", "name": "matrix-page", "model": "m"}
+    if key == ("api-judge-runs", "POST"):
+        return "json", {"pool": d.pool.number}
+    if key == ("judge-run", "POST"):
+        return "form", {"pool": str(d.pool.number)}
+    if key in {("api-judge-labels", "POST"), ("judge-import", "POST")}:
+        upload = SimpleUploadedFile("labels.txt", b"402 0 d402-2 1\n")
+        return "multipart", {"judge": str(d.judge.pk), "file": upload, "format": "trec"}
+    if key == ("api-judge-calibrate", "POST"):
+        return "json", {"human": d.qrels.number}
+    if key == ("judge-calibrate", "POST"):
+        return "form", {"human": str(d.qrels.number)}
+    if key == ("api-judge-qrels", "POST"):
+        return "json", {"kind": "automatic"}
+    if key == ("judge-qrels", "POST"):
+        return "form", {"kind": "automatic", "pool": str(d.pool.number)}
     return None

@@ -41,6 +41,7 @@ RUN_TAGS = ("zz-tag-lexical", "zz-tag-neural", "zz-tag-novel")
 RUN_GROUP = "zz-group-lab"
 RUN_DESCRIPTION = "zz-run-description"
 OTHER_ANNOTATOR = "zz-other-assessor"
+JUDGE_NAME, JUDGE_MODEL = "zz-judge-file", "zz-judge-model"  # an automatic judge: results too
 OTHER_SECONDS = 1234.5  # the other annotator's active time on each judgment
 SCORE = re.compile(r"(?<![\d.])424[0-9]\.4242")  # the runs' scores: 4242.4242 - rank
 SCALE = [
@@ -177,6 +178,7 @@ def seed() -> Seeded:
     assert both.count() == 3, "every item of the annotator's is judged by the other one too"
     other_lease = Lease.objects.filter(annotator=other).order_by("pk").first()
     assert other_lease is not None
+    auto_judge, embedding_judge, judge_run = _judges(campaign, pool)
     return Seeded(
         campaign=campaign,
         annotator=annotator,
@@ -189,6 +191,9 @@ def seed() -> Seeded:
             "qrels": qrels.pk,
             "lease": lease.pk,
             "judgment": both.first().pk,  # type: ignore[union-attr]
+            "judge": auto_judge.pk,
+            "embedding_judge": embedding_judge.pk,
+            "judge_run": judge_run.pk,
         },
         other_ids={
             "lease": other_lease.pk,
@@ -197,10 +202,28 @@ def seed() -> Seeded:
     )
 
 
+def _judges(campaign: Any, pool: Any) -> tuple[Any, Any, Any]:
+    """An imported judge with labels over the pool, an embedding judge and a run of it."""
+    from judging.autojudge import services
+    from judging.autojudge.models import JudgeKind, JudgeRun
+
+    judge = services.judge_create(
+        campaign=campaign, name=JUDGE_NAME, kind=JudgeKind.IMPORTED, model=JUDGE_MODEL
+    )
+    pairs = services.pool_pairs(pool)
+    services.store_labels(judge, [services.Label(q, d, 1) for q, d in pairs])
+    embedding = services.judge_create(
+        campaign=campaign, name=f"{JUDGE_NAME}-minilm", kind=JudgeKind.EMBEDDING, model=JUDGE_MODEL
+    )
+    run = JudgeRun.objects.create(judge=embedding, pool=pool, state="done", total=len(pairs))
+    return judge, embedding, run
+
+
 def leaks(text: str, *, documentation: bool = False) -> list[str]:
     """What of the seeded secrets ``text`` (an answer's body) shows."""
     text = CSRF.sub("", text)
-    found = [s for s in (*RUN_TAGS, RUN_GROUP, RUN_DESCRIPTION, "RESEARCHER-ONLY") if s in text]
+    seeded = (*RUN_TAGS, RUN_GROUP, RUN_DESCRIPTION, "RESEARCHER-ONLY", JUDGE_NAME, JUDGE_MODEL)
+    found = [s for s in seeded if s in text]
     found += [f"score {m}" for m in SCORE.findall(text)]
     if OTHER_ANNOTATOR in text:
         found.append("the other annotator's name")

@@ -154,7 +154,8 @@ def test_the_leaderboard_downloads_as_csv(
         "qrels_version,qrels_kind,qrels_hash,mode,run,pooled,n_queries,R@50,R@50 ci_low"
     )
     hash_ = scored.qrels_versions.get().content_hash
-    assert len(lines) == 3 and all(line.startswith(f"1,human,{hash_},honest,") for line in lines[1:])
+    assert len(lines) == 3
+    assert all(line.startswith(f"1,human,{hash_},honest,") for line in lines[1:])
 
 
 def test_the_significance_table_is_holm_corrected(

@@ -80,6 +80,8 @@ PATH_KINDS = (  # the first path segment after /api/v1/ names what its id is
     ("qrels", "qrels"),
     ("leases", "lease"),
     ("judgments", "judgment"),
+    ("judges", "judge"),
+    ("judge-runs", "judge_run"),
 )
 
 
@@ -97,9 +99,53 @@ def demo_objects(context: Any, path_parameters: dict[str, Any]) -> dict[str, Any
     return out
 
 
+class _FixedScorer:
+    """Stands in for the embedding model (its loading is not what this test is about): every
+    pair scores by its document id's length."""
+
+    def __init__(self, **_: Any) -> None:
+        pass
+
+    def similarities(self, queries: Any, texts: Any, items: Any) -> Any:
+        import numpy as np
+
+        return np.array([len(d) % 7 / 7 for _, d in items], dtype=np.float64)
+
+
+def _judges(demo: Any) -> tuple[list[int], list[int]]:
+    """An imported judge with labels over the demo's pool, an embedding judge and a finished
+    run of it: the automatic judges' operations reach their bodies."""
+    from judging.autojudge import services
+    from judging.autojudge.models import JudgeKind, JudgeRun
+    from judging.pools.models import PoolVersion
+
+    pool = PoolVersion.objects.filter(campaign=demo, state="built").order_by("number").first()
+    assert pool is not None
+    imported = services.judge_create(
+        campaign=demo, name="schema-file", kind=JudgeKind.IMPORTED, model="m"
+    )
+    scale = demo.grade_values()
+    services.store_labels(
+        imported,
+        [
+            services.Label(q, d, scale[i % len(scale)])
+            for i, (q, d) in enumerate(services.pool_pairs(pool)[:20])
+        ],
+    )
+    embedding = services.judge_create(
+        campaign=demo, name="schema-minilm", kind=JudgeKind.EMBEDDING, model="all-MiniLM-L6-v2"
+    )
+    run = JudgeRun.objects.create(judge=embedding, pool=pool, state="done", total=20, done=20)
+    return [imported.pk, embedding.pk], [run.pk]
+
+
 @pytest.fixture
-def real_ids(demo: Any) -> Iterator[dict[str, list[int]]]:
-    """The demo's objects, plus a judgment and a live lease of the demo annotator."""
+def real_ids(demo: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[int]]]:
+    """The demo's objects, plus a judgment and a live lease of the demo annotator, and
+    automatic judges (the embedding model replaced by a fixed scorer)."""
+    import judging.autojudge.embedding as embedding
+
+    monkeypatch.setattr(embedding, "EmbeddingScorer", _FixedScorer)
     from django.contrib.auth import get_user_model
 
     from judging.assessments import queue
@@ -120,6 +166,7 @@ def real_ids(demo: Any) -> Iterator[dict[str, list[int]]]:
         lease=sorted(Lease.objects.filter(annotator=annotator).values_list("pk", flat=True)),
         judgment=sorted(Judgment.objects.filter(annotator=annotator).values_list("pk", flat=True)),
     )
+    REAL_IDS["judge"], REAL_IDS["judge_run"] = _judges(demo)
     yield REAL_IDS
     REAL_IDS.clear()
 

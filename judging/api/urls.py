@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.routers import DefaultRouter
 
 from judging.api import autojudge_results_views as ar
+from judging.api import autojudge_views as aj
 from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
@@ -114,5 +115,13 @@ urlpatterns = [
     path("judges/<int:pk>/samples/", ar.JudgeSamplesView.as_view(), name="api-judge-samples"),
     path("samples/<int:pk>/", ar.SampleView.as_view(), name="api-sample"),
     path("samples/<int:pk>/advance/", ar.SampleAdvanceView.as_view(), name="api-sample-advance"),
+    # --- automatic judges -----------------------------------------------------------------
+    path("campaigns/<int:campaign_id>/judges/", aj.JudgesView.as_view(), name="api-judges"),
+    path("judges/<int:pk>/", aj.JudgeDetailView.as_view(), name="api-judge-detail"),
+    path("judges/<int:pk>/runs/", aj.JudgeRunsView.as_view(), name="api-judge-runs"),
+    path("judges/<int:pk>/labels/", aj.JudgeLabelsView.as_view(), name="api-judge-labels"),
+    path("judges/<int:pk>/calibrate/", aj.JudgeCalibrateView.as_view(), name="api-judge-calibrate"),
+    path("judges/<int:pk>/qrels/", aj.JudgeQrelsView.as_view(), name="api-judge-qrels"),
+    path("judge-runs/<int:pk>/", aj.JudgeRunView.as_view(), name="api-judge-run"),
     path("", include(router.urls)),
 ]

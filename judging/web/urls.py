@@ -8,6 +8,7 @@ from judging.web import (
     autojudge_pages,
     bias_pages,
     collection_pages,
+    judge_pages,
     my_work,
     quality_pages,
     results,
@@ -134,5 +135,32 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/samples/<int:sample_id>/advance/",
         autojudge_pages.sample_advance_view,
         name="autojudge-sample-advance",
+    ),
+    # --- automatic judges ---------------------------------------------------------------
+    path("campaigns/<int:campaign_id>/judges/", judge_pages.judges_page, name="judge-list"),
+    path(
+        "campaigns/<int:campaign_id>/judges/import/",
+        judge_pages.judge_import,
+        name="judge-import",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/judges/<int:judge_id>/",
+        judge_pages.judge_page,
+        name="judge-detail",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/judges/<int:judge_id>/run/",
+        judge_pages.judge_run,
+        name="judge-run",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/judges/<int:judge_id>/calibrate/",
+        judge_pages.judge_calibrate,
+        name="judge-calibrate",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/judges/<int:judge_id>/qrels/",
+        judge_pages.judge_qrels,
+        name="judge-qrels",
     ),
 ]

@@ -1,0 +1,239 @@
+"""Serializers of the automatic judges' API: what a request may hold (checked here, field by
+field, so a bad value is a 400 naming it) and what an answer holds (the selectors' dicts, passed
+through these so the answers match the schema). No endpoint URL or key is in any of them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rest_framework import serializers
+
+from judging.api.params import MAX_ID
+from judging.autojudge.models import JudgeKind
+from judging.autojudge.services import LABEL_FORMATS
+
+MAX_PROMPT_CHARS = 20_000
+MAX_GRADE = 1_000_000
+MAX_PRICE = 1e6
+
+
+class FiniteFloatField(serializers.FloatField):
+    """A float that is a real number (``"nan"`` and ``"inf"`` parse as floats: refused)."""
+
+    def to_internal_value(self, data: Any) -> float:
+        value = float(super().to_internal_value(data))
+        if not math.isfinite(value):
+            raise serializers.ValidationError("must be a finite number")
+        return value
+
+
+# ---- requests -----------------------------------------------------------------------------
+
+
+class JudgeCreateSerializer(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(choices=JudgeKind.choices)
+    name = serializers.CharField(
+        max_length=100, help_text="lower-case letters, digits, '-' and '_'; versions share it"
+    )
+    model = serializers.CharField(
+        max_length=200, help_text="the model that grades (imported: the one its file declares)"
+    )
+    prompt = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=MAX_PROMPT_CHARS,
+        trim_whitespace=False,
+        help_text="openai-compatible: the template with {query} and {passage} (default: UMBRELA's)",
+    )
+    description = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    endpoint = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="openai-compatible: the NAME of an endpoint configured in settings "
+        "(POOLJUDGE_LLM_ENDPOINTS); never a URL or a key",
+    )
+    mapping = serializers.DictField(
+        child=serializers.IntegerField(min_value=-MAX_GRADE, max_value=MAX_GRADE),
+        required=False,
+        help_text="the judge's raw grade (UMBRELA's 0-3) -> the campaign's grade",
+    )
+    price_prompt_per_1k = FiniteFloatField(required=False, min_value=0, max_value=MAX_PRICE)
+    price_completion_per_1k = FiniteFloatField(required=False, min_value=0, max_value=MAX_PRICE)
+    max_chars = serializers.IntegerField(
+        required=False, min_value=100, max_value=100_000, help_text="embedding: text cut"
+    )
+
+
+class JudgeRunRequestSerializer(serializers.Serializer[Any]):
+    pool = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="the pool version's number (default: the latest built)",
+    )
+
+
+class JudgeLabelsImportSerializer(serializers.Serializer[Any]):
+    file = serializers.FileField(help_text="the label file (plain or gzip)")
+    format = serializers.ChoiceField(
+        choices=list(LABEL_FORMATS),
+        default="trec",
+        help_text="trec: qrels lines on the campaign's scale; umbrela: UMBRELA's JSONL output",
+    )
+    requests = serializers.FileField(
+        required=False, help_text="umbrela: the request file it judged (ties records to ids)"
+    )
+
+
+class JudgeCalibrateSerializer(serializers.Serializer[Any]):
+    human = serializers.IntegerField(
+        min_value=1, max_value=MAX_ID, help_text="the human qrels version's number"
+    )
+    pool = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="the pool version's number (default: the latest built)",
+    )
+    sample = serializers.IntegerField(
+        required=False,
+        min_value=2,
+        max_value=10_000_000,
+        help_text="calibrate on a seeded sample of this many judged documents (default: all)",
+    )
+    seed = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1, default=0)
+
+
+class JudgeQrelsRequestSerializer(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(choices=["automatic", "hybrid"])
+    pool = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="the pool version's number (default: the latest built)",
+    )
+    human = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="hybrid: the human qrels version whose grades are kept",
+    )
+    note = serializers.CharField(required=False, allow_blank=True, max_length=1000)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["kind"] == "hybrid" and attrs.get("human") is None:
+            raise serializers.ValidationError({"human": "a hybrid version needs the human one"})
+        return attrs
+
+
+# ---- answers ------------------------------------------------------------------------------
+
+
+class JudgeSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    campaign = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    label = serializers.CharField(help_text="name and version: umbrela v2")  # type: ignore[assignment]
+    kind = serializers.ChoiceField(choices=JudgeKind.choices)
+    kind_label = serializers.CharField()
+    model = serializers.CharField()
+    endpoint = serializers.CharField(
+        allow_null=True, help_text="the configured endpoint's name (never its URL or key)"
+    )
+    description = serializers.CharField(allow_blank=True)
+    locked = serializers.BooleanField(
+        help_text="it has labelled something: what it says never changes (a change is a new "
+        "version)"
+    )
+    locked_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    labels = serializers.IntegerField(help_text="pairs it graded")
+    runs = serializers.IntegerField(help_text="runs over pool versions")
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    cost = serializers.FloatField(help_text="spent by its runs, in its prices' currency")
+
+
+class JudgeRunSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    judge = serializers.IntegerField()
+    judge_label = serializers.CharField()
+    pool = serializers.IntegerField(help_text="the pool version's number")
+    state = serializers.ChoiceField(choices=["queued", "running", "done", "failed"])
+    live = serializers.BooleanField(help_text="queued or running: poll again")
+    total = serializers.IntegerField(help_text="pool documents to label")
+    done = serializers.IntegerField(help_text="labelled so far (any status, cached included)")
+    cached = serializers.IntegerField(help_text="already labelled by this version before")
+    progress = serializers.FloatField(help_text="done / total, 0-1")
+    ok = serializers.IntegerField()
+    refused = serializers.IntegerField()
+    malformed = serializers.IntegerField()
+    errors = serializers.IntegerField()  # type: ignore[assignment]
+    prompt_tokens = serializers.IntegerField()
+    completion_tokens = serializers.IntegerField()
+    cost = serializers.FloatField()
+    error = serializers.CharField(allow_blank=True, help_text="why it stopped (never a key)")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class JudgeVersionSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    version = serializers.IntegerField()
+    model = serializers.CharField()
+    locked = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+    current = serializers.BooleanField(help_text="the version this answer is about")
+
+
+class JudgeGradeSerializer(serializers.Serializer[Any]):
+    grade = serializers.IntegerField()
+    label = serializers.CharField()  # type: ignore[assignment]
+    count = serializers.IntegerField()
+    share = serializers.FloatField(allow_null=True)
+
+
+class JudgeStatusesSerializer(serializers.Serializer[Any]):
+    ok = serializers.IntegerField()
+    refused = serializers.IntegerField()
+    malformed = serializers.IntegerField()
+    error = serializers.IntegerField()
+
+
+class JudgeQrelsSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    number = serializers.IntegerField()
+    kind = serializers.CharField()
+    kind_label = serializers.CharField()
+    num_judgments = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+
+
+class JudgeDetailSerializer(JudgeSerializer):
+    prompt = serializers.CharField(allow_blank=True)
+    params = serializers.DictField(
+        help_text="mapping, prices, thresholds, calibration, the endpoint's name"
+    )
+    versions = JudgeVersionSerializer(many=True)
+    statuses = JudgeStatusesSerializer(help_text="labels stored, by status")
+    grades = JudgeGradeSerializer(many=True, help_text="graded labels per grade of the scale")
+    judge_runs = JudgeRunSerializer(many=True)
+    qrels = JudgeQrelsSerializer(many=True, help_text="qrels versions built from its labels")
+    live = serializers.BooleanField(help_text="a run is queued or running")
+
+
+class JudgeListSerializer(serializers.Serializer[Any]):
+    count = serializers.IntegerField()
+    results = JudgeSerializer(many=True)
+    endpoints = serializers.ListField(
+        child=serializers.CharField(), help_text="names of the configured chat endpoints"
+    )
+
+
+class JudgeLabelsImportedSerializer(serializers.Serializer[Any]):
+    stored = serializers.IntegerField(help_text="labels stored (pairs already graded are kept)")
+    judge = JudgeSerializer()
