@@ -763,9 +763,12 @@ def sample(
     if design.kind == "stratified":
         strata[rest] = auto[rest]
         sizes = np.array([(rest & (auto == g)).sum() for g in levels], dtype=np.int64)
-        weight = sizes.astype(np.float64)
-        if rate is not None:
-            weight = weight * np.sqrt(rate * (1.0 - rate))
+        weight = sizes / max(int(sizes.sum()), 1)
+        if rate is not None:  # Neyman, mixed with ``floor`` of the proportional allocation
+            neyman = sizes * np.sqrt(rate * (1.0 - rate))
+            weight = (1.0 - design.floor) * neyman / max(neyman.sum(), 1e-300) + (
+                design.floor * weight
+            )
         alloc = _allocate(weight, sizes, remaining)
         chosen = [p_idx]
         for g, k, big in zip(levels, alloc, sizes, strict=True):
