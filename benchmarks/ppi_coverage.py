@@ -21,7 +21,8 @@ pairs on TREC 2011 Medical).
 
 Every design judges a uniform pilot slice (20% of the budget) first; it calibrates the predictor
 per (automatic grade, how many runs rank the item in their top 10) and sets the stratified
-(Neyman) and active designs' probabilities. Timings are printed.
+(Neyman, mixed with 10% of the proportional allocation) and active (floor 0.1) designs'
+probabilities. Timings are printed.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ CONFUSION = np.array([[0.90, 0.08, 0.02], [0.20, 0.60, 0.20], [0.05, 0.25, 0.70]
 Kind = Literal["uniform", "stratified", "active"]
 Allocation = Literal["neyman", "proportional"]
 DESIGNS: tuple[tuple[Kind, Allocation], ...] = (
-    ("uniform", "neyman"),
+    ("uniform", "neyman"),  # (the allocation is not used by uniform and active)
+    ("stratified", "proportional"),
     ("stratified", "neyman"),
     ("active", "neyman"),
 )
@@ -231,7 +233,7 @@ def run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows
     # human sample alone: a uniform sample of the same budget, f(a) = 0
     ho: dict[str, list[Any]] = {"cov": [], "w": [], "dcov": [], "dw": []}
     res: dict[str, dict[str, list[Any]]] = {
-        d: {"cov": [], "w": [], "dcov": [], "dw": []} for d, _ in DESIGNS
+        _name(d, a): {"cov": [], "w": [], "dcov": [], "dw": []} for d, a in DESIGNS
     }
     t0 = time.time()
     rng = np.random.default_rng(12345)
@@ -254,7 +256,7 @@ def run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows
                 groups=pop,
                 auto_value=False,
             )
-            _collect(res[kind], est, truth, ia, ib, d_truth)
+            _collect(res[_name(kind, alloc)], est, truth, ia, ib, d_truth)
         design = Design("uniform", budget, seed=100000 + rep)
         s = sample(zero, design, pilot_share=PILOT_SHARE)
         est = st.estimate(
@@ -273,18 +275,19 @@ def run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows
     hc = np.mean(ho["cov"], axis=(0, 1))
     hdw = np.mean(ho["dw"], axis=(0, 1))
     hdc = np.mean(ho["dcov"], axis=(0, 1))
-    for kind, _ in DESIGNS:
-        cov = np.array(res[kind]["cov"])  # (reps, runs, measures)
-        w = np.mean(res[kind]["w"], axis=(0, 1))
-        dcov = np.array(res[kind]["dcov"])
-        dw = np.mean(res[kind]["dw"], axis=(0, 1))
-        for m, name in enumerate(st.measures):
+    for kind, alloc in DESIGNS:
+        design_name = _name(kind, alloc)
+        cov = np.array(res[design_name]["cov"])  # (reps, runs, measures)
+        w = np.mean(res[design_name]["w"], axis=(0, 1))
+        dcov = np.array(res[design_name]["dcov"])
+        dw = np.mean(res[design_name]["dw"], axis=(0, 1))
+        for m, measure in enumerate(st.measures):
             rows.append(
                 (
                     label,
-                    kind,
+                    design_name,
                     f"{budget} ({budget / n:.0%})",
-                    name,
+                    measure,
                     cov[:, :, m].mean(),
                     cov[:, :, m].mean(axis=0).min(),
                     w[m],
@@ -296,9 +299,9 @@ def run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows
             diff_rows.append(
                 (
                     label,
-                    kind,
+                    design_name,
                     f"{budget} ({budget / n:.0%})",
-                    name,
+                    measure,
                     dcov[:, :, m].mean(),
                     dcov[:, :, m].mean(axis=0).min(),
                     dw[m],
@@ -308,6 +311,10 @@ def run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows
                 )
             )
     return elapsed
+
+
+def _name(kind: str, allocation: str) -> str:
+    return f"stratified ({allocation})" if kind == "stratified" else kind
 
 
 def _collect(acc, est, truth, ia, ib, d_truth):
@@ -326,10 +333,10 @@ def _collect(acc, est, truth, ia, ib, d_truth):
     acc["dw"].append(dhi - dlo)
 
 
-def table(rows, title, out):
+def table(rows, title, out, unit="run"):
     print(f"\n### {title}\n", file=out)
     print(
-        "| collection | design | budget (items, share) | measure | coverage | worst run | "
+        f"| collection | design | budget (items, share) | measure | coverage | worst {unit} | "
         "width | human-only width | ratio | human-only coverage |",
         file=out,
     )
@@ -471,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += r
         diff_rows += d
     table(rows, "Run measures: coverage of the 95% intervals", out)
-    table(diff_rows, "Differences between runs: coverage of the 95% intervals", out)
+    table(diff_rows, "Differences between runs: coverage of the 95% intervals", out, "pair")
     print(f"\ntotal {time.time() - t_all:.1f} s wall, {args.jobs} worker process(es)", file=out)
     return 0
 

@@ -77,9 +77,12 @@ Known limits (measured in ``benchmarks/ppi_coverage.py``)
   totals when few items per topic are sampled; it is then conservative (coverage near 99%,
   intervals wider than the error needs). Taking it at the predictor's totals instead gave
   narrower but under-covering intervals (87-95%), so it is not done.
-- A topic whose pool holds no relevant item scores 0 (trec_eval), a jump the estimator sees
-  only if the sample reveals it: with many such topics and a judge that predicts some relevance
-  everywhere, R@k, nDCG@k and AP are biased upward and the intervals miss.
+- Per-topic ratios are biased when a topic has few relevant items and few sampled ones (a
+  Jensen gap, not removed by the linearisation): on Cranfield (3.4 relevant pooled documents per
+  topic, 2-4 sampled items per topic) R@10 comes out about 0.12 low and its intervals almost
+  never cover; the human sample alone fails the same way. P@k, linear, is unaffected.
+- Neyman and active designs sample the "judge says 0" items thinly; their rare relevant items
+  make the estimates skewed and the normal intervals of P@k cover 87-90% on TREC 2011 Medical.
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ from scipy.stats import norm
 
 __all__ = [
     "DEFAULT_MEASURES",
+    "ArrayEstimate",
     "Design",
     "Estimate",
     "PPIReport",
@@ -578,9 +582,12 @@ class Design:
 
     - ``uniform``: SRSWOR of ``budget`` items.
     - ``stratified``: strata = the automatic grade, SRSWOR within each. ``allocation``
-      ``proportional`` (n_h ~ N_h, no pilot) or ``neyman`` (n_h ~ N_h S_h, S_h =
-      sqrt(p_h (1 - p_h)) with p_h the judge's disagreement rate in stratum h, measured on a
-      uniform pilot slice that is part of the budget, smoothed as (errors + 0.5)/(items + 1)).
+      ``proportional`` (n_h ~ N_h) or ``neyman``: n_h ~ (1 - floor) N_h S_h / sum N S + floor
+      N_h / N, S_h = sqrt(p_h (1 - p_h)) with p_h the judge's disagreement rate in stratum h on
+      the pilot, smoothed as (errors + 0.5)/(items + 1). The proportional share keeps the large
+      "judge says 0" stratum from being sampled so thinly that its rare relevant items make the
+      estimate skewed (pure Neyman covered P@10 in 85% on TREC 2011 Medical; the default
+      floor = 0.1 in 87-90%, so prefer ``proportional`` or a larger floor where P@k matters).
     - ``active``: a uniform pilot slice, then Poisson sampling of the other items with pi_i
       proportional to influence_i x sqrt(p_{a_i}) (expected |error| of a's relevance), floored
       at ``floor`` x budget / N and capped at 1, scaled to the remaining budget in expectation.
@@ -763,9 +770,12 @@ def sample(
     if design.kind == "stratified":
         strata[rest] = auto[rest]
         sizes = np.array([(rest & (auto == g)).sum() for g in levels], dtype=np.int64)
-        weight = sizes.astype(np.float64)
-        if rate is not None:
-            weight = weight * np.sqrt(rate * (1.0 - rate))
+        weight = sizes / max(int(sizes.sum()), 1)
+        if rate is not None:  # Neyman, mixed with ``floor`` of the proportional allocation
+            neyman = sizes * np.sqrt(rate * (1.0 - rate))
+            weight = (1.0 - design.floor) * neyman / max(neyman.sum(), 1e-300) + (
+                design.floor * weight
+            )
         alloc = _allocate(weight, sizes, remaining)
         chosen = [p_idx]
         for g, k, big in zip(levels, alloc, sizes, strict=True):
