@@ -43,6 +43,8 @@ class Dataset:
     judge: Any = None  # an imported judge with labels over the pool
     embedding_judge: Any = None  # a judge that runs (no endpoint needed)
     judge_run: Any = None  # a finished run of the embedding judge
+    audit: Any = None  # a stored audit of the imported judge
+    sample: Any = None  # a human sample for the imported judge
 
 
 def _docs() -> bytes:
@@ -151,6 +153,7 @@ def build() -> Dataset:
         bias_report_request(campaign=campaign, measure="P@2", topics="401")
     judgment = Judgment.objects.filter(annotator=annotator).order_by("pk").first()
     judge, embedding_judge, judge_run = _judges(campaign, pool, admin)
+    audit, sample = _audit_and_sample(judge, qrels, pool)
     assert judgment is not None
     WorkerHeartbeat.objects.create(hostname="matrix-host", token="matrix-token")
 
@@ -167,6 +170,8 @@ def build() -> Dataset:
         judge=judge,
         embedding_judge=embedding_judge,
         judge_run=judge_run,
+        audit=audit,
+        sample=sample,
     )
     for model in site._registry:
         key = f"{model._meta.app_label}_{model._meta.model_name}"
@@ -198,3 +203,13 @@ def _judges(campaign: Any, pool: Any, admin: Any) -> tuple[Any, Any, Any]:
         judge=embedding, pool=pool, state="done", total=pool.num_documents
     )
     return judge, embedding, run
+
+
+def _audit_and_sample(judge: Any, qrels: Any, pool: Any) -> tuple[Any, Any]:
+    """A stored (empty) audit of the imported judge and a drawn human sample for it."""
+    from judging.autojudge.estimates import sample_create
+    from judging.autojudge.models import JudgeAudit
+
+    audit = JudgeAudit.objects.create(judge=judge, human=qrels, pool=pool, state="done")
+    sample = sample_create(judge=judge, pool=pool, design="uniform", budget=2, seed=0)
+    return audit, sample

@@ -147,6 +147,17 @@ ROUTES: dict[str, Route] = {
     "judge-run": Route({"campaign_id": "campaign", "judge_id": "embedding_judge"}),
     "judge-calibrate": Route({"campaign_id": "campaign", "judge_id": "judge"}),
     "judge-qrels": Route({"campaign_id": "campaign", "judge_id": "judge"}),
+    "api-judge-audits": Route({"pk": "judge"}),
+    "api-audit": Route({"pk": "audit"}),
+    "api-judge-samples": Route({"pk": "judge"}),
+    "api-sample": Route({"pk": "sample"}),
+    "api-sample-advance": Route({"pk": "sample"}),
+    "autojudge-audit": Route({"campaign_id": "campaign", "judge_id": "judge"}),
+    "autojudge-audit-compute": Route({"campaign_id": "campaign", "judge_id": "judge"}),
+    "autojudge-samples": CAMPAIGN,
+    "autojudge-samples-create": CAMPAIGN,
+    "autojudge-sample": Route({"campaign_id": "campaign", "sample_id": "sample"}),
+    "autojudge-sample-advance": Route({"campaign_id": "campaign", "sample_id": "sample"}),
 }
 
 # --- the matrix -----------------------------------------------------------------------------
@@ -344,6 +355,22 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("judge-calibrate", "POST"): s(302, 403, 403, 403, 403, 302),
     ("judge-qrels", "GET"): s(302, 405, 405, 405, 405, 405),
     ("judge-qrels", "POST"): s(302, 403, 403, 403, 403, 302),
+    # --- audits and human samples: researchers read, admins ask and draw ----------------
+    ("api-judge-audits", "POST"): s(401, 403, 403, 403, 403, 202),
+    ("api-audit", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-judge-samples", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("api-sample", "GET"): s(401, 403, 403, 200, 200, 200),
+    # the sample is drawn in full already: refused, saying why
+    ("api-sample-advance", "POST"): s(401, 403, 403, 403, 403, 409),
+    ("autojudge-audit", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("autojudge-audit-compute", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("autojudge-audit-compute", "POST"): s(302, 403, 403, 403, 403, 302),
+    ("autojudge-samples", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("autojudge-samples-create", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("autojudge-samples-create", "POST"): s(302, 403, 403, 403, 403, 302),
+    ("autojudge-sample", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("autojudge-sample-advance", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("autojudge-sample-advance", "POST"): s(302, 403, 403, 403, 403, 302),
     # --- the admin site: everything but its login and logout is for staff ---------------
     ("admin:index", "GET"): s(302, 302, 302, 302, 302, 200),
     ("admin:app_list", "GET"): s(302, 302, 302, 302, 302, 200),
@@ -494,4 +521,17 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
         return "json", {"kind": "automatic"}
     if key == ("judge-qrels", "POST"):
         return "form", {"kind": "automatic", "pool": str(d.pool.number)}
+    if key == ("api-judge-audits", "POST"):
+        return "json", {"human": d.qrels.number, "pool": d.pool.number}
+    if key == ("autojudge-audit-compute", "POST"):
+        return "form", {"qrels": str(d.qrels.number), "pool": str(d.pool.number)}
+    if key == ("api-judge-samples", "POST"):
+        return "json", {"pool": d.pool.number, "design": "uniform", "budget": 2}
+    if key == ("autojudge-samples-create", "POST"):
+        return "form", {
+            "judge": str(d.judge.pk),
+            "pool": str(d.pool.number),
+            "design": "uniform",
+            "budget": "2",
+        }
     return None

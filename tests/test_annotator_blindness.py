@@ -179,6 +179,9 @@ def seed() -> Seeded:
     other_lease = Lease.objects.filter(annotator=other).order_by("pk").first()
     assert other_lease is not None
     auto_judge, embedding_judge, judge_run = _judges(campaign, pool)
+    from tests.authz_dataset import _audit_and_sample
+
+    audit, sample = _audit_and_sample(auto_judge, qrels, pool)
     return Seeded(
         campaign=campaign,
         annotator=annotator,
@@ -194,6 +197,8 @@ def seed() -> Seeded:
             "judge": auto_judge.pk,
             "embedding_judge": embedding_judge.pk,
             "judge_run": judge_run.pk,
+            "audit": audit.pk,
+            "sample": sample.pk,
         },
         other_ids={
             "lease": other_lease.pk,

@@ -102,7 +102,7 @@ def sample_create(
             _store_items(hs, st, first, {i: 1.0 for i in first}, {i: -1 for i in first})
             HumanSample.objects.filter(pk=hs.pk).update(design_info={**info, "phase": "pilot"})
         else:
-            _store_full(hs, st, sample(auto, d, pilot_share=0.0))
+            _store_full(hs, st, sample(auto, d))
             stored = HumanSample.objects.get(pk=hs.pk).design_info
             HumanSample.objects.filter(pk=hs.pk).update(design_info={**stored, "phase": "full"})
         hs.refresh_from_db()
