@@ -12,6 +12,7 @@ from judging.web import (
     results,
     significance_pages,
     submit_pages,
+    suggestion_pages,
     text_pages,
     versus_pages,
     views,
@@ -102,5 +103,11 @@ urlpatterns = [
         "manage/<int:campaign_id>/pools/<int:number>/missing-text/import/",
         text_pages.missing_text_import,
         name="manage-missing-text-import",
+    ),
+    # suggestions for assessors and their anchoring report (issue 17, point 5)
+    path(
+        "campaigns/<int:campaign_id>/suggestions/",
+        suggestion_pages.suggestions_page,
+        name="suggestions",
     ),
 ]
