@@ -86,14 +86,17 @@
   // --- suggestions (the anchoring control): the hidden arm's automatic grade, told once the
   // judgment is recorded, for a few seconds (a form post leaves it as a message of the next page)
   var revealEl = byId("suggestion-reveal");
-  var revealTimer = null;
+  var revealTimer = null, revealUntil = 0, REVEAL_MS = 5000;
   function reveal(text) {
     if (!revealEl) return;
     revealEl.textContent = text;
     revealEl.hidden = false;
+    revealUntil = Date.now() + REVEAL_MS;
     clearTimeout(revealTimer);
-    revealTimer = setTimeout(function () { revealEl.hidden = true; }, 5000);
+    revealTimer = setTimeout(function () { revealEl.hidden = true; }, REVEAL_MS);
   }
+  // leaving the page (nothing left to judge): not before the last item's grade has been told
+  function afterReveal(f) { setTimeout(f, Math.max(0, revealUntil - Date.now())); }
   var revealed = document.querySelectorAll(".messages li.suggestion-reveal");
   if (revealed.length && revealEl) {
     reveal(Array.prototype.map.call(revealed, function (li) { return li.textContent; }).join(" "));
@@ -457,7 +460,7 @@
             if (waitingSince !== null) { painted(waitingSince); waitingSince = null; }
             requestAhead();
           } else {
-            window.location.href = d.doneUrl;
+            afterReveal(function () { window.location.href = d.doneUrl; });
           }
         }, function () { setTimeout(finish, 1000); });
       });
