@@ -160,15 +160,15 @@ def seed() -> Seeded:
     pool = PoolVersion.objects.get(campaign=campaign)
     assert pool.number == 1 and pool.num_to_judge == 8, (pool.state, pool.num_to_judge)
     # suggestions on: an imported judge graded every pooled document; half the slots hidden
-    judge = judge_create(
+    auto = judge_create(
         campaign=campaign,
         name=JUDGE_SECRETS[0],
         kind="imported",
         model=JUDGE_SECRETS[1],
         description=JUDGE_SECRETS[2],
     )
-    store_labels(judge, [Label(qid, docid, 1) for qid, docid in pool_pairs(pool)])
-    suggestions_configure(campaign=campaign, judge=judge, hidden_share=0.5, by=admin)
+    store_labels(auto, [Label(qid, docid, 1) for qid, docid in pool_pairs(pool)])
+    suggestions_configure(campaign=campaign, judge=auto, hidden_share=0.5, by=admin)
 
     def judge(user: Any, grade: int, seconds: float) -> bool:
         lease = lease_next(campaign=campaign, annotator=user)

@@ -7,14 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judging.api.params import MAX_ID
+from judging.api.params import MAX_ID, query_int
 from judging.autojudge import suggestions
 from judging.campaigns.models import Campaign
 from judging.core.roles import is_admin, is_researcher
@@ -79,6 +79,14 @@ class SuggestionsView(APIView):
 
     @extend_schema(
         responses={200: dict},
+        parameters=[
+            OpenApiParameter(
+                "judge",
+                int,
+                description="compare the assessors' grades with this judge version's labels "
+                "instead of the grades recorded as suggested",
+            )
+        ],
         description="The campaign's suggestion setting (which judge version, the hidden "
         "share, on or off; null when never set up) and the anchoring report: human-automatic "
         "agreement (n, exact, within one grade, linear kappa) when the automatic grade was "
@@ -88,10 +96,14 @@ class SuggestionsView(APIView):
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = self._campaign(request, campaign_id)
+        judge_id = query_int(
+            request.query_params, "judge", minimum=1, maximum=MAX_ID, what="a judge's id"
+        )
+        judge = suggestions.report_judge(campaign, judge_id)
         return Response(
             {
                 "setting": suggestions.suggestion_setting(campaign),
-                "report": suggestions.anchoring_report(campaign),
+                "report": suggestions.anchoring_report(campaign, judge),
             }
         )
 

@@ -239,6 +239,27 @@ def reveal_text(suggestion: dict[str, Any] | None) -> str:
 
 # --- the anchoring report -------------------------------------------------------------------
 
+# The kappa bootstrap draws resamples x items codes at once: bounded so that a page of a large
+# campaign stays within tens of megabytes (its interval is narrow there anyway).
+MAX_RESAMPLES, MIN_RESAMPLES, MAX_DRAWS = 2000, 100, 4_000_000
+
+
+def bootstrap_resamples(n_items: int) -> int:
+    """Resamples for the kappa interval of an arm of ``n_items``: 2000, fewer past 2000 items
+    (``MAX_DRAWS`` codes per arm), never fewer than 100."""
+    return max(MIN_RESAMPLES, min(MAX_RESAMPLES, MAX_DRAWS // max(n_items, 1)))
+
+
+def report_judge(campaign: Campaign, judge_id: int | None) -> Judge | None:
+    """The judge a report is asked to compare with (None: the recorded suggestions); one not
+    of the campaign is an ``InvalidInput`` naming ``judge``."""
+    if judge_id is None:
+        return None
+    found = Judge.objects.filter(pk=judge_id, campaign=campaign).first()
+    if found is None:
+        raise _invalid("judge", f"no judge {judge_id} in campaign {campaign.pk}")
+    return found
+
 
 def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str, Any]:
     """Human-automatic agreement in the shown and the hidden arm, and the difference with its
@@ -250,8 +271,8 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
     not grade left out). Every judgment is one observation (two assessors of an overlap item are
     two). Gold items are left out (quality control only), as are judgments recorded with no
     suggestion. ``changed_after_commit`` counts, per arm, the judgments whose grade was changed
-    after it was first committed: in the hidden arm that is after the reveal, so those grades
-    may have moved towards the judge's.
+    after it was first committed, or undone and given again: in the hidden arm that is after
+    the reveal, so those grades may have moved towards the judge's.
     """
     scale = campaign.grade_values()
     base = Judgment.objects.filter(campaign=campaign)
@@ -263,7 +284,6 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
         base.filter(gold__isnull=True)
         .exclude(suggestion_arm="")
         .values_list(
-            "pk",
             "topic_id",
             "topic__qid",
             "docid",
@@ -277,7 +297,7 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
     if judge is not None:
         if judge.campaign_id != campaign.pk:
             raise _invalid("judge", f"judge {judge.pk} is not one of campaign {campaign.pk}'s")
-        wanted = {(t, d) for _, t, _, d, *_ in data}
+        wanted = {(t, d) for t, _, d, *_ in data}
         auto = {
             (t, d): g
             for t, d, g in AutoLabel.objects.filter(
@@ -285,28 +305,26 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
             ).values_list("topic_id", "docid", "grade")
             if (t, d) in wanted and g is not None
         }
+    # items whose history is more than their first grade: changed, or undone and judged again
+    revised = set(
+        JudgmentChange.objects.filter(topic__campaign=campaign)
+        .exclude(old_grade__isnull=True, new_grade__isnull=False)
+        .values_list("topic_id", "docid", "annotator_id")
+    )
     arms: dict[str, dict[tuple[str, str], tuple[int, int]]] = {SHOWN: {}, HIDDEN: {}}
-    ids: dict[str, list[int]] = {SHOWN: [], HIDDEN: []}
+    changed = dict.fromkeys(ARMS, 0)
     not_graded = 0
-    for pk, topic_id, qid, docid, annotator_id, grade, arm, suggested in data:
+    for topic_id, qid, docid, annotator_id, grade, arm, suggested in data:
         automatic = suggested if judge is None else auto.get((topic_id, docid))
         if automatic is None or arm not in arms:
             not_graded += 1
             continue
         # one observation per judgment: an annotator judges a (topic, document) once
         arms[arm][(qid, f"{docid}\t{annotator_id}")] = (grade, automatic)
-        ids[arm].append(pk)
-    changed = {
-        arm: JudgmentChange.objects.filter(
-            judgment_id__in=ids[arm], old_grade__isnull=False, undoes__isnull=True
-        )
-        .values("judgment_id")
-        .distinct()
-        .count()
-        for arm in ARMS
-    }
+        changed[arm] += (topic_id, docid, annotator_id) in revised
     setting = suggestion_setting(campaign)
-    result = anchoring(arms[SHOWN], arms[HIDDEN], scale)
+    largest = max(len(arms[SHOWN]), len(arms[HIDDEN]), 1)
+    result = anchoring(arms[SHOWN], arms[HIDDEN], scale, n_resamples=bootstrap_resamples(largest))
     return {
         "campaign": campaign.pk,
         "setting": setting,

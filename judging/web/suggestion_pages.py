@@ -79,10 +79,24 @@ def suggestions_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         except DomainError as exc:
             flash_error(request, exc)
         return redirect("suggestions", campaign_id=campaign.pk)
+    judges = list(Judge.objects.filter(campaign=campaign))
+    raw = request.GET.get("judge", "").strip()
+    problem, judge = "", None
+    try:
+        if raw and not (raw.isdigit() and len(raw) <= 18):
+            raise InvalidInput(
+                f"judge must be a judge's id, not {raw[:20]!r}",
+                [Problem.at("judge", "must be a judge's id")],
+            )
+        judge = suggestions.report_judge(campaign, int(raw) if raw else None)
+    except InvalidInput as exc:
+        problem = exc.message
     context = {
         "campaign": campaign,
         "setting": suggestions.suggestion_setting(campaign),
-        "report": suggestions.anchoring_report(campaign),
-        "judges": Judge.objects.filter(campaign=campaign) if is_admin(request.user) else [],
+        "report": None if problem else suggestions.anchoring_report(campaign, judge),
+        "problem": problem,
+        "judges": judges,
+        "compared": judge,
     }
-    return render(request, "autojudge/suggestions.html", context)
+    return render(request, "autojudge/suggestions.html", context, status=400 if problem else 200)

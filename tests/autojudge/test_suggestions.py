@@ -362,9 +362,13 @@ def test_the_anchoring_report_matches_a_hand_worked_example(
     JudgmentChange.objects.create(
         judgment=h2, topic=topic, docid="h2", annotator=annotator, old_grade=1, new_grade=0
     )
+    # and a shown-arm judgment that was undone once and given again (its history keeps the undo)
+    JudgmentChange.objects.create(
+        judgment=None, topic=topic, docid="s3", annotator=annotator, old_grade=2, new_grade=None
+    )
     report = suggestions.anchoring_report(campaign)
     assert report["excluded"] == {"gold": 1, "without_suggestion": 1, "not_graded_by_judge": 0}
-    assert report["changed_after_commit"] == {"shown": 0, "hidden": 1}
+    assert report["changed_after_commit"] == {"shown": 1, "hidden": 1}
     shown, hidden = report["shown"], report["hidden"]
     assert (shown["n"], shown["exact"], shown["within_one"]) == (4, 0.75, 1.0)
     assert (hidden["n"], hidden["exact"], hidden["within_one"]) == (4, 0.5, 0.75)
@@ -387,8 +391,15 @@ def test_the_anchoring_report_matches_a_hand_worked_example(
     assert report["level"] == 0.95 and report["setting"] is None
 
 
+def test_the_kappa_bootstrap_is_bounded_for_large_campaigns() -> None:
+    assert suggestions.bootstrap_resamples(8) == 2000
+    assert suggestions.bootstrap_resamples(2000) == 2000
+    assert suggestions.bootstrap_resamples(4000) == 1000  # 4 million codes per arm at most
+    assert suggestions.bootstrap_resamples(10**6) == 100
+
+
 def test_the_report_against_another_judge_uses_its_labels(
-    campaign: Campaign, annotator: Any
+    campaign: Campaign, annotator: Any, admin_user: Any, api_client_for: Any
 ) -> None:
     _record(campaign, annotator, SHOWN, "shown")
     _record(campaign, annotator, HIDDEN, "hidden")
@@ -402,6 +413,25 @@ def test_the_report_against_another_judge_uses_its_labels(
     assert (report["shown"]["n"], report["shown"]["exact"]) == (3, 1.0)
     assert (report["hidden"]["n"], report["hidden"]["exact"]) == (3, pytest.approx(2 / 3))
     assert report["judge"]["name"] == "other"
+    # the same through the API and the page (?judge=)
+    url = f"/api/v1/campaigns/{campaign.pk}/suggestions/"
+    api = api_client_for(admin_user)
+    assert api.get(f"{url}?judge={other.pk}").json()["report"]["shown"]["n"] == 3
+    assert api.get(url).json()["report"]["shown"]["n"] == 4
+    elsewhere = campaign_create(name="Elsewhere", created_by=admin_user)
+    foreign = services.judge_create(campaign=elsewhere, name="x", kind="imported", model="m")
+    for bad in (str(foreign.pk), "abc", "0"):
+        r = api.get(f"{url}?judge={bad}")
+        assert r.status_code == 400 and r.json()["problems"][0]["location"] == "judge", bad
+    client = Client()
+    client.force_login(admin_user)
+    page = f"/campaigns/{campaign.pk}/suggestions/"
+    html = client.get(f"{page}?judge={other.pk}").content.decode()
+    assert "the labels of other v1" in html
+    assert re.search(r'<tr data-arm="shown"><td>[^<]*</td><td class="num">3<', html)
+    refused = client.get(f"{page}?judge={foreign.pk}")
+    assert refused.status_code == 400
+    assert f"no judge {foreign.pk} in campaign {campaign.pk}" in refused.content.decode()
 
 
 # --- pages and API: who may do what ---------------------------------------------------------
