@@ -158,6 +158,9 @@ ROUTES: dict[str, Route] = {
     "autojudge-samples-create": CAMPAIGN,
     "autojudge-sample": Route({"campaign_id": "campaign", "sample_id": "sample"}),
     "autojudge-sample-advance": Route({"campaign_id": "campaign", "sample_id": "sample"}),
+    # suggestions for assessors (issue 17, point 5)
+    "suggestions": CAMPAIGN,
+    "api-suggestions": CAMPAIGN,
 }
 
 # --- the matrix -----------------------------------------------------------------------------
@@ -371,6 +374,11 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("autojudge-sample", "GET"): s(302, 403, 403, 200, 200, 200),
     ("autojudge-sample-advance", "GET"): s(302, 405, 405, 405, 405, 405),
     ("autojudge-sample-advance", "POST"): s(302, 403, 403, 403, 403, 302),
+    # --- suggestions for assessors: admins set them up, researchers read the report -------
+    ("suggestions", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("suggestions", "POST"): s(302, 403, 403, 403, 403, 302),
+    ("api-suggestions", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-suggestions", "PUT"): s(401, 403, 403, 403, 403, 200),
     # --- the admin site: everything but its login and logout is for staff ---------------
     ("admin:index", "GET"): s(302, 302, 302, 302, 302, 200),
     ("admin:app_list", "GET"): s(302, 302, 302, 302, 302, 200),
@@ -498,6 +506,10 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
         return "form", {"topic": d.judgment.topic.qid, "docid": d.judgment.docid, "grade": "0"}
     if key == ("submit-run", "POST"):
         return "form", {"paste": f"401 Q0 d401-1 1 1.0 matrix-page-{role}\n"}
+    if key == ("suggestions", "POST"):
+        return "form", {"off": "1"}
+    if key == ("api-suggestions", "PUT"):
+        return "json", {"enabled": False}
     if key == ("run-pooled", "POST"):
         return "form", {"pooled": "no"}
     if key == ("bias-compute", "POST"):

@@ -2,7 +2,9 @@
 
 A campaign seeded with distinctive strings: run tags, groups, run descriptions, scores, the
 researcher-facing description ("RESEARCHER-ONLY-DESCRIPTION"), and a second annotator (overlap:
-every item is judged twice) whose name, grades and time spent are distinctive too. Then:
+every item is judged twice) whose name, grades and time spent are distinctive too, and an
+automatic judge whose grades are suggested to the annotators (half the slots hidden until
+committed), with a distinctive name, model and description. Then:
 
 (a) with the Django test client, every URL pattern of judging/api/urls.py and judging/web/urls.py
     is asked for with GET by the annotator, with concrete ids (theirs, and the other
@@ -15,7 +17,8 @@ every item is judged twice) whose name, grades and time spent are distinctive to
 
 The check: no run tag, group or description, no distinctive score, no run count (``num_runs``,
 ``runs``) nor any JSON key about runs, ranks or scores, no researcher description, no other
-annotator's name or time, and on the pages of judged items only the annotator's own grade.
+annotator's name or time, nothing naming the automatic judge, and on the pages of judged items
+only the annotator's own grade.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ RUN_DESCRIPTION = "zz-run-description"
 OTHER_ANNOTATOR = "zz-other-assessor"
 JUDGE_NAME, JUDGE_MODEL = "zz-judge-file", "zz-judge-model"  # an automatic judge: results too
 OTHER_SECONDS = 1234.5  # the other annotator's active time on each judgment
+# the automatic judge whose grades are suggested to the annotators: never named to them
+JUDGE_SECRETS = ("zz-judge-name", "zz-judge-model", "zz-judge-description")
 SCORE = re.compile(r"(?<![\d.])424[0-9]\.4242")  # the runs' scores: 4242.4242 - rank
 SCALE = [
     {"grade": 0, "label": "Off topic"},
@@ -81,6 +86,8 @@ def seed() -> Seeded:
     """The campaign (built with the services, tasks run as their commit would run them)."""
     from judging.assessments.models import Judgment, Lease
     from judging.assessments.queue import judgment_record, lease_next
+    from judging.autojudge.services import Label, judge_create, pool_pairs, store_labels
+    from judging.autojudge.suggestions import suggestions_configure
     from judging.campaigns.services import campaign_create, topics_import
     from judging.core.roles import ANNOTATOR, RESEARCHER, grant
     from judging.pools.models import PoolVersion
@@ -153,6 +160,16 @@ def seed() -> Seeded:
         pool_requested(campaign=campaign, strategy="depth", depth=3, requested_by=admin)
     pool = PoolVersion.objects.get(campaign=campaign)
     assert pool.number == 1 and pool.num_to_judge == 8, (pool.state, pool.num_to_judge)
+    # suggestions on: an imported judge graded every pooled document; half the slots hidden
+    auto = judge_create(
+        campaign=campaign,
+        name=JUDGE_SECRETS[0],
+        kind="imported",
+        model=JUDGE_SECRETS[1],
+        description=JUDGE_SECRETS[2],
+    )
+    store_labels(auto, [Label(qid, docid, 1) for qid, docid in pool_pairs(pool)])
+    suggestions_configure(campaign=campaign, judge=auto, hidden_share=0.5, by=admin)
 
     def judge(user: Any, grade: int, seconds: float) -> bool:
         lease = lease_next(campaign=campaign, annotator=user)
@@ -227,8 +244,16 @@ def _judges(campaign: Any, pool: Any) -> tuple[Any, Any, Any]:
 def leaks(text: str, *, documentation: bool = False) -> list[str]:
     """What of the seeded secrets ``text`` (an answer's body) shows."""
     text = CSRF.sub("", text)
-    seeded = (*RUN_TAGS, RUN_GROUP, RUN_DESCRIPTION, "RESEARCHER-ONLY", JUDGE_NAME, JUDGE_MODEL)
-    found = [s for s in seeded if s in text]
+    secrets = (
+        *RUN_TAGS,
+        RUN_GROUP,
+        RUN_DESCRIPTION,
+        "RESEARCHER-ONLY",
+        JUDGE_NAME,
+        JUDGE_MODEL,
+        *JUDGE_SECRETS,
+    )
+    found = [s for s in secrets if s in text]
     found += [f"score {m}" for m in SCORE.findall(text)]
     if OTHER_ANNOTATOR in text:
         found.append("the other annotator's name")
@@ -373,7 +398,15 @@ def test_every_answer_an_annotator_gets_is_blind(seeded: Seeded) -> None:
         "annotate-judged",
     ):
         assert name in checked, name
-    for name in ("campaign-runs", "run-list", "pool-list", "qrels-list", "leaderboard"):
+    for name in (
+        "campaign-runs",
+        "run-list",
+        "pool-list",
+        "qrels-list",
+        "leaderboard",
+        "suggestions",
+        "api-suggestions",
+    ):
         assert name in refused, name
 
     # the campaign as an annotator reads it: guidelines, no description, no run settings

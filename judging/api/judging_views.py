@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -23,6 +23,7 @@ from judging.assessments import planning, queue, selectors
 from judging.assessments import services as qrels_services
 from judging.assessments.adjudication import decisions
 from judging.assessments.models import JudgingSlot, Judgment, Lease, QrelsVersion
+from judging.autojudge import suggestions
 from judging.campaigns.models import Campaign
 from judging.core.roles import account
 from judging.workflows.qrels import qrels_published
@@ -41,8 +42,25 @@ class DocumentTextSerializer(serializers.Serializer[Any]):
     text = serializers.CharField()
 
 
+class SuggestionSerializer(serializers.Serializer[Any]):
+    """An automatic grade suggested to the assessor: the grade and its label, never the judge."""
+
+    grade = serializers.IntegerField()
+    label = serializers.CharField()  # type: ignore[assignment]
+
+
+class RevealedSuggestionSerializer(SuggestionSerializer):
+    arm = serializers.ChoiceField(
+        choices=suggestions.ARMS,
+        help_text="shown: it was on the item before judging; hidden: revealed now, after the "
+        "judgment was recorded",
+    )
+
+
 class LeaseSerializer(serializers.Serializer[Any]):
-    """What an annotator sees of a leased item: topic and document, nothing about systems."""
+    """What an annotator sees of a leased item: topic and document, nothing about systems; and,
+    when the campaign suggests automatic grades and the item is in the shown arm, the grade
+    (in the hidden arm: null, revealed with the recorded judgment)."""
 
     id = serializers.IntegerField()
     campaign = serializers.IntegerField(source="slot.campaign_id")
@@ -51,6 +69,7 @@ class LeaseSerializer(serializers.Serializer[Any]):
     topic = serializers.SerializerMethodField()
     document = serializers.SerializerMethodField()
     scale = serializers.SerializerMethodField()
+    suggestion = serializers.SerializerMethodField()
 
     def get_topic(self, lease: Lease) -> dict[str, str]:
         t = lease.slot.topic
@@ -72,6 +91,14 @@ class LeaseSerializer(serializers.Serializer[Any]):
     def get_scale(self, lease: Lease) -> list[dict[str, Any]]:
         return list(lease.slot.campaign.scale)
 
+    @extend_schema_field(SuggestionSerializer(allow_null=True))
+    def get_suggestion(self, lease: Lease) -> dict[str, Any] | None:
+        slot = lease.slot
+        found = suggestions.suggestion_for(slot.campaign, slot.topic_id, slot.docid, slot.pk)
+        if found is None or found["arm"] != suggestions.SHOWN:
+            return None  # the hidden arm says nothing before the judgment is recorded
+        return {"grade": found["grade"], "label": found["label"]}
+
 
 class JudgmentInSerializer(serializers.Serializer[Any]):
     grade = serializers.IntegerField()
@@ -86,6 +113,13 @@ class JudgmentOutSerializer(serializers.Serializer[Any]):
     active_seconds = serializers.FloatField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
+
+
+class JudgmentRecordedSerializer(JudgmentOutSerializer):
+    suggestion = RevealedSuggestionSerializer(
+        allow_null=True,
+        help_text="The automatic grade suggested for the item, in either arm (null: none)",
+    )
 
 
 def _lease_response(lease: Lease | None, created: int = status.HTTP_201_CREATED) -> Response:
@@ -166,19 +200,27 @@ class LeaseViewSet(IntegerIdMixin, mixins.RetrieveModelMixin, viewsets.GenericVi
 
     @extend_schema(
         request=JudgmentInSerializer,
-        responses={201: JudgmentOutSerializer, 200: JudgmentOutSerializer},
+        responses={201: JudgmentRecordedSerializer, 200: JudgmentRecordedSerializer},
         description="Record the grade. Idempotent: the same grade again stores "
-        "nothing new (200); a new grade is a change kept in history.",
+        "nothing new (200); a new grade is a change kept in history. When the campaign "
+        "suggests automatic grades, the item's suggestion (its arm and grade, looked up here, "
+        "never taken from the request) is recorded with the judgment and returned: in the "
+        "hidden arm this is where the assessor first learns it.",
     )
     @action(detail=True, methods=["post"])
     def judgment(self, request: Request, pk: str | None = None) -> Response:
         ser = JudgmentInSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
+        lease_id, user = path_id(pk), account(request.user)
+        suggestion = suggestions.suggestion_for_lease(lease_id=lease_id, annotator=user)
         judgment, changed = queue.judgment_record(
-            lease_id=path_id(pk), annotator=account(request.user), **ser.validated_data
+            lease_id=lease_id,
+            annotator=user,
+            **ser.validated_data,
+            **suggestions.recorded(suggestion),
         )
         return Response(
-            JudgmentOutSerializer(judgment).data,
+            {**JudgmentOutSerializer(judgment).data, "suggestion": suggestion},
             status=status.HTTP_201_CREATED if changed else status.HTTP_200_OK,
         )
 

@@ -9,6 +9,7 @@ from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
 from judging.api import plan_views, significance_views, views
 from judging.api import quality_views as qv
+from judging.api import suggestion_views as sv
 from judging.api import versus_views as vv
 from judging.api.auth_views import TokenView
 from judging.api.check_views import RunCheckView
@@ -124,4 +125,10 @@ urlpatterns = [
     path("judges/<int:pk>/qrels/", aj.JudgeQrelsView.as_view(), name="api-judge-qrels"),
     path("judge-runs/<int:pk>/", aj.JudgeRunView.as_view(), name="api-judge-run"),
     path("", include(router.urls)),
+    # suggestions for assessors and their anchoring report (issue 17, point 5)
+    path(
+        "campaigns/<int:campaign_id>/suggestions/",
+        sv.SuggestionsView.as_view(),
+        name="api-suggestions",
+    ),
 ]

@@ -725,8 +725,17 @@ def _lease_for_judgment(lease_id: int, annotator: Account) -> tuple[Lease, int |
     return lease, judgment_id
 
 
+SUGGESTION_ARMS = ("", "shown", "hidden")
+
+
 def judgment_record(
-    *, lease_id: int, annotator: Account, grade: Any, active_seconds: float = 0.0
+    *,
+    lease_id: int,
+    annotator: Account,
+    grade: Any,
+    active_seconds: float = 0.0,
+    suggestion_arm: str = "",
+    suggested_grade: int | None = None,
 ) -> tuple[Judgment, bool]:
     """Record the grade for a leased item; returns ``(judgment, changed)``.
 
@@ -735,7 +744,16 @@ def judgment_record(
     whoever holds it now. Idempotent: submitting the same grade again (a retry, a double click)
     stores nothing new, even after the lease ended with that judgment; a different grade changes
     the annotator's own judgment and keeps the old one in its history.
+
+    ``suggestion_arm`` and ``suggested_grade``: the automatic grade suggested for the item and
+    whether it was shown before judging (the anchoring control), as the caller computed them on
+    the server (``judging.autojudge.suggestions``; this layer does not know judges). Stored with
+    the judgment when it is created or its grade changes.
     """
+    if suggestion_arm not in SUGGESTION_ARMS:
+        raise ValueError(f"suggestion_arm must be one of {SUGGESTION_ARMS}, not {suggestion_arm!r}")
+    if (suggestion_arm == "") != (suggested_grade is None):
+        raise ValueError("a suggestion has both an arm and a grade, or neither")
     now = timezone.now()
     with transaction.atomic():
         found = _lease_for_judgment(lease_id, annotator)
@@ -758,7 +776,8 @@ def judgment_record(
             judgment = Judgment.objects.select_related("topic").get(pk=judgment_id)
             if judgment.grade == grade:
                 return judgment, False
-            _change(judgment, grade, annotator)
+            judgment.suggestion_arm, judgment.suggested_grade = suggestion_arm, suggested_grade
+            _change(judgment, grade, annotator, also=("suggestion_arm", "suggested_grade"))
             return judgment, True
         why = _ended(lease, slot, now)
         if why is not None:
@@ -773,6 +792,8 @@ def judgment_record(
             slot=slot,
             active_seconds=seconds,
             gold_id=slot.gold_id,
+            suggestion_arm=suggestion_arm,
+            suggested_grade=suggested_grade,
         )
         _history(judgment, annotator, old_grade=None, new_grade=grade)
         JudgingSlot.objects.filter(pk=slot.pk).update(judged_by=annotator, judged_at=now)
@@ -803,11 +824,16 @@ def _history(
 
 
 def _change(
-    judgment: Judgment, grade: int, annotator: Account, undoes: JudgmentChange | None = None
+    judgment: Judgment,
+    grade: int,
+    annotator: Account,
+    undoes: JudgmentChange | None = None,
+    also: tuple[str, ...] = (),
 ) -> None:
+    """Change the grade (and the fields named in ``also``, set by the caller), with history."""
     _history(judgment, annotator, old_grade=judgment.grade, new_grade=grade, undoes=undoes)
     judgment.grade = grade
-    judgment.save(update_fields=["grade", "updated_at"])
+    judgment.save(update_fields=["grade", "updated_at", *also])
 
 
 def judgment_change(*, judgment_id: int, annotator: Account, grade: Any) -> Judgment:

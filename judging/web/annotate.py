@@ -25,6 +25,7 @@ from judging.assessments.selectors import (
     annotator_progress,
     waiting_for_text,
 )
+from judging.autojudge import suggestions
 from judging.campaigns.models import Campaign, Document, Topic
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import UserLike, account, is_annotator
@@ -57,6 +58,15 @@ def _item_context(campaign: Campaign, topic: Topic, docid: str) -> dict[str, Any
         "doc_title_marked": paragraphs(doc.title, terms)[0] if doc and doc.title else "",
         "terms": terms,
     }
+
+
+def _shown_suggestion(campaign: Campaign, slot: JudgingSlot) -> dict[str, str] | None:
+    """The automatic grade's label when the slot is in the shown arm; None otherwise (no
+    suggestion, or the hidden arm: nothing of it on the page before the assessor commits)."""
+    found = suggestions.suggestion_for(campaign, slot.topic_id, slot.docid, slot.pk)
+    if found is None or found["arm"] != suggestions.SHOWN:
+        return None
+    return {"label": found["label"]}
 
 
 def _position(
@@ -95,6 +105,7 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "last": last,
         "renew_every": max(10, campaign.lease_seconds // 3),
         "prefetch": queue.prefetch(),
+        "suggestion": _shown_suggestion(campaign, lease.slot),
         **_item_context(campaign, topic, lease.slot.docid),
     }
     return render(request, "annotate/judge.html", context)
@@ -125,6 +136,7 @@ def _item_json(campaign: Campaign, user: UserLike, lease: Lease) -> dict[str, An
         "title_html": str(paragraphs(doc.title, terms)[0]) if doc and doc.title else "",
         "paragraphs_html": [str(p) for p in paragraphs(doc.text if doc else "", terms)],
         "position": _position(campaign, user, slot, lease),
+        "suggestion": _shown_suggestion(campaign, slot),
     }
 
 
@@ -269,15 +281,28 @@ def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
     except InvalidInput as exc:  # the same document again, with the message
         flash_error(request, exc)
         return redirect("annotate-judge", campaign_id=campaign.pk)
+    user = account(request.user)
+    # the suggestion of the leased slot, looked up here: never taken from the form
+    suggestion = suggestions.suggestion_for_lease(lease_id=lease_id, annotator=user)
     try:
-        queue.judgment_record(
+        judgment, _ = queue.judgment_record(
             lease_id=lease_id,
-            annotator=account(request.user),
+            annotator=user,
             grade=grade,
             active_seconds=seconds,
+            **suggestions.recorded(suggestion),
         )
     except DomainError as exc:
         flash_error(request, exc, messages.WARNING)
+    else:
+        reveal = suggestions.reveal_text(suggestion)
+        if reveal:  # the hidden arm: committed, so the automatic grade may be told now
+            messages.add_message(
+                request,
+                messages.INFO,
+                f"{reveal} (document {judgment.docid}).",
+                extra_tags="suggestion-reveal",
+            )
     return _to_next(request, campaign)
 
 

@@ -14,6 +14,7 @@ from judging.web import (
     results,
     significance_pages,
     submit_pages,
+    suggestion_pages,
     text_pages,
     versus_pages,
     views,
@@ -162,5 +163,11 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/judges/<int:judge_id>/qrels/",
         judge_pages.judge_qrels,
         name="judge-qrels",
+    ),
+    # suggestions for assessors and their anchoring report (issue 17, point 5)
+    path(
+        "campaigns/<int:campaign_id>/suggestions/",
+        suggestion_pages.suggestions_page,
+        name="suggestions",
     ),
 ]

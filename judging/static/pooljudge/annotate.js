@@ -83,6 +83,28 @@
     if (list && !list.children.length) list.remove();
   }
 
+  // --- suggestions (the anchoring control): the hidden arm's automatic grade, told once the
+  // judgment is recorded, for a few seconds (a form post leaves it as a message of the next page)
+  var revealEl = byId("suggestion-reveal");
+  var revealTimer = null, revealUntil = 0, REVEAL_MS = 5000;
+  function reveal(text) {
+    if (!revealEl) return;
+    revealEl.textContent = text;
+    revealEl.hidden = false;
+    revealUntil = Date.now() + REVEAL_MS;
+    clearTimeout(revealTimer);
+    revealTimer = setTimeout(function () { revealEl.hidden = true; }, REVEAL_MS);
+  }
+  // leaving the page (nothing left to judge): not before the last item's grade has been told
+  function afterReveal(f) { setTimeout(f, Math.max(0, revealUntil - Date.now())); }
+  var revealed = document.querySelectorAll(".messages li.suggestion-reveal");
+  if (revealed.length && revealEl) {
+    reveal(Array.prototype.map.call(revealed, function (li) { return li.textContent; }).join(" "));
+    revealed.forEach(function (li) { li.remove(); });
+    var messagesList = document.querySelector(".messages");
+    if (messagesList && !messagesList.children.length) messagesList.remove();
+  }
+
   function toggleHelp(show) {
     if (!help) return;
     help.hidden = show === undefined ? !help.hidden : !show;
@@ -250,6 +272,12 @@
       var bar = byId("topic-progress-bar");
       if (bar) { bar.max = p.of; bar.value = p.n - 1; }
       text("topic-progress", (p.n - 1) + " judged · " + (p.of - p.n + 1) + " left");
+      // the shown arm's hint (a hidden-arm item carries none: it is told after the judgment)
+      var hint = byId("suggestion");
+      if (hint) {
+        text("suggestion-label", item.suggestion ? item.suggestion.label : "");
+        hint.hidden = !item.suggestion;
+      }
       document.querySelectorAll("input[name=lease]").forEach(function (i) { i.value = item.lease; });
       document.title = "Judging " + t.qid + " · Pooljudge";
       var scroller = document.querySelector(".document");
@@ -346,6 +374,8 @@
         sending = false;
         if (res.status >= 200 && res.status < 300) {
           if (a.kind === "judge" && res.body.id) { lastJudgment = res.body.id; showBack(); }
+          var sg = a.kind === "judge" && res.body.suggestion;
+          if (sg && sg.arm === "hidden") reveal("The automatic judge said: " + sg.label + " (document " + a.docid + ").");
           dequeue(a); attempts = 0; status(); pump();
         } else if ([400, 404, 409, 410, 422].indexOf(res.status) >= 0) {
           // refused for good (the lease ended, a grade off the scale): never retried, never
@@ -430,7 +460,7 @@
             if (waitingSince !== null) { painted(waitingSince); waitingSince = null; }
             requestAhead();
           } else {
-            window.location.href = d.doneUrl;
+            afterReveal(function () { window.location.href = d.doneUrl; });
           }
         }, function () { setTimeout(finish, 1000); });
       });
