@@ -150,8 +150,22 @@ def compute_audit(judge: Judge, human: QrelsVersion, pool: PoolVersion) -> dict[
         "rankings": rankings,
         "family_gaps": gaps,
         "probes": run_probes(judge, people, threshold),
+        "anchoring": _anchoring(judge),
         "computed_at": timezone.now().isoformat(),
     }
+
+
+def _anchoring(judge: Judge) -> dict[str, Any] | None:
+    """Agreement of the assessors with this judge's labels when its suggestions were shown and
+    when they stayed hidden (``suggestions.anchoring_report``); None when no judgment of the
+    campaign was recorded with a suggestion."""
+    from judging.assessments.models import Judgment
+    from judging.autojudge.suggestions import anchoring_report
+
+    recorded = Judgment.objects.filter(campaign_id=judge.campaign_id).exclude(suggestion_arm="")
+    if not recorded.exists():
+        return None
+    return anchoring_report(judge.campaign, judge)
 
 
 def run_probes(judge: Judge, people: dict[tuple[str, str], int], threshold: int) -> dict[str, Any]:

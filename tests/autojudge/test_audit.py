@@ -126,3 +126,39 @@ def test_the_probes_ask_the_judge_again_with_altered_texts(
     assert probes["injection"]["flipped"] == 6 and probes["injection"]["share"] == 1.0
     assert probes["stuffing"]["flipped"] == 0
     assert Run.objects.filter(tag="llm-rag").exists()
+
+
+def test_the_audit_reports_anchoring_when_suggestions_were_recorded(
+    setup: dict[str, Any], as_committed: Any, annotator: Any, campaign: Campaign
+) -> None:
+    from judging.assessments.models import Judgment
+
+    topics = {t.qid: t for t in campaign.topics.all()}
+    # shown arm: the assessor agrees with the judge on all four; hidden: on one of four
+    rows = [
+        ("401", "d401-1", 2, "shown"),
+        ("401", "d401-2", 1, "shown"),
+        ("402", "d402-1", 2, "shown"),
+        ("402", "d402-3", 1, "shown"),
+        ("403", "d403-1", 0, "hidden"),
+        ("403", "d403-2", 0, "hidden"),
+        ("403", "d403-3", 0, "hidden"),
+        ("402", "d402-4", 2, "hidden"),
+    ]
+    for q, d, grade, arm in rows:
+        Judgment.objects.create(
+            campaign=campaign,
+            topic=topics[q],
+            docid=d,
+            annotator=annotator,
+            grade=grade,
+            suggestion_arm=arm,
+            suggested_grade=AUTO[(q, d)],
+        )
+    with as_committed():
+        audit = audit_request(judge=setup["judge"], human=setup["human"], pool=setup["pool"])
+    audit.refresh_from_db()
+    anchoring = audit.result["anchoring"]
+    assert anchoring["shown"]["n"] == 4 and anchoring["shown"]["exact"] == 1.0
+    assert anchoring["hidden"]["n"] == 4 and anchoring["hidden"]["exact"] == pytest.approx(0.25)
+    assert anchoring["difference"]["exact"] == pytest.approx(0.75)
