@@ -21,30 +21,16 @@ from judging.autojudge.models import HumanSample, Judge, JudgeAudit, SampleDesig
 from judging.autojudge.reports import audit_view, sample_view, samples_of
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
-from judging.core.roles import account, is_admin, is_researcher
+from judging.core.roles import account, is_admin
 from judging.pools.models import PoolState, PoolVersion
 from judging.web.flash import flash, flash_error
-
-
-def _campaign(request: HttpRequest, campaign_id: int) -> Campaign:
-    if not is_researcher(request.user):
-        raise PermissionDenied("automatic judges' results are for researchers and admins")
-    campaign: Campaign = get_object_or_404(
-        Campaign.objects.visible_to(request.user), pk=campaign_id
-    )
-    return campaign
+from judging.web.judge_pages import campaign_of as _campaign
+from judging.web.judge_pages import judge_of
 
 
 def _admin(request: HttpRequest) -> None:
     if not is_admin(request.user):
         raise PermissionDenied("only admins ask for audits and draw samples")
-
-
-def _judge(campaign: Campaign, judge_id: int, request: HttpRequest) -> Judge:
-    judge: Judge = get_object_or_404(
-        Judge.objects.visible_to(request.user), pk=judge_id, campaign=campaign
-    )
-    return judge
 
 
 def _int(value: Any, default: int | None = None) -> int | None:
@@ -66,7 +52,7 @@ def _choices(campaign: Campaign) -> dict[str, Any]:
 @login_required
 def audit_page(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
-    judge = _judge(campaign, judge_id, request)
+    judge = judge_of(request, campaign, judge_id)
     choices = _choices(campaign)
     human = choices["humans"].filter(number=_int(request.GET.get("qrels"), -1)).first() or (
         choices["humans"].first()
@@ -95,7 +81,7 @@ def audit_page(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpRes
 def audit_compute(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
     _admin(request)
-    judge = _judge(campaign, judge_id, request)
+    judge = judge_of(request, campaign, judge_id)
     human = get_object_or_404(
         QrelsVersion.objects.filter(campaign=campaign).human(),
         number=_int(request.POST.get("qrels"), -1),
@@ -137,7 +123,7 @@ def samples_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
 def samples_create(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _campaign(request, campaign_id)
     _admin(request)
-    judge = _judge(campaign, _int(request.POST.get("judge"), -1) or -1, request)
+    judge = judge_of(request, campaign, _int(request.POST.get("judge"), -1) or -1)
     pool = get_object_or_404(
         PoolVersion, campaign=campaign, number=_int(request.POST.get("pool"), -1)
     )

@@ -40,7 +40,8 @@ DETAIL_TEMPLATE = "autojudge/judge.html"
 _PAIR = re.compile(r"^\s*(-?\d+)\s*[:=]\s*(-?\d+)\s*$")
 
 
-def _campaign(request: HttpRequest, campaign_id: int) -> Campaign:
+def campaign_of(request: HttpRequest, campaign_id: int) -> Campaign:
+    """The campaign of a judges' page, for researchers and admins (others: 403)."""
     if not is_researcher(request.user):
         raise PermissionDenied("automatic judges are results: for researchers and admins")
     campaign: Campaign = get_object_or_404(
@@ -54,7 +55,8 @@ def _admin(request: HttpRequest) -> None:
         raise PermissionDenied("only admins change automatic judges")
 
 
-def _judge(request: HttpRequest, campaign: Campaign, judge_id: int) -> Judge:
+def judge_of(request: HttpRequest, campaign: Campaign, judge_id: int) -> Judge:
+    """A judge version of the campaign the user may see (else 404)."""
     judge: Judge = get_object_or_404(
         selectors.judges_visible(request.user).select_related("campaign"),
         pk=judge_id,
@@ -191,7 +193,7 @@ def judges_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """GET: the campaign's judges (and the admin's forms). POST (admins): create a judge
     version, with an imported judge's label file if one is given (both or nothing); a
     refusal shows the form again with what was typed and the problem, status 400/409."""
-    campaign = _campaign(request, campaign_id)
+    campaign = campaign_of(request, campaign_id)
     if request.method != "POST":
         form = JudgeForm(initial=_initial(campaign))
         return render(request, LIST_TEMPLATE, _list_context(request, campaign, form))
@@ -252,14 +254,14 @@ def _create(request: HttpRequest, campaign: Campaign, form: JudgeForm) -> tuple[
 @require_POST
 def judge_import(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Import a label file for an imported judge (field ``judge``), then show the judge."""
-    campaign = _campaign(request, campaign_id)
+    campaign = campaign_of(request, campaign_id)
     _admin(request)
     back = redirect("judge-list", campaign_id=campaign.pk)
     raw = (request.POST.get("judge") or "").strip()
     if not raw.isdigit():
         flash(request, messages.ERROR, "judge: choose the imported judge the file is for")
         return back
-    judge = _judge(request, campaign, int(raw))
+    judge = judge_of(request, campaign, int(raw))
     here = redirect("judge-detail", campaign_id=campaign.pk, judge_id=judge.pk)
     upload = request.FILES.get("file")
     fmt = request.POST.get("format") or "trec"
@@ -304,8 +306,8 @@ def _refusal(exc: DomainError) -> str:
 @login_required
 @require_safe
 def judge_page(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpResponse:
-    campaign = _campaign(request, campaign_id)
-    judge = _judge(request, campaign, judge_id)
+    campaign = campaign_of(request, campaign_id)
+    judge = judge_of(request, campaign, judge_id)
     detail = selectors.judge_detail(judge)
     pools = list(selectors.built_pools(campaign))
     return render(
@@ -343,9 +345,9 @@ def _number(request: HttpRequest, field: str, *, required: bool) -> int | None:
 
 
 def _action(request: HttpRequest, campaign_id: int, judge_id: int) -> tuple[Campaign, Judge]:
-    campaign = _campaign(request, campaign_id)
+    campaign = campaign_of(request, campaign_id)
     _admin(request)
-    return campaign, _judge(request, campaign, judge_id)
+    return campaign, judge_of(request, campaign, judge_id)
 
 
 @login_required
