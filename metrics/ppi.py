@@ -43,11 +43,13 @@ denominator (R, IDCG) is 0 or at least 1, so an estimated denominator below 1/2 
 small per-topic samples otherwise give denominators near 0 and ratios of 50. P@k is left
 unclipped (linear, hence unbiased).
 
-Calibrated predictor. The items judged with certainty (pi = 1: the pilot slice that every
-design of :func:`sample` judges first) estimate p_i = E[f(y) | a_i] (per automatic grade,
-optionally per (grade, group), e.g. :meth:`PoolStructure.popularity`: how many runs rank the
-item high), shrunk to coarser rates. The estimate is conditional on the pilot; given the pilot
-the predictor is fixed, so the correction above stays unbiased. This is what makes a noisy
+Calibrated predictor. The items judged with certainty (pi = 1: the pilot slice that every design
+of :func:`sample` judges first) estimate p_i = E[f(y) | a_i] (per automatic grade, optionally
+per (grade, group), e.g. :meth:`PoolStructure.popularity`: how many runs rank the item high),
+shrunk to coarser rates and, at the coarsest, to the judge's own label f(a_i) (one pseudo-
+observation: a judge that agrees with every pilot label keeps its labels, so a perfect judge
+gives the full-judgment value with width 0). The estimate is conditional on the pilot; given the
+pilot the predictor is fixed, so the correction above stays unbiased. This is what makes a noisy
 judge useful: a raw grade that is wrong 30% of the time is replaced by the rate at which it is
 right. The pilot items themselves enter with their human labels.
 
@@ -466,15 +468,16 @@ class PoolStructure:
 
 def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = None) -> F64:
     """(G, N) predictions E[f_h(y) | a] estimated on the items judged with certainty:
-    (sum of f_h(y) over those with the same automatic grade + m * their overall rate) /
-    (their count + m), m = 1, so a grade the pilot did not see gets the overall rate. With
+    (sum of f_h(y) over those with the same automatic grade + m * f_h(a)) / (their count + m),
+    m = 1: the automatic label counts as one pseudo-observation, so a grade the pilot did not see
+    keeps the judge's own label, and a judge that agrees with every pilot label keeps exactly
+    its labels (a perfect judge then gives the full-judgment value with width 0). With
     ``groups``, the same again per (grade, group), shrunk (m = 1) to the grade's rate."""
-    overall = Fy[:, certain].mean(axis=1)
-    levels, where = np.unique(a, return_inverse=True)
+    levels, first, where = np.unique(a, return_index=True, return_inverse=True)
     pred = np.empty((Fa.shape[0], levels.size))
     for j, g in enumerate(levels):
         here = certain[a[certain] == g]
-        pred[:, j] = (Fy[:, here].sum(axis=1) + overall) / (here.size + 1.0)
+        pred[:, j] = (Fy[:, here].sum(axis=1) + Fa[:, first[j]]) / (here.size + 1.0)
     out = pred[:, where]
     if groups is not None:
         if groups.shape != a.shape:

@@ -188,6 +188,32 @@ def test_the_ap_estimate_corrects_a_missed_relevant_item_by_hand():
     assert values == pytest.approx([1.0, 1.0])
 
 
+def test_a_perfect_judge_gives_the_full_judgment_values_with_zero_width():
+    # the automatic grades are the human ones; a 2-item pilot that saw no relevant item must
+    # not override the judge (the calibration's prior is the judge's own label)
+    pool = {"q1": ["a", "b", "c", "d", "e"], "q2": ["f", "g", "h", "i", "j"]}
+    grades = {
+        "q1": {"a": 2, "b": 1, "c": 0, "d": 0, "e": 0},
+        "q2": {"f": 1, "g": 0, "h": 0, "i": 1, "j": 0},
+    }
+    runs = {
+        "r1": {"q1": ["a", "b", "c", "d", "e"], "q2": ["f", "i", "g", "h", "j"]},
+        "r2": {"q1": ["c", "a", "b"], "q2": ["g", "f"]},
+    }
+    st = PoolStructure(runs, pool)
+    auto = [grades[q][d] for q, d in st.items]
+    truth = st.values(auto)
+    assert truth[0] == pytest.approx([0.2, 1.0, 1.0, 1.0])
+    for seed in range(4):
+        s = sample(auto, Design("uniform", 4, seed=seed))
+        human = by_item([st.items[i] for i in s.indices], [auto[i] for i in s.indices])
+        report = estimate_runs(runs, pool, grades, human, by_item(st.items, s.pi), design="uniform")
+        for r, name in enumerate(st.run_names):
+            for m, measure in enumerate(st.measures):
+                e = report.estimates[name][measure]
+                assert (e.value, e.low, e.high) == pytest.approx((truth[r, m],) * 3)
+
+
 def _synthetic(seed: int):
     rng = np.random.default_rng(seed)
     pool = {f"q{t}": [f"d{i}" for i in range(40)] for t in range(20)}
