@@ -37,24 +37,39 @@ k, DCG, counts per grade, R) are then unbiased. The AP numerator
 sum_i rel_i / rank_i * (1 + sum_{i' ranked above i} rel_i') has pair terms; the product of two
 corrected values is unbiased for independent inclusions (Poisson sampling) and nearly so (a
 covariance of order 1/N) for sampling without replacement. Each measure theta = g(totals) is
-estimated by plugging the corrected totals in, per topic, then averaged. A topic's true
-denominator (R, IDCG) is 0 or at least 1, so an estimated denominator below 1/2 scores the topic
-0, one in [1/2, 1) is read as 1, and a per-topic ratio is clipped to [0, 1] (:func:`_ratio`):
-small per-topic samples otherwise give denominators near 0 and ratios of 50. P@k is left
-unclipped (linear, hence unbiased).
+estimated per topic, then averaged, in one of two forms:
 
-Calibrated predictor. The items judged with certainty (pi = 1: the pilot slice that every
-design of :func:`sample` judges first) estimate p_i = E[f(y) | a_i] (per automatic grade,
-optionally per (grade, group), e.g. :meth:`PoolStructure.popularity`: how many runs rank the
-item high), shrunk to coarser rates. The estimate is conditional on the pilot; given the pilot
-the predictor is fixed, so the correction above stays unbiased. This is what makes a noisy
+- plug-in (a topic whose correction sample is expected to hold at least one relevant item,
+  sum over its non-pilot items of pi_i p_i >= 1): g(corrected totals). A topic's true
+  denominator (R, IDCG) is 0 or at least 1, so an estimated denominator below 1/2 scores the
+  topic 0, one in [1/2, 1) is read as 1, and the per-topic ratio is clipped to [0, 1]
+  (:func:`_ratio`): small per-topic samples otherwise give denominators near 0 and ratios of 50.
+- linearised at a point fixed by the pilot (every other topic): the point is the pilot's human
+  labels and the predictions p_i elsewhere, and the estimate is g(point) + grad g(point) .
+  (corrected totals - point), linear in the corrected totals, so exactly unbiased for the
+  linearisation (the remainder is second order in how far the point is from the truth) and its
+  design variance below is exact. With 2-4 sampled items per topic, as on Cranfield, the plug-in
+  ratio of two noisy totals was 0.18 low for R@10 (its intervals covered in 0-5%); this form
+  is 0.00-0.04 high and covers in 87-94% (benchmarks/ppi_coverage.py). The choice depends on
+  the pilot and the design only, not on the correction sample.
+
+The ratio measures' macro values are clipped to [0, 1]; P@k is linear in the corrected
+labels, the same in both forms, and left unclipped (hence exactly unbiased).
+
+Calibrated predictor. The items judged with certainty (pi = 1: the pilot slice that every design
+of :func:`sample` judges first) estimate p_i = E[f(y) | a_i] (per automatic grade, optionally
+per (grade, group), e.g. :meth:`PoolStructure.popularity`: how many runs rank the item high),
+shrunk to coarser rates and, at the coarsest, to the judge's own label f(a_i) (one pseudo-
+observation: a judge that agrees with every pilot label keeps its labels, so a perfect judge
+gives the full-judgment value with width 0). The estimate is conditional on the pilot; given the
+pilot the predictor is fixed, so the correction above stays unbiased. This is what makes a noisy
 judge useful: a raw grade that is wrong 30% of the time is replaced by the rate at which it is
 right. The pilot items themselves enter with their human labels.
 
-Variance (linearisation): theta~ - theta ~= sum_i (S_i / pi_i - 1) v_i with v_i = sum_h
-(d theta / d f_h,i) (f_h(y_i) - f_h(a_i)), the gradient taken at the estimated totals. So the
-error is that of a Horvitz-Thompson total of v, whose variance is estimated from the sample by
-the design's formula:
+Variance (linearisation): theta~ - theta ~= sum_i (S_i / pi_i - 1) v_i with v_i = sum_h (d theta
+/ d f_h,i) (f_h(y_i) - p_h,i), the gradient taken at the estimated totals (plug-in topics) or at
+the fixed point (linearised topics). So the error is that of a Horvitz-Thompson total of v,
+whose variance is estimated from the sample by the design's formula:
 
 - ``uniform``: simple random sampling without replacement (SRSWOR) of n of N items,
   N^2 (1 - n/N) s_v^2 / n;
@@ -77,10 +92,10 @@ Known limits (measured in ``benchmarks/ppi_coverage.py``)
   totals when few items per topic are sampled; it is then conservative (coverage near 99%,
   intervals wider than the error needs). Taking it at the predictor's totals instead gave
   narrower but under-covering intervals (87-95%), so it is not done.
-- Per-topic ratios are biased when a topic has few relevant items and few sampled ones (a
-  Jensen gap, not removed by the linearisation): on Cranfield (3.4 relevant pooled documents per
-  topic, 2-4 sampled items per topic) R@10 comes out about 0.12 low and its intervals almost
-  never cover; the human sample alone fails the same way. P@k, linear, is unaffected.
+- Per-topic ratios: the plug-in form is biased when a topic has few relevant items and few
+  sampled ones (a Jensen gap); the linearised form replaces it there, with a remainder that
+  grows with the distance between the predictions and the truth (on Cranfield 0.00 to +0.05,
+  AP the largest, so AP and R@10 cover 81-93% there, not 95%).
 - Neyman and active designs sample the "judge says 0" items thinly; their rare relevant items
   make the estimates skewed and the normal intervals of P@k cover 87-90% on TREC 2011 Medical.
 """
@@ -147,17 +162,32 @@ def _f64(x: Any) -> F64:
     return np.asarray(x, dtype=np.float64)
 
 
-def _ratio(num: F64, den: F64) -> tuple[F64, F64]:
+def _ratio(num: F64, den: F64, *, at_point: bool = False) -> tuple[F64, F64]:
     """Per-topic ratio num / den of a measure and the denominator its gradient uses.
 
-    A topic's true denominator (R, or IDCG) is 0 or at least 1 (one relevant item of grade 1),
-    so an estimate below 1/2 is read as 0 (the topic scores 0, gradient 0, as trec_eval scores a
-    topic without relevant items) and one in [1/2, 1) as 1; the ratio is clipped to [0, 1].
-    Without this, a small per-topic sample can give a denominator near 0 and a ratio of 50."""
+    Plug-in form (``at_point`` False, the denominator estimated from the sample): a topic's true
+    denominator (R, or IDCG) is 0 or at least 1 (one relevant item of grade 1), so an estimate
+    below 1/2 is read as 0 (the topic scores 0, gradient 0, as trec_eval scores a topic without
+    relevant items) and one in [1/2, 1) as 1; the ratio is clipped to [0, 1]. Without this, a
+    small per-topic sample can give a denominator near 0 and a ratio of 50.
+
+    At a fixed linearisation point (``at_point``: the pilot's labels and the predictions, no
+    sampling noise): num / max(den, 1), unclipped, 0 where den is 0. max(den, 1) equals den at
+    every possible true value (0 or >= 1), so it is the same measure, with a bounded gradient."""
+    if at_point:
+        ok = den > 1e-12
+        eff = np.where(ok, np.maximum(den, 1.0), 0.0)
+        cell = np.where(ok, num / np.where(ok, eff, 1.0), 0.0)
+        return np.asarray(cell, dtype=np.float64), np.asarray(eff, dtype=np.float64)
     ok = den >= 0.5
     eff = np.where(ok, np.maximum(den, 1.0), 0.0)
     cell = np.where(ok, np.clip(num / np.where(ok, eff, 1.0), 0.0, 1.0), 0.0)
     return np.asarray(cell, dtype=np.float64), np.asarray(eff, dtype=np.float64)
+
+
+# a topic whose non-pilot sample is expected to hold fewer relevant items than this is estimated
+# by linearising at the pilot's and the predictor's totals (PoolStructure.estimate)
+_RICH = 1.0
 
 
 @dataclass
@@ -264,8 +294,9 @@ class PoolStructure:
         g = np.asarray(grades, dtype=np.float64)
         return (g[None, :] >= np.arange(1, depth + 1, dtype=np.float64)[:, None]).astype(np.float64)
 
-    def _cells(self, F: F64) -> tuple[list[_Point], dict[str, Any]]:
-        """Per-topic cell values of every measure from (corrected) functionals F (G, N)."""
+    def _cells(self, F: F64, at_point: bool = False) -> tuple[list[_Point], dict[str, Any]]:
+        """Per-topic cell values of every measure from (corrected) functionals F (G, N);
+        ``at_point``: F is a fixed linearisation point (:func:`_ratio`)."""
         n_q = len(self.topics)
         n_r = len(self.run_names)
         rel = F[self.threshold - 1]
@@ -283,13 +314,13 @@ class PoolStructure:
                 if kind == "P":
                     points.append(_Point(hits / k, np.ones(n_q)))
                 else:
-                    points.append(_Point(*_ratio(hits, R)))
+                    points.append(_Point(*_ratio(hits, R, at_point=at_point)))
             elif kind == "nDCG":
                 items, cell, disc = self._top(k)
                 dcg = _f64(np.bincount(cell, gain[items] * disc, minlength=n_r * n_q))
                 dcg = dcg.reshape(n_r, n_q)
                 ideal = _discount_sum(C, k).sum(axis=0)
-                points.append(_Point(*_ratio(dcg, ideal)))
+                points.append(_Point(*_ratio(dcg, ideal, at_point=at_point)))
             else:
                 g = rel[self._e_item]
                 cs = np.cumsum(g)
@@ -297,7 +328,7 @@ class PoolStructure:
                 num_e = g / self._e_rank * (1.0 + before)
                 num = _f64(np.bincount(self._e_cell, num_e, minlength=n_r * n_q))
                 num = num.reshape(n_r, n_q)
-                points.append(_Point(*_ratio(num, R)))
+                points.append(_Point(*_ratio(num, R, at_point=at_point)))
                 aux["ap_before"] = before
                 aux["ap_g"] = g
         return points, aux
@@ -454,8 +485,40 @@ class PoolStructure:
         F = Fp.copy()
         F[:, cols] += resid / p[cols]
         points, aux = self._cells(F)
-        value = np.stack([pt.cell.mean(axis=1) for pt in points], axis=1)  # (R, M)
+        cells = np.stack([pt.cell for pt in points])  # (M, R, Q) plug-in
         v = self._influence(points, aux, cols, resid)  # (M, R, n)
+        # topics whose correction sample is expected to hold few relevant items: linearise at
+        # the point fixed by the pilot (its labels, the predictions elsewhere)
+        n_q = len(self.topics)
+        live = p[cols] < 1.0
+        rel_p = Fp[self.threshold - 1]
+        expected = np.bincount(self.topic_of, np.where(p < 1.0, p * rel_p, 0.0), minlength=n_q)
+        poor = expected < _RICH
+        if poor.any():
+            point = Fp.copy()
+            point[:, certain] = Fy[:, certain]
+            pts0, aux0 = self._cells(point, at_point=True)
+            v0 = self._influence(
+                pts0, aux0, cols, np.where(live, Fy[:, cols] - point[:, cols], 0.0)
+            )
+            q_cols = self.topic_of[cols]
+            corr = np.stack(
+                [
+                    np.stack(
+                        [
+                            np.bincount(q_cols, v0[m, r] / p[cols], minlength=n_q)
+                            for r in range(v0.shape[1])
+                        ]
+                    )
+                    for m in range(v0.shape[0])
+                ]
+            )  # (M, R, Q): the HT correction per topic (v0 holds the 1/n_q of the macro average)
+            lin = np.stack([pt.cell for pt in pts0]) + corr * n_q
+            cells = np.where(poor[None, None, :], lin, cells)
+            v = np.where(poor[q_cols][None, None, :], v0, v)
+        value = cells.mean(axis=2).T  # (R, M)
+        ratio = np.array([kind != "P" for kind, _ in self._parsed])
+        value[:, ratio] = np.clip(value[:, ratio], 0.0, 1.0)
         st = None if strata is None else np.asarray(strata, dtype=np.int64)
         cov = _design_covariance(v, p, cols, s, design, st, covariance)
         auto_only = np.full_like(value, np.nan)
@@ -466,15 +529,16 @@ class PoolStructure:
 
 def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = None) -> F64:
     """(G, N) predictions E[f_h(y) | a] estimated on the items judged with certainty:
-    (sum of f_h(y) over those with the same automatic grade + m * their overall rate) /
-    (their count + m), m = 1, so a grade the pilot did not see gets the overall rate. With
+    (sum of f_h(y) over those with the same automatic grade + m * f_h(a)) / (their count + m),
+    m = 1: the automatic label counts as one pseudo-observation, so a grade the pilot did not see
+    keeps the judge's own label, and a judge that agrees with every pilot label keeps exactly
+    its labels (a perfect judge then gives the full-judgment value with width 0). With
     ``groups``, the same again per (grade, group), shrunk (m = 1) to the grade's rate."""
-    overall = Fy[:, certain].mean(axis=1)
-    levels, where = np.unique(a, return_inverse=True)
+    levels, first, where = np.unique(a, return_index=True, return_inverse=True)
     pred = np.empty((Fa.shape[0], levels.size))
     for j, g in enumerate(levels):
         here = certain[a[certain] == g]
-        pred[:, j] = (Fy[:, here].sum(axis=1) + overall) / (here.size + 1.0)
+        pred[:, j] = (Fy[:, here].sum(axis=1) + Fa[:, first[j]]) / (here.size + 1.0)
     out = pred[:, where]
     if groups is not None:
         if groups.shape != a.shape:

@@ -188,6 +188,65 @@ def test_the_ap_estimate_corrects_a_missed_relevant_item_by_hand():
     assert values == pytest.approx([1.0, 1.0])
 
 
+def test_a_topic_with_few_expected_relevant_samples_is_linearised_at_the_pilot_point():
+    # topic q1: six items, Poisson pi = 1/3, the judge misses d; expected relevant sampled
+    # items sum pi f(a) = 2/3 < 1, so R@2 is linearised at the predictions (A_p = 1 of the run's
+    # top 2 {a, b}, R_p = 2): cell = A_p/R_p + (A~ - A_p)/R_p - A_p (R~ - R_p)/R_p^2.
+    # topic q2: both items judged for certain (pi = 1): the point is the truth, R@2 = 1.
+    pool = {"q1": ["a", "b", "c", "d", "e", "f"], "q2": ["g", "h"]}
+    st = PoolStructure({"r": {"q1": ["a", "b", "c"], "q2": ["g"]}}, pool, measures=("R@2",))
+    human = np.array([1, 0, 1, 1, 0, 0, 1, 0])
+    auto = np.array([1, 0, 1, 0, 0, 0, 0, 0])
+    pi = np.array([1 / 3] * 6 + [1.0, 1.0])
+    mean = second = var_hat = total = 0.0
+    for bits in itertools.product([0, 1], repeat=6):
+        prob = float(np.prod([1 / 3 if b else 2 / 3 for b in bits]))
+        s = np.array([bool(b) for b in bits] + [True, True])
+        est = st.estimate(auto, human, s, pi, design="active", calibrate=False)
+        # only d has a residual (1, outside the top 2): its influence is -(1/2)/2 / 2 topics,
+        # corrected by 1/pi = 3: 0.75 without d, 0.75 - 0.375 = 0.375 with it
+        assert est.value[0, 0] == pytest.approx(0.375 if bits[3] else 0.75)
+        mean += prob * est.value[0, 0]
+        second += prob * est.value[0, 0] ** 2
+        var_hat += prob * est.se[0, 0] ** 2
+        total += prob
+    assert total == pytest.approx(1.0)
+    # exactly unbiased for the linearisation: (1/2 + 0 - (3 - 2)/4 + 1) / 2 = 0.625; the truth
+    # is (1/3 + 1) / 2 = 2/3, the remainder -1/24 is the price of a point fixed before sampling
+    assert mean == pytest.approx(0.625)
+    assert st.values(human)[0, 0] == pytest.approx(2 / 3)
+    # and the Poisson variance estimator is exactly unbiased for the linear estimator's variance
+    assert var_hat == pytest.approx(second - mean**2) and second - mean**2 == pytest.approx(
+        0.375**2 * (1 / 3) * (2 / 3)
+    )
+
+
+def test_a_perfect_judge_gives_the_full_judgment_values_with_zero_width():
+    # the automatic grades are the human ones; a 2-item pilot that saw no relevant item must
+    # not override the judge (the calibration's prior is the judge's own label)
+    pool = {"q1": ["a", "b", "c", "d", "e"], "q2": ["f", "g", "h", "i", "j"]}
+    grades = {
+        "q1": {"a": 2, "b": 1, "c": 0, "d": 0, "e": 0},
+        "q2": {"f": 1, "g": 0, "h": 0, "i": 1, "j": 0},
+    }
+    runs = {
+        "r1": {"q1": ["a", "b", "c", "d", "e"], "q2": ["f", "i", "g", "h", "j"]},
+        "r2": {"q1": ["c", "a", "b"], "q2": ["g", "f"]},
+    }
+    st = PoolStructure(runs, pool)
+    auto = [grades[q][d] for q, d in st.items]
+    truth = st.values(auto)
+    assert truth[0] == pytest.approx([0.2, 1.0, 1.0, 1.0])
+    for seed in range(4):
+        s = sample(auto, Design("uniform", 4, seed=seed))
+        human = by_item([st.items[i] for i in s.indices], [auto[i] for i in s.indices])
+        report = estimate_runs(runs, pool, grades, human, by_item(st.items, s.pi), design="uniform")
+        for r, name in enumerate(st.run_names):
+            for m, measure in enumerate(st.measures):
+                e = report.estimates[name][measure]
+                assert (e.value, e.low, e.high) == pytest.approx((truth[r, m],) * 3)
+
+
 def _synthetic(seed: int):
     rng = np.random.default_rng(seed)
     pool = {f"q{t}": [f"d{i}" for i in range(40)] for t in range(20)}
