@@ -104,6 +104,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -246,16 +247,20 @@ class PoolStructure:
         self.run_names = tuple(str(r) for r in runs)
         n_runs, n_items = len(self.run_names), len(items)
         rank = np.zeros((n_runs, n_items), dtype=np.int64)  # 0: not retrieved
+        # per topic, its pool items (docid -> item): each run's ranking is looked up by the pool's
+        # documents (~100 a topic), not walked document by document (~1,000)
+        by_topic: dict[str, list[tuple[str, int]]] = {}
+        for (q, d), i in index.items():
+            by_topic.setdefault(q, []).append((d, i))
         for r, name in enumerate(self.run_names):
             for q, docs in runs[name].items():
-                seen: set[str] = set()
-                for pos, d in enumerate(docs, start=1):
-                    d = str(d)
-                    if d in seen:
-                        raise ValueError(f"run {name!r} ranks docid {d!r} twice for topic {q!r}")
-                    seen.add(d)
-                    i = index.get((str(q), d))
-                    if i is not None:
+                position = dict(zip(map(str, docs), range(1, len(docs) + 1), strict=False))
+                if len(position) != len(docs):
+                    twice = next(d for d, n in Counter(map(str, docs)).items() if n > 1)
+                    raise ValueError(f"run {name!r} ranks docid {twice!r} twice for topic {q!r}")
+                for d, i in by_topic.get(str(q), ()):
+                    pos = position.get(d)
+                    if pos is not None:
                         rank[r, i] = pos
         self.rank = rank
         # retrieved pool items of every run, run by run, topic by topic, in rank order (for AP)

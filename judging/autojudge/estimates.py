@@ -235,16 +235,18 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     }
     if hs.design_info.get("phase") != "full" or not progress["complete"]:
         return {**out, "ready": False}
-    st, runs, auto, _ = _structure(hs.judge, hs.pool)
-    auto_map: dict[str, dict[str, int]] = {}
-    for (q, d), a in zip(st.items, auto, strict=True):
-        auto_map.setdefault(q, {})[d] = int(a)
+    campaign = hs.judge.campaign
+    runs = {r.tag: rankings(r) for r in campaign.runs.order_by("tag")}
+    graded = labels(hs.judge)
+    pool_map = _pool_map(hs.pool)
+    # the judge's grade of every pool document (0 where it gave none, as the sample was drawn)
+    auto_map = {q: {d: graded.get((q, d), 0) for d in ds} for q, ds in pool_map.items()}
     human: dict[str, dict[str, int]] = {}
     for (q, d), g in sample_human_grades(hs).items():
         human.setdefault(q, {})[d] = g
     report = estimate_runs(
         runs,
-        _pool_map(hs.pool),
+        pool_map,
         auto_map,
         human,
         hs.pi,
