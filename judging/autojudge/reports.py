@@ -94,6 +94,7 @@ def board_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
                     "auto_only": cell.get("auto_only"),
                     "human_only": alone,
                     "alone_interval": [alone.get("low"), alone.get("high")] if alone else None,
+                    "degenerate": width is not None and width < 1e-9 and (ppi.get("se") or 0) == 0,
                     "narrower": (
                         1 - width / alone_width
                         if width is not None and alone_width is not None and alone_width > 0
