@@ -182,12 +182,16 @@ def store_labels(judge: Judge, labels: Sequence[Label]) -> int:
             ).values_list("topic_id", "docid")
         )
         fresh = [x for x in labels if (topic_ids[x.qid], x.docid) not in graded]
-        AutoLabel.objects.filter(
+        # the failed labels these pairs replace: exactly those pairs (topic and docid matched
+        # apart would also catch a failed (topic A, doc B) nobody asked again)
+        replaced = {(topic_ids[x.qid], x.docid) for x in fresh}
+        failed = AutoLabel.objects.filter(
             judge=judge,
-            topic_id__in={topic_ids[x.qid] for x in fresh},
-            docid__in={x.docid for x in fresh},
+            topic_id__in={t for t, _ in replaced},
+            docid__in={d for _, d in replaced},
             grade__isnull=True,
-        ).delete()
+        ).values_list("pk", "topic_id", "docid")
+        AutoLabel.objects.filter(pk__in=[pk for pk, t, d in failed if (t, d) in replaced]).delete()
         AutoLabel.objects.bulk_create(
             [
                 AutoLabel(

@@ -123,10 +123,26 @@ def test_one_label_per_judge_version_topic_and_document(campaign: Campaign) -> N
     # a graded pair is not replaced (the label is the cache: the version already answered)
     assert services.store_labels(judge, [services.Label("401", "a", 2)]) == 0
     assert services.labels(judge) == {("401", "a"): 1}
-    # a failed pair is asked again and replaced
-    services.store_labels(judge, [services.Label("401", "b", None, status=LabelStatus.ERROR)])
-    services.store_labels(judge, [services.Label("401", "b", 0)])
-    assert services.labels(judge) == {("401", "a"): 1, ("401", "b"): 0}
+    # a failed pair is asked again and replaced; another failed pair sharing its topic with one
+    # and its document with another answered pair keeps its record
+    failed = [
+        services.Label("401", "b", None, status=LabelStatus.ERROR),
+        services.Label("402", "c", None, status=LabelStatus.ERROR),
+    ]
+    services.store_labels(judge, failed)
+    answered = [
+        services.Label("401", "b", 0),
+        services.Label("402", "b", 1),  # topic 402, as the failed (402, c)
+        services.Label("401", "c", 2),  # document c, as the failed (402, c)
+    ]
+    services.store_labels(judge, answered)
+    assert services.labels(judge) == {
+        ("401", "a"): 1,
+        ("401", "b"): 0,
+        ("402", "b"): 1,
+        ("401", "c"): 2,
+    }
+    assert AutoLabel.objects.filter(judge=judge, topic__qid="402", docid="c").exists()
     with pytest.raises(IntegrityError), transaction.atomic():
         AutoLabel.objects.create(judge=judge, topic=campaign.topics.get(qid="401"), docid="a")
 
