@@ -21,15 +21,12 @@ from rest_framework.views import APIView
 
 from judging.api.permissions import IsAdmin, IsResearcher
 from judging.api.serializers import ErrorSerializer
-from judging.assessments.models import QrelsVersion
 from judging.autojudge.audit import audit_request
 from judging.autojudge.estimates import sample_advance, sample_create
 from judging.autojudge.models import HumanSample, Judge, JudgeAudit, SampleDesign
 from judging.autojudge.reports import audit_view, sample_view
-from judging.core.errors import InvalidInput
+from judging.autojudge.selectors import pool_by_number, qrels_by_number
 from judging.core.roles import account
-from judging.pools.models import PoolVersion
-from metrics.problems import Problem
 
 
 class AuditRequestSerializer(serializers.Serializer[Any]):
@@ -53,13 +50,6 @@ def _judge(request: Request, pk: int) -> Judge:
     return judge
 
 
-def _number(queryset: Any, number: int, field: str) -> Any:
-    found = queryset.filter(number=number).first()
-    if found is None:
-        raise InvalidInput(f"{field}: no version {number}", [Problem.at(field, "no such version")])
-    return found
-
-
 class JudgeAuditsView(APIView):
     permission_classes = [IsAdmin]
 
@@ -80,11 +70,8 @@ class JudgeAuditsView(APIView):
         judge = _judge(request, pk)
         ser = AuditRequestSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        campaign_versions = QrelsVersion.objects.filter(campaign=judge.campaign).human()
-        human = _number(campaign_versions, ser.validated_data["human"], "human")
-        pool = _number(
-            PoolVersion.objects.filter(campaign=judge.campaign), ser.validated_data["pool"], "pool"
-        )
+        human = qrels_by_number(judge.campaign, ser.validated_data["human"], "human")
+        pool = pool_by_number(judge.campaign, ser.validated_data["pool"], "pool")
         audit = audit_request(
             judge=judge,
             human=human,
@@ -141,7 +128,7 @@ class JudgeSamplesView(APIView):
         ser = SampleRequestSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         data = ser.validated_data
-        pool = _number(PoolVersion.objects.filter(campaign=judge.campaign), data["pool"], "pool")
+        pool = pool_by_number(judge.campaign, data["pool"], "pool")
         hs = sample_create(
             judge=judge,
             pool=pool,

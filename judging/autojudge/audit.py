@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.autojudge.models import AuditState, Judge, JudgeAudit, JudgeKind
-from judging.autojudge.services import _invalid, human_grades, labels, pool_pairs
+from judging.autojudge.services import human_grades, invalid, labels, pool_pairs
 from judging.core import outbox
 from judging.core.roles import Account
 from judging.pools.models import PoolVersion
@@ -47,9 +47,9 @@ def audit_request(
     """The stored audit of ``judge`` against ``human`` over ``pool``, computing it (a task,
     after commit) when there is none, the last attempt failed, or ``again`` is asked."""
     if human.kind != QrelsKind.HUMAN:
-        raise _invalid("human", f"qrels v{human.number} is {human.kind}, not human")
+        raise invalid("human", f"qrels v{human.number} is {human.kind}, not human")
     if not (judge.campaign_id == human.campaign_id == pool.campaign_id):
-        raise _invalid("pool", "judge, pool and qrels belong to different campaigns")
+        raise invalid("pool", "judge, pool and qrels belong to different campaigns")
     try:
         with transaction.atomic():
             audit, created = JudgeAudit.objects.get_or_create(
@@ -186,13 +186,10 @@ def run_probes(judge: Judge, people: dict[tuple[str, str], int], threshold: int)
     )
     if not items:
         return {"available": False, "reason": "no non-relevant pool document with text"}
-    factory = services._LABELLERS.get(judge.kind)
-    if factory is None:
-        return {"available": False, "reason": f"no labeller for {judge.kind}"}
     try:
-        labeller: Any = factory(judge)
+        labeller: Any = services.labeller_for(judge)
     except Exception as exc:  # e.g. the extra is not installed, or no thresholds
-        return {"available": False, "reason": services._safe_message(exc)}
+        return {"available": False, "reason": services.safe_message(exc)}
     queries = topic_texts(judge, {q for q, _ in items})
     originals = [(k, queries[k[0]], texts[k[1]]) for k in items]
     variants = {

@@ -22,7 +22,7 @@ from django.db import transaction
 from judging.assessments.queue import slots_first
 from judging.assessments.services import current_human_grades
 from judging.autojudge.models import HumanSample, Judge, SampleDesign, SampleItem
-from judging.autojudge.services import _invalid, labels, pool_pairs
+from judging.autojudge.services import invalid, labels, pool_pairs
 from judging.core.errors import Conflict
 from judging.core.roles import Account
 from judging.evaluation.services import rankings
@@ -71,9 +71,9 @@ def sample_create(
     from metrics.ppi import Design, pilot, sample
 
     if judge.campaign_id != pool.campaign_id:
-        raise _invalid("pool", "belongs to another campaign")
+        raise invalid("pool", "belongs to another campaign")
     if design not in SampleDesign.values:
-        raise _invalid("design", f"must be one of {', '.join(SampleDesign.values)}")
+        raise invalid("design", f"must be one of {', '.join(SampleDesign.values)}")
     st, _, auto, missing = _structure(judge, pool)
     try:
         d = Design(
@@ -85,7 +85,7 @@ def sample_create(
         if d.budget > len(auto):
             raise ValueError(f"the budget ({d.budget}) exceeds the pool ({len(auto)} documents)")
     except ValueError as exc:
-        raise _invalid("budget" if "budget" in str(exc) else "design", str(exc)) from None
+        raise invalid("budget" if "budget" in str(exc) else "design", str(exc)) from None
     info: dict[str, Any] = {"allocation": allocation, "without_auto_grade": missing}
     with transaction.atomic():
         hs = HumanSample.objects.create(
@@ -165,8 +165,13 @@ def sample_human_grades(hs: HumanSample) -> dict[tuple[str, str], int]:
     return {k: grades[k] for k in items if k in grades and grades[k] >= 0}
 
 
-def sample_progress(hs: HumanSample) -> dict[str, Any]:
-    graded = sample_human_grades(hs)
+def sample_progress(
+    hs: HumanSample, graded: dict[tuple[str, str], int] | None = None
+) -> dict[str, Any]:
+    """How many sampled documents are queued and graded (``graded``: the sample's grades when
+    the caller has read them already)."""
+    if graded is None:
+        graded = sample_human_grades(hs)
     total = hs.items.count()
     return {
         "phase": hs.design_info.get("phase"),
@@ -182,7 +187,8 @@ def sample_advance(hs: HumanSample) -> HumanSample:
 
     if hs.design_info.get("phase") != "pilot":
         raise Conflict("the sample is already drawn in full")
-    progress = sample_progress(hs)
+    grades = sample_human_grades(hs)
+    progress = sample_progress(hs, grades)
     if not progress["complete"]:
         raise Conflict(
             f"{progress['queued'] - progress['graded']} of the pilot's {progress['queued']} "
@@ -195,7 +201,6 @@ def sample_advance(hs: HumanSample) -> HumanSample:
         seed=hs.seed,
         allocation=cast(Allocation, hs.design_info.get("allocation", "neyman")),
     )
-    grades = sample_human_grades(hs)
     from metrics.ppi import pilot
 
     first = [int(i) for i in pilot(auto, d)]
@@ -222,7 +227,8 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     progress (``{"ready": False, ...}``). Nothing is written."""
     from metrics.ppi import estimate_runs
 
-    progress = sample_progress(hs)
+    people = sample_human_grades(hs)
+    progress = sample_progress(hs, people)
     out: dict[str, Any] = {
         "sample": hs.pk,
         "design": hs.design,
@@ -242,7 +248,7 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     # the judge's grade of every pool document (0 where it gave none, as the sample was drawn)
     auto_map = {q: {d: graded.get((q, d), 0) for d in ds} for q, ds in pool_map.items()}
     human: dict[str, dict[str, int]] = {}
-    for (q, d), g in sample_human_grades(hs).items():
+    for (q, d), g in people.items():
         human.setdefault(q, {})[d] = g
     report = estimate_runs(
         runs,

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.db.models import Count, QuerySet, Sum
 from django.shortcuts import get_object_or_404
 
@@ -27,13 +25,11 @@ from judging.autojudge.models import (
     JudgeRunState,
     LabelStatus,
 )
+from judging.autojudge.services import invalid, scrub
 from judging.campaigns.models import Campaign
-from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.pools.models import PoolState, PoolVersion
-from metrics.problems import Problem
 
-MASK = "***"
 LIVE_STATES = (JudgeRunState.QUEUED, JudgeRunState.RUNNING)
 # Parameters worth showing; anything else a judge's params hold is left out (endpoints and keys
 # are refused by judge_create, and this keeps it so whatever a future kind stores).
@@ -48,35 +44,6 @@ SHOWN_PARAMS = (
     "max_chars",
     "calibration",
 )
-
-
-# ---- what never leaves the server -----------------------------------------------------------
-
-
-def _secrets() -> list[str]:
-    """Every configured endpoint's URL, host and key (inline or from its variable)."""
-    from judging.autojudge.services import endpoint_key
-
-    out: list[str] = []
-    for endpoint in settings.POOLJUDGE_LLM_ENDPOINTS.values():
-        url = str(endpoint.get("base_url") or "")
-        if url:
-            out.append(url.rstrip("/"))
-            host = urlsplit(url).netloc
-            if host:
-                out.append(host)
-        key = endpoint_key(endpoint)
-        if key:
-            out.append(key)
-    # longest first: a URL is blanked whole before its host is looked for
-    return sorted({s for s in out if len(s) >= 4}, key=len, reverse=True)
-
-
-def scrub(text: str) -> str:
-    """``text`` with every configured endpoint URL, host and key replaced by ``***``."""
-    for secret in _secrets():
-        text = text.replace(secret, MASK)
-    return text
 
 
 # ---- judges --------------------------------------------------------------------------------
@@ -314,11 +281,11 @@ def pool_by_number(campaign: Campaign, number: int | None, field: str = "pool") 
     if number is None:
         pool = built_pools(campaign).first()
         if pool is None:
-            raise _invalid(field, "the campaign has no built pool version yet")
+            raise invalid(field, "the campaign has no built pool version yet")
         return pool
     found = PoolVersion.objects.filter(campaign=campaign, number=number).first()
     if found is None:
-        raise _invalid(field, f"the campaign has no pool version {number}")
+        raise invalid(field, f"the campaign has no pool version {number}")
     return found
 
 
@@ -327,9 +294,5 @@ def qrels_by_number(campaign: Campaign, number: int, field: str = "human") -> Qr
     (whether it is human is the services' check)."""
     found = QrelsVersion.objects.filter(campaign=campaign, number=number).first()
     if found is None:
-        raise _invalid(field, f"the campaign has no qrels version {number}")
+        raise invalid(field, f"the campaign has no qrels version {number}")
     return found
-
-
-def _invalid(field: str, message: str) -> InvalidInput:
-    return InvalidInput(f"{field}: {message}", [Problem.at(field, message)])

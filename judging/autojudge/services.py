@@ -36,7 +36,8 @@ log = logging.getLogger(__name__)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
 
 
-def _invalid(field: str, message: str) -> InvalidInput:
+def invalid(field: str, message: str) -> InvalidInput:
+    """Bad input in one named field: the one error shape of the autojudge services."""
     return InvalidInput(f"{field}: {message}", [Problem.at(field, message)])
 
 
@@ -47,17 +48,17 @@ def endpoint_names() -> list[str]:
 
 def _check(kind: str, model: str, params: dict[str, Any], prompt: str, scale: list[int]) -> None:
     if kind not in JudgeKind.values:
-        raise _invalid("kind", f"must be one of {', '.join(JudgeKind.values)}")
+        raise invalid("kind", f"must be one of {', '.join(JudgeKind.values)}")
     if not model.strip():
-        raise _invalid("model", "is required (the model that grades, or that the file declares)")
+        raise invalid("model", "is required (the model that grades, or that the file declares)")
     if kind == JudgeKind.OPENAI:
         endpoint = params.get("endpoint")
         if endpoint not in settings.POOLJUDGE_LLM_ENDPOINTS:
             known = ", ".join(endpoint_names()) or "none is configured (POOLJUDGE_LLM_ENDPOINTS)"
-            raise _invalid("params.endpoint", f"names no configured endpoint ({known})")
+            raise invalid("params.endpoint", f"names no configured endpoint ({known})")
         for key in ("base_url", "api_key", "url", "key"):
             if key in params:
-                raise _invalid(
+                raise invalid(
                     f"params.{key}", "endpoints and keys come from settings, never from a judge"
                 )
         from judging.autojudge.prompts import check_mapping, check_template
@@ -65,17 +66,17 @@ def _check(kind: str, model: str, params: dict[str, Any], prompt: str, scale: li
         try:
             check_template(prompt)
         except ValueError as exc:
-            raise _invalid("prompt", str(exc)) from None
+            raise invalid("prompt", str(exc)) from None
         mapping = params.get("mapping")
         if mapping is not None:
             try:
                 check_mapping({int(k): int(v) for k, v in dict(mapping).items()}, scale)
             except (TypeError, ValueError) as exc:
-                raise _invalid("params.mapping", str(exc)) from None
+                raise invalid("params.mapping", str(exc)) from None
         for key in ("price_prompt_per_1k", "price_completion_per_1k"):
             value = params.get(key, 0)
             if not isinstance(value, int | float) or value < 0:
-                raise _invalid(f"params.{key}", "must be a number >= 0")
+                raise invalid(f"params.{key}", "must be a number >= 0")
 
 
 def judge_create(
@@ -95,7 +96,7 @@ def judge_create(
     instead of a duplicate. A version that has labelled something never changes: a different
     prompt, model or parameters make a new version."""
     if not _NAME.match(name or ""):
-        raise _invalid("name", "use lower-case letters, digits, '-' and '_' (at most 100)")
+        raise invalid("name", "use lower-case letters, digits, '-' and '_' (at most 100)")
     params = dict(params or {})
     if kind == JudgeKind.OPENAI and not prompt.strip():
         from judging.autojudge.prompts import UMBRELA
@@ -249,6 +250,16 @@ def register_labeller(kind: str, factory: LabellerFactory) -> None:
     _LABELLERS[kind] = factory
 
 
+def labeller_for(judge: Judge) -> Labeller:
+    """The labeller of a judge version's kind, built now (from the settings); raises when there
+    is none for the kind or it cannot start (no endpoint, the extra not installed, no
+    thresholds)."""
+    factory = _LABELLERS.get(judge.kind)
+    if factory is None:
+        raise RuntimeError(f"no labeller for judge kind {judge.kind!r}")
+    return factory(judge)
+
+
 def judge_run_task_key(run_id: int) -> str:
     return f"judge-run:{run_id}"
 
@@ -259,7 +270,7 @@ def judge_run_request(
     """Queue ``judge`` over the documents of ``pool`` (a task, after commit). An imported judge
     has its labels already; it does not run."""
     if judge.campaign_id != pool.campaign_id:
-        raise _invalid("pool", "belongs to another campaign")
+        raise invalid("pool", "belongs to another campaign")
     if judge.kind == JudgeKind.IMPORTED:
         raise Conflict(f"judge {judge} is imported: its labels come from a file, it does not run")
     if pool.state != PoolState.BUILT:
@@ -297,13 +308,10 @@ def judge_run_execute(run_id: int) -> None:
         cached=len(pairs) - len(todo),
         done=len(pairs) - len(todo),
     )
-    factory = _LABELLERS.get(judge.kind)
     try:
-        if factory is None:
-            raise RuntimeError(f"no labeller for judge kind {judge.kind!r}")
-        labeller = factory(judge)
+        labeller = labeller_for(judge)
     except Exception as exc:  # the labeller cannot start: the run fails, saying why
-        _finish(run.pk, JudgeRunState.FAILED, error=_safe_message(exc))
+        _finish(run.pk, JudgeRunState.FAILED, error=safe_message(exc))
         return
     batch: list[Label] = []
     size = settings.POOLJUDGE_AUTOJUDGE_BATCH
@@ -316,19 +324,43 @@ def judge_run_execute(run_id: int) -> None:
         _save_batch(run.pk, judge, batch)
     except Exception as exc:
         _save_batch(run.pk, judge, batch)
-        _finish(run.pk, JudgeRunState.FAILED, error=_safe_message(exc))
+        _finish(run.pk, JudgeRunState.FAILED, error=safe_message(exc))
         return
     _finish(run.pk, JudgeRunState.DONE)
 
 
-def _safe_message(exc: BaseException) -> str:
-    """An error message with every configured key blanked out."""
-    text = f"{type(exc).__name__}: {exc}"
+MASK = "***"
+
+
+def _secrets() -> list[str]:
+    """Every configured endpoint's URL, host and key (inline or from its variable)."""
+    from urllib.parse import urlsplit
+
+    out: list[str] = []
     for endpoint in settings.POOLJUDGE_LLM_ENDPOINTS.values():
-        for secret in (endpoint.get("api_key"), _env_key(endpoint)):
-            if secret:
-                text = text.replace(secret, "***")
-    return text[:2000]
+        url = str(endpoint.get("base_url") or "")
+        if url:
+            out.append(url.rstrip("/"))
+            host = urlsplit(url).netloc
+            if host:
+                out.append(host)
+        key = endpoint_key(endpoint)
+        if key:
+            out.append(key)
+    # longest first: a URL is blanked whole before its host is looked for
+    return sorted({s for s in out if len(s) >= 4}, key=len, reverse=True)
+
+
+def scrub(text: str) -> str:
+    """``text`` with every configured endpoint URL, host and key replaced by ``***``."""
+    for secret in _secrets():
+        text = text.replace(secret, MASK)
+    return text
+
+
+def safe_message(exc: BaseException) -> str:
+    """An error message as it may be stored and shown: endpoints and keys blanked out."""
+    return scrub(f"{type(exc).__name__}: {exc}")[:2000]
 
 
 def _env_key(endpoint: dict[str, str]) -> str:
@@ -380,7 +412,7 @@ def automatic_qrels(
     pool it graded (a pair it could not grade is left out, and the note says how many), every
     row naming the judge. Nothing human is in it."""
     if judge.campaign_id != pool.campaign_id:
-        raise _invalid("pool", "belongs to another campaign")
+        raise invalid("pool", "belongs to another campaign")
     graded = labels(judge)
     pairs = pool_pairs(pool)
     rows = [(q, d, graded[(q, d)], judge.pk) for q, d in pairs if (q, d) in graded]
@@ -415,15 +447,12 @@ def hybrid_qrels(
     human grade, no judge), and the judge version's grade for each pool document no person
     judged (a row naming the judge). The note counts both."""
     if human.kind != QrelsKind.HUMAN:
-        raise _invalid("human", f"qrels v{human.number} is {human.kind}, not human")
+        raise invalid("human", f"qrels v{human.number} is {human.kind}, not human")
     if not (judge.campaign_id == pool.campaign_id == human.campaign_id):
-        raise _invalid("pool", "judge, pool and qrels belong to different campaigns")
-    human_rows = list(
-        QrelsEntry.objects.filter(version=human, grade__gte=0).values_list(
-            "topic__qid", "docid", "grade"
-        )
-    )
-    judged = {(q, d) for q, d, _ in human_rows}
+        raise invalid("pool", "judge, pool and qrels belong to different campaigns")
+    people = human_grades(human)
+    human_rows = [(q, d, g) for (q, d), g in people.items()]
+    judged = set(people)
     graded = labels(judge)
     auto_rows: list[tuple[str, str, int, int | None]] = [
         (q, d, graded[(q, d)], judge.pk)
@@ -472,7 +501,7 @@ def labels_import(
     if judge.kind != JudgeKind.IMPORTED:
         raise Conflict(f"judge {judge} is {judge.kind}: only an imported judge takes a file")
     if format not in LABEL_FORMATS:
-        raise _invalid("format", f"must be one of {', '.join(LABEL_FORMATS)}")
+        raise invalid("format", f"must be one of {', '.join(LABEL_FORMATS)}")
     what = "the label file"
     limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
     upload = uploads.read(data, what=what, limit=limit, source=source)
@@ -505,7 +534,7 @@ def labels_import(
                 else default_mapping(scale)
             )
     if len(table) > settings.POOLJUDGE_AUTOJUDGE_MAX_LABELS:
-        raise _invalid(
+        raise invalid(
             "file",
             f"{len(table):,} labels; at most {settings.POOLJUDGE_AUTOJUDGE_MAX_LABELS:,} "
             "(POOLJUDGE_AUTOJUDGE_MAX_LABELS)",
@@ -561,7 +590,7 @@ def embedding_calibrate(
     if judge.kind != JudgeKind.EMBEDDING:
         raise Conflict(f"judge {judge} is {judge.kind}: only an embedding judge is calibrated")
     if human.kind != QrelsKind.HUMAN:
-        raise _invalid("human", f"qrels v{human.number} is {human.kind}, not human")
+        raise invalid("human", f"qrels v{human.number} is {human.kind}, not human")
     grades = human_grades(human)
     texts = document_texts(judge, {d for _, d in pool_pairs(pool)})
     items = [p for p in pool_pairs(pool) if p in grades and texts.get(p[1], "").strip()]

@@ -19,10 +19,11 @@ from judging.autojudge.audit import audit_request
 from judging.autojudge.estimates import sample_advance, sample_create
 from judging.autojudge.models import HumanSample, Judge, JudgeAudit, SampleDesign
 from judging.autojudge.reports import audit_view, sample_view, samples_of
+from judging.autojudge.selectors import built_pools, human_qrels
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
 from judging.core.roles import account, is_admin
-from judging.pools.models import PoolState, PoolVersion
+from judging.pools.models import PoolVersion
 from judging.web.flash import flash, flash_error
 from judging.web.judge_pages import campaign_of as _campaign
 from judging.web.judge_pages import judge_of
@@ -41,12 +42,7 @@ def _int(value: Any, default: int | None = None) -> int | None:
 
 
 def _choices(campaign: Campaign) -> dict[str, Any]:
-    return {
-        "humans": QrelsVersion.objects.filter(campaign=campaign).human().latest_first(),
-        "pools": PoolVersion.objects.filter(campaign=campaign, state=PoolState.BUILT).order_by(
-            "-number"
-        ),
-    }
+    return {"humans": human_qrels(campaign), "pools": built_pools(campaign)}
 
 
 @login_required

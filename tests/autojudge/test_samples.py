@@ -171,14 +171,14 @@ def test_pages_and_api_check_who_asks(
     )
     assert bad.status_code == 400 and "budget" in bad.content.decode()
 
-    r = api_client_for(admin_user).post(
-        f"/api/v1/judges/{judge.pk}/audits/", {"human": 1, "pool": pool.number}, format="json"
-    )
+    with as_committed():  # the audit's task runs when the request's transaction commits
+        r = api_client_for(admin_user).post(
+            f"/api/v1/judges/{judge.pk}/audits/", {"human": 1, "pool": pool.number}, format="json"
+        )
     assert r.status_code == 202, r.content
-    with as_committed():
-        pass
     audit = api.get(f"/api/v1/audits/{r.json()['id']}/").json()
-    assert audit["state"] in ("queued", "done")
+    assert audit["state"] == "done", audit["error"]
+    assert audit["result"]["agreement"]["n"] == 24  # every pool document, graded by both
     assert (
         api.post(
             f"/api/v1/judges/{judge.pk}/audits/", {"human": 1, "pool": 1}, format="json"
