@@ -1,7 +1,7 @@
 """Coverage of the prediction-powered intervals (issue 17, point 4), on real collections.
 
-    PYTHONPATH=$PWD:/work/wt/audit .venv/bin/python benchmarks/ppi_coverage.py [--reps 500]
-        [--quick] [--no-cranfield] [--collections robust03,medical,cranfield]
+    .venv/bin/python benchmarks/ppi_coverage.py [--reps 500] [--quick] [--jobs 2]
+        [--collections robust03,medical,cranfield]
 
 For each collection x design x budget x measure: the share of (repetition, run) 95% intervals
 that contain the full-judgment value, the worst run's coverage, the mean width, and the mean
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import re
 import sys
 import time
@@ -165,27 +164,8 @@ def _tfidf(docs: dict[str, list[str]], queries: dict[str, list[str]]):
     return out
 
 
-def _audit_module(name: str, *, replace: bool = False):
-    """``judging.autojudge.embedding`` or ``metrics.calibration``: from helper "audit"'s
-    worktree while its branch is not merged ($POOLJUDGE_AUDIT_TREE, default /work/wt/audit),
-    else the normal import."""
-    import importlib
-    import importlib.util
-
-    tree = Path(os.environ.get("POOLJUDGE_AUDIT_TREE", "/work/wt/audit"))
-    path = tree / (name.replace(".", "/") + ".py")
-    if (name in sys.modules and not replace) or not path.exists():
-        return importlib.import_module(name)
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def cranfield():
-    EmbeddingScorer = _audit_module("judging.autojudge.embedding").EmbeddingScorer
+    from judging.autojudge.embedding import EmbeddingScorer
 
     root = DATA / "cranfield"
     docs_raw = _sections((root / "cran.all.1400").read_text(errors="replace"))
@@ -372,10 +352,7 @@ def _simulated(grades):
 
 
 def _calibrated_judge(grades, scores):
-    _audit_module("metrics.agreement", replace=True)  # calibration needs the audit's version
-    calibration = _audit_module("metrics.calibration")
-    calibrate_thresholds = calibration.calibrate_thresholds
-    grades_from_thresholds = calibration.grades_from_thresholds
+    from metrics.calibration import calibrate_thresholds, grades_from_thresholds
 
     def auto_for(_rng, p_idx):
         thr = calibrate_thresholds(scores[p_idx], grades[p_idx], [0, 1])

@@ -76,6 +76,18 @@ whose variance is estimated from the sample by the design's formula:
 - ``stratified``: SRSWOR within strata, sum_h N_h^2 (1 - n_h/N_h) s_{v,h}^2 / n_h;
 - ``active``: Poisson sampling with unequal pi_i, sum_{i in S} (1 - pi_i) v_i^2 / pi_i^2.
 
+Variance floor. These design estimates rest on the sampled residuals alone. Where a stratum's
+rare relevant items were all missed, its residuals agree, the estimate is near 0, and that is
+exactly when the point estimate is furthest off (Neyman and active designs sample the large
+"judge says 0" stratum thinly: its P@10 intervals covered only 87-90% on TREC 2011 Medical).
+Each run's variance is therefore the larger of the design estimate and a model-based one, the
+same HT variance with each sampled v_i^2 replaced by its expectation g_i' Sigma_c g_i in the
+item's calibration cell c (automatic grade x group; Sigma_c the cell's residual covariance,
+shrunk to the predictions' Bernoulli covariance with rates kept 1/(n_c + 2) away from 0 and 1;
+:meth:`PoolStructure._model_covariance`). Covariances between runs keep the model's
+correlations, so differences still cancel shared errors. ``estimate(variance_floor=False)``
+gives the design estimate alone (exactly unbiased for P@k).
+
 Items with pi_i = 1 (a pilot or calibration slice judged first, see :func:`sample`) are known
 exactly and add no variance: the estimate is conditional on them, which keeps it unbiased even
 though the later probabilities were chosen from the pilot's labels. Intervals are normal,
@@ -371,15 +383,24 @@ class PoolStructure:
 
     # -- influence ----------------------------------------------------------------------------
 
-    def _influence(self, points: list[_Point], aux: dict[str, Any], cols: I64, resid: F64) -> F64:
+    def _influence(
+        self,
+        points: list[_Point],
+        aux: dict[str, Any],
+        cols: I64,
+        resid: F64,
+        only: Sequence[str] | None = None,
+    ) -> F64:
         """(M, R, n): v = sum_h d theta_m,r / d f_h,i * resid_h,i for items ``cols``;
-        ``resid`` is (G, n)."""
+        ``resid`` is (G, n). ``only``: the measure kinds to compute (the others stay 0)."""
         n_q = len(self.topics)
         q = self.topic_of[cols]
         rk = self.rank[:, cols]
         r_rel = resid[self.threshold - 1][None, :]
         out = np.zeros((len(points), len(self.run_names), cols.size))
         for m, ((kind, k), p) in enumerate(zip(self._parsed, points, strict=True)):
+            if only is not None and kind not in only:
+                continue
             top = ((rk >= 1) & (rk <= k)).astype(np.float64)
             if kind == "P":
                 u = top / k * r_rel
@@ -409,13 +430,17 @@ class PoolStructure:
     def _ap_numerator_gradient(self, aux: dict[str, Any], cols: I64) -> F64:
         """(R, n): d numerator / d rel_i for items ``cols`` (0 where the run did not retrieve
         them): (1 + rel above i) / rank_i + sum over items below i of rel / rank."""
-        g, before = aux["ap_g"], aux["ap_before"]
-        w = g / self._e_rank
-        cw = np.cumsum(w)
-        n_r, n_q = len(self.run_names), len(self.topics)
-        seg_total = np.bincount(self._e_cell, w, minlength=n_r * n_q)
-        after = seg_total[self._e_cell] - (cw - (cw - w)[self._e_start])
-        grad_e = (1.0 + before) / self._e_rank + after
+        grad_e = aux.get("ap_grad_e")
+        if grad_e is None:  # per retrieved entry; the same for every item subset of one point
+            g, before = aux["ap_g"], aux["ap_before"]
+            w = g / self._e_rank
+            cw = np.cumsum(w)
+            n_r, n_q = len(self.run_names), len(self.topics)
+            seg_total = np.bincount(self._e_cell, w, minlength=n_r * n_q)
+            after = seg_total[self._e_cell] - (cw - (cw - w)[self._e_start])
+            grad_e = (1.0 + before) / self._e_rank + after
+            aux["ap_grad_e"] = grad_e
+        n_r = len(self.run_names)
         pos = np.full(self.n_items, -1, dtype=np.int64)
         pos[cols] = np.arange(cols.size)
         keep = pos[self._e_item] >= 0
@@ -438,6 +463,79 @@ class PoolStructure:
         v = v / np.where(scale > 0, scale, 1.0)
         return np.asarray(v.mean(axis=0), dtype=np.float64)
 
+    def _model_covariance(
+        self,
+        rich: tuple[list[_Point], dict[str, Any]],
+        poor_points: tuple[list[_Point], dict[str, Any]] | None,
+        poor: Bool,
+        Fy: F64,
+        Fp: F64,
+        cols: I64,
+        p: F64,
+        cells: I64,
+        full: bool,
+    ) -> F64:
+        """The model-based (co)variance of the estimate: the design's variance of the HT total
+        of v_i = g_i . (f(y_i) - p_i) with the realised squared residuals replaced by their
+        expectation in the item's calibration cell c (automatic grade x group). That is the
+        Horvitz-Thompson estimate sum over the sampled items not judged with certainty of
+        (1 - pi_i) / pi_i^2 g_i' Sigma_c(i) g_i (for SRSWOR within a stratum, N_h^2 (1 - f_h)
+        / n_h times the stratum's mean), with g_i the gradient of each run's measure in item
+        i's label functionals and Sigma_c the residual covariance in cell c: the sampled
+        residuals' second moments plus 2 pseudo-observations of the predictions' own Bernoulli
+        covariance, the rates floored at 1/(n_c + 2) away from 0 and 1. Same shape as
+        :func:`_design_covariance`. It stays positive when no sampled item of a thin stratum
+        was relevant, which is when the design estimate is smallest."""
+        n_m, n_r = len(self.measures), len(self.run_names)
+        out = np.zeros((n_m, n_r, n_r)) if full else np.zeros((n_m, n_r))
+        live = cols[p[cols] < 1.0]  # the sampled items the design does not fix
+        if live.size == 0:
+            return out
+        n_g = Fy.shape[0]
+        uc, inv = np.unique(cells, return_inverse=True)
+        n_c = np.bincount(inv[live], minlength=uc.size).astype(np.float64)
+        r = Fy[:, live] - Fp[:, live]
+        first = np.zeros(uc.size, dtype=np.int64)
+        first[inv[::-1]] = np.arange(inv.size)[::-1]
+        lo = (1.0 / (n_c + 2.0))[:, None]
+        rate = np.clip(Fp[:, first].T, lo, 1.0 - lo)  # (cells, G)
+        sigma = np.empty((uc.size, n_g, n_g))
+        for h in range(n_g):
+            for k in range(n_g):
+                moment = np.bincount(inv[live], r[h] * r[k], minlength=uc.size)
+                prior = rate[:, max(h, k)] - rate[:, h] * rate[:, k]  # nested [y >= h]
+                sigma[:, h, k] = (moment + 2.0 * prior) / (n_c + 2.0)
+        # Sigma = L L': sum_h,k g_h Sigma_hk g_k = sum_j (sum_h g_h L_hj)^2
+        chol = np.linalg.cholesky(sigma + 1e-12 * np.eye(n_g)[None])
+        weight = (1.0 - p[live]) / p[live] ** 2
+        in_poor = poor[self.topic_of[live]]
+        parts = [(rich, ~in_poor)]
+        if poor_points is not None:
+            parts.append((poor_points, in_poor))
+        t = self.threshold - 1
+        for (pts, aux), where in parts:
+            items = live[where]
+            if not items.size:
+                continue
+            grads = []
+            for h in range(n_g):
+                e = np.zeros((n_g, items.size))
+                e[h] = 1.0
+                only = None if h == t else ("nDCG",)  # only nDCG's gain reads grades above
+                grads.append(self._influence(pts, aux, items, e, only=only))
+            li = chol[inv[items]]  # (n, G, G)
+            root = np.sqrt(weight[where])
+            for j in range(n_g):
+                u = grads[j] * (li[:, j, j] * root)
+                for h in range(j + 1, n_g):  # L is lower triangular: L_hj = 0 for h < j
+                    u += grads[h] * (li[:, h, j] * root)
+                if full:
+                    for m in range(n_m):
+                        out[m] += u[m] @ u[m].T
+                else:
+                    out += (u**2).sum(axis=2)
+        return out
+
     # -- estimates ----------------------------------------------------------------------------
 
     def estimate(
@@ -453,6 +551,7 @@ class PoolStructure:
         calibrate: bool = True,
         groups: Sequence[int] | I64 | None = None,
         auto_value: bool = True,
+        variance_floor: bool = True,
     ) -> ArrayEstimate:
         """Array form of :func:`estimate_runs`: every argument in item order; ``human`` is read
         where ``sampled`` only. ``strata`` (stratified design): an integer per item.
@@ -464,7 +563,10 @@ class PoolStructure:
         item refining the calibration cells (e.g. how many runs rank the item high, see
         :meth:`popularity`): the rate is then per (automatic grade, group), shrunk to the
         grade's rate. ``auto_value``: also compute the values under the automatic labels
-        alone (NaN otherwise)."""
+        alone (NaN otherwise). ``variance_floor``: each run's variance is the larger of the
+        design estimate and the model-based one (:meth:`_model_covariance`); without it the
+        design estimate alone (exactly unbiased for P@k, and 0 when a thin stratum's sampled
+        items happen to agree with their predictions)."""
         if design not in DESIGNS:
             raise ValueError(f"unknown design {design!r}: expected one of {', '.join(DESIGNS)}")
         a = np.asarray(auto, dtype=np.int64)
@@ -526,6 +628,25 @@ class PoolStructure:
         value[:, ratio] = np.clip(value[:, ratio], 0.0, 1.0)
         st = None if strata is None else np.asarray(strata, dtype=np.int64)
         cov = _design_covariance(v, p, cols, s, design, st, covariance)
+        # the design estimate of the variance rests on the sampled residuals only: where a
+        # stratum's rare relevant items were missed it is near 0 exactly when the estimate is
+        # most wrong. Floor it by the model-based variance (_model_covariance).
+        if variance_floor:
+            cells_id = (
+                a if g_arr is None or not calibrate else a * (int(g_arr.max(initial=0)) + 1) + g_arr
+            )
+            cm = self._model_covariance(
+                (points, aux),
+                (pts0, aux0) if poor.any() else None,
+                poor,
+                Fy,
+                Fp,
+                cols,
+                p,
+                cells_id,
+                covariance,
+            )
+            cov = _floored(cov, cm, covariance)
         auto_only = np.full_like(value, np.nan)
         if auto_value:  # the measures under the automatic labels alone
             auto_only = _f64(np.stack([pt.cell.mean(axis=1) for pt in self._cells(Fa)[0]], axis=1))
@@ -554,6 +675,23 @@ def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = Non
                 here = certain[cell[certain]]
                 base = out[:, np.flatnonzero(cell)[0]]
                 out[:, cell] = ((Fy[:, here].sum(axis=1) + base) / (here.size + 1.0))[:, None]
+    return np.asarray(out, dtype=np.float64)
+
+
+def _floored(design: F64, model: F64, full: bool) -> F64:
+    """Each run's variance is the larger of the design and the model estimate; with ``full``
+    the covariances keep the model's correlations (a PSD matrix, and differences between
+    runs that share sampled items still cancel their common error)."""
+    if not full:
+        return np.asarray(np.maximum(design, model), dtype=np.float64)
+    var = np.maximum(np.diagonal(design, axis1=1, axis2=2), np.diagonal(model, axis1=1, axis2=2))
+    sd_model = np.sqrt(np.diagonal(model, axis1=1, axis2=2))
+    ok = sd_model > 0
+    scale = np.where(ok, np.sqrt(var) / np.where(ok, sd_model, 1.0), 0.0)
+    out = model * scale[:, :, None] * scale[:, None, :]
+    # runs the model gives no variance (nothing they rank is uncertain) keep the design's
+    idx = np.arange(var.shape[1])
+    out[:, idx, idx] = np.where(ok, out[:, idx, idx], var)
     return np.asarray(out, dtype=np.float64)
 
 

@@ -88,7 +88,7 @@ def test_a_uniform_sample_is_queued_first_and_the_estimate_waits_for_it(
     assert set(again.items.values_list("docid", flat=True)) == {i.docid for i in items}
 
 
-def test_a_perfect_judge_gives_the_full_judgment_value_with_no_width(
+def test_a_perfect_judge_gives_the_full_judgment_value_inside_its_interval(
     world: dict[str, Any], as_committed: Any
 ) -> None:
     from judging.evaluation.services import rankings
@@ -111,7 +111,9 @@ def test_a_perfect_judge_gives_the_full_judgment_value_with_no_width(
         for m in ("P@10", "R@10", "nDCG@10", "AP"):
             cell = report["runs"][run.tag][m]["ppi"]
             assert cell["value"] == pytest.approx(truth.aggregates[m].value, abs=1e-6), (run, m)
-            assert cell["high"] - cell["low"] == pytest.approx(0.0, abs=1e-6)
+            # a judge that agrees with 6 sampled labels is not proven right on the others: the
+            # variance floor keeps the interval open, the estimate stays exact
+            assert cell["low"] - 1e-6 <= cell["value"] <= cell["high"] + 1e-6
 
 
 def test_a_neyman_design_queues_its_pilot_then_draws_the_rest(

@@ -128,7 +128,16 @@ def _check_linear_exactly(st, human, auto, samples, design, strata=None):
     for chosen, prob, pi in samples:
         s = np.zeros(auto.size, dtype=bool)
         s[list(chosen)] = True
-        est = st.estimate(auto, human, s, pi, design=design, strata=strata, calibrate=False)
+        est = st.estimate(
+            auto,
+            human,
+            s,
+            pi,
+            design=design,
+            strata=strata,
+            calibrate=False,
+            variance_floor=False,
+        )
         mean += prob * est.value[:, 0]
         second += prob * est.value[:, 0] ** 2
         var_hat += prob * est.se[:, 0] ** 2
@@ -179,7 +188,9 @@ def test_the_ap_estimate_corrects_a_missed_relevant_item_by_hand():
     values = []
     for take_b in (False, True):
         s = np.array([True, take_b, True])
-        est = st.estimate(auto, human, s, pi, design="active", calibrate=False)
+        est = st.estimate(
+            auto, human, s, pi, design="active", calibrate=False, variance_floor=False
+        )
         values.append(est.value[0, 0])
     truth = st.values(human)[0, 0]  # (1/1 + 2/2) / 2 = 1
     assert truth == pytest.approx(1.0)
@@ -202,7 +213,9 @@ def test_a_topic_with_few_expected_relevant_samples_is_linearised_at_the_pilot_p
     for bits in itertools.product([0, 1], repeat=6):
         prob = float(np.prod([1 / 3 if b else 2 / 3 for b in bits]))
         s = np.array([bool(b) for b in bits] + [True, True])
-        est = st.estimate(auto, human, s, pi, design="active", calibrate=False)
+        est = st.estimate(
+            auto, human, s, pi, design="active", calibrate=False, variance_floor=False
+        )
         # only d has a residual (1, outside the top 2): its influence is -(1/2)/2 / 2 topics,
         # corrected by 1/pi = 3: 0.75 without d, 0.75 - 0.375 = 0.375 with it
         assert est.value[0, 0] == pytest.approx(0.375 if bits[3] else 0.75)
@@ -221,9 +234,11 @@ def test_a_topic_with_few_expected_relevant_samples_is_linearised_at_the_pilot_p
     )
 
 
-def test_a_perfect_judge_gives_the_full_judgment_values_with_zero_width():
+def test_a_perfect_judge_gives_the_full_judgment_values_and_a_floored_width():
     # the automatic grades are the human ones; a 2-item pilot that saw no relevant item must
-    # not override the judge (the calibration's prior is the judge's own label)
+    # not override the judge (the calibration's prior is the judge's own label). The design
+    # variance is then 0 (every sampled residual is 0), but 4 agreeing labels do not prove the
+    # other 6 right: the model-based floor keeps the interval open around the exact value
     pool = {"q1": ["a", "b", "c", "d", "e"], "q2": ["f", "g", "h", "i", "j"]}
     grades = {
         "q1": {"a": 2, "b": 1, "c": 0, "d": 0, "e": 0},
@@ -244,7 +259,31 @@ def test_a_perfect_judge_gives_the_full_judgment_values_with_zero_width():
         for r, name in enumerate(st.run_names):
             for m, measure in enumerate(st.measures):
                 e = report.estimates[name][measure]
-                assert (e.value, e.low, e.high) == pytest.approx((truth[r, m],) * 3)
+                assert e.value == pytest.approx(truth[r, m])
+                assert e.low <= truth[r, m] <= e.high
+        arr = st.estimate(auto, auto, s.sampled, s.pi, design="uniform", variance_floor=False)
+        assert np.all(arr.se == 0.0)
+        floored = st.estimate(auto, auto, s.sampled, s.pi, design="uniform")
+        assert floored.se.max() > 0
+        assert np.array_equal(floored.value, arr.value)
+
+
+def test_the_variance_floor_is_never_below_the_design_estimate_and_keeps_run_correlations():
+    st, human = _synthetic(3)
+    rng = np.random.default_rng(4)
+    conf = np.array([[0.9, 0.08, 0.02], [0.2, 0.6, 0.2], [0.05, 0.25, 0.7]])
+    for rep in range(5):
+        auto = (rng.random(human.size)[:, None] > conf.cumsum(1)[human]).sum(1)
+        d = Design("stratified", 120, seed=rep)
+        s = sample(auto, d, pilot_grades=human[pilot(auto, d)])
+        kw = {"design": "stratified", "strata": s.strata, "covariance": True}
+        raw = st.estimate(auto, human, s.sampled, s.pi, variance_floor=False, **kw)
+        got = st.estimate(auto, human, s.sampled, s.pi, **kw)
+        assert np.all(got.se >= raw.se - 1e-12)
+        assert np.array_equal(got.value, raw.value)  # the floor moves intervals, not estimates
+        for m in range(len(st.measures)):
+            assert np.all(np.linalg.eigvalsh(got.cov[m]) > -1e-12)  # a covariance matrix
+            assert got.difference(0, 0, m) == (0.0, 0.0)
 
 
 def _synthetic(seed: int):
