@@ -88,6 +88,18 @@ shrunk to the predictions' Bernoulli covariance with rates kept 1/(n_c + 2) away
 correlations, so differences still cancel shared errors. ``estimate(variance_floor=False)``
 gives the design estimate alone (exactly unbiased for P@k).
 
+Power tuning (PPI++, Angelopoulos, Duchi and Zrnic 2023, "PPI++: efficient prediction-powered
+inference"). A weak judge can make the estimate noisier than the human sample alone: its
+calibration cells are finer than the judge-free ones, and where its predictions are poor per
+topic the ratio measures' gradients grow. So the estimate is computed twice on the same sample,
+with the judge's calibrated predictions (e1) and with the judge-free ones (e0: the pilot's rate per
+group, what the human sample alone gives), and reported as lam e1 + (1 - lam) e0, lam in [0, 1]
+per measure minimising the design variance summed over runs (:func:`_power`). Each of e1 and e0
+is unbiased (to first order), so any fixed blend is, and its error is lam v1 + (1 - lam) v0 on the
+same items; lam estimated from the sample costs a second-order term (as in PPI++). The design
+variance of the blend is at most the smaller of the two; ``estimate(power=False)`` gives e1
+alone, and :attr:`ArrayEstimate.judge_weight` the lam used.
+
 Items with pi_i = 1 (a pilot or calibration slice judged first, see :func:`sample`) are known
 exactly and add no variance: the estimate is conditional on them, which keeps it unbiased even
 though the later probabilities were chosen from the pilot's labels. Intervals are normal,
@@ -475,7 +487,16 @@ class PoolStructure:
         return out
 
     def _model_covariance(
-        self, grads: F64, live: Bool, Fy: F64, Fp: F64, cols: I64, p: F64, cells: I64, full: bool
+        self,
+        grads: F64,
+        live: Bool,
+        Fy: F64,
+        Fp: F64,
+        cols: I64,
+        p: F64,
+        cells: I64,
+        full: bool,
+        shift: F64 | None = None,
     ) -> F64:
         """The model-based (co)variance of the estimate: the design's variance of the HT total
         of v_i = g_i . (f(y_i) - p_i) with the realised squared residuals replaced by their
@@ -488,7 +509,9 @@ class PoolStructure:
         pseudo-observations of the predictions' own Bernoulli covariance, the rates floored at
         1/(n_c + 2) away from 0 and 1. Same shape as :func:`_design_covariance`. It stays
         positive when no sampled item of a thin stratum was relevant, which is when the design
-        estimate is smallest."""
+        estimate is smallest. ``shift`` (M, R, n): a part of v_i fixed in the item's cell (a
+        power-tuned estimate's judge-free share, :meth:`estimate`), whose square adds to the
+        expectation."""
         n_g, n_m, n_r = grads.shape[:3]
         out = np.zeros((n_m, n_r, n_r)) if full else np.zeros((n_m, n_r))
         items = cols[live]
@@ -520,60 +543,23 @@ class PoolStructure:
                     out[m] += u[m] @ u[m].T
             else:
                 out += (u**2).sum(axis=2)
+        if shift is not None:
+            u = shift * root
+            if full:
+                for m in range(n_m):
+                    out[m] += u[m] @ u[m].T
+            else:
+                out += (u**2).sum(axis=2)
         return out
 
     # -- estimates ----------------------------------------------------------------------------
 
-    def estimate(
-        self,
-        auto: Sequence[int] | I64,
-        human: Sequence[int] | I64,
-        sampled: Sequence[bool] | Bool,
-        pi: Sequence[float] | F64,
-        *,
-        design: str,
-        strata: Sequence[int] | I64 | None = None,
-        covariance: bool = False,
-        calibrate: bool = True,
-        groups: Sequence[int] | I64 | None = None,
-        auto_value: bool = True,
-        variance_floor: bool = True,
-    ) -> ArrayEstimate:
-        """Array form of :func:`estimate_runs`: every argument in item order; ``human`` is read
-        where ``sampled`` only. ``strata`` (stratified design): an integer per item.
-
-        ``calibrate``: the sampled items with pi = 1 (the pilot slice) recalibrate the
-        predictor: f(a_i) is replaced by the pilot's rate of f(y) among items with the same
-        automatic grade (:func:`_calibrated`). The estimate is conditional on the pilot, and
-        given the pilot the predictor is fixed, so it stays unbiased. ``groups``: an integer per
-        item refining the calibration cells (e.g. how many runs rank the item high, see
-        :meth:`popularity`): the rate is then per (automatic grade, group), shrunk to the
-        grade's rate. ``auto_value``: also compute the values under the automatic labels
-        alone (NaN otherwise). ``variance_floor``: each run's variance is the larger of the
-        design estimate and the model-based one (:meth:`_model_covariance`); without it the
-        design estimate alone (exactly unbiased for P@k, and 0 when a thin stratum's sampled
-        items happen to agree with their predictions)."""
-        if design not in DESIGNS:
-            raise ValueError(f"unknown design {design!r}: expected one of {', '.join(DESIGNS)}")
-        a = np.asarray(auto, dtype=np.int64)
-        s = np.asarray(sampled, dtype=bool)
-        y = np.where(s, np.asarray(human, dtype=np.int64), 0)
-        p = np.asarray(pi, dtype=np.float64)
-        self._check_grades(a, "auto")
-        self._check_grades(y, "human")
-        if s.shape != (self.n_items,) or p.shape != (self.n_items,):
-            raise ValueError(f"sampled and pi need one value per pool item ({self.n_items})")
-        if not np.all((p > 0) & (p <= 1)):
-            raise ValueError("every inclusion probability must be in (0, 1]")
-        if not s.any():
-            raise ValueError("the human sample is empty")
-        depth = max(self.threshold, int(a.max(initial=0)), int(y.max(initial=0)))
-        Fa = self._functionals(a, depth)
-        Fy = self._functionals(y, depth)
-        cols = np.flatnonzero(s)
-        certain = cols[p[cols] >= 1.0]
-        g_arr = None if groups is None else np.asarray(groups, dtype=np.int64)
-        Fp = _calibrated(a, Fa, Fy, certain, g_arr) if calibrate and certain.size else Fa
+    def _pass(
+        self, Fp: F64, Fy: F64, p: F64, cols: I64, certain: I64, depth: int
+    ) -> tuple[F64, F64, F64]:
+        """One estimate with predictions ``Fp`` (G, N): the values (R, M), the per-item
+        linearised errors v (M, R, n) over the sampled items ``cols`` and their gradients
+        (G, M, R, n), v = sum_h grads_h (f_h(y) - point_h)."""
         resid = Fy[:, cols] - Fp[:, cols]
         F = Fp.copy()
         F[:, cols] += resid / p[cols]
@@ -621,7 +607,87 @@ class PoolStructure:
         value = cells.mean(axis=2).T  # (R, M)
         ratio = np.array([kind != "P" for kind, _ in self._parsed])
         value[:, ratio] = np.clip(value[:, ratio], 0.0, 1.0)
+        return value, v, grads
+
+    def estimate(
+        self,
+        auto: Sequence[int] | I64,
+        human: Sequence[int] | I64,
+        sampled: Sequence[bool] | Bool,
+        pi: Sequence[float] | F64,
+        *,
+        design: str,
+        strata: Sequence[int] | I64 | None = None,
+        covariance: bool = False,
+        calibrate: bool = True,
+        groups: Sequence[int] | I64 | None = None,
+        auto_value: bool = True,
+        variance_floor: bool = True,
+        power: bool = True,
+    ) -> ArrayEstimate:
+        """Array form of :func:`estimate_runs`: every argument in item order; ``human`` is read
+        where ``sampled`` only. ``strata`` (stratified design): an integer per item.
+
+        ``calibrate``: the sampled items with pi = 1 (the pilot slice) recalibrate the
+        predictor: f(a_i) is replaced by the pilot's rate of f(y) among items with the same
+        automatic grade (:func:`_calibrated`). The estimate is conditional on the pilot, and
+        given the pilot the predictor is fixed, so it stays unbiased. ``groups``: an integer per
+        item refining the calibration cells (e.g. how many runs rank the item high, see
+        :meth:`popularity`): the rate is then per (automatic grade, group), shrunk to the
+        grade's rate. ``auto_value``: also compute the values under the automatic labels
+        alone (NaN otherwise). ``variance_floor``: each run's variance is the larger of the
+        design estimate and the model-based one (:meth:`_model_covariance`); without it the
+        design estimate alone (exactly unbiased for P@k, and 0 when a thin stratum's sampled
+        items happen to agree with their predictions). ``power`` (with ``calibrate`` and a
+        pilot): blend with the judge-free estimate on the same sample, per measure, at the
+        weight of least design variance (module docstring, "Power tuning"); without it the
+        judge-assisted estimate alone."""
+        if design not in DESIGNS:
+            raise ValueError(f"unknown design {design!r}: expected one of {', '.join(DESIGNS)}")
+        a = np.asarray(auto, dtype=np.int64)
+        s = np.asarray(sampled, dtype=bool)
+        y = np.where(s, np.asarray(human, dtype=np.int64), 0)
+        p = np.asarray(pi, dtype=np.float64)
+        self._check_grades(a, "auto")
+        self._check_grades(y, "human")
+        if s.shape != (self.n_items,) or p.shape != (self.n_items,):
+            raise ValueError(f"sampled and pi need one value per pool item ({self.n_items})")
+        if not np.all((p > 0) & (p <= 1)):
+            raise ValueError("every inclusion probability must be in (0, 1]")
+        if not s.any():
+            raise ValueError("the human sample is empty")
+        depth = max(self.threshold, int(a.max(initial=0)), int(y.max(initial=0)))
+        Fa = self._functionals(a, depth)
+        Fy = self._functionals(y, depth)
+        cols = np.flatnonzero(s)
+        certain = cols[p[cols] >= 1.0]
+        live = p[cols] < 1.0
+        g_arr = None if groups is None else np.asarray(groups, dtype=np.int64)
+        calibrated = calibrate and certain.size > 0
+        Fp = _calibrated(a, Fa, Fy, certain, g_arr) if calibrated else Fa
+        value, v, grads = self._pass(Fp, Fy, p, cols, certain, depth)
+        # power tuning: the same estimate with the judge-free predictor (the pilot's rate per
+        # group, what the human sample alone gives), and the weighted average of the two whose
+        # estimated variance is least, per measure
+        lam = np.ones(len(self.measures))
+        shift = None
         st = None if strata is None else np.asarray(strata, dtype=np.int64)
+        if power and calibrated:
+            F0 = _calibrated(np.zeros_like(a), np.zeros_like(Fa), Fy, certain, g_arr)
+            if not np.array_equal(F0, Fp):
+                value0, v0, grads0 = self._pass(F0, Fy, p, cols, certain, depth)
+                var1 = _design_covariance(v, p, cols, s, design, st, False).sum(axis=1)
+                var0 = _design_covariance(v0, p, cols, s, design, st, False).sum(axis=1)
+                vard = _design_covariance(v - v0, p, cols, s, design, st, False).sum(axis=1)
+                lam = _power(var1, var0, vard)
+                w = lam[:, None, None]
+                value = value * lam[None, :] + value0 * (1.0 - lam[None, :])
+                v = v * w + v0 * (1.0 - w)
+                grads = grads * w[None] + grads0 * (1.0 - w[None])
+                # v = grads . (y - p) + (1 - lam) grads0 . (p - p0): the judge-free predictor's
+                # offset from the calibrated one, constant in each calibration cell
+                off = Fp[:, cols] - F0[:, cols]
+                shift = (1.0 - w) * np.einsum("gmrn,gn->mrn", grads0, off)
         cov = _design_covariance(v, p, cols, s, design, st, covariance)
         # the design estimate of the variance rests on the sampled residuals only: where a
         # stratum's rare relevant items were missed it is near 0 exactly when the estimate is
@@ -632,12 +698,12 @@ class PoolStructure:
             else:  # the calibration's cells: (automatic grade, group), as one integer
                 span = int(g_arr.max()) - int(g_arr.min()) + 1
                 cell_of = a * span + (g_arr - int(g_arr.min()))
-            cm = self._model_covariance(grads, live, Fy, Fp, cols, p, cell_of, covariance)
+            cm = self._model_covariance(grads, live, Fy, Fp, cols, p, cell_of, covariance, shift)
             cov = _floored(cov, cm, covariance)
         auto_only = np.full_like(value, np.nan)
         if auto_value:  # the measures under the automatic labels alone
             auto_only = _f64(np.stack([pt.cell.mean(axis=1) for pt in self._cells(Fa)[0]], axis=1))
-        return ArrayEstimate(value, cov, auto_only, covariance)
+        return ArrayEstimate(value, cov, auto_only, covariance, lam)
 
 
 def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = None) -> F64:
@@ -663,6 +729,17 @@ def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = Non
                 base = out[:, np.flatnonzero(cell)[0]]
                 out[:, cell] = ((Fy[:, here].sum(axis=1) + base) / (here.size + 1.0))[:, None]
     return np.asarray(out, dtype=np.float64)
+
+
+def _power(var1: F64, var0: F64, var_diff: F64) -> F64:
+    """(M,) the weight lam in [0, 1] of the judge-assisted estimate in lam e1 + (1 - lam) e0
+    (e0 the judge-free one on the same sample) that minimises the estimated variance summed over
+    runs, from the variances of e1, e0 and e1 - e0 (PPI++ power tuning, Angelopoulos, Duchi and
+    Zrnic 2023): var(lam) = var0 + 2 lam (c - var0) + lam^2 var_diff, c = cov(e1, e0)."""
+    cov10 = (var1 + var0 - var_diff) / 2.0
+    ok = var_diff > 1e-15 * np.maximum(var1 + var0, 1e-300)
+    lam = np.where(ok, (var0 - cov10) / np.where(ok, var_diff, 1.0), 1.0)
+    return np.asarray(np.clip(lam, 0.0, 1.0), dtype=np.float64)
 
 
 def _floored(design: F64, model: F64, full: bool) -> F64:
@@ -741,6 +818,7 @@ class ArrayEstimate:
     cov: F64
     auto_value: F64
     full: bool
+    judge_weight: F64 | None = None  # (measures,) lam of the power-tuned blend (1: judge only)
 
     @property
     def se(self) -> F64:
@@ -1060,12 +1138,20 @@ class PPIReport:
         z = _z(self.level)
         return Estimate(value, max(-1.0, value - z * se), min(1.0, value + z * se), se)
 
+    @property
+    def judge_weight(self) -> dict[str, float]:
+        """Per measure, the weight of the judge-assisted estimate in the power-tuned blend
+        (1: the judge's predictions alone; 0: the human sample's own rates)."""
+        w = self._arrays.judge_weight
+        return {m: 1.0 if w is None else float(w[j]) for j, m in enumerate(self.measures)}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "design": self.design,
             "level": self.level,
             "n_sampled": self.n_sampled,
             "n_items": self.n_items,
+            "judge_weight": self.judge_weight,
             "runs": {
                 r: {
                     m: {

@@ -193,6 +193,10 @@ def test_pages_and_api_check_who_asks(
     client.force_login(researcher)
     page = client.get(f"/campaigns/{campaign.pk}/samples/{sample_id}/")
     assert page.status_code == 200 and 'id="hybrid-board"' in page.content.decode()
+    assert 'id="judge-weight"' in page.content.decode()
+    weights = api.get(f"/api/v1/samples/{sample_id}/").json()["estimate"]["judge_weight"]
+    assert set(weights) == {"P@10", "R@10", "nDCG@10", "AP"}
+    assert all(0.0 <= w <= 1.0 for w in weights.values())
     assert client.post(f"/campaigns/{campaign.pk}/samples/create/", {}).status_code == 403
     assert client.get(f"/campaigns/{campaign.pk}/samples/").status_code == 200
     assert client.get(f"/campaigns/{campaign.pk}/judges/{judge.pk}/audit/").status_code == 200

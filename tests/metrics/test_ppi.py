@@ -291,6 +291,36 @@ def test_the_variance_floor_is_never_below_the_design_estimate_and_keeps_run_cor
             assert got.se[0, m] > 0
 
 
+def test_power_tuning_blends_with_the_judge_free_estimate_and_never_widens_its_design_variance():
+    # the estimate is lam * (judge-assisted) + (1 - lam) * (judge-free: the pilot's rates), on
+    # the same sample, lam per measure minimising the summed design variance: never above either
+    st, human = _synthetic(5)
+    rng = np.random.default_rng(6)
+    conf = np.array([[0.9, 0.08, 0.02], [0.2, 0.6, 0.2], [0.05, 0.25, 0.7]])
+    weights: dict[str, list[Any]] = {"useless": [], "good": []}
+    for rep in range(6):
+        good = (rng.random(human.size)[:, None] > conf.cumsum(1)[human]).sum(1)
+        useless = rng.integers(0, 3, human.size)
+        for name, auto in (("useless", useless), ("good", good)):
+            s = sample(auto, Design("uniform", 200, seed=rep))
+            kw: dict[str, Any] = {"design": "uniform", "variance_floor": False}
+            tuned = st.estimate(auto, human, s.sampled, s.pi, **kw)
+            judge = st.estimate(auto, human, s.sampled, s.pi, power=False, **kw)
+            alone = st.estimate(np.zeros_like(auto), human, s.sampled, s.pi, **kw)
+            lam = tuned.judge_weight
+            assert lam is not None and np.all((lam >= 0) & (lam <= 1))
+            blend = lam * judge.value + (1 - lam) * alone.value
+            np.testing.assert_allclose(tuned.value, blend, atol=1e-12)
+            var = tuned.se**2
+            assert np.all(var.sum(axis=0) <= (judge.se**2).sum(axis=0) + 1e-12)
+            assert np.all(var.sum(axis=0) <= (alone.se**2).sum(axis=0) + 1e-12)
+            weights[name].append(lam)
+    # a judge that tracks the people carries most of the weight; one whose grades are noise
+    # calibrates to about the judge-free rates, so its weight is poorly determined but lower
+    assert np.mean(weights["useless"]) < np.mean(weights["good"])
+    assert np.mean(weights["good"], axis=0).min() > 0.6
+
+
 def _synthetic(seed: int, *, copy_first: bool = False):
     rng = np.random.default_rng(seed)
     pool = {f"q{t}": [f"d{i}" for i in range(40)] for t in range(20)}
