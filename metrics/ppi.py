@@ -556,10 +556,11 @@ class PoolStructure:
 
     def _pass(
         self, Fp: F64, Fy: F64, p: F64, cols: I64, certain: I64, depth: int
-    ) -> tuple[F64, F64, F64]:
+    ) -> tuple[F64, F64, F64, int]:
         """One estimate with predictions ``Fp`` (G, N): the values (R, M), the per-item
-        linearised errors v (M, R, n) over the sampled items ``cols`` and their gradients
-        (G, M, R, n), v = sum_h grads_h (f_h(y) - point_h)."""
+        linearised errors v (M, R, n) over the sampled items ``cols``, their gradients
+        (G, M, R, n), v = sum_h grads_h (f_h(y) - point_h), and how many topics were linearised
+        at the pilot's point."""
         resid = Fy[:, cols] - Fp[:, cols]
         F = Fp.copy()
         F[:, cols] += resid / p[cols]
@@ -607,7 +608,9 @@ class PoolStructure:
         value = cells.mean(axis=2).T  # (R, M)
         ratio = np.array([kind != "P" for kind, _ in self._parsed])
         value[:, ratio] = np.clip(value[:, ratio], 0.0, 1.0)
-        return value, v, grads
+        # a topic judged with certainty throughout is its own point: nothing is left out there
+        uncertain = np.bincount(self.topic_of, p < 1.0, minlength=n_q) > 0
+        return value, v, grads, int((poor & uncertain).sum())
 
     def estimate(
         self,
@@ -665,7 +668,7 @@ class PoolStructure:
         g_arr = None if groups is None else np.asarray(groups, dtype=np.int64)
         calibrated = calibrate and certain.size > 0
         Fp = _calibrated(a, Fa, Fy, certain, g_arr) if calibrated else Fa
-        value, v, grads = self._pass(Fp, Fy, p, cols, certain, depth)
+        value, v, grads, linearised = self._pass(Fp, Fy, p, cols, certain, depth)
         # power tuning: the same estimate with the judge-free predictor (the pilot's rate per
         # group, what the human sample alone gives), and the weighted average of the two whose
         # estimated variance is least, per measure
@@ -675,7 +678,8 @@ class PoolStructure:
         if power and calibrated:
             F0 = _calibrated(np.zeros_like(a), np.zeros_like(Fa), Fy, certain, g_arr)
             if not np.array_equal(F0, Fp):
-                value0, v0, grads0 = self._pass(F0, Fy, p, cols, certain, depth)
+                value0, v0, grads0, linearised0 = self._pass(F0, Fy, p, cols, certain, depth)
+                linearised = max(linearised, linearised0)
                 var1 = _design_covariance(v, p, cols, s, design, st, False).sum(axis=1)
                 var0 = _design_covariance(v0, p, cols, s, design, st, False).sum(axis=1)
                 vard = _design_covariance(v - v0, p, cols, s, design, st, False).sum(axis=1)
@@ -703,7 +707,7 @@ class PoolStructure:
         auto_only = np.full_like(value, np.nan)
         if auto_value:  # the measures under the automatic labels alone
             auto_only = _f64(np.stack([pt.cell.mean(axis=1) for pt in self._cells(Fa)[0]], axis=1))
-        return ArrayEstimate(value, cov, auto_only, covariance, lam)
+        return ArrayEstimate(value, cov, auto_only, covariance, lam, linearised)
 
 
 def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = None) -> F64:
@@ -819,6 +823,9 @@ class ArrayEstimate:
     auto_value: F64
     full: bool
     judge_weight: F64 | None = None  # (measures,) lam of the power-tuned blend (1: judge only)
+    # topics whose ratio measures were linearised at the pilot's point (fewer than one relevant
+    # item expected in their sample beyond the pilot): a bias the interval leaves out
+    linearised_topics: int = 0
 
     @property
     def se(self) -> F64:
@@ -1121,6 +1128,7 @@ class PPIReport:
     level: float
     n_sampled: int
     n_items: int
+    n_topics: int
     estimates: dict[str, dict[str, Estimate]]
     auto_only: dict[str, dict[str, float]]
     human_only: dict[str, dict[str, Estimate]] | None
@@ -1152,6 +1160,8 @@ class PPIReport:
             "n_sampled": self.n_sampled,
             "n_items": self.n_items,
             "judge_weight": self.judge_weight,
+            "n_topics": self.n_topics,
+            "linearised_topics": self._arrays.linearised_topics,
             "runs": {
                 r: {
                     m: {
@@ -1264,6 +1274,7 @@ def estimate_runs(
         level=level,
         n_sampled=int(sampled.sum()),
         n_items=st.n_items,
+        n_topics=len(st.topics),
         estimates=_estimates(arr, st.run_names, st.measures, level),
         auto_only={
             r: {m: float(arr.auto_value[i, j]) for j, m in enumerate(st.measures)}

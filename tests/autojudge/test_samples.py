@@ -197,6 +197,11 @@ def test_pages_and_api_check_who_asks(
     weights = api.get(f"/api/v1/samples/{sample_id}/").json()["estimate"]["judge_weight"]
     assert set(weights) == {"P@10", "R@10", "nDCG@10", "AP"}
     assert all(0.0 <= w <= 1.0 for w in weights.values())
+    est = api.get(f"/api/v1/samples/{sample_id}/").json()["estimate"]
+    # a 6-document sample of a 24-document pool leaves topics too thin for per-topic ratios:
+    # the page says how many and that their intervals leave a bias out
+    assert 0 < est["linearised_topics"] <= est["n_topics"]
+    assert 'id="thin-topics"' in page.content.decode()
     assert client.post(f"/campaigns/{campaign.pk}/samples/create/", {}).status_code == 403
     assert client.get(f"/campaigns/{campaign.pk}/samples/").status_code == 200
     assert client.get(f"/campaigns/{campaign.pk}/judges/{judge.pk}/audit/").status_code == 200

@@ -103,6 +103,7 @@ def test_judging_everything_gives_the_full_judgment_value_with_zero_width():
     )
     assert est.value == pytest.approx(truth)
     assert est.se == pytest.approx(np.zeros_like(truth))
+    assert est.linearised_topics == 0  # every topic is its own point: no bias left out
 
 
 def _small_pool():
@@ -219,6 +220,7 @@ def test_a_topic_with_few_expected_relevant_samples_is_linearised_at_the_pilot_p
         # only d has a residual (1, outside the top 2): its influence is -(1/2)/2 / 2 topics,
         # corrected by 1/pi = 3: 0.75 without d, 0.75 - 0.375 = 0.375 with it
         assert est.value[0, 0] == pytest.approx(0.375 if bits[3] else 0.75)
+        assert est.linearised_topics >= 1  # and it says so
         mean += prob * est.value[0, 0]
         second += prob * est.value[0, 0] ** 2
         var_hat += prob * est.se[0, 0] ** 2
