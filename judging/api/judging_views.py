@@ -94,7 +94,9 @@ class LeaseSerializer(serializers.Serializer[Any]):
     @extend_schema_field(SuggestionSerializer(allow_null=True))
     def get_suggestion(self, lease: Lease) -> dict[str, Any] | None:
         slot = lease.slot
-        found = suggestions.suggestion_for(slot.campaign, slot.topic_id, slot.docid, slot.pk)
+        found = suggestions.suggestion_for(
+            slot.campaign, slot.topic_id, slot.docid, slot.pk, gold=slot.gold_id is not None
+        )
         if found is None or found["arm"] != suggestions.SHOWN:
             return None  # the hidden arm says nothing before the judgment is recorded
         return {"grade": found["grade"], "label": found["label"]}

@@ -152,24 +152,28 @@ def suggestion_setting(campaign: Campaign) -> dict[str, Any] | None:
 
 
 def _suggestion(
-    campaign: Campaign, slot_id: int, hidden_share: float, grade: int | None
+    campaign: Campaign, slot_id: int, hidden_share: float, grade: int | None, gold: bool
 ) -> dict[str, Any] | None:
     if grade is None:
         return None
     labels = campaign.grade_labels()
+    # a gold item measures the assessor, so its grade must not lean on the judge's: always the
+    # hidden arm (revealed after the commit, like any hidden-arm item, so that it does not stand
+    # out as the one document without a suggestion)
     return {
         "grade": grade,
         "label": labels.get(grade, str(grade)),
-        "arm": arm_of(campaign.pk, slot_id, hidden_share),
+        "arm": HIDDEN if gold else arm_of(campaign.pk, slot_id, hidden_share),
     }
 
 
 def suggestion_for(
-    campaign: Campaign, topic: Topic | int, docid: str, slot_id: int
+    campaign: Campaign, topic: Topic | int, docid: str, slot_id: int, *, gold: bool = False
 ) -> dict[str, Any] | None:
     """``{"grade", "label", "arm"}`` for the slot, or None when the campaign's suggestions are
     off or its judge has no grade for the (topic, document). Nothing else: never the judge, its
-    model or anything about runs (the assessor reads this)."""
+    model or anything about runs (the assessor reads this). ``gold``: the slot serves a gold
+    item, always in the hidden arm."""
     if campaign.pk not in _enabled_campaigns():
         return None
     topic_id = topic.pk if isinstance(topic, Topic) else topic
@@ -184,7 +188,7 @@ def suggestion_for(
     )
     if row is None:
         return None
-    return _suggestion(campaign, slot_id, row[0], row[1])
+    return _suggestion(campaign, slot_id, row[0], row[1], gold)
 
 
 def suggestion_for_lease(*, lease_id: int, annotator: UserLike) -> dict[str, Any] | None:
@@ -214,13 +218,15 @@ def suggestion_for_lease(*, lease_id: int, annotator: UserLike) -> dict[str, Any
             "slot__campaign__scale",
             "slot__campaign__suggestions__hidden_share",
             "grade",
+            "slot__gold_id",
         )
         .first()
     )
     if row is None:
         return None
-    slot_id, campaign_id, scale, share, grade = row
-    return _suggestion(Campaign(pk=campaign_id, scale=scale), slot_id, share, grade)
+    slot_id, campaign_id, scale, share, grade, gold_id = row
+    campaign = Campaign(pk=campaign_id, scale=scale)
+    return _suggestion(campaign, slot_id, share, grade, gold_id is not None)
 
 
 def recorded(suggestion: dict[str, Any] | None) -> dict[str, Any]:

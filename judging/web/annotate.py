@@ -63,7 +63,9 @@ def _item_context(campaign: Campaign, topic: Topic, docid: str) -> dict[str, Any
 def _shown_suggestion(campaign: Campaign, slot: JudgingSlot) -> dict[str, str] | None:
     """The automatic grade's label when the slot is in the shown arm; None otherwise (no
     suggestion, or the hidden arm: nothing of it on the page before the assessor commits)."""
-    found = suggestions.suggestion_for(campaign, slot.topic_id, slot.docid, slot.pk)
+    found = suggestions.suggestion_for(
+        campaign, slot.topic_id, slot.docid, slot.pk, gold=slot.gold_id is not None
+    )
     if found is None or found["arm"] != suggestions.SHOWN:
         return None
     return {"label": found["label"]}

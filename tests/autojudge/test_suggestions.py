@@ -146,6 +146,51 @@ def test_a_suggestion_is_a_grade_its_label_and_the_arm_and_nothing_else(
     assert suggestions.suggestion_for(campaign, topic, slot.docid, slot.pk) is None
 
 
+def test_a_gold_item_is_always_in_the_hidden_arm(
+    judge: Judge, admin_user: Any, annotator: Any
+) -> None:
+    # a gold item measures the assessor: the judge's grade never shows before the commit (and
+    # the item is not the one document without a suggestion, which would give it away)
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from judging.assessments.models import Lease
+
+    campaign = judge.campaign
+    configure(campaign, judge, 0.0, admin_user)  # every pooled item in the shown arm
+    slot = slot_of("401", "d401-2")
+    plain = suggestions.suggestion_for(campaign, slot.topic, slot.docid, slot.pk)
+    assert plain is not None and plain["arm"] == "shown"
+    found = suggestions.suggestion_for(campaign, slot.topic, slot.docid, slot.pk, gold=True)
+    assert found == {"grade": 2, "label": "Yes", "arm": "hidden"}
+    # served to an assessor as a gold slot: the lease's suggestion is hidden too
+    gold = GoldItem.objects.create(
+        campaign=campaign, topic=slot.topic, docid="d401-2", grade=2, source="imported"
+    )
+    gold_slot = JudgingSlot.objects.create(
+        campaign=campaign,
+        topic=slot.topic,
+        docid="d401-2",
+        slot=0,
+        position=0,
+        pool_version_id=slot.pool_version_id,
+        has_text=True,
+        gold=gold,
+        gold_for=annotator,
+    )
+    held = Lease.objects.create(
+        slot=gold_slot, annotator=annotator, expires_at=timezone.now() + timedelta(minutes=5)
+    )
+    got = suggestions.suggestion_for_lease(lease_id=held.pk, annotator=annotator)
+    assert got is not None and got["arm"] == "hidden"
+    pooled = Lease.objects.create(
+        slot=slot, annotator=annotator, expires_at=timezone.now() + timedelta(minutes=5)
+    )
+    got = suggestions.suggestion_for_lease(lease_id=pooled.pk, annotator=annotator)
+    assert got is not None and got["arm"] == "shown"
+
+
 # --- recorded on the server -----------------------------------------------------------------
 
 
