@@ -40,18 +40,30 @@ covariance of order 1/N) for sampling without replacement. Each measure theta = 
 estimated per topic, then averaged, in one of two forms:
 
 - plug-in (a topic whose correction sample is expected to hold at least one relevant item,
-  sum over its non-pilot items of pi_i p_i >= 1): g(corrected totals). A topic's true
+  sum over its non-pilot items of pi_i p_i >= 1, and predicted to hold at least 8): g(corrected totals). A topic's true
   denominator (R, IDCG) is 0 or at least 1, so an estimated denominator below 1/2 scores the
   topic 0, one in [1/2, 1) is read as 1, and the per-topic ratio is clipped to [0, 1]
   (:func:`_ratio`): small per-topic samples otherwise give denominators near 0 and ratios of 50.
-- linearised at a point fixed by the pilot (every other topic): the point is the pilot's human
-  labels and the predictions p_i elsewhere, and the estimate is g(point) + grad g(point) .
-  (corrected totals - point), linear in the corrected totals, so exactly unbiased for the
-  linearisation (the remainder is second order in how far the point is from the truth) and its
-  design variance below is exact. With 2-4 sampled items per topic, as on Cranfield, the plug-in
-  ratio of two noisy totals was 0.18 low for R@10 (its intervals covered in 0-5%); this form
-  is 0.00-0.04 high and covers in 87-94% (benchmarks/ppi_coverage.py). The choice depends on
-  the pilot and the design only, not on the correction sample.
+- model-assisted (every other topic, and any topic the predictions give fewer than
+  ``_SMALL_TOPIC`` = 8 relevant items: a ratio's Jensen gap grows as 1/R): the topic's expected
+  measure m_q under the calibrated model, the sampled items at their human labels and every
+  other item relevant at grade >= h with probability p_h,i independently (the mean of
+  ``_DRAWS`` = 32 draws from a fixed seed, :meth:`PoolStructure._expected_cells`), plus the
+  sampled residuals weighted (1/pi_i - 1) along the gradient at the point fixed by the pilot
+  (its labels, the predictions elsewhere):
+  m_q + sum_{i in S_q} (1/pi_i - 1) grad g(point) . (f(y_i) - p_i). For a total this is the
+  difference estimator itself (sum_S y + sum_{not S} p + sum_S (1/pi - 1)(y - p)); for a ratio
+  it replaces the ratio of the expected totals, g(point), by the expected ratio, which is what
+  a topic with a few relevant items needs: it may hold none (and score 0, a jump no
+  linearisation sees, the ratio being constant along every ray to 0), and h/R is not E h / E R.
+  Linearised at g(point) instead, with 2-4 sampled items a topic on Cranfield, R@10, nDCG@10
+  and AP were +0.02 to +0.04 high (covered 81-92%); plugging the estimated totals into the
+  ratio, 0.18 low with that few and still 0.04-0.08 low for R@10 at 30-50% of the pool. With the
+  expected measure they are within +-0.016 (benchmarks/ppi_coverage.py). The correction's
+  variance is that of its linear part (below). The choice depends on the pilot and the design
+  only, not on the correction sample. The estimate then rests on the model being calibrated on
+  average over topics, not per topic: on Cranfield's 209 topics that hold a relevant item
+  (chosen by the outcome, which no calibration can know) R@10 was 0.03 low.
 
 The ratio measures' macro values are clipped to [0, 1]; P@k is linear in the corrected
 labels, the same in both forms, and left unclipped (hence exactly unbiased).
@@ -117,9 +129,9 @@ Known limits (measured in ``benchmarks/ppi_coverage.py``)
   intervals wider than the error needs). Taking it at the predictor's totals instead gave
   narrower but under-covering intervals (87-95%), so it is not done.
 - Per-topic ratios: the plug-in form is biased when a topic has few relevant items and few
-  sampled ones (a Jensen gap); the linearised form replaces it there, with a remainder that
-  grows with the distance between the predictions and the truth (on Cranfield 0.00 to +0.05,
-  AP the largest, so AP and R@10 cover 81-93% there, not 95%).
+  sampled ones (a Jensen gap); the model-assisted form replaces it there and leaves a bias
+  where the calibrated model is wrong about a topic's number of relevant items on average
+  (Cranfield's ratio measures: within +-0.016; R@10 covered 83-89% at a 50% budget).
 - Neyman and active designs sample the "judge says 0" items thinly; their rare relevant items
   make the estimates skewed. Without the variance floor their P@10 intervals covered 87-90% on
   TREC 2011 Medical; with it, 96-99% in a 60-repetition check.
@@ -216,6 +228,13 @@ def _ratio(num: F64, den: F64, *, at_point: bool = False) -> tuple[F64, F64]:
 # a topic whose non-pilot sample is expected to hold fewer relevant items than this is estimated
 # by linearising at the pilot's and the predictor's totals (PoolStructure.estimate)
 _RICH = 1.0
+# ... and so is a topic the predictions give fewer relevant items than this: the Jensen gap of a
+# per-topic ratio grows as 1/R, and plugging estimated totals into it was measured 0.04-0.08 low
+# for R@10 on Cranfield (about 3 relevant items a topic) at 30-50% budgets
+_SMALL_TOPIC = 8.0
+# the draws of the calibrated model a linearised topic's expected measure is averaged over
+_DRAWS = 32
+_DRAWS_SEED = 20240517
 
 
 @dataclass
@@ -290,7 +309,12 @@ class PoolStructure:
                     if pos is not None:
                         rank[r, i] = pos
         self.rank = rank
-        # retrieved pool items of every run, run by run, topic by topic, in rank order (for AP)
+        self._entries()
+
+    def _entries(self) -> None:
+        """The retrieved pool items of every run, run by run, topic by topic, in rank order
+        (for AP), from :attr:`rank` and :attr:`topic_of`."""
+        rank = self.rank
         rr, ii = np.nonzero(rank)
         order = np.lexsort((rank[rr, ii], self.topic_of[ii], rr))
         self._e_run, self._e_item = rr[order], ii[order]
@@ -300,6 +324,29 @@ class PoolStructure:
         starts[1:] = self._e_cell[1:] != self._e_cell[:-1]
         self._e_start = np.maximum.accumulate(np.where(starts, np.arange(starts.size), 0))
         self._topk: dict[int, tuple[I64, I64, F64]] = {}
+        self._parts: dict[bytes, tuple[PoolStructure, I64]] = {}
+
+    def _part(self, topics: Bool) -> tuple[PoolStructure, I64]:
+        """The same structure over the ``topics`` only (a mask over :attr:`topics`), and the
+        indices of its items here; cached (an estimate asks for the same few sets again)."""
+        key = topics.tobytes()
+        got = self._parts.get(key)
+        if got is None:
+            keep = np.flatnonzero(topics[self.topic_of])
+            sub = object.__new__(PoolStructure)
+            sub.measures, sub._parsed, sub.threshold = self.measures, self._parsed, self.threshold
+            sub.topics = tuple(q for q, k in zip(self.topics, topics, strict=True) if k)
+            sub.items = tuple(self.items[i] for i in keep)
+            sub._index = {}
+            new_id = np.cumsum(topics) - 1
+            sub.topic_of = np.asarray(new_id[self.topic_of[keep]], dtype=np.int64)
+            sub.run_names = self.run_names
+            sub.rank = self.rank[:, keep]
+            sub._entries()
+            if len(self._parts) >= 8:
+                self._parts.clear()
+            got = self._parts[key] = (sub, keep)
+        return got
 
     # -- indexing -----------------------------------------------------------------------------
 
@@ -554,6 +601,33 @@ class PoolStructure:
 
     # -- estimates ----------------------------------------------------------------------------
 
+    def _expected_cells(self, Fp: F64, Fy: F64, cols: I64, topics: Bool) -> F64:
+        """(M, R, Q) each run's expected measure on the ``topics`` (0 elsewhere) under the
+        calibrated model: the sampled items at their human labels, every other item relevant
+        at grade >= h with probability Fp_h, independently; the mean of :data:`_DRAWS` draws
+        from a fixed seed (so an estimate is reproducible), one uniform per item for all its
+        grades. It is the expected per-topic ratio, not the ratio of expected totals: with a
+        few relevant items a topic, the two differ (a topic may hold none, and then scores 0)."""
+        sub, keep = self._part(topics)
+        labelled = np.zeros(self.n_items, dtype=bool)
+        labelled[cols] = True
+        fixed = labelled[keep]
+        base = np.where(fixed[None, :], Fy[:, keep], 0.0)
+        rate = Fp[:, keep][:, ~fixed]
+        rng = np.random.default_rng(_DRAWS_SEED)
+        total = np.zeros((len(self.measures), len(self.run_names), len(sub.topics)))
+        # predictions of exactly 0 or 1 (an uncalibrated judge, or one the pilot never faulted)
+        # draw the same labels every time: one draw is the expectation, exactly
+        draws = 1 if np.all((rate == 0.0) | (rate == 1.0)) else _DRAWS
+        for _ in range(draws):
+            u = rng.random(size=(rate.shape[1],))
+            draw = base.copy()
+            draw[:, ~fixed] = (u[None, :] < rate).astype(np.float64)
+            total += np.stack([pt.cell for pt in sub._cells(draw, at_point=True)[0]])
+        out = np.zeros((len(self.measures), len(self.run_names), len(self.topics)))
+        out[:, :, np.flatnonzero(topics)] = total / draws
+        return out
+
     def _pass(
         self, Fp: F64, Fy: F64, p: F64, cols: I64, certain: I64, depth: int
     ) -> tuple[F64, F64, F64, int]:
@@ -572,7 +646,8 @@ class PoolStructure:
         live = p[cols] < 1.0
         rel_p = Fp[self.threshold - 1]
         expected = np.bincount(self.topic_of, np.where(p < 1.0, p * rel_p, 0.0), minlength=n_q)
-        poor = expected < _RICH
+        predicted = np.bincount(self.topic_of, rel_p, minlength=n_q)
+        poor = (expected < _RICH) | (predicted < _SMALL_TOPIC)
         q_cols = self.topic_of[cols]
         lin_cols = poor[q_cols]  # sampled items whose gradient is taken at the fixed point
         # per-functional gradients of the sampled items, once: v = sum_h grad_h resid_h, and the
@@ -596,14 +671,14 @@ class PoolStructure:
                 [
                     np.stack(
                         [
-                            np.bincount(q_cols, v0[m, r] / p[cols], minlength=n_q)
+                            np.bincount(q_cols, v0[m, r] * (1.0 / p[cols] - 1.0), minlength=n_q)
                             for r in range(v0.shape[1])
                         ]
                     )
                     for m in range(v0.shape[0])
                 ]
-            )  # (M, R, Q): the HT correction per topic (v0 holds the 1/n_q of the macro average)
-            lin = np.stack([pt.cell for pt in pts0]) + corr * n_q
+            )  # (M, R, Q): the correction per topic (v0 holds the 1/n_q of the macro average)
+            lin = self._expected_cells(Fp, Fy, cols, poor) + corr * n_q
             cells = np.where(poor[None, None, :], lin, cells)
         value = cells.mean(axis=2).T  # (R, M)
         ratio = np.array([kind != "P" for kind, _ in self._parsed])

@@ -200,10 +200,13 @@ def test_the_ap_estimate_corrects_a_missed_relevant_item_by_hand():
     assert values == pytest.approx([1.0, 1.0])
 
 
-def test_a_topic_with_few_expected_relevant_samples_is_linearised_at_the_pilot_point():
+def test_a_topic_with_few_expected_relevant_samples_is_estimated_by_its_expected_measure():
     # topic q1: six items, Poisson pi = 1/3, the judge misses d; expected relevant sampled
-    # items sum pi f(a) = 2/3 < 1, so R@2 is linearised at the predictions (A_p = 1 of the run's
-    # top 2 {a, b}, R_p = 2): cell = A_p/R_p + (A~ - A_p)/R_p - A_p (R~ - R_p)/R_p^2.
+    # items sum pi f(a) = 2/3 < 1, so R@2 is not a ratio of two estimated totals there: it is
+    # the measure expected under the predictions with the sampled labels in (uncalibrated, the
+    # predictions are the judge's 0/1 labels, so that is the measure at those labels), plus the
+    # sampled residuals times (1/pi - 1) along the gradient at the predictions (A_p = 1 of the
+    # run's top 2 {a, b}, R_p = 2: d, outside the top 2, moves it by -A_p/R_p^2 = -1/4).
     # topic q2: both items judged for certain (pi = 1): the point is the truth, R@2 = 1.
     pool = {"q1": ["a", "b", "c", "d", "e", "f"], "q2": ["g", "h"]}
     st = PoolStructure({"r": {"q1": ["a", "b", "c"], "q2": ["g"]}}, pool, measures=("R@2",))
@@ -217,23 +220,49 @@ def test_a_topic_with_few_expected_relevant_samples_is_linearised_at_the_pilot_p
         est = st.estimate(
             auto, human, s, pi, design="active", calibrate=False, variance_floor=False
         )
-        # only d has a residual (1, outside the top 2): its influence is -(1/2)/2 / 2 topics,
-        # corrected by 1/pi = 3: 0.75 without d, 0.75 - 0.375 = 0.375 with it
-        assert est.value[0, 0] == pytest.approx(0.375 if bits[3] else 0.75)
+        # with d sampled: R@2 at the sampled labels is 1/3 (a of a, c, d), corrected by
+        # (3 - 1) x (-1/4): -1/6, so (-1/6 + 1) / 2 = 5/12; without it 1/2, so (1/2 + 1) / 2
+        assert est.value[0, 0] == pytest.approx(5 / 12 if bits[3] else 0.75)
         assert est.linearised_topics >= 1  # and it says so
         mean += prob * est.value[0, 0]
         second += prob * est.value[0, 0] ** 2
         var_hat += prob * est.se[0, 0] ** 2
         total += prob
     assert total == pytest.approx(1.0)
-    # exactly unbiased for the linearisation: (1/2 + 0 - (3 - 2)/4 + 1) / 2 = 0.625; the truth
-    # is (1/3 + 1) / 2 = 2/3, the remainder -1/24 is the price of a point fixed before sampling
-    assert mean == pytest.approx(0.625)
+    # the truth is (1/3 + 1) / 2 = 2/3; the estimate's mean is 23/36, closer than the 0.625 of
+    # the linearisation at the predictions alone (its remainder -1/24, now -1/36)
     assert st.values(human)[0, 0] == pytest.approx(2 / 3)
-    # and the Poisson variance estimator is exactly unbiased for the linear estimator's variance
-    assert var_hat == pytest.approx(second - mean**2) and second - mean**2 == pytest.approx(
-        0.375**2 * (1 / 3) * (2 / 3)
+    assert mean == pytest.approx(23 / 36)
+    # the variance estimator is that of the linear part, sum (1 - pi)/pi^2 v^2 with v = -1/8:
+    # 6/64 when d is sampled, 1/32 on average, above the true variance (2/9)(1/3)^2 = 1/40.5
+    assert var_hat == pytest.approx(1 / 32)
+    assert second - mean**2 == pytest.approx((1 / 3) * (2 / 3) * (0.75 - 5 / 12) ** 2)
+    assert var_hat >= second - mean**2
+
+
+def test_the_expected_measure_of_a_thin_topic_is_the_mean_ratio_not_the_ratio_of_means(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # two items, each relevant with probability 1/2, the run ranks "a" first: R@1 is 1 (a only),
+    # 1/2 (both), 0 (b only or neither), expected 3/8; the ratio of the expected totals says
+    # 1/2, and a topic that may hold no relevant item is what separates them
+    import metrics.ppi as ppi
+
+    st = PoolStructure({"r": {"q": ["a", "b"]}}, {"q": ["a", "b"]}, measures=("R@1",))
+    Fp = np.array([[0.5, 0.5]])
+    got = st._expected_cells(Fp, np.zeros((1, 2)), np.array([], dtype=np.int64), np.array([True]))
+    assert (
+        got[0, 0, 0]
+        == st._expected_cells(  # reproducible: a fixed seed
+            Fp, np.zeros((1, 2)), np.array([], dtype=np.int64), np.array([True])
+        )[0, 0, 0]
     )
+    monkeypatch.setattr(ppi, "_DRAWS", 20_000)
+    many = st._expected_cells(Fp, np.zeros((1, 2)), np.array([], dtype=np.int64), np.array([True]))
+    assert many[0, 0, 0] == pytest.approx(3 / 8, abs=0.01)
+    # a sampled item keeps its human label: b judged relevant leaves a's chance, 1/2 x 1/2
+    fixed = st._expected_cells(Fp, np.array([[0.0, 1.0]]), np.array([1]), np.array([True]))
+    assert fixed[0, 0, 0] == pytest.approx(1 / 4, abs=0.01)
 
 
 def test_a_perfect_judge_gives_the_full_judgment_values_and_a_floored_width():
