@@ -336,6 +336,10 @@ POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = env_int(
 )
 POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP = env_int("POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP", 50, minimum=1)
 POOLJUDGE_LOGIN_WINDOW_SECONDS = env_int("POOLJUDGE_LOGIN_WINDOW_SECONDS", 900, minimum=1)
+# how long a human sample's corrected estimates stay in the shared cache; the key holds everything
+# they rest on (the people's grades, the judge's labels, the runs, the level), so a change to any
+# of them is a new computation whatever this says
+POOLJUDGE_ESTIMATE_CACHE_SECONDS = env_int("POOLJUDGE_ESTIMATE_CACHE_SECONDS", 3600, minimum=0)
 # Reverse proxies in front of the web server that append to X-Forwarded-For (0: none, the client
 # is REMOTE_ADDR). Set it to the number of proxies that you run, never more: a client can write
 # any X-Forwarded-For it likes.

@@ -15,8 +15,12 @@ covers the whole sample, not a part of it); until then the report says how many 
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any, Literal, cast
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 
 from judging.assessments.queue import slots_first
@@ -242,8 +246,13 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     if hs.design_info.get("phase") != "full" or not progress["complete"]:
         return {**out, "ready": False}
     campaign = hs.judge.campaign
-    runs = {r.tag: rankings(r) for r in campaign.runs.order_by("tag")}
+    run_rows = list(campaign.runs.order_by("tag"))
     graded = labels(hs.judge)
+    key = _estimate_key(hs, level, people, graded, [(r.pk, r.tag) for r in run_rows])
+    cached = cache.get(key)
+    if cached is not None:
+        return {**out, **cached}
+    runs = {r.tag: rankings(r) for r in run_rows}
     pool_map = _pool_map(hs.pool)
     # the judge's grade of every pool document (0 where it gave none, as the sample was drawn)
     auto_map = {q: {d: graded.get((q, d), 0) for d in ds} for q, ds in pool_map.items()}
@@ -262,4 +271,33 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
         level=level,
         strata=hs.design_info.get("strata") if hs.design == SampleDesign.STRATIFIED else None,
     )
-    return {**out, "ready": True, **report.to_dict()}
+    result = {"ready": True, **report.to_dict()}
+    if settings.POOLJUDGE_ESTIMATE_CACHE_SECONDS > 0:
+        cache.set(key, result, settings.POOLJUDGE_ESTIMATE_CACHE_SECONDS)
+    return {**out, **result}
+
+
+# bump when metrics.ppi's estimator changes, so that no figure computed by the old one is served
+_ESTIMATOR_VERSION = "2026-12-03"
+
+
+def _estimate_key(
+    hs: HumanSample,
+    level: float,
+    people: dict[tuple[str, str], int],
+    graded: dict[tuple[str, str], int],
+    runs: list[tuple[int, str]],
+) -> str:
+    """The cache key of a sample's estimate: a digest of all it rests on (the sample and its
+    inclusion probabilities, the people's grades, the judge's labels, the runs (whose rankings
+    never change once stored), the relevance threshold and the level)."""
+    h = hashlib.sha256()
+    threshold = hs.judge.campaign.relevance_threshold
+    h.update(
+        f"{_ESTIMATOR_VERSION}|{hs.pk}|{hs.judge_id}|{hs.pool_id}|{level!r}|{threshold}".encode()
+    )
+    h.update(repr(sorted(runs)).encode())
+    h.update(repr(sorted(people.items())).encode())
+    h.update(repr(sorted(graded.items())).encode())
+    h.update(json.dumps([hs.design, hs.pi, hs.design_info], sort_keys=True).encode())
+    return f"pooljudge:estimate:{h.hexdigest()}"

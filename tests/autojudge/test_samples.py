@@ -88,6 +88,40 @@ def test_a_uniform_sample_is_queued_first_and_the_estimate_waits_for_it(
     assert set(again.items.values_list("docid", flat=True)) == {i.docid for i in items}
 
 
+def test_an_estimate_is_computed_once_until_what_it_rests_on_changes(
+    world: dict[str, Any], as_committed: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import metrics.ppi as ppi
+    from judging.autojudge.estimates import sample_human_grades
+
+    campaign, pool = world["campaign"], world["pool"]
+    judge = make_judge(campaign, perfect=False)
+    people_grade_everything(campaign, as_committed)
+    hs = sample_create(judge=judge, pool=pool, design="uniform", budget=8, seed=3)
+    calls: list[int] = []
+    real = ppi.estimate_runs
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ppi, "estimate_runs", counted)
+    first = estimate(hs)
+    assert estimate(hs) == first and len(calls) == 1  # the second read comes from the cache
+    assert estimate(hs, level=0.9) != first and len(calls) == 2  # another level: computed
+    # a person changes a sampled document's grade: computed again, from the new grade
+    (q, d), g = next(iter(sample_human_grades(hs).items()))
+    changed = "".join(
+        f"{qq} 0 {dd} {(1 - min(gg, 1)) if (qq, dd) == (q, d) else gg}\n"
+        for (qq, dd), gg in HUMAN.items()
+    )
+    with as_committed():
+        qrels_imported(campaign=campaign, data=changed.encode())
+    assert sample_human_grades(hs)[(q, d)] != g
+    estimate(hs)
+    assert len(calls) == 3
+
+
 def test_a_perfect_judge_gives_the_full_judgment_value_inside_its_interval(
     world: dict[str, Any], as_committed: Any
 ) -> None:
