@@ -41,8 +41,9 @@ estimated per topic, then averaged, in one of two forms:
 
 - plug-in (a topic whose correction sample is expected to hold at least one relevant item,
   sum over its non-pilot items of pi_i p_i >= 1, and predicted to hold at least 8):
-  g(corrected totals). A topic's true denominator (R, IDCG) is 0 or at least 1, so an estimated denominator below 1/2 scores the
-  topic 0, one in [1/2, 1) is read as 1, and the per-topic ratio is clipped to [0, 1]
+  g(corrected totals). A topic's true denominator (R, IDCG) is 0 or at least 1, so an
+  estimated denominator below 1/2 scores the topic 0, one in [1/2, 1) is read as 1, and the
+  per-topic ratio is clipped to [0, 1]
   (:func:`_ratio`): small per-topic samples otherwise give denominators near 0 and ratios of 50.
 - model-assisted (every other topic, and any topic the predictions give fewer than
   ``_SMALL_TOPIC`` = 8 relevant items: a ratio's Jensen gap grows as 1/R): the topic's expected
