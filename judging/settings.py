@@ -265,6 +265,8 @@ SPECTACULAR_SETTINGS = {
         "QrelsKindEnum": "judging.assessments.models.QrelsKind",
         "JudgeKindEnum": "judging.autojudge.models.JudgeKind",
         "JudgeQrelsKindEnum": [("automatic", "automatic"), ("hybrid", "hybrid")],
+        # a judge run's and a calibration's state: one set of choices, one name
+        "TaskStateEnum": "judging.autojudge.models.AuditState",
     },
 }
 

@@ -45,6 +45,7 @@ class Dataset:
     judge_run: Any = None  # a finished run of the embedding judge
     audit: Any = None  # a stored audit of the imported judge
     sample: Any = None  # a human sample for the imported judge
+    calibration: Any = None  # a failed calibration of the embedding judge
 
 
 def _docs() -> bytes:
@@ -154,6 +155,7 @@ def build() -> Dataset:
     judgment = Judgment.objects.filter(annotator=annotator).order_by("pk").first()
     judge, embedding_judge, judge_run = _judges(campaign, pool, admin)
     audit, sample = _audit_and_sample(judge, qrels, pool)
+    calibration = _calibration(embedding_judge, qrels, pool)
     assert judgment is not None
     WorkerHeartbeat.objects.create(hostname="matrix-host", token="matrix-token")
 
@@ -172,6 +174,7 @@ def build() -> Dataset:
         judge_run=judge_run,
         audit=audit,
         sample=sample,
+        calibration=calibration,
     )
     for model in site._registry:
         key = f"{model._meta.app_label}_{model._meta.model_name}"
@@ -213,3 +216,12 @@ def _audit_and_sample(judge: Any, qrels: Any, pool: Any) -> tuple[Any, Any]:
     audit = JudgeAudit.objects.create(judge=judge, human=qrels, pool=pool, state="done")
     sample = sample_create(judge=judge, pool=pool, design="uniform", budget=2, seed=0)
     return audit, sample
+
+
+def _calibration(judge: Any, qrels: Any, pool: Any) -> Any:
+    """A stored calibration of the embedding judge (failed: the matrix loads no model)."""
+    from judging.autojudge.models import JudgeCalibration
+
+    return JudgeCalibration.objects.create(
+        judge=judge, human=qrels, pool=pool, state="failed", error="Conflict: nothing to fit"
+    )

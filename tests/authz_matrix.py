@@ -141,6 +141,7 @@ ROUTES: dict[str, Route] = {
     "api-judge-calibrate": Route({"pk": "judge"}),
     "api-judge-qrels": Route({"pk": "judge"}),
     "api-judge-run": Route({"pk": "judge_run"}),
+    "api-calibration": Route({"pk": "calibration"}),
     "judge-list": CAMPAIGN,
     "judge-import": CAMPAIGN,
     "judge-detail": Route({"campaign_id": "campaign", "judge_id": "judge"}),
@@ -345,6 +346,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-judge-labels", "POST"): s(401, 403, 403, 403, 403, 201),
     # the admin asks to calibrate an imported judge: refused, saying why
     ("api-judge-calibrate", "POST"): s(401, 403, 403, 403, 403, 409),
+    # a calibration (a task's record): read as the judge it calibrates
+    ("api-calibration", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-judge-qrels", "POST"): s(401, 403, 403, 403, 403, 201),
     ("judge-list", "GET"): s(302, 403, 403, 200, 200, 200),
     ("judge-list", "POST"): s(302, 403, 403, 403, 403, 302),  # created: to its page

@@ -196,9 +196,10 @@ def seed() -> Seeded:
     other_lease = Lease.objects.filter(annotator=other).order_by("pk").first()
     assert other_lease is not None
     auto_judge, embedding_judge, judge_run = _judges(campaign, pool)
-    from tests.authz_dataset import _audit_and_sample
+    from tests.authz_dataset import _audit_and_sample, _calibration
 
     audit, sample = _audit_and_sample(auto_judge, qrels, pool)
+    calibration = _calibration(embedding_judge, qrels, pool)
     return Seeded(
         campaign=campaign,
         annotator=annotator,
@@ -216,6 +217,7 @@ def seed() -> Seeded:
             "judge_run": judge_run.pk,
             "audit": audit.pk,
             "sample": sample.pk,
+            "calibration": calibration.pk,
         },
         other_ids={
             "lease": other_lease.pk,

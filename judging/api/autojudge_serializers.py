@@ -106,6 +106,27 @@ class JudgeCalibrateSerializer(serializers.Serializer[Any]):
     seed = serializers.IntegerField(required=False, min_value=0, max_value=2**31 - 1, default=0)
 
 
+class CalibrationSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    judge = serializers.IntegerField(help_text="the judge version calibrated")
+    judge_label = serializers.CharField()
+    human = serializers.IntegerField(help_text="the human qrels version's number")
+    pool = serializers.IntegerField(help_text="the pool version's number")
+    sample = serializers.IntegerField(
+        allow_null=True, help_text="the seeded sample's size (null: every judged document)"
+    )
+    seed = serializers.IntegerField()
+    state = serializers.ChoiceField(choices=["queued", "running", "done", "failed"])
+    live = serializers.BooleanField(help_text="queued or running: poll again")
+    calibrated = serializers.IntegerField(
+        allow_null=True, help_text="done: the id of the judge version it made, with thresholds"
+    )
+    calibrated_label = serializers.CharField(allow_null=True)
+    error = serializers.CharField(allow_blank=True, help_text="why it failed (never a key)")
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
 class JudgeQrelsRequestSerializer(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=["automatic", "hybrid"])
     pool = serializers.IntegerField(

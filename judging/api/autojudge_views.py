@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -26,7 +27,6 @@ from judging.autojudge import selectors, services
 from judging.autojudge.models import Judge
 from judging.campaigns.models import Campaign
 from judging.core import uploads
-from judging.core.errors import Conflict
 from judging.core.roles import account, is_admin, is_researcher
 from judging.workflows.autojudge import automatic_qrels_built, hybrid_qrels_built
 
@@ -209,34 +209,49 @@ class JudgeCalibrateView(APIView):
 
     @extend_schema(
         request=s.JudgeCalibrateSerializer,
-        responses={201: s.JudgeDetailSerializer, **ERRORS},
-        description="Calibrate an embedding judge (admins): the pool documents the human "
-        "qrels version grades (all, or a seeded sample) are scored by the model and cut where "
-        "weighted kappa with the human grades is highest. Answers 201 with the new version "
-        "(what it was calibrated on is in its parameters). 409 for another kind, or when the "
-        "extra (pip install '.[autojudge]') is not installed.",
+        responses={202: s.CalibrationSerializer, **ERRORS},
+        description="Calibrate an embedding judge (admins): a task scores the pool documents "
+        "the human qrels version grades (all, or a seeded sample) with the model and cuts them "
+        "where weighted kappa with the human grades is highest, making the judge's next "
+        "version. Answers 202 with the calibration (Location: poll GET "
+        "/api/v1/calibrations/{id}/; 'calibrated' is the new version once done, 'error' says "
+        "why it failed); the same calibration already queued or running is returned instead of "
+        "a second one. 409 for another kind, or when the extra (pip install '.[autojudge]') is "
+        "not installed.",
     )
     def post(self, request: Request, pk: int) -> Response:
-        from judging.autojudge.embedding import EmbeddingUnavailable
-
         judge = selectors.judge_for(request.user, pk)
         ser = s.JudgeCalibrateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         v = ser.validated_data
         human = selectors.qrels_by_number(judge.campaign, v["human"], "human")
         pool = selectors.pool_by_number(judge.campaign, v.get("pool"))
-        try:
-            calibrated = services.embedding_calibrate(
-                judge=judge,
-                human=human,
-                pool=pool,
-                sample=v.get("sample"),
-                seed=v["seed"],
-                created_by=account(request.user),
-            )
-        except EmbeddingUnavailable as exc:
-            raise Conflict(str(exc)) from None
-        return Response(_detail(calibrated), status=status.HTTP_201_CREATED)
+        calibration = services.calibration_request(
+            judge=judge,
+            human=human,
+            pool=pool,
+            sample=v.get("sample"),
+            seed=v["seed"],
+            requested_by=account(request.user),
+        )
+        calibration.refresh_from_db()  # inline tasks (no broker) have run by now
+        body = s.CalibrationSerializer(selectors.calibration_view(calibration)).data
+        where = reverse("api-calibration", kwargs={"pk": calibration.pk})
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": where})
+
+
+class CalibrationView(APIView):
+    permission_classes = [ReadResearcherWriteAdmin]
+
+    @extend_schema(
+        responses={200: s.CalibrationSerializer},
+        description="Where a calibration stands: what it was asked (judge version, human "
+        "qrels and pool versions, sample, seed), its state (queued, running, done, failed), "
+        "the judge version it made once done, and why it failed.",
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        calibration = selectors.calibration_for(request.user, pk)
+        return Response(s.CalibrationSerializer(selectors.calibration_view(calibration)).data)
 
 
 class JudgeQrelsView(APIView):

@@ -124,6 +124,7 @@ urlpatterns = [
     path("judges/<int:pk>/calibrate/", aj.JudgeCalibrateView.as_view(), name="api-judge-calibrate"),
     path("judges/<int:pk>/qrels/", aj.JudgeQrelsView.as_view(), name="api-judge-qrels"),
     path("judge-runs/<int:pk>/", aj.JudgeRunView.as_view(), name="api-judge-run"),
+    path("calibrations/<int:pk>/", aj.CalibrationView.as_view(), name="api-calibration"),
     path("", include(router.urls)),
     # suggestions for assessors and their anchoring report (issue 17, point 5)
     path(

@@ -241,6 +241,44 @@ class JudgeAudit(models.Model):
         return f"audit of {self.judge} against qrels v{self.human.number}"
 
 
+class JudgeCalibration(models.Model):
+    """One calibration of an embedding judge version (``judge``) on a human qrels version over a
+    pool version, computed by a task (scoring every judged document with the model takes tens of
+    seconds, too long for a request): its result is the judge's next version, with thresholds
+    (``calibrated``), or why it failed (``error``)."""
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="calibrations")
+    human = models.ForeignKey(
+        "assessments.QrelsVersion", on_delete=models.PROTECT, related_name="+"
+    )
+    pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="+")
+    sample = models.PositiveIntegerField(
+        null=True, blank=True, help_text="A seeded sample of this many judged documents (or all)."
+    )
+    seed = models.PositiveIntegerField(default=0)
+    state = models.CharField(max_length=10, choices=AuditState.choices, default=AuditState.QUEUED)
+    calibrated = models.ForeignKey(
+        Judge,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The version the calibration made (done only).",
+    )
+    error = models.TextField(blank=True, help_text="Why it failed (never a key).")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"calibration #{self.pk} of {self.judge}"
+
+
 class SampleDesign(models.TextChoices):
     UNIFORM = "uniform", "uniform"
     STRATIFIED = "stratified", "stratified by the judge's grade"

@@ -20,12 +20,13 @@ from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.autojudge.models import (
     AutoLabel,
     Judge,
+    JudgeCalibration,
     JudgeKind,
     JudgeRun,
     JudgeRunState,
     LabelStatus,
 )
-from judging.autojudge.services import invalid, scrub
+from judging.autojudge.services import CALIBRATION_LIVE, invalid, scrub
 from judging.campaigns.models import Campaign
 from judging.core.roles import UserLike
 from judging.pools.models import PoolState, PoolVersion
@@ -260,6 +261,51 @@ def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
         "started_at": run.started_at,
         "finished_at": run.finished_at,
     }
+
+
+# ---- calibrations of embedding judges ----------------------------------------------------
+
+
+def calibration_for(user: UserLike, calibration_id: int) -> JudgeCalibration:
+    """Calibration ``calibration_id`` if the user may read its judge, else 404."""
+    calibration: JudgeCalibration = get_object_or_404(
+        JudgeCalibration.objects.filter(judge__in=judges_visible(user)).select_related(
+            "judge", "human", "pool", "calibrated"
+        ),
+        pk=calibration_id,
+    )
+    return calibration
+
+
+def calibration_view(calibration: JudgeCalibration) -> dict[str, Any]:
+    """Where a calibration stands (for polling): what it was asked (the judge version, the
+    human qrels and pool versions by number, the sample and seed), its state, the version it
+    made (done) or why it failed (URLs and keys blanked)."""
+    made = calibration.calibrated
+    return {
+        "id": calibration.pk,
+        "judge": calibration.judge_id,
+        "judge_label": str(calibration.judge),
+        "human": calibration.human.number,
+        "pool": calibration.pool.number,
+        "sample": calibration.sample,
+        "seed": calibration.seed,
+        "state": calibration.state,
+        "live": calibration.state in CALIBRATION_LIVE,
+        "calibrated": made.pk if made is not None else None,
+        "calibrated_label": str(made) if made is not None else None,
+        "error": scrub(calibration.error),
+        "created_at": calibration.created_at,
+        "finished_at": calibration.finished_at,
+    }
+
+
+def judge_calibrations(judge: Judge, limit: int = 5) -> list[dict[str, Any]]:
+    """The judge version's latest calibrations, newest first."""
+    rows = JudgeCalibration.objects.filter(judge=judge).select_related(
+        "judge", "human", "pool", "calibrated"
+    )
+    return [calibration_view(c) for c in rows.order_by("-created_at", "-pk")[:limit]]
 
 
 # ---- what the forms offer, and the numbers they send ----------------------------------------

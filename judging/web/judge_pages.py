@@ -309,6 +309,7 @@ def judge_page(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpRes
     campaign = campaign_of(request, campaign_id)
     judge = judge_of(request, campaign, judge_id)
     detail = selectors.judge_detail(judge)
+    calibrations = selectors.judge_calibrations(judge)
     pools = list(selectors.built_pools(campaign))
     return render(
         request,
@@ -320,7 +321,9 @@ def judge_page(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpRes
             "human_versions": list(selectors.human_qrels(campaign)),
             "can_manage": is_admin(request.user),
             "formats": services.LABEL_FORMATS,
-            "refresh": detail["live"],
+            "calibrations": calibrations,
+            "calibrating": any(c["live"] for c in calibrations),
+            "refresh": detail["live"] or any(c["live"] for c in calibrations),
             "mapping": mapping_text(
                 {int(k): int(v) for k, v in detail["params"].get("mapping", {}).items()}
             )
@@ -372,35 +375,45 @@ def judge_run(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpResp
 @login_required
 @require_POST
 def judge_calibrate(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpResponse:
-    """Calibrate an embedding judge on a human qrels version over a pool version: the new
-    version's page follows."""
-    from judging.autojudge.embedding import EmbeddingUnavailable
-
+    """Queue the calibration of an embedding judge on a human qrels version over a pool
+    version (a task: the model takes tens of seconds); the judge's page follows it and links
+    the new version once it is made."""
     campaign, judge = _action(request, campaign_id, judge_id)
-    here = redirect("judge-detail", campaign_id=campaign.pk, judge_id=judge.pk)
     try:
         number = _number(request, "human", required=True)
         assert number is not None
         human = selectors.qrels_by_number(campaign, number, "human")
         pool = selectors.pool_by_number(campaign, _number(request, "pool", required=False))
         sample = _number(request, "sample", required=False)
-        calibrated = services.embedding_calibrate(
-            judge=judge, human=human, pool=pool, sample=sample, created_by=account(request.user)
+        calibration = services.calibration_request(
+            judge=judge, human=human, pool=pool, sample=sample, requested_by=account(request.user)
         )
     except DomainError as exc:
         flash_error(request, exc)
-        return here
-    except EmbeddingUnavailable as exc:
-        flash(request, messages.ERROR, str(exc))
-        return here
-    info = calibrated.params.get("calibration", {})
-    flash(
-        request,
-        messages.SUCCESS,
-        f"{calibrated} calibrated on {info.get('items', 0):,} document(s) people judged in "
-        f"qrels version {human.number} (linear-weighted kappa {info.get('kappa_linear', 0):.3f}).",
-    )
-    return redirect("judge-detail", campaign_id=campaign.pk, judge_id=calibrated.pk)
+    else:
+        # without a broker the task has already run inline: say what it did
+        shown = selectors.calibration_view(selectors.calibration_for(request.user, calibration.pk))
+        asked = f"{judge} on qrels version {human.number} over pool version {pool.number}"
+        if shown["state"] == "done":
+            flash(
+                request,
+                messages.SUCCESS,
+                f"Calibration #{calibration.pk} of {asked} is done: {shown['calibrated_label']}.",
+            )
+        elif shown["state"] == "failed":
+            flash(
+                request,
+                messages.ERROR,
+                f"Calibration #{calibration.pk} of {asked} failed: {shown['error']}",
+            )
+        else:
+            flash(
+                request,
+                messages.INFO,
+                f"Calibration #{calibration.pk} of {asked} {shown['state']}: this page shows "
+                "the new version when it is made.",
+            )
+    return redirect("judge-detail", campaign_id=campaign.pk, judge_id=judge.pk)
 
 
 @login_required

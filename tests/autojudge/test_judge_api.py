@@ -12,8 +12,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
-from judging.autojudge import services
-from judging.autojudge.models import AutoLabel, Judge, JudgeKind, JudgeRun
+from judging.autojudge import services, tasks
+from judging.autojudge.models import AutoLabel, Judge, JudgeCalibration, JudgeKind, JudgeRun
 from judging.campaigns.models import Campaign
 from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
@@ -346,7 +346,91 @@ class LinearScorer:
         return np.array([self.SCORES[d[-1]] for _, d in items])
 
 
-def test_calibrating_an_embedding_judge_makes_its_next_version_with_thresholds(
+PEOPLE = b"".join(  # d*-1 highly relevant, d*-3 somewhat, d*-2 not (topics 401 and 402)
+    f"{q} 0 d{q}-{i} {g}\n".encode() for q in ("401", "402") for i, g in ((1, 2), (2, 0), (3, 1))
+)
+
+
+@pytest.fixture
+def linear_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedding judge scores with LinearScorer, as if the extra were installed."""
+    import judging.autojudge.embedding as embedding
+
+    monkeypatch.setattr(embedding, "EmbeddingScorer", LinearScorer)
+    monkeypatch.setattr(embedding, "available", lambda: True)
+
+
+def minilm(campaign: Campaign) -> Judge:
+    return services.judge_create(
+        campaign=campaign, name="minilm", kind=JudgeKind.EMBEDDING, model="all-MiniLM-L6-v2"
+    )
+
+
+def test_calibrating_an_embedding_judge_is_accepted_then_reads_done_with_its_next_version(
+    campaign: Campaign,
+    pooled: PoolVersion,
+    admin_api: Any,
+    api_client_for: Any,
+    researcher: Any,
+    linear_model: None,
+    as_committed: Any,
+) -> None:
+    with as_committed():
+        human = qrels_imported(campaign=campaign, data=PEOPLE)
+    judge = minilm(campaign)
+    with as_committed():
+        response = admin_api.post(
+            f"/api/v1/judges/{judge.pk}/calibrate/",
+            {"human": human.number, "pool": 1, "sample": 6, "seed": 3},
+            format="json",
+        )
+    assert response.status_code == 202, response.content
+    accepted = response.json()
+    calibration = JudgeCalibration.objects.get()
+    assert response["Location"] == f"/api/v1/calibrations/{calibration.pk}/"
+    assert (accepted["id"], accepted["judge"], accepted["human"], accepted["pool"]) == (
+        calibration.pk,
+        judge.pk,
+        human.number,
+        1,
+    )
+    assert (accepted["sample"], accepted["seed"]) == (6, 3)
+
+    # a researcher polls it: done, naming the version it made
+    polled = api_client_for(researcher).get(response["Location"])
+    assert polled.status_code == 200, polled.content
+    body = polled.json()
+    new = Judge.objects.get(name="minilm", version=2)
+    assert (body["state"], body["calibrated"], body["error"]) == ("done", new.pk, "")
+    assert body["live"] is False and body["finished_at"] is not None
+    detail = admin_api.get(f"/api/v1/judges/{new.pk}/").json()
+    t = detail["params"]["thresholds"]
+    # the scores separate the grades: one cut between 0.1 and 0.45, one between 0.45 and 0.8
+    assert len(t) == 2 and 0.1 < t[0] <= 0.45 < t[1] <= 0.8
+    info = detail["params"]["calibration"]
+    assert (info["items"], info["qrels"], info["pool"], info["seed"]) == (6, 1, 1, 3)
+    assert info["exact"] == 1.0 and info["kappa_linear"] == pytest.approx(1.0)
+
+
+def test_what_needs_no_model_is_refused_before_anything_is_queued(
+    campaign: Campaign, pooled: PoolVersion, admin_api: Any, linear_model: None, as_committed: Any
+) -> None:
+    with as_committed():
+        human = qrels_imported(campaign=campaign, data=PEOPLE)
+    judge = minilm(campaign)
+    url = f"/api/v1/judges/{judge.pk}/calibrate/"
+    other = imported_judge(campaign)
+    refused = admin_api.post(
+        f"/api/v1/judges/{other.pk}/calibrate/", {"human": human.number}, format="json"
+    )
+    assert refused.status_code == 409 and "only an embedding judge" in refused.json()["detail"]
+    assert problems_at(admin_api.post(url, {}, format="json")) == ["human"]
+    assert problems_at(admin_api.post(url, {"human": 1, "sample": 1}, format="json")) == ["sample"]
+    assert problems_at(admin_api.post(url, {"human": 1, "pool": 9}, format="json")) == ["pool"]
+    assert not JudgeCalibration.objects.exists()
+
+
+def test_without_the_extra_calibrating_is_refused_saying_how_to_install_it(
     campaign: Campaign,
     pooled: PoolVersion,
     admin_api: Any,
@@ -355,36 +439,124 @@ def test_calibrating_an_embedding_judge_makes_its_next_version_with_thresholds(
 ) -> None:
     import judging.autojudge.embedding as embedding
 
-    monkeypatch.setattr(embedding, "EmbeddingScorer", LinearScorer)
-    # people: d*-1 highly relevant, d*-3 somewhat, d*-2 not (topics 401 and 402)
-    human_file = b"".join(
-        f"{q} 0 d{q}-{i} {g}\n".encode()
-        for q in ("401", "402")
-        for i, g in ((1, 2), (2, 0), (3, 1))
-    )
+    monkeypatch.setattr(embedding, "available", lambda: False)
     with as_committed():
-        human = qrels_imported(campaign=campaign, data=human_file)
-    judge = services.judge_create(
-        campaign=campaign, name="minilm", kind=JudgeKind.EMBEDDING, model="all-MiniLM-L6-v2"
-    )
-    response = admin_api.post(
-        f"/api/v1/judges/{judge.pk}/calibrate/", {"human": human.number, "pool": 1}, format="json"
-    )
-    assert response.status_code == 201, response.content
-    new = response.json()
-    assert new["version"] == 2 and new["name"] == "minilm"
-    t = new["params"]["thresholds"]
-    # the scores separate the grades: one cut between 0.1 and 0.45, one between 0.45 and 0.8
-    assert len(t) == 2 and 0.1 < t[0] <= 0.45 < t[1] <= 0.8
-    calibration = new["params"]["calibration"]
-    assert (calibration["items"], calibration["qrels"], calibration["pool"]) == (6, 1, 1)
-    assert calibration["exact"] == 1.0 and calibration["kappa_linear"] == pytest.approx(1.0)
-
-    other = imported_judge(campaign)
+        human = qrels_imported(campaign=campaign, data=PEOPLE)
+    judge = minilm(campaign)
     refused = admin_api.post(
-        f"/api/v1/judges/{other.pk}/calibrate/", {"human": human.number}, format="json"
+        f"/api/v1/judges/{judge.pk}/calibrate/", {"human": human.number}, format="json"
     )
-    assert refused.status_code == 409 and "only an embedding judge" in refused.json()["detail"]
-    assert problems_at(
-        admin_api.post(f"/api/v1/judges/{judge.pk}/calibrate/", {}, format="json")
-    ) == ["human"]
+    assert refused.status_code == 409
+    assert "pip install '.[autojudge]'" in refused.json()["detail"]
+    assert not JudgeCalibration.objects.exists()
+
+
+def test_a_calibration_that_cannot_fit_is_stored_as_failed_saying_why(
+    campaign: Campaign, pooled: PoolVersion, admin_api: Any, linear_model: None, as_committed: Any
+) -> None:
+    with as_committed():  # one grade only: nothing to cut between
+        human = qrels_imported(campaign=campaign, data=b"401 0 d401-1 2\n401 0 d401-3 2\n")
+    judge = minilm(campaign)
+    with as_committed():
+        response = admin_api.post(
+            f"/api/v1/judges/{judge.pk}/calibrate/", {"human": human.number}, format="json"
+        )
+    assert response.status_code == 202, response.content
+    body = admin_api.get(response["Location"]).json()
+    assert body["state"] == "failed" and body["calibrated"] is None
+    assert body["error"] == (
+        "Conflict: qrels v1 grades 2 pool document(s) with text, with fewer than two different "
+        "grades: nothing to calibrate on"
+    )
+    assert Judge.objects.filter(name="minilm").count() == 1
+
+
+def test_a_model_that_cannot_load_fails_the_calibration_with_the_install_hint(
+    campaign: Campaign,
+    pooled: PoolVersion,
+    admin_api: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    as_committed: Any,
+) -> None:
+    import judging.autojudge.embedding as embedding
+
+    def unavailable(**_: Any) -> Any:
+        raise embedding.EmbeddingUnavailable("the model cannot load; install the extra: hint")
+
+    monkeypatch.setattr(embedding, "available", lambda: True)
+    monkeypatch.setattr(embedding, "EmbeddingScorer", unavailable)
+    with as_committed():
+        human = qrels_imported(campaign=campaign, data=PEOPLE)
+    judge = minilm(campaign)
+    with as_committed():
+        response = admin_api.post(
+            f"/api/v1/judges/{judge.pk}/calibrate/", {"human": human.number}, format="json"
+        )
+    body = admin_api.get(response["Location"]).json()
+    assert body["state"] == "failed"
+    assert body["error"] == "EmbeddingUnavailable: the model cannot load; install the extra: hint"
+
+
+def test_running_a_done_calibration_again_makes_no_second_version(
+    campaign: Campaign, pooled: PoolVersion, linear_model: None, as_committed: Any
+) -> None:
+    with as_committed():
+        human = qrels_imported(campaign=campaign, data=PEOPLE)
+    judge = minilm(campaign)
+    with as_committed():
+        calibration = services.calibration_request(judge=judge, human=human, pool=pooled)
+    calibration.refresh_from_db()
+    assert calibration.state == "done" and calibration.calibrated is not None
+    made, finished = calibration.calibrated_id, calibration.finished_at
+    versions = Judge.objects.filter(name="minilm").count()
+    assert versions == 2
+
+    services.calibration_execute(calibration.pk)
+    tasks.calibrate_judge(calibration.pk)
+    calibration.refresh_from_db()
+    assert Judge.objects.filter(name="minilm").count() == versions
+    assert (calibration.state, calibration.calibrated_id) == ("done", made)
+    assert calibration.finished_at == finished
+
+
+def test_the_same_calibration_asked_twice_while_queued_is_one(
+    campaign: Campaign, pooled: PoolVersion, linear_model: None, as_committed: Any
+) -> None:
+    with as_committed():
+        human = qrels_imported(campaign=campaign, data=PEOPLE)
+    judge = minilm(campaign)
+    # no commit: the task has not run, the first one is still queued
+    first = services.calibration_request(judge=judge, human=human, pool=pooled, seed=1)
+    again = services.calibration_request(judge=judge, human=human, pool=pooled, seed=1)
+    other = services.calibration_request(judge=judge, human=human, pool=pooled, seed=2)
+    assert again.pk == first.pk and other.pk != first.pk
+    assert first.state == "queued"
+
+
+def test_annotators_and_researchers_may_not_calibrate_and_only_researchers_read_one(
+    campaign: Campaign,
+    pooled: PoolVersion,
+    admin_api: Any,
+    api_client_for: Any,
+    annotator: Any,
+    researcher: Any,
+    linear_model: None,
+    as_committed: Any,
+) -> None:
+    with as_committed():
+        human = qrels_imported(campaign=campaign, data=PEOPLE)
+    judge = minilm(campaign)
+    calibration = services.calibration_request(judge=judge, human=human, pool=pooled)
+    post = f"/api/v1/judges/{judge.pk}/calibrate/"
+    get = f"/api/v1/calibrations/{calibration.pk}/"
+    ann, res, anonymous = (api_client_for(u) for u in (annotator, researcher, None))
+    for client, code in ((ann, 403), (res, 403), (anonymous, 401)):
+        assert client.post(post, {"human": human.number}, format="json").status_code == code
+    assert JudgeCalibration.objects.count() == 1
+    refused = ann.get(get)
+    assert refused.status_code == 403 and "minilm" not in refused.content.decode()
+    assert anonymous.get(get).status_code == 401
+    assert res.get(get).status_code == 200
+    # no such calibration, and no such judge: 404
+    assert res.get(f"/api/v1/calibrations/{calibration.pk + 1}/").status_code == 404
+    assert admin_api.post("/api/v1/judges/999999/calibrate/", {"human": 1}).status_code == 404

@@ -14,7 +14,7 @@ from django.test import Client, override_settings
 
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.autojudge import services
-from judging.autojudge.models import AutoLabel, Judge, JudgeKind, JudgeRun
+from judging.autojudge.models import AutoLabel, Judge, JudgeCalibration, JudgeKind, JudgeRun
 from judging.autojudge.prompts import UMBRELA
 from judging.campaigns.models import Campaign
 from judging.pools.models import PoolVersion
@@ -345,17 +345,24 @@ def test_the_admin_builds_automatic_and_hybrid_qrels_and_errors_are_flashed(
     assert flashes(nowhere) == ["pool: the campaign has no pool version 7"]
 
 
-def test_calibrating_from_the_page_goes_to_the_new_version(
+def calibrating(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedding judge scores with the API tests' LinearScorer, as if the extra were
+    installed."""
+    import judging.autojudge.embedding as embedding
+    from tests.autojudge.test_judge_api import LinearScorer
+
+    monkeypatch.setattr(embedding, "EmbeddingScorer", LinearScorer)
+    monkeypatch.setattr(embedding, "available", lambda: True)
+
+
+def test_calibrating_from_the_page_queues_it_and_the_page_follows_it_to_the_new_version(
     campaign: Campaign,
     pooled: PoolVersion,
     admin_user: Any,
     monkeypatch: pytest.MonkeyPatch,
     as_committed: Any,
 ) -> None:
-    import judging.autojudge.embedding as embedding
-    from tests.autojudge.test_judge_api import LinearScorer
-
-    monkeypatch.setattr(embedding, "EmbeddingScorer", LinearScorer)
+    calibrating(monkeypatch)
     with as_committed():
         human = qrels_imported(
             campaign=campaign, data=b"401 0 d401-1 2\n401 0 d401-2 0\n401 0 d401-3 1\n"
@@ -367,15 +374,81 @@ def test_calibrating_from_the_page_goes_to_the_new_version(
     page = f"/campaigns/{campaign.pk}/judges/{judge.pk}/"
     form = client.get(page).content.decode()
     assert 'id="judge-calibrate-form"' in form and 'id="judge-run-form"' in form
-    response = client.post(
-        f"{page}calibrate/", {"human": str(human.number), "pool": "1"}, follow=True
-    )
+    assert "Not calibrated from this version yet." in text(client.get(page))
+    with as_committed():  # the task runs when the request's work commits: after this block
+        response = client.post(
+            f"{page}calibrate/", {"human": str(human.number), "pool": "1"}, follow=True
+        )
+        calibration = JudgeCalibration.objects.get()
+        assert response.redirect_chain == [(page, 302)]
+        assert flashes(response) == [
+            f"Calibration #{calibration.pk} of minilm v1 on qrels version 1 over pool version 1 "
+            "queued: this page shows the new version when it is made."
+        ]
+        queued = response.content.decode()
+        assert f'data-calibration="{calibration.pk}" data-state="queued"' in queued
+        assert '<meta http-equiv="refresh" content="3">' in queued
+        assert "A calibration is queued or running: this page refreshes by itself." in queued
     new = Judge.objects.get(name="minilm", version=2)
-    assert response.redirect_chain == [(f"/campaigns/{campaign.pk}/judges/{new.pk}/", 302)]
-    assert flashes(response) == [
-        "minilm v2 calibrated on 3 document(s) people judged in qrels version 1 "
-        "(linear-weighted kappa 1.000)."
-    ]
-    assert "calibrated on 3 document(s) of pool v1 judged in qrels v1" in text(response)
+    body = client.get(page).content.decode()
+    assert f'data-calibration="{calibration.pk}" data-state="done"' in body
+    assert f'<a href="/campaigns/{campaign.pk}/judges/{new.pk}/">minilm v2</a>' in body
+    assert 'http-equiv="refresh"' not in body
+    assert "calibrated on 3 document(s) of pool v1 judged in qrels v1" in text(
+        client.get(f"/campaigns/{campaign.pk}/judges/{new.pk}/")
+    )
     missing = client.post(f"{page}calibrate/", {"pool": "1"}, follow=True)
     assert flashes(missing) == ["human: choose one"]
+    assert JudgeCalibration.objects.count() == 1
+
+
+def test_a_calibration_that_failed_shows_why_on_the_judge_page(
+    campaign: Campaign,
+    pooled: PoolVersion,
+    admin_user: Any,
+    researcher: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    as_committed: Any,
+) -> None:
+    calibrating(monkeypatch)
+    with as_committed():  # a single grade: nothing to cut between
+        human = qrels_imported(campaign=campaign, data=b"401 0 d401-1 1\n401 0 d401-3 1\n")
+    judge = services.judge_create(
+        campaign=campaign, name="minilm", kind=JudgeKind.EMBEDDING, model="all-MiniLM-L6-v2"
+    )
+    page = f"/campaigns/{campaign.pk}/judges/{judge.pk}/"
+    with as_committed():
+        signed_in(admin_user).post(f"{page}calibrate/", {"human": str(human.number)})
+    calibration = JudgeCalibration.objects.get()
+    shown = signed_in(researcher).get(page)
+    assert f'data-calibration="{calibration.pk}" data-state="failed"' in shown.content.decode()
+    assert (
+        "Conflict: qrels v1 grades 2 pool document(s) with text, with fewer than two different "
+        "grades: nothing to calibrate on"
+    ) in text(shown)
+    assert Judge.objects.filter(name="minilm").count() == 1
+    assert 'id="judge-calibrate-form"' not in shown.content.decode()  # researchers: no forms
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_broker_the_calibration_has_run_when_the_page_comes_back(
+    campaign: Campaign, pooled: PoolVersion, admin_user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tasks run inline (no broker) as each service's transaction commits: the flash says what
+    # the calibration made
+    calibrating(monkeypatch)
+    human = qrels_imported(
+        campaign=campaign, data=b"401 0 d401-1 2\n401 0 d401-2 0\n401 0 d401-3 1\n"
+    )
+    judge = services.judge_create(
+        campaign=campaign, name="minilm", kind=JudgeKind.EMBEDDING, model="all-MiniLM-L6-v2"
+    )
+    page = f"/campaigns/{campaign.pk}/judges/{judge.pk}/"
+    response = signed_in(admin_user).post(
+        f"{page}calibrate/", {"human": str(human.number)}, follow=True
+    )
+    calibration = JudgeCalibration.objects.get()
+    assert flashes(response) == [
+        f"Calibration #{calibration.pk} of minilm v1 on qrels version {human.number} over pool "
+        "version 1 is done: minilm v2."
+    ]
