@@ -583,22 +583,21 @@ class PoolStructure:
         # over every sampled item: those judged with certainty have weight (1 - 1) / 1 = 0
         li = np.linalg.cholesky(sigma + 1e-12 * np.eye(n_g)[None])[inv[cols]]  # (n, G, G)
         root = np.sqrt((1.0 - p[cols]) / p[cols] ** 2)
+
+        def add(u: F64) -> None:  # out += sum over items of u u' (per measure)
+            if full:
+                for m in range(n_m):
+                    out[m] += u[m] @ u[m].T
+            else:
+                out[...] += (u**2).sum(axis=2)
+
         for j in range(n_g):
             u = grads[j] * (li[:, j, j] * root)
             for h in range(j + 1, n_g):  # L is lower triangular: L_hj = 0 for h < j
                 u += grads[h] * (li[:, h, j] * root)
-            if full:
-                for m in range(n_m):
-                    out[m] += u[m] @ u[m].T
-            else:
-                out += (u**2).sum(axis=2)
+            add(u)
         if shift is not None:
-            u = shift * root
-            if full:
-                for m in range(n_m):
-                    out[m] += u[m] @ u[m].T
-            else:
-                out += (u**2).sum(axis=2)
+            add(shift * root)
         return out
 
     # -- estimates ----------------------------------------------------------------------------
@@ -635,15 +634,16 @@ class PoolStructure:
     ) -> tuple[F64, F64, F64, int]:
         """One estimate with predictions ``Fp`` (G, N): the values (R, M), the per-item
         linearised errors v (M, R, n) over the sampled items ``cols``, their gradients
-        (G, M, R, n), v = sum_h grads_h (f_h(y) - point_h), and how many topics were linearised
-        at the pilot's point."""
+        (G, M, R, n), v = sum_h grads_h (f_h(y) - point_h), and how many topics were thin (the
+        model-assisted form, with items not judged with certainty)."""
         resid = Fy[:, cols] - Fp[:, cols]
         F = Fp.copy()
         F[:, cols] += resid / p[cols]
         points, aux = self._cells(F)
         cells = np.stack([pt.cell for pt in points])  # (M, R, Q) plug-in
-        # topics whose correction sample is expected to hold few relevant items: linearise at
-        # the point fixed by the pilot (its labels, the predictions elsewhere)
+        # thin topics (few relevant items expected in their correction sample, or few predicted
+        # at all): their expected measure under the model, corrected along the gradient at the
+        # point fixed by the pilot (its labels, the predictions elsewhere)
         n_q = len(self.topics)
         live = p[cols] < 1.0
         rel_p = Fp[self.threshold - 1]
@@ -745,7 +745,7 @@ class PoolStructure:
         g_arr = None if groups is None else np.asarray(groups, dtype=np.int64)
         calibrated = calibrate and certain.size > 0
         Fp = _calibrated(a, Fa, Fy, certain, g_arr) if calibrated else Fa
-        value, v, grads, linearised = self._pass(Fp, Fy, p, cols, certain, depth)
+        value, v, grads, thin = self._pass(Fp, Fy, p, cols, certain, depth)
         # power tuning: the same estimate with the judge-free predictor (the pilot's rate per
         # group, what the human sample alone gives), and the weighted average of the two whose
         # estimated variance is least, per measure
@@ -755,8 +755,8 @@ class PoolStructure:
         if power and calibrated:
             F0 = _calibrated(np.zeros_like(a), np.zeros_like(Fa), Fy, certain, g_arr)
             if not np.array_equal(F0, Fp):
-                value0, v0, grads0, linearised0 = self._pass(F0, Fy, p, cols, certain, depth)
-                linearised = max(linearised, linearised0)
+                value0, v0, grads0, thin0 = self._pass(F0, Fy, p, cols, certain, depth)
+                thin = max(thin, thin0)
                 var1 = _design_covariance(v, p, cols, s, design, st, False).sum(axis=1)
                 var0 = _design_covariance(v0, p, cols, s, design, st, False).sum(axis=1)
                 vard = _design_covariance(v - v0, p, cols, s, design, st, False).sum(axis=1)
@@ -784,7 +784,7 @@ class PoolStructure:
         auto_only = np.full_like(value, np.nan)
         if auto_value:  # the measures under the automatic labels alone
             auto_only = _f64(np.stack([pt.cell.mean(axis=1) for pt in self._cells(Fa)[0]], axis=1))
-        return ArrayEstimate(value, cov, auto_only, covariance, lam, linearised)
+        return ArrayEstimate(value, cov, auto_only, covariance, lam, thin)
 
 
 def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = None) -> F64:
@@ -900,9 +900,9 @@ class ArrayEstimate:
     auto_value: F64
     full: bool
     judge_weight: F64 | None = None  # (measures,) lam of the power-tuned blend (1: judge only)
-    # topics whose ratio measures were linearised at the pilot's point (fewer than one relevant
-    # item expected in their sample beyond the pilot): a bias the interval leaves out
-    linearised_topics: int = 0
+    # thin topics: their ratio measures are the model-assisted form (too few relevant items
+    # expected in their sample beyond the pilot, or predicted), resting on the calibration
+    thin_topics: int = 0
 
     @property
     def se(self) -> F64:
@@ -1238,7 +1238,7 @@ class PPIReport:
             "n_items": self.n_items,
             "judge_weight": self.judge_weight,
             "n_topics": self.n_topics,
-            "linearised_topics": self._arrays.linearised_topics,
+            "thin_topics": self._arrays.thin_topics,
             "runs": {
                 r: {
                     m: {

@@ -310,6 +310,7 @@ def judge_page(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpRes
     judge = judge_of(request, campaign, judge_id)
     detail = selectors.judge_detail(judge)
     calibrations = selectors.judge_calibrations(judge)
+    calibrating = any(c["live"] for c in calibrations)
     pools = list(selectors.built_pools(campaign))
     return render(
         request,
@@ -322,8 +323,8 @@ def judge_page(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpRes
             "can_manage": is_admin(request.user),
             "formats": services.LABEL_FORMATS,
             "calibrations": calibrations,
-            "calibrating": any(c["live"] for c in calibrations),
-            "refresh": detail["live"] or any(c["live"] for c in calibrations),
+            "calibrating": calibrating,
+            "refresh": detail["live"] or calibrating,
             "mapping": mapping_text(
                 {int(k): int(v) for k, v in detail["params"].get("mapping", {}).items()}
             )
@@ -392,7 +393,8 @@ def judge_calibrate(request: HttpRequest, campaign_id: int, judge_id: int) -> Ht
         flash_error(request, exc)
     else:
         # without a broker the task has already run inline: say what it did
-        shown = selectors.calibration_view(selectors.calibration_for(request.user, calibration.pk))
+        calibration.refresh_from_db()
+        shown = selectors.calibration_view(calibration)
         asked = f"{judge} on qrels version {human.number} over pool version {pool.number}"
         if shown["state"] == "done":
             flash(

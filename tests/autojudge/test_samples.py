@@ -234,7 +234,7 @@ def test_pages_and_api_check_who_asks(
     est = api.get(f"/api/v1/samples/{sample_id}/").json()["estimate"]
     # a 6-document sample of a 24-document pool leaves topics too thin for per-topic ratios:
     # the page says how many and that their intervals leave a bias out
-    assert 0 < est["linearised_topics"] <= est["n_topics"]
+    assert 0 < est["thin_topics"] <= est["n_topics"]
     assert 'id="thin-topics"' in page.content.decode()
     assert client.post(f"/campaigns/{campaign.pk}/samples/create/", {}).status_code == 403
     assert client.get(f"/campaigns/{campaign.pk}/samples/").status_code == 200

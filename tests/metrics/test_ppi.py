@@ -103,7 +103,7 @@ def test_judging_everything_gives_the_full_judgment_value_with_zero_width():
     )
     assert est.value == pytest.approx(truth)
     assert est.se == pytest.approx(np.zeros_like(truth))
-    assert est.linearised_topics == 0  # every topic is its own point: no bias left out
+    assert est.thin_topics == 0  # every topic is its own point: no bias left out
 
 
 def _small_pool():
@@ -223,7 +223,7 @@ def test_a_topic_with_few_expected_relevant_samples_is_estimated_by_its_expected
         # with d sampled: R@2 at the sampled labels is 1/3 (a of a, c, d), corrected by
         # (3 - 1) x (-1/4): -1/6, so (-1/6 + 1) / 2 = 5/12; without it 1/2, so (1/2 + 1) / 2
         assert est.value[0, 0] == pytest.approx(5 / 12 if bits[3] else 0.75)
-        assert est.linearised_topics >= 1  # and it says so
+        assert est.thin_topics >= 1  # and it says so
         mean += prob * est.value[0, 0]
         second += prob * est.value[0, 0] ** 2
         var_hat += prob * est.se[0, 0] ** 2
