@@ -5,8 +5,11 @@
 
 For each collection x design x budget x measure: the share of (repetition, run) 95% intervals
 that contain the full-judgment value, the worst run's coverage, the mean width, and the mean
-width of the human-sample-alone interval at the same budget (a uniform sample, same estimator
-with f(a) = 0, i.e. the pilot's constant rate as predictor) with its own coverage. Then the
+width of two judge-free intervals at the same budget (a uniform sample, same estimator with
+f(a) = 0) with their own coverage: "human+pool", calibrated per pool-popularity group (how many
+runs rank the item in their top 10: what the service reports beside each estimate), and
+"human-alone", the pilot's one rate as the only predictor (the classical estimate from the human
+sample alone). Then the
 same for differences between runs (all pairs on Robust 2003 and Cranfield, a fixed random 300
 pairs on TREC 2011 Medical).
 
@@ -17,7 +20,9 @@ pairs on TREC 2011 Medical).
   dense run): humans = cranqrel (binary); automatic = the real embedding judge
   (``judging.autojudge.embedding``), cosines mapped to grades by
   ``metrics.calibration.calibrate_thresholds`` fitted on the pilot slice (part of the budget,
-  judged first, pi = 1: apart from the correction sample, so the predictor is fixed given it).
+  judged first, pi = 1: apart from the correction sample, so the predictor is fixed given it);
+  the estimate calibrates on the cosines themselves (``score=``, as the service does when every
+  pool document has the judge's score).
 
 Every design judges a uniform pilot slice (20% of the budget) first; it calibrates the predictor
 per (automatic grade, how many runs rank the item in their top 10) and sets the stratified
@@ -205,13 +210,18 @@ def cranfield():
 # -- the coverage loop ----------------------------------------------------------------------------
 
 
-def run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows, diff_rows):
+def run_block(
+    st, truth, grades, pop, scores, auto_for, reps, budget, pairs, label, rows, diff_rows
+):
     n = st.n_items
     zero = np.zeros(n, dtype=np.int64)
     ia, ib = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     d_truth = truth[ia] - truth[ib]
-    # human sample alone: a uniform sample of the same budget, f(a) = 0
+    # human sample alone: a uniform sample of the same budget, f(a) = 0; calibrated per pool
+    # popularity group (ho, what the service reports beside each estimate) and plain (hp: no
+    # covariate at all, the pilot's one rate: the classical estimate from the sample alone)
     ho: dict[str, list[Any]] = {"cov": [], "w": [], "dcov": [], "dw": []}
+    hp: dict[str, list[Any]] = {"cov": [], "w": [], "dcov": [], "dw": []}
     res: dict[str, dict[str, list[Any]]] = {
         _name(d, a): {"cov": [], "w": [], "dcov": [], "dw": []} for d, a in DESIGNS
     }
@@ -235,6 +245,7 @@ def run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows
                 covariance=True,
                 groups=pop,
                 auto_value=False,
+                score=scores,
             )
             _collect(res[_name(kind, alloc)], est, truth, ia, ib, d_truth)
         design = Design("uniform", budget, seed=100000 + rep)
@@ -250,11 +261,17 @@ def run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows
             auto_value=False,
         )
         _collect(ho, est, truth, ia, ib, d_truth)
+        est = st.estimate(
+            zero, grades, s.sampled, s.pi, design="uniform", covariance=True, auto_value=False
+        )
+        _collect(hp, est, truth, ia, ib, d_truth)
     elapsed = time.time() - t0
     hw = np.mean(ho["w"], axis=(0, 1))
     hc = np.mean(ho["cov"], axis=(0, 1))
     hdw = np.mean(ho["dw"], axis=(0, 1))
     hdc = np.mean(ho["dcov"], axis=(0, 1))
+    pw, pcov = np.mean(hp["w"], axis=(0, 1)), np.mean(hp["cov"], axis=(0, 1))
+    pdw, pdc = np.mean(hp["dw"], axis=(0, 1)), np.mean(hp["dcov"], axis=(0, 1))
     for kind, alloc in DESIGNS:
         design_name = _name(kind, alloc)
         cov = np.array(res[design_name]["cov"])  # (reps, runs, measures)
@@ -274,6 +291,9 @@ def run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows
                     hw[m],
                     w[m] / hw[m],
                     hc[m],
+                    pw[m],
+                    w[m] / pw[m],
+                    pcov[m],
                 )
             )
             diff_rows.append(
@@ -288,6 +308,9 @@ def run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows
                     hdw[m],
                     dw[m] / hdw[m],
                     hdc[m],
+                    pdw[m],
+                    dw[m] / pdw[m],
+                    pdc[m],
                 )
             )
     return elapsed
@@ -317,30 +340,33 @@ def table(rows, title, out, unit="run"):
     print(f"\n### {title}\n", file=out)
     print(
         f"| collection | design | budget (items, share) | measure | coverage | worst {unit} | "
-        "width | human-only width | ratio | human-only coverage |",
+        "width | human+pool width | ratio | human+pool coverage | human-alone width | ratio | "
+        "human-alone coverage |",
         file=out,
     )
-    print("|---|---|---|---|---|---|---|---|---|---|", file=out)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|", file=out)
     for r in rows:
         flag = "" if r[4] >= 0.93 else " (below 93%)"
         print(
             f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.3f}{flag} | {r[5]:.3f} | {r[6]:.4f} | "
-            f"{r[7]:.4f} | {r[8]:.2f} | {r[9]:.3f} |",
+            f"{r[7]:.4f} | {r[8]:.2f} | {r[9]:.3f} | {r[10]:.4f} | {r[11]:.2f} | {r[12]:.3f} |",
             file=out,
         )
 
 
 _LOADED: dict[
     str, tuple[Any, ...]
-] = {}  # label -> (structure, truth, grades, groups, auto_for, pairs)
+] = {}  # label -> (structure, truth, grades, groups, scores or None, auto_for, pairs)
 
 
 def _block(label: str, share: float, reps: int):
-    st, truth, grades, pop, auto_for, pairs = _LOADED[label]
+    st, truth, grades, pop, scores, auto_for, pairs = _LOADED[label]
     budget = round(share * st.n_items)
     rows: list[tuple[Any, ...]] = []
     diff_rows: list[tuple[Any, ...]] = []
-    el = run_block(st, truth, grades, pop, auto_for, reps, budget, pairs, label, rows, diff_rows)
+    el = run_block(
+        st, truth, grades, pop, scores, auto_for, reps, budget, pairs, label, rows, diff_rows
+    )
     return label, share, budget, el, rows, diff_rows
 
 
@@ -387,7 +413,15 @@ def main(argv: list[str] | None = None) -> int:
         st = PoolStructure(ranked, pool, measures=MEASURES)
         grades = np.array([max(0, judged[q].get(d, 0)) for q, d in st.items], dtype=np.int64)
         pairs = _pairs(len(st.run_names), 300)
-        _LOADED[label] = (st, st.values(grades), grades, st.popularity(), _simulated(grades), pairs)
+        _LOADED[label] = (
+            st,
+            st.values(grades),
+            grades,
+            st.popularity(),
+            None,
+            _simulated(grades),
+            pairs,
+        )
         print(
             f"\n{label}: {len(st.run_names)} runs, {len(st.topics)} topics, {st.n_items} pool "
             f"items, {int((grades >= 1).sum())} relevant; {len(pairs)} run pairs; loaded in "
@@ -407,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
             truth,
             grades,
             st.popularity(),
+            np.asarray(scores, dtype=np.float64),
             _calibrated_judge(grades, scores),
             pairs,
         )
@@ -432,6 +467,7 @@ def main(argv: list[str] | None = None) -> int:
             sub.values(sub_grades),
             sub_grades,
             sub.popularity(),
+            np.asarray(scores, dtype=np.float64)[rows_of],
             _calibrated_judge(sub_grades, scores[rows_of]),
             _pairs(len(sub.run_names), 300),
         )

@@ -77,7 +77,12 @@ observation: a judge that agrees with every pilot label keeps its labels, so a p
 gives the full-judgment value with width 0). The estimate is conditional on the pilot; given the
 pilot the predictor is fixed, so the correction above stays unbiased. This is what makes a noisy
 judge useful: a raw grade that is wrong 30% of the time is replaced by the rate at which it is
-right. The pilot items themselves enter with their human labels.
+right. The pilot items themselves enter with their human labels. When the judge's raw score of
+every item is given (``score=``: an embedding judge's cosine), the predictor is instead a
+ridge-penalised logistic fit of f_h(y) on the standardised score, the grade and the group
+(:func:`_calibrated_scores`): a grade keeps only which band a score fell in, and a cell per
+(grade, group) spreads a pilot of ~100 items thin. On Cranfield with the embedding judge this
+made the intervals 2-12% narrower than the human sample alone's (the grade cells: no narrower).
 
 Variance (linearisation): theta~ - theta ~= sum_i (S_i / pi_i - 1) v_i with v_i = sum_h (d theta
 / d f_h,i) (f_h(y_i) - p_h,i), the gradient taken at the estimated totals (plug-in topics) or at
@@ -704,6 +709,7 @@ class PoolStructure:
         auto_value: bool = True,
         variance_floor: bool = True,
         power: bool = True,
+        score: Sequence[float] | F64 | None = None,
     ) -> ArrayEstimate:
         """Array form of :func:`estimate_runs`: every argument in item order; ``human`` is read
         where ``sampled`` only. ``strata`` (stratified design): an integer per item.
@@ -744,7 +750,11 @@ class PoolStructure:
         live = p[cols] < 1.0
         g_arr = None if groups is None else np.asarray(groups, dtype=np.int64)
         calibrated = calibrate and certain.size > 0
-        Fp = _calibrated(a, Fa, Fy, certain, g_arr) if calibrated else Fa
+        if calibrated and score is not None:
+            sc = np.asarray(score, dtype=np.float64)
+            Fp = _calibrated_scores(a, sc, Fy, certain, g_arr)
+        else:
+            Fp = _calibrated(a, Fa, Fy, certain, g_arr) if calibrated else Fa
         value, v, grads, thin = self._pass(Fp, Fy, p, cols, certain, depth)
         # power tuning: the same estimate with the judge-free predictor (the pilot's rate per
         # group, what the human sample alone gives), and the weighted average of the two whose
@@ -810,6 +820,52 @@ def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = Non
                 base = out[:, np.flatnonzero(cell)[0]]
                 out[:, cell] = ((Fy[:, here].sum(axis=1) + base) / (here.size + 1.0))[:, None]
     return np.asarray(out, dtype=np.float64)
+
+
+_SCORE_RIDGE = 1.0  # the penalty on every coefficient but the intercept (standardised features)
+_SCORE_STEPS = 25  # Newton steps of the penalised logistic fit (it converges in under 10)
+
+
+def _calibrated_scores(a: I64, score: F64, Fy: F64, certain: I64, groups: I64 | None = None) -> F64:
+    """(G, N) predictions E[f_h(y) | score, a, group] from the judge's raw score, fitted on
+    the items judged with certainty: for each grade level h, a ridge-penalised logistic
+    regression of f_h(y) on the standardised score, one indicator per automatic grade and one
+    per group (the first of each left out), the intercept unpenalised. A grade turns a score
+    into a few levels and throws away where in its band the score fell; on Cranfield the
+    embedding judge's score ranks relevant items above others better than its grade does
+    (AUC 0.71 against 0.60), and a cell per (grade, group) would spread the pilot thin. The
+    predictions are monotone in h (f_h(y) <= f_{h-1}(y)); given the pilot they are fixed, so
+    the correction stays unbiased as with :func:`_calibrated`."""
+    if score.shape != a.shape or not np.all(np.isfinite(score)):
+        raise ValueError("scores need one finite value per pool item")
+    mu, sd = float(score[certain].mean()), float(score[certain].std())
+    cols = [(score - mu) / (sd if sd > 0 else 1.0)]
+    for codes in (a, groups):
+        if codes is None:
+            continue
+        for c in np.unique(codes)[1:]:
+            ind = (codes == c).astype(np.float64)
+            cols.append((ind - ind[certain].mean()) / max(float(ind[certain].std()), 0.5))
+    X = np.column_stack([np.ones(a.size), *cols])
+    Xc = X[certain]
+    pen = np.full(X.shape[1], _SCORE_RIDGE)
+    pen[0] = 0.0
+    out = np.empty((Fy.shape[0], a.size))
+    for h in range(Fy.shape[0]):
+        t = Fy[h, certain]
+        rate = (t.sum() + 0.5) / (t.size + 1.0)  # start at the (smoothed) base rate
+        beta = np.zeros(X.shape[1])
+        beta[0] = math.log(rate / (1.0 - rate))
+        for _ in range(_SCORE_STEPS):
+            mu_i = 1.0 / (1.0 + np.exp(-(Xc @ beta)))
+            grad = Xc.T @ (t - mu_i) - pen * beta
+            hess = (Xc * (mu_i * (1.0 - mu_i))[:, None]).T @ Xc + np.diag(pen + 1e-9)
+            step = np.linalg.solve(hess, grad)
+            beta += step
+            if np.max(np.abs(step)) < 1e-10:
+                break
+        out[h] = 1.0 / (1.0 + np.exp(-(X @ beta)))
+    return np.asarray(np.minimum.accumulate(out, axis=0), dtype=np.float64)
 
 
 def _power(var1: F64, var0: F64, var_diff: F64) -> F64:
@@ -1206,6 +1262,9 @@ class PPIReport:
     n_sampled: int
     n_items: int
     n_topics: int
+    # how the pilot calibrated the judge: "grade" (a rate per grade and group), "score" (a
+    # logistic fit on the judge's raw score, :func:`_calibrated_scores`) or "none"
+    calibration: str
     estimates: dict[str, dict[str, Estimate]]
     auto_only: dict[str, dict[str, float]]
     human_only: dict[str, dict[str, Estimate]] | None
@@ -1239,6 +1298,7 @@ class PPIReport:
             "judge_weight": self.judge_weight,
             "n_topics": self.n_topics,
             "thin_topics": self._arrays.thin_topics,
+            "calibration": self.calibration,
             "runs": {
                 r: {
                     m: {
@@ -1299,6 +1359,7 @@ def estimate_runs(
     human_only: bool = True,
     calibrate: bool = True,
     popularity_groups: bool = True,
+    scores: Mapping[str, Mapping[str, float]] | None = None,
 ) -> PPIReport:
     """Prediction-powered estimates of every run's measures (module docstring).
 
@@ -1309,7 +1370,10 @@ def estimate_runs(
     the human-sample-alone estimates (f(a) = 0) from the same sample. ``calibrate``: the items
     with pi = 1 (the pilot) calibrate the predictor, per automatic grade and, with
     ``popularity_groups``, per how many runs rank the item in their top 10 (the configuration
-    ``benchmarks/ppi_coverage.py`` measures). :func:`sample` and :func:`by_item` give ``pi``.
+    ``benchmarks/ppi_coverage.py`` measures). ``scores``: the judge's raw score of EVERY pool
+    item (a similarity, say): the calibration is then a logistic fit on the score, grade and
+    group (:func:`_calibrated_scores`) instead of a rate per cell; the report's ``calibration``
+    says which. :func:`sample` and :func:`by_item` give ``pi``.
     """
     _z(level)
     st = PoolStructure(runs, pool, measures=measures, threshold=threshold)
@@ -1336,9 +1400,18 @@ def estimate_runs(
         if any(x is None for x in s_list):
             raise ValueError("strata must give every pool item's stratum")
         s_arr = np.array([int(x) for x in s_list], dtype=np.int64)
+    sc = None
+    if scores is not None:
+        sc_list = st.flat(scores, what="scores")
+        missing = [st.items[i] for i, x in enumerate(sc_list) if x is None]
+        if missing:
+            raise ValueError(f"{len(missing)} pool items have no score, e.g. {missing[0]}")
+        sc = np.array([float(x) for x in sc_list], dtype=np.float64)
+        if not np.all(np.isfinite(sc)):
+            raise ValueError("every score must be a finite number")
     groups = st.popularity() if popularity_groups else None
     opts: dict[str, Any] = {"design": design, "strata": s_arr, "calibrate": calibrate}
-    arr = st.estimate(a, y, sampled, p, covariance=True, groups=groups, **opts)
+    arr = st.estimate(a, y, sampled, p, covariance=True, groups=groups, score=sc, **opts)
     ho = None
     if human_only:
         zero = np.zeros_like(a)
@@ -1352,6 +1425,7 @@ def estimate_runs(
         n_sampled=int(sampled.sum()),
         n_items=st.n_items,
         n_topics=len(st.topics),
+        calibration=("none" if not calibrate else "grade" if sc is None else "score"),
         estimates=_estimates(arr, st.run_names, st.measures, level),
         auto_only={
             r: {m: float(arr.auto_value[i, j]) for j, m in enumerate(st.measures)}

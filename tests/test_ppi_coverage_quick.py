@@ -54,6 +54,7 @@ def test_intervals_cover_and_beat_the_human_sample_alone_on_robust_2003(robust):
         truth,
         grades,
         st.popularity(),
+        None,
         _simulated(grades),
         30,
         budget,
@@ -63,11 +64,13 @@ def test_intervals_cover_and_beat_the_human_sample_alone_on_robust_2003(robust):
         diff_rows,
     )
     assert len(rows) == len(DESIGNS) * len(MEASURES)
-    for _, design, _, measure, coverage, _worst, width, _ho_width, ratio, _ in rows:
+    for _, design, _, measure, coverage, _worst, width, _ho_w, ratio, _, _hp_w, plain, _ in rows:
         # 30 repetitions x 17 runs: a coverage estimate good to a few points
         assert coverage >= 0.88, (design, measure, coverage)
         assert 0.0 < width < 1.0
         if measure == "P@10":  # the linear measure: the judge must help at 20% of the pool
             assert ratio < 0.9, (design, ratio)
+        # against the human sample alone (no pool covariate either) on every measure
+        assert plain < 1.0, (design, measure, plain)
     for _, design, _, measure, coverage, *_ in diff_rows:
         assert coverage >= 0.88, (design, measure, coverage)

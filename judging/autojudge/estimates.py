@@ -26,7 +26,7 @@ from django.db import transaction
 from judging.assessments.queue import slots_first
 from judging.assessments.services import current_human_grades
 from judging.autojudge.models import HumanSample, Judge, SampleDesign, SampleItem
-from judging.autojudge.services import invalid, labels, pool_pairs
+from judging.autojudge.services import invalid, label_scores, labels, pool_pairs
 from judging.core.errors import Conflict
 from judging.core.roles import Account
 from judging.evaluation.services import rankings
@@ -248,7 +248,8 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     campaign = hs.judge.campaign
     run_rows = list(campaign.runs.order_by("tag"))
     graded = labels(hs.judge)
-    key = _estimate_key(hs, level, people, graded, [(r.pk, r.tag) for r in run_rows])
+    scored = label_scores(hs.judge)
+    key = _estimate_key(hs, level, people, graded, [(r.pk, r.tag) for r in run_rows], scored)
     cached = cache.get(key)
     if cached is not None:
         return {**out, **cached}
@@ -256,6 +257,11 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     pool_map = _pool_map(hs.pool)
     # the judge's grade of every pool document (0 where it gave none, as the sample was drawn)
     auto_map = {q: {d: graded.get((q, d), 0) for d in ds} for q, ds in pool_map.items()}
+    # the judge's raw scores calibrate the predictor when every pool document has one (an
+    # embedding judge's similarity says more than the grade cut from it)
+    score_map = None
+    if all((q, d) in scored for q, ds in pool_map.items() for d in ds):
+        score_map = {q: {d: scored[(q, d)] for d in ds} for q, ds in pool_map.items()}
     human: dict[str, dict[str, int]] = {}
     for (q, d), g in people.items():
         human.setdefault(q, {})[d] = g
@@ -270,6 +276,7 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
         threshold=hs.judge.campaign.relevance_threshold,
         level=level,
         strata=hs.design_info.get("strata") if hs.design == SampleDesign.STRATIFIED else None,
+        scores=score_map,
     )
     result = {"ready": True, **report.to_dict()}
     if settings.POOLJUDGE_ESTIMATE_CACHE_SECONDS > 0:
@@ -278,7 +285,7 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
 
 
 # bump when metrics.ppi's estimator changes, so that no figure computed by the old one is served
-_ESTIMATOR_VERSION = "2026-12-03"
+_ESTIMATOR_VERSION = "2026-12-03b"
 
 
 def _estimate_key(
@@ -287,6 +294,7 @@ def _estimate_key(
     people: dict[tuple[str, str], int],
     graded: dict[tuple[str, str], int],
     runs: list[tuple[int, str]],
+    scored: dict[tuple[str, str], float],
 ) -> str:
     """The cache key of a sample's estimate: a digest of all it rests on (the sample and its
     inclusion probabilities, the people's grades, the judge's labels, the runs (whose rankings
@@ -299,5 +307,6 @@ def _estimate_key(
     h.update(repr(sorted(runs)).encode())
     h.update(repr(sorted(people.items())).encode())
     h.update(repr(sorted(graded.items())).encode())
+    h.update(repr(sorted(scored.items())).encode())
     h.update(json.dumps([hs.design, hs.pi, hs.design_info], sort_keys=True).encode())
     return f"pooljudge:estimate:{h.hexdigest()}"

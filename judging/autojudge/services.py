@@ -225,6 +225,15 @@ def labels(judge: Judge) -> dict[tuple[str, str], int]:
     return {(q, d): int(g) for q, d, g in rows.iterator(chunk_size=10_000) if g is not None}
 
 
+def label_scores(judge: Judge) -> dict[tuple[str, str], float]:
+    """(qid, docid) -> the judge's raw score of every graded pair that has one (a similarity,
+    UMBRELA's 0-3); the estimates calibrate on it when every pool document has one."""
+    rows = AutoLabel.objects.filter(
+        judge=judge, grade__isnull=False, score__isnull=False
+    ).values_list("topic__qid", "docid", "score")
+    return {(q, d): float(x) for q, d, x in rows.iterator(chunk_size=10_000) if x is not None}
+
+
 def pool_pairs(pool: PoolVersion) -> list[tuple[str, str]]:
     """(qid, docid) of every document of a pool version, in judging order."""
     rows = (

@@ -152,6 +152,43 @@ def test_a_perfect_judge_gives_the_full_judgment_value_inside_its_interval(
     assert max(widths) > 0
 
 
+def test_a_judge_whose_every_label_has_a_score_is_calibrated_on_the_scores(
+    world: dict[str, Any], as_committed: Any, client: Any, researcher: Any
+) -> None:
+    campaign, pool = world["campaign"], world["pool"]
+    scored = services.judge_create(
+        campaign=campaign, name="cosine", kind=JudgeKind.IMPORTED, model="m"
+    )
+    graded = judge_labels(perfect=False)
+    # a similarity: the human grade plus a spread that keeps the two grades overlapping
+    sim = {k: 0.3 * HUMAN[k] + 0.05 * (i % 7) for i, k in enumerate(sorted(graded))}
+    services.store_labels(
+        scored, [services.Label(q, d, g, score=sim[(q, d)]) for (q, d), g in graded.items()]
+    )
+    plain = make_judge(campaign, perfect=False, name="grades-only")
+    people_grade_everything(campaign, as_committed)
+    by_scores = estimate(sample_create(judge=scored, pool=pool, design="uniform", budget=10))
+    by_grades = estimate(sample_create(judge=plain, pool=pool, design="uniform", budget=10))
+    assert by_scores["calibration"] == "score" and by_grades["calibration"] == "grade"
+    for run, by_m in by_scores["runs"].items():
+        for m, cell in by_m.items():
+            assert cell["ppi"]["low"] <= cell["ppi"]["value"] <= cell["ppi"]["high"], (run, m)
+    # one document without a score: the grades calibrate, and the page says which was used
+    gap = services.judge_create(campaign=campaign, name="gap", kind=JudgeKind.IMPORTED, model="m")
+    services.store_labels(
+        gap,
+        [
+            services.Label(q, d, g, score=None if (q, d) == ("401", "d401-1") else sim[(q, d)])
+            for (q, d), g in graded.items()
+        ],
+    )
+    hs = sample_create(judge=gap, pool=pool, design="uniform", budget=10, seed=4)
+    assert estimate(hs)["calibration"] == "grade"
+    client.force_login(researcher)
+    page = client.get(f"/campaigns/{campaign.pk}/samples/{hs.pk}/").content.decode()
+    assert 'id="calibration"' in page and "per grade and per how many runs" in page
+
+
 def test_a_neyman_design_queues_its_pilot_then_draws_the_rest(
     world: dict[str, Any], as_committed: Any
 ) -> None:

@@ -584,3 +584,72 @@ def test_judging_every_item_through_the_mapping_api_gives_the_hand_worked_values
     # the judge alone: relevant b (rank 4) and d (not retrieved) -> P@2 0, AP (1/4) / 2
     assert rep.auto_only["r"]["P@2"] == pytest.approx(0.0)
     assert rep.auto_only["r"]["AP"] == pytest.approx(0.125)
+
+
+def test_a_raw_score_calibrates_by_a_logistic_fit_monotone_in_the_score_and_the_grade_level():
+    from metrics.ppi import _calibrated_scores
+
+    rng = np.random.default_rng(5)
+    n = 400
+    score = rng.normal(size=n)
+    human = (rng.random(n) < 1 / (1 + np.exp(-(2.0 * score - 1.0)))).astype(np.int64)
+    human[(human == 1) & (score > 1.0)] = 2  # the highest scores are highly relevant
+    auto = (score > 0.5).astype(np.int64)
+    fy = np.stack([(human >= 1), (human >= 2)]).astype(np.float64)
+    pilot_items = np.arange(0, n, 2)
+    pred = _calibrated_scores(auto, score, fy, pilot_items)
+    assert pred.shape == (2, n)
+    order = np.argsort(score)
+    assert np.all(np.diff(pred[0][order][auto[order] == 0]) >= -1e-12)  # rises with the score
+    assert np.all(pred[1] <= pred[0] + 1e-12)  # P(y >= 2) <= P(y >= 1)
+    # calibrated: the mean prediction over the pilot is its rate (the intercept is free)
+    assert pred[0][pilot_items].mean() == pytest.approx(fy[0][pilot_items].mean(), abs=0.02)
+    with pytest.raises(ValueError, match="finite"):
+        _calibrated_scores(auto, np.where(score > 2, np.nan, score), fy, pilot_items)
+
+
+def test_estimates_calibrated_on_scores_say_so_stay_unbiased_for_precision_and_name_gaps():
+    rng = np.random.default_rng(11)
+    pool = {f"q{t}": [f"d{t}-{i}" for i in range(12)] for t in range(6)}
+    runs = {f"r{k}": {q: list(rng.permutation(ds))[:6] for q, ds in pool.items()} for k in range(3)}
+    human = {q: {d: int(rng.random() < 0.3) for d in ds} for q, ds in pool.items()}
+    score = {q: {d: human[q][d] + rng.normal(0, 0.8) for d in ds} for q, ds in pool.items()}
+    auto = {q: {d: int(score[q][d] > 0.5) for d in ds} for q, ds in pool.items()}
+    st = PoolStructure(runs, pool, measures=("P@5",))
+    flat_auto = np.array(st.flat(auto, what="auto"), dtype=np.int64)
+    flat_human = np.array(st.flat(human, what="human"), dtype=np.int64)
+    truth = st.values(flat_human)[:, 0]
+    # one fixed pilot (pi = 1), then every 10-of-60 uniform sample of the rest, on average
+    pilot_idx = np.arange(0, st.n_items, 6)
+    rest = np.setdiff1d(np.arange(st.n_items), pilot_idx)
+    flat_score = np.array(st.flat(score, what="scores"), dtype=np.float64)
+    mean = np.zeros_like(truth)
+    draws = 400
+    for seed in range(draws):
+        chosen = np.random.default_rng(seed).choice(rest, size=10, replace=False)
+        sampled = np.zeros(st.n_items, dtype=bool)
+        sampled[pilot_idx] = sampled[chosen] = True
+        pi = np.full(st.n_items, 10 / rest.size)
+        pi[pilot_idx] = 1.0
+        est = st.estimate(
+            flat_auto,
+            flat_human,
+            sampled,
+            pi,
+            design="uniform",
+            score=flat_score,
+            variance_floor=False,
+            power=False,
+        )
+        mean += est.value[:, 0] / draws
+    # P@k is linear: unbiased for any predictor fixed by the pilot (Monte Carlo error ~0.01)
+    assert mean == pytest.approx(truth, abs=0.03)
+    pi_map = {q: {d: 12 / 72 for d in ds} for q, ds in pool.items()}
+    some = {q: {ds[0]: human[q][ds[0]], ds[1]: human[q][ds[1]]} for q, ds in pool.items()}
+    rep = estimate_runs(runs, pool, auto, some, pi_map, design="uniform", scores=score)
+    assert rep.to_dict()["calibration"] == "score"
+    assert estimate_runs(runs, pool, auto, some, pi_map, design="uniform").calibration == "grade"
+    gap = {q: dict(ds) for q, ds in score.items()}
+    del gap["q0"]["d0-0"]
+    with pytest.raises(ValueError, match="1 pool items have no score"):
+        estimate_runs(runs, pool, auto, some, pi_map, design="uniform", scores=gap)
