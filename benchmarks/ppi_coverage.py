@@ -233,7 +233,11 @@ def run_block(
             design = Design(kind, budget, seed=rep, allocation=alloc)
             p_idx = pilot(zero, design, pilot_share=PILOT_SHARE)
             a = auto_for(np.random.default_rng(auto_seed), p_idx)
-            infl = st.influence(a) if kind == "active" else None
+            infl = None
+            if kind == "active":  # at the predictions the pilot calibrates, as the service does
+                infl = st.influence(
+                    a, pilot=p_idx, pilot_grades=grades[p_idx], groups=pop, score=scores
+                )
             s = sample(a, design, influence=infl, pilot_grades=grades[p_idx])
             est = st.estimate(
                 a,

@@ -208,12 +208,25 @@ def sample_advance(hs: HumanSample) -> HumanSample:
     from metrics.ppi import pilot
 
     first = [int(i) for i in pilot(auto, d)]
-    influence = st.influence(auto) if hs.design == SampleDesign.ACTIVE else None
+    first_grades = [grades[st.items[i]] for i in first]
+    influence = None
+    if hs.design == SampleDesign.ACTIVE:
+        # taken at the predictions the pilot calibrates (as the estimate will), not at the
+        # judge's raw labels; on the scores when every pool document has one
+        scored = label_scores(hs.judge)
+        scores = [scored.get(item) for item in st.items]
+        influence = st.influence(
+            auto,
+            pilot=first,
+            pilot_grades=first_grades,
+            groups=st.popularity(),
+            score=None if any(x is None for x in scores) else scores,
+        )
     drawn = sample(
         auto,
         d,
         influence=influence,
-        pilot_grades=[grades[st.items[i]] for i in first],
+        pilot_grades=first_grades,
         threshold=hs.judge.campaign.relevance_threshold,
     )
     with transaction.atomic():

@@ -210,6 +210,42 @@ def test_a_neyman_design_queues_its_pilot_then_draws_the_rest(
         sample_advance(hs)
 
 
+@pytest.mark.parametrize("with_scores", [False, True])
+def test_an_active_design_weighs_documents_at_the_pilots_calibrated_predictions(
+    world: dict[str, Any], as_committed: Any, monkeypatch: pytest.MonkeyPatch, with_scores: bool
+) -> None:
+    from metrics.ppi import PoolStructure
+
+    campaign, pool = world["campaign"], world["pool"]
+    judge = services.judge_create(campaign=campaign, name="act", kind=JudgeKind.IMPORTED, model="m")
+    services.store_labels(
+        judge,
+        [
+            services.Label(q, d, g, score=(0.4 * g + 0.01 * len(d)) if with_scores else None)
+            for (q, d), g in judge_labels(perfect=False).items()
+        ],
+    )
+    hs = sample_create(judge=judge, pool=pool, design="active", budget=12, seed=2)
+    assert hs.design_info["phase"] == "pilot"
+    people_grade_everything(campaign, as_committed)
+    seen: list[dict[str, Any]] = []
+    real = PoolStructure.influence
+
+    def spy(self: Any, auto: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs)
+        return real(self, auto, **kwargs)
+
+    monkeypatch.setattr(PoolStructure, "influence", spy)
+    hs = sample_advance(hs)
+    (kw,) = seen
+    assert len(kw["pilot"]) == len(kw["pilot_grades"]) == hs.items.filter(pi=1.0).count()
+    assert (kw["score"] is not None) is with_scores and kw["groups"] is not None
+    pis = list(hs.items.filter(pi__lt=1.0).values_list("pi", flat=True))
+    assert pis and all(0.0 < p < 1.0 for p in pis)
+    report = estimate(hs)
+    assert report["ready"] and report["calibration"] == ("score" if with_scores else "grade")
+
+
 def test_bad_samples_are_refused_naming_the_field(world: dict[str, Any]) -> None:
     judge = make_judge(world["campaign"], perfect=False)
     with pytest.raises(InvalidInput, match="budget"):

@@ -653,3 +653,20 @@ def test_estimates_calibrated_on_scores_say_so_stay_unbiased_for_precision_and_n
     del gap["q0"]["d0-0"]
     with pytest.raises(ValueError, match="1 pool items have no score"):
         estimate_runs(runs, pool, auto, some, pi_map, design="uniform", scores=gap)
+
+
+def test_the_active_designs_influence_is_taken_at_the_pilots_calibrated_predictions():
+    pool = {"q1": ["a", "b", "c", "d"], "q2": ["e", "f", "g", "h"]}
+    runs = {"r": {"q1": ["a", "b"], "q2": ["e", "f"]}}
+    st = PoolStructure(runs, pool, measures=("R@2",))
+    auto = np.array([0, 0, 0, 0, 1, 0, 1, 0])  # the judge sees nothing relevant in q1
+    raw = st.influence(auto)
+    # at the raw labels q1 has no relevant item: R@2's denominator is 0, so is the influence,
+    # and an active design would leave q1 to its floor
+    assert np.all(raw[:4] == 0.0) and raw[4:].max() > 0
+    # the pilot (c, e, h) finds the judge's 0s relevant a third of the time (c)
+    pilot_idx = np.array([2, 4, 7])
+    cal = st.influence(auto, pilot=pilot_idx, pilot_grades=[1, 1, 0])
+    assert np.all(cal[:2] > 0)  # the run's retrieved q1 items now count
+    with pytest.raises(ValueError, match="pilot_grades"):
+        st.influence(auto, pilot=pilot_idx, pilot_grades=[1])
