@@ -328,14 +328,8 @@ def _collect(acc, est, truth, ia, ib, d_truth):
     lo, hi = est.interval()
     acc["cov"].append((lo <= truth + 1e-12) & (truth - 1e-12 <= hi))
     acc["w"].append(hi - lo)
-    n_m = truth.shape[1]
-    dv = est.value[ia] - est.value[ib]
-    var = np.stack(
-        [est.cov[m][ia, ia] + est.cov[m][ib, ib] - 2 * est.cov[m][ia, ib] for m in range(n_m)],
-        axis=1,
-    )
-    se = np.sqrt(np.maximum(var, 0.0))
-    dlo, dhi = np.maximum(dv - 1.96 * se, -1), np.minimum(dv + 1.96 * se, 1)
+    dv, se, q = est.differences(ia, ib)  # q: Student's t at each difference's dof
+    dlo, dhi = np.maximum(dv - q * se, -1), np.minimum(dv + q * se, 1)
     acc["dcov"].append((dlo <= d_truth + 1e-12) & (d_truth - 1e-12 <= dhi))
     acc["dw"].append(dhi - dlo)
 

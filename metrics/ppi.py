@@ -120,9 +120,14 @@ alone, and :attr:`ArrayEstimate.judge_weight` the lam used.
 
 Items with pi_i = 1 (a pilot or calibration slice judged first, see :func:`sample`) are known
 exactly and add no variance: the estimate is conditional on them, which keeps it unbiased even
-though the later probabilities were chosen from the pilot's labels. Intervals are normal,
-theta~ +- z sd, clipped to the measure's range ([0, 1]; [-1, 1] for a difference of runs). A
-difference between two runs uses v_a - v_b on the same sample, so the runs' shared errors cancel.
+though the later probabilities were chosen from the pilot's labels. Intervals are
+theta~ +- t sd, clipped to the measure's range ([0, 1]; [-1, 1] for a difference of runs), t
+Student's quantile at the design variance's degrees of freedom (Satterthwaite, from the variance
+terms' fourth moment: :func:`_dof`), the normal quantile where the model's floor set the variance.
+With 2-4 sampled items a topic the variance of a ratio measure rests on a few large terms (the
+rare relevant items found), and z alone made those intervals 1-2 points short. A difference
+between two runs uses v_a - v_b on the same sample, so the runs' shared errors cancel (its
+degrees of freedom from the terms of v_a - v_b).
 
 The "human sample alone" comparator is the same machinery with f(a_i) = 0 for every item: with
 calibration, the pilot's rate (per group) as a constant predictor, i.e. the usual
@@ -158,6 +163,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -808,7 +814,9 @@ class PoolStructure:
                 # offset from the calibrated one, constant in each calibration cell
                 off = Fp[:, cols] - F0[:, cols]
                 shift = (1.0 - w) * np.einsum("gmrn,gn->mrn", grads0, off)
-        cov = _design_covariance(v, p, cols, s, design, st, covariance)
+        terms = _design_terms(v, p, cols, s, design, st)
+        cov = np.stack([x @ x.T for x in terms]) if covariance else (terms**2).sum(axis=2)
+        design_var = (terms**2).sum(axis=2)  # (M, R)
         # the design estimate of the variance rests on the sampled residuals only: where a
         # stratum's rare relevant items were missed it is near 0 exactly when the estimate is
         # most wrong. Floor it by the model-based variance (_model_covariance).
@@ -820,10 +828,16 @@ class PoolStructure:
                 cell_of = a * span + (g_arr - int(g_arr.min()))
             cm = self._model_covariance(grads, live, Fy, Fp, cols, p, cell_of, covariance, shift)
             cov = _floored(cov, cm, covariance)
+        # Student's t at the design variance's degrees of freedom; z where the model's floor
+        # set the variance instead (it does not rest on the few sampled residuals)
+        var = np.diagonal(cov, axis1=1, axis2=2) if covariance else cov
+        dof = np.where(design_var >= var * (1.0 - 1e-12), _dof(terms), np.inf)
         auto_only = np.full_like(value, np.nan)
         if auto_value:  # the measures under the automatic labels alone
             auto_only = _f64(np.stack([pt.cell.mean(axis=1) for pt in self._cells(Fa)[0]], axis=1))
-        return ArrayEstimate(value, cov, auto_only, covariance, lam, thin)
+        return ArrayEstimate(
+            value, cov, auto_only, covariance, lam, thin, dof, terms if covariance else None
+        )
 
 
 def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = None) -> F64:
@@ -925,21 +939,17 @@ def _floored(design: F64, model: F64, full: bool) -> F64:
     return np.asarray(out, dtype=np.float64)
 
 
-def _design_covariance(
-    v: F64, p: F64, cols: I64, s: Bool, design: str, strata: I64 | None, full: bool
-) -> F64:
-    """(M, R, R) when ``full``, else (M, R): the estimated design (co)variance of the HT totals
-    of v. Items with pi = 1 add nothing."""
-    n_m, n_r, _ = v.shape
-    out = np.zeros((n_m, n_r, n_r)) if full else np.zeros((n_m, n_r))
+def _design_terms(v: F64, p: F64, cols: I64, s: Bool, design: str, strata: I64 | None) -> F64:
+    """(M, R, n) terms e of the estimated design variance of the HT totals of v, one per sampled
+    item: var = sum_i e_i^2 and cov(a, b) = sum_i e_a,i e_b,i (0 for items with pi = 1).
+    Uniform and stratified: e_i = sqrt(c_h) (v_i - mean of v in i's stratum), c_h = N_h^2 (1 -
+    n_h/N_h) / (n_h (n_h - 1)); Poisson (active): e_i = v_i sqrt(1 - pi_i) / pi_i."""
+    out = np.zeros_like(v)
     certain = p >= 1.0
     if design == "active":
         live = ~certain[cols]
-        w = (1.0 - p[cols][live]) / p[cols][live] ** 2
-        vv = v[:, :, live]
-        if full:
-            return np.stack([(x * w) @ x.T for x in vv])
-        return np.asarray((vv**2 * w).sum(axis=2), dtype=np.float64)
+        out[:, :, live] = v[:, :, live] * (np.sqrt(1.0 - p[cols][live]) / p[cols][live])
+        return out
     if design == "uniform":
         label = np.where(certain, _TAKE_ALL, 0)
     else:
@@ -968,11 +978,35 @@ def _design_covariance(
             raise ValueError(f"stratum {int(h)} has {n_h} sampled item: the variance needs two")
         c = big_n**2 * (1.0 - n_h / big_n) / (n_h * (n_h - 1))
         d = v[:, :, sel] - v[:, :, sel].mean(axis=2, keepdims=True)
-        if full:
-            out += c * np.stack([x @ x.T for x in d])
-        else:
-            out += c * (d**2).sum(axis=2)
+        out[:, :, sel] = math.sqrt(c) * d
     return out
+
+
+def _design_covariance(
+    v: F64, p: F64, cols: I64, s: Bool, design: str, strata: I64 | None, full: bool
+) -> F64:
+    """(M, R, R) when ``full``, else (M, R): the estimated design (co)variance of the HT totals
+    of v (:func:`_design_terms`). Items with pi = 1 add nothing."""
+    e = _design_terms(v, p, cols, s, design, strata)
+    if full:
+        return np.stack([x @ x.T for x in e])
+    return np.asarray((e**2).sum(axis=2), dtype=np.float64)
+
+
+def _dof(e: F64) -> F64:
+    """Degrees of freedom of a variance estimated as sum_i e_i^2 (last axis): 2 (sum e^2)^2 /
+    (sum e^4 - (sum e^2)^2 / n), Satterthwaite's 2 E[var]^2 / Var[var] with the terms' own
+    fourth moment. Normal terms give about n; one dominant term (a rare relevant item found
+    once) about 2, and the interval takes Student's t at that many instead of z. At most
+    n - 1 (simple random sampling's own count), at least 1; infinite where the variance is 0."""
+    n = np.maximum((e != 0.0).sum(axis=-1), 1)
+    s2 = (e**2).sum(axis=-1)
+    s4 = (e**4).sum(axis=-1)
+    spread = s4 - s2**2 / n
+    even = spread <= 1e-12 * s2**2  # terms of one size: the count itself bounds it
+    raw = 2.0 * s2**2 / np.where(even, 1.0, spread)
+    df = np.where(s2 > 0, np.where(even, n - 1.0, np.minimum(raw, n - 1.0)), np.inf)
+    return np.asarray(np.maximum(df, 1.0), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -988,24 +1022,63 @@ class ArrayEstimate:
     # thin topics: their ratio measures are the model-assisted form (too few relevant items
     # expected in their sample beyond the pilot, or predicted), resting on the calibration
     thin_topics: int = 0
+    # (measures, runs) degrees of freedom of each variance (:func:`_dof`; inf: the normal)
+    dof: F64 | None = None
+    # (measures, runs, sampled items) the design variance's terms, for differences' dof
+    terms: F64 | None = field(default=None, repr=False)
 
     @property
     def se(self) -> F64:
         var = np.diagonal(self.cov, axis1=1, axis2=2) if self.full else self.cov
         return np.asarray(np.sqrt(np.maximum(var, 0.0)).T, dtype=np.float64)  # (R, M)
 
+    def quantile(self, level: float = 0.95) -> F64:
+        """(R, M) the interval's multiplier of the se: Student's t at each variance's degrees of
+        freedom (z where there are none to count)."""
+        _z(level)
+        if self.dof is None:
+            return np.full(self.value.shape, _z(level))
+        return np.asarray(student_t.ppf(0.5 + level / 2.0, self.dof.T), dtype=np.float64)
+
     def interval(self, level: float = 0.95) -> tuple[F64, F64]:
-        z = _z(level)
+        q = self.quantile(level)
         se = self.se
-        return np.clip(self.value - z * se, 0.0, 1.0), np.clip(self.value + z * se, 0.0, 1.0)
+        return np.clip(self.value - q * se, 0.0, 1.0), np.clip(self.value + q * se, 0.0, 1.0)
 
     def difference(self, a: int, b: int, m: int) -> tuple[float, float]:
         """(value, se) of run a minus run b on measure m."""
+        value, se, _ = self.difference_dof(a, b, m)
+        return value, se
+
+    def differences(self, ia: I64, ib: I64, level: float = 0.95) -> tuple[F64, F64, F64]:
+        """Runs ia[j] minus ib[j] on every measure at once: (value, se, quantile), each
+        (pairs, M); the quantile is Student's t at the difference's degrees of freedom (z where
+        the model's floor set either run's variance)."""
+        if not self.full:
+            raise ValueError("differences need the estimate built with covariance=True")
+        value = self.value[ia] - self.value[ib]
+        var = np.stack(
+            [c[ia, ia] + c[ib, ib] - 2.0 * c[ia, ib] for c in self.cov], axis=1
+        )  # (pairs, M)
+        q = np.full(value.shape, _z(level))
+        if self.terms is not None and self.dof is not None:
+            finite = np.isfinite(self.dof[:, ia]) & np.isfinite(self.dof[:, ib])  # (M, pairs)
+            dof = np.where(finite, _dof(self.terms[:, ia] - self.terms[:, ib]), np.inf)
+            q = np.asarray(student_t.ppf(0.5 + level / 2.0, dof.T), dtype=np.float64)
+        return value, np.sqrt(np.maximum(var, 0.0)), q
+
+    def difference_dof(self, a: int, b: int, m: int) -> tuple[float, float, float]:
+        """(value, se, degrees of freedom) of run a minus run b on measure m: the dof from the
+        terms of v_a - v_b (inf where the model's floor set either run's variance)."""
         if not self.full:
             raise ValueError("differences need the estimate built with covariance=True")
         c = self.cov[m]
         var = c[a, a] + c[b, b] - 2.0 * c[a, b]
-        return float(self.value[a, m] - self.value[b, m]), math.sqrt(max(var, 0.0))
+        dof = math.inf
+        t, d = self.terms, self.dof
+        if t is not None and d is not None and math.isfinite(d[m, a]) and math.isfinite(d[m, b]):
+            dof = float(_dof(t[m, a] - t[m, b]))
+        return float(self.value[a, m] - self.value[b, m]), math.sqrt(max(var, 0.0)), dof
 
 
 def _z(level: float) -> float:
@@ -1307,8 +1380,8 @@ class PPIReport:
         if measure not in self.measures:
             raise ValueError(f"unknown measure {measure!r}: the report has {list(self.measures)}")
         a, b, m = self.runs.index(run_a), self.runs.index(run_b), self.measures.index(measure)
-        value, se = self._arrays.difference(a, b, m)
-        z = _z(self.level)
+        value, se, dof = self._arrays.difference_dof(a, b, m)
+        z = _z(self.level) if math.isinf(dof) else float(student_t.ppf(0.5 + self.level / 2, dof))
         return Estimate(value, max(-1.0, value - z * se), min(1.0, value + z * se), se)
 
     @property

@@ -670,3 +670,37 @@ def test_the_active_designs_influence_is_taken_at_the_pilots_calibrated_predicti
     assert np.all(cal[:2] > 0)  # the run's retrieved q1 items now count
     with pytest.raises(ValueError, match="pilot_grades"):
         st.influence(auto, pilot=pilot_idx, pilot_grades=[1])
+
+
+def test_intervals_take_students_t_at_the_design_variances_degrees_of_freedom():
+    from scipy.stats import t as student_t
+
+    from metrics.ppi import _dof
+
+    rng = np.random.default_rng(3)
+    # Satterthwaite's count: about n for normal terms, about 2 when one term dominates
+    assert float(_dof(rng.normal(size=4000))) == pytest.approx(4000, rel=0.1)
+    assert float(_dof(np.array([1.0, -1.0, 1.0, -1.0]))) == 3.0  # even terms: n - 1
+    assert float(_dof(np.array([10.0, 0.1, -0.1, 0.1]))) < 3  # 2 n / (n - 1) for one term
+    assert math.isinf(float(_dof(np.zeros(5))))  # no variance: nothing to count
+    st, human, auto = _small_pool()
+    sampled = np.zeros(8, dtype=bool)
+    sampled[[0, 2, 4, 5]] = True
+    pi = np.full(8, 4 / 8)
+    est = st.estimate(
+        auto, human, sampled, pi, design="uniform", covariance=True, variance_floor=False
+    )
+    assert est.dof is not None and np.all(est.dof >= 1)
+    lo, hi = est.interval(0.5)  # narrow enough not to be clipped to [0, 1]
+    se = est.se
+    checked = 0
+    for r in range(se.shape[0]):
+        for m in range(se.shape[1]):
+            if se[r, m] > 0 and lo[r, m] > 0 and hi[r, m] < 1:  # not clipped
+                q = student_t.ppf(0.75, est.dof[m, r])
+                assert (hi[r, m] - lo[r, m]) / 2 == pytest.approx(q * se[r, m])
+                assert q > 0.6745  # the normal's 75% quantile
+                checked += 1
+    assert checked > 0
+    value, dse, dq = est.differences(np.array([0]), np.array([1]))
+    assert dq.shape == value.shape == dse.shape and np.all(dq >= 1.959)
