@@ -61,10 +61,13 @@ estimated per topic, then averaged, in one of two forms:
   and AP were +0.02 to +0.04 high (covered 81-92%); plugging the estimated totals into the
   ratio, 0.18 low with that few and still 0.04-0.08 low for R@10 at 30-50% of the pool. With the
   expected measure they are within +-0.016 (benchmarks/ppi_coverage.py). The correction's
-  variance is that of its linear part (below). The choice depends on the pilot and the design
-  only, not on the correction sample. The estimate then rests on the model being calibrated on
-  average over topics, not per topic: on Cranfield's 209 topics that hold a relevant item
-  (chosen by the outcome, which no calibration can know) R@10 was 0.03 low.
+  variance is that of its linear part (below), plus, for the ratio measures, the spread of the
+  topic's measure over the draws (what the model leaves unknown about the items not judged,
+  which no linear correction sees: a ratio is constant along every ray to 0). The choice
+  depends on the pilot and the design only, not on the correction sample. The estimate then
+  rests on the model being calibrated on average over topics, not per topic: on Cranfield's
+  209 topics that hold a relevant item (chosen by the outcome, which no calibration can know)
+  R@10 was 0.03 low.
 
 The ratio measures' macro values are clipped to [0, 1]; P@k is linear in the corrected
 labels, the same in both forms, and left unclipped (hence exactly unbiased).
@@ -642,7 +645,7 @@ class PoolStructure:
 
     # -- estimates ----------------------------------------------------------------------------
 
-    def _expected_cells(self, Fp: F64, Fy: F64, cols: I64, topics: Bool) -> F64:
+    def _expected_cells(self, Fp: F64, Fy: F64, cols: I64, topics: Bool) -> tuple[F64, F64]:
         """(M, R, Q) each run's expected measure on the ``topics`` (0 elsewhere) under the
         calibrated model: the sampled items at their human labels, every other item relevant
         at grade >= h with probability Fp_h, independently; the mean of :data:`_DRAWS` draws
@@ -656,26 +659,34 @@ class PoolStructure:
         base = np.where(fixed[None, :], Fy[:, keep], 0.0)
         rate = Fp[:, keep][:, ~fixed]
         rng = np.random.default_rng(_DRAWS_SEED)
-        total = np.zeros((len(self.measures), len(self.run_names), len(sub.topics)))
+        n_m, n_r = len(self.measures), len(self.run_names)
         # predictions of exactly 0 or 1 (an uncalibrated judge, or one the pilot never faulted)
         # draw the same labels every time: one draw is the expectation, exactly
         draws = 1 if np.all((rate == 0.0) | (rate == 1.0)) else _DRAWS
-        for _ in range(draws):
+        cells = np.zeros((draws, n_m, n_r, len(sub.topics)))
+        for k in range(draws):
             u = rng.random(size=(rate.shape[1],))
             draw = base.copy()
             draw[:, ~fixed] = (u[None, :] < rate).astype(np.float64)
-            total += np.stack([pt.cell for pt in sub._cells(draw, at_point=True)[0]])
-        out = np.zeros((len(self.measures), len(self.run_names), len(self.topics)))
-        out[:, :, np.flatnonzero(topics)] = total / draws
-        return out
+            cells[k] = np.stack([pt.cell for pt in sub._cells(draw, at_point=True)[0]])
+        out = np.zeros((n_m, n_r, len(self.topics)))
+        out[:, :, np.flatnonzero(topics)] = cells.mean(axis=0)
+        # the spread of the topics' measures over the draws: what their items not judged leave
+        # unknown under the model, summed over topics (the macro mean's 1/Q^2), (M, R, R)
+        spread = np.zeros((n_m, n_r, n_r))
+        if draws > 1:
+            dev = cells - cells.mean(axis=0, keepdims=True)
+            spread = np.einsum("kmrq,kmsq->mrs", dev, dev) / (draws - 1) / len(self.topics) ** 2
+        return out, spread
 
     def _pass(
         self, Fp: F64, Fy: F64, p: F64, cols: I64, certain: I64, depth: int
-    ) -> tuple[F64, F64, F64, int]:
+    ) -> tuple[F64, F64, F64, int, F64]:
         """One estimate with predictions ``Fp`` (G, N): the values (R, M), the per-item
         linearised errors v (M, R, n) over the sampled items ``cols``, their gradients
-        (G, M, R, n), v = sum_h grads_h (f_h(y) - point_h), and how many topics were thin (the
-        model-assisted form, with items not judged with certainty)."""
+        (G, M, R, n), v = sum_h grads_h (f_h(y) - point_h), how many topics were thin (the
+        model-assisted form, with items not judged with certainty), and the model's covariance
+        (M, R, R) of the thin topics' ratio measures over their items not judged."""
         resid = Fy[:, cols] - Fp[:, cols]
         F = Fp.copy()
         F[:, cols] += resid / p[cols]
@@ -720,14 +731,22 @@ class PoolStructure:
                     for m in range(v0.shape[0])
                 ]
             )  # (M, R, Q): the correction per topic (v0 holds the 1/n_q of the macro average)
-            lin = self._expected_cells(Fp, Fy, cols, poor) + corr * n_q
+            exp_cells, spread = self._expected_cells(Fp, Fy, cols, poor)
+            lin = exp_cells + corr * n_q
             cells = np.where(poor[None, None, :], lin, cells)
         value = cells.mean(axis=2).T  # (R, M)
         ratio = np.array([kind != "P" for kind, _ in self._parsed])
         value[:, ratio] = np.clip(value[:, ratio], 0.0, 1.0)
+        # the ratio measures' thin topics: what the model leaves unknown about their items not
+        # judged, which the linear correction cannot see (a ratio is constant along every ray
+        # to 0, so a topic with no relevant item at all moves no gradient). P@k is linear: the
+        # design variance has all of it
+        unknown = np.zeros((len(self.measures), len(self.run_names), len(self.run_names)))
+        if poor.any():
+            unknown[ratio] = spread[ratio]
         # a topic judged with certainty throughout is its own point: nothing is left out there
         uncertain = np.bincount(self.topic_of, p < 1.0, minlength=n_q) > 0
-        return value, v, grads, int((poor & uncertain).sum())
+        return value, v, grads, int((poor & uncertain).sum()), unknown
 
     def estimate(
         self,
@@ -790,7 +809,7 @@ class PoolStructure:
             Fp = _calibrated_scores(a, sc, Fy, certain, g_arr)
         else:
             Fp = _calibrated(a, Fa, Fy, certain, g_arr) if calibrated else Fa
-        value, v, grads, thin = self._pass(Fp, Fy, p, cols, certain, depth)
+        value, v, grads, thin, unknown = self._pass(Fp, Fy, p, cols, certain, depth)
         # power tuning: the same estimate with the judge-free predictor (the pilot's rate per
         # group, what the human sample alone gives), and the weighted average of the two whose
         # estimated variance is least, per measure
@@ -800,7 +819,7 @@ class PoolStructure:
         if power and calibrated:
             F0 = _calibrated(np.zeros_like(a), np.zeros_like(Fa), Fy, certain, g_arr)
             if not np.array_equal(F0, Fp):
-                value0, v0, grads0, thin0 = self._pass(F0, Fy, p, cols, certain, depth)
+                value0, v0, grads0, thin0, unknown0 = self._pass(F0, Fy, p, cols, certain, depth)
                 thin = max(thin, thin0)
                 var1 = _design_covariance(v, p, cols, s, design, st, False).sum(axis=1)
                 var0 = _design_covariance(v0, p, cols, s, design, st, False).sum(axis=1)
@@ -814,6 +833,9 @@ class PoolStructure:
                 # offset from the calibrated one, constant in each calibration cell
                 off = Fp[:, cols] - F0[:, cols]
                 shift = (1.0 - w) * np.einsum("gmrn,gn->mrn", grads0, off)
+                # the blend's share of what the model leaves unknown: at most the weighted
+                # average of the two (the variance of a blend is convex in its weight)
+                unknown = unknown * w + unknown0 * (1.0 - w)
         terms = _design_terms(v, p, cols, s, design, st)
         cov = np.stack([x @ x.T for x in terms]) if covariance else (terms**2).sum(axis=2)
         design_var = (terms**2).sum(axis=2)  # (M, R)
@@ -832,6 +854,9 @@ class PoolStructure:
         # set the variance instead (it does not rest on the few sampled residuals)
         var = np.diagonal(cov, axis1=1, axis2=2) if covariance else cov
         dof = np.where(design_var >= var * (1.0 - 1e-12), _dof(terms), np.inf)
+        # the thin topics' ratio measures: what the model leaves unknown, beside the sampling
+        # error (R@10 on Cranfield, uniform at 10%: covered 92.0% without, 94.2% with it)
+        cov = cov + (unknown if covariance else np.diagonal(unknown, axis1=1, axis2=2))
         auto_only = np.full_like(value, np.nan)
         if auto_value:  # the measures under the automatic labels alone
             auto_only = _f64(np.stack([pt.cell.mean(axis=1) for pt in self._cells(Fa)[0]], axis=1))

@@ -250,18 +250,17 @@ def test_the_expected_measure_of_a_thin_topic_is_the_mean_ratio_not_the_ratio_of
 
     st = PoolStructure({"r": {"q": ["a", "b"]}}, {"q": ["a", "b"]}, measures=("R@1",))
     Fp = np.array([[0.5, 0.5]])
-    got = st._expected_cells(Fp, np.zeros((1, 2)), np.array([], dtype=np.int64), np.array([True]))
-    assert (
-        got[0, 0, 0]
-        == st._expected_cells(  # reproducible: a fixed seed
-            Fp, np.zeros((1, 2)), np.array([], dtype=np.int64), np.array([True])
-        )[0, 0, 0]
-    )
+    args = (Fp, np.zeros((1, 2)), np.array([], dtype=np.int64), np.array([True]))
+    got, _ = st._expected_cells(*args)
+    assert got[0, 0, 0] == st._expected_cells(*args)[0][0, 0, 0]  # reproducible: a fixed seed
     monkeypatch.setattr(ppi, "_DRAWS", 20_000)
-    many = st._expected_cells(Fp, np.zeros((1, 2)), np.array([], dtype=np.int64), np.array([True]))
+    many, spread = st._expected_cells(*args)
     assert many[0, 0, 0] == pytest.approx(3 / 8, abs=0.01)
+    # and what the two unknown items leave open: R@1 is 1, 1/2 or 0 with probabilities 1/4,
+    # 1/4, 1/2, so its variance is 1/4 + 1/16 - (3/8)^2 = 11/64 (one topic: Q^2 = 1)
+    assert spread[0, 0, 0] == pytest.approx(11 / 64, abs=0.01)
     # a sampled item keeps its human label: b judged relevant leaves a's chance, 1/2 x 1/2
-    fixed = st._expected_cells(Fp, np.array([[0.0, 1.0]]), np.array([1]), np.array([True]))
+    fixed, _ = st._expected_cells(Fp, np.array([[0.0, 1.0]]), np.array([1]), np.array([True]))
     assert fixed[0, 0, 0] == pytest.approx(1 / 4, abs=0.01)
 
 
