@@ -298,7 +298,7 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
 
 
 # bump when metrics.ppi's estimator changes, so that no figure computed by the old one is served
-_ESTIMATOR_VERSION = "2026-12-03c"
+_ESTIMATOR_VERSION = "2026-12-03d"
 
 
 def _estimate_key(
