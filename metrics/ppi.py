@@ -676,7 +676,10 @@ class PoolStructure:
         spread = np.zeros((n_m, n_r, n_r))
         if draws > 1:
             dev = cells - cells.mean(axis=0, keepdims=True)
-            spread = np.einsum("kmrq,kmsq->mrs", dev, dev) / (draws - 1) / len(self.topics) ** 2
+            scale = (draws - 1) * len(self.topics) ** 2
+            for m in range(n_m):  # one matrix product per measure (BLAS), over draws x topics
+                d = dev[:, m].transpose(1, 0, 2).reshape(n_r, -1)
+                spread[m] = d @ d.T / scale
         return out, spread
 
     def _pass(
