@@ -233,12 +233,15 @@ def run_block(
             design = Design(kind, budget, seed=rep, allocation=alloc)
             p_idx = pilot(zero, design, pilot_share=PILOT_SHARE)
             a = auto_for(np.random.default_rng(auto_seed), p_idx)
-            infl = None
+            infl = weights = None
             if kind == "active":  # at the predictions the pilot calibrates, as the service does
-                infl = st.influence(
-                    a, pilot=p_idx, pilot_grades=grades[p_idx], groups=pop, score=scores
-                )
-            s = sample(a, design, influence=infl, pilot_grades=grades[p_idx])
+                cal = {"pilot": p_idx, "pilot_grades": grades[p_idx], "groups": pop}
+                cal["score"] = scores
+                infl = st.influence(a, **cal)
+                weights = st.variance_weights(a, **cal)
+            s = sample(
+                a, design, influence=infl, pilot_grades=grades[p_idx], variance_weights=weights
+            )
             est = st.estimate(
                 a,
                 grades,

@@ -209,30 +209,35 @@ def sample_advance(hs: HumanSample) -> HumanSample:
 
     first = [int(i) for i in pilot(auto, d)]
     first_grades = [grades[st.items[i]] for i in first]
-    influence = None
+    influence = weights = None
     if hs.design == SampleDesign.ACTIVE:
         # taken at the predictions the pilot calibrates (as the estimate will), not at the
-        # judge's raw labels; on the scores when every pool document has one
+        # judge's raw labels; on the scores when every pool document has one. The variance
+        # weights keep every measure's predicted variance at or below the uniform design's
         scored = label_scores(hs.judge)
         scores = [scored.get(item) for item in st.items]
-        influence = st.influence(
-            auto,
-            pilot=first,
-            pilot_grades=first_grades,
-            groups=st.popularity(),
-            score=None if any(x is None for x in scores) else scores,
-        )
+        calibration = {
+            "pilot": first,
+            "pilot_grades": first_grades,
+            "groups": st.popularity(),
+            "score": None if any(x is None for x in scores) else scores,
+        }
+        influence = st.influence(auto, **calibration)
+        weights = st.variance_weights(auto, **calibration)
     drawn = sample(
         auto,
         d,
         influence=influence,
         pilot_grades=first_grades,
         threshold=hs.judge.campaign.relevance_threshold,
+        variance_weights=weights,
     )
     with transaction.atomic():
         _store_full(hs, st, drawn)
         info = dict(HumanSample.objects.get(pk=hs.pk).design_info)
         info["phase"] = "full"
+        if hs.design == SampleDesign.ACTIVE:
+            info["uniform_mix"] = drawn.mix
         HumanSample.objects.filter(pk=hs.pk).update(design_info=info)
     hs.refresh_from_db()
     return hs

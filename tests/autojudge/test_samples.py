@@ -236,10 +236,20 @@ def test_an_active_design_weighs_documents_at_the_pilots_calibrated_predictions(
         return real(self, auto, **kwargs)
 
     monkeypatch.setattr(PoolStructure, "influence", spy)
+    weighed: list[Any] = []
+    real_weights = PoolStructure.variance_weights
+
+    def spy_weights(self: Any, auto: Any, **kwargs: Any) -> Any:
+        weighed.append(kwargs)
+        return real_weights(self, auto, **kwargs)
+
+    monkeypatch.setattr(PoolStructure, "variance_weights", spy_weights)
     hs = sample_advance(hs)
     (kw,) = seen
+    assert weighed == [kw]  # the variance weights rest on the same calibration
     assert len(kw["pilot"]) == len(kw["pilot_grades"]) == hs.items.filter(pi=1.0).count()
     assert (kw["score"] is not None) is with_scores and kw["groups"] is not None
+    assert 0.0 <= hs.design_info["uniform_mix"] <= 1.0  # the defensive mixture, recorded
     pis = list(hs.items.filter(pi__lt=1.0).values_list("pi", flat=True))
     assert pis and all(0.0 < p < 1.0 for p in pis)
     report = estimate(hs)

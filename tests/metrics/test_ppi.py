@@ -456,6 +456,36 @@ def test_active_sample_spends_the_budget_in_expectation_with_a_floor():
         assert np.all(np.diff(infl[of_g]) <= 0)
 
 
+def test_a_defensive_active_design_predicts_no_measure_worse_than_the_uniform_design():
+    from metrics.ppi import _defensive
+
+    auto = np.repeat([0, 1, 2], [500, 300, 200])
+    human = np.repeat([0, 1, 2], [500, 300, 200])
+    human[:50] = 1
+    infl = np.linspace(0.1, 2.0, 1000)  # what the influence favours, measure 0 follows
+    h = np.stack([infl**2, np.linspace(2.0, 0.1, 1000) ** 2])  # measure 1 needs the opposite
+    design = Design("active", 200, seed=3, floor=0.1)
+    p_idx = pilot(auto, design)
+    plain = sample(auto, design, influence=infl, pilot_grades=human[p_idx])
+    safe = sample(auto, design, influence=infl, pilot_grades=human[p_idx], variance_weights=h)
+    rest = np.setdiff1d(np.arange(1000), p_idx)
+    uniform = np.full(rest.size, (200 - p_idx.size) / rest.size)
+
+    def predicted(pi):
+        return ((1.0 / pi - 1.0) * h[:, rest]).sum(axis=1)
+
+    assert predicted(plain.pi[rest])[1] > predicted(uniform)[1]  # pure active hurts measure 1
+    assert np.all(predicted(safe.pi[rest]) <= predicted(uniform) * (1 + 1e-9))
+    assert 0.0 < safe.mix <= 1.0 and plain.mix == 0.0
+    assert safe.pi.sum() == pytest.approx(200.0, rel=1e-6)
+    # with one measure only the influence's own probabilities are kept whole when they help it
+    target = np.array([0.1, 0.3, 0.6])
+    kept, mix = _defensive(target, np.array([[0.1, 0.3, 0.6]]) ** 2, 1)
+    assert mix == 0.0 and np.allclose(kept, target)
+    with pytest.raises(ValueError, match="variance_weights"):
+        sample(auto, design, influence=infl, pilot_grades=human[p_idx], variance_weights=h[:, :5])
+
+
 def test_designs_that_need_a_pilot_say_so():
     auto = np.zeros(50, dtype=int)
     with pytest.raises(ValueError, match="pilot_grades"):
