@@ -235,10 +235,9 @@ def run_block(
             a = auto_for(np.random.default_rng(auto_seed), p_idx)
             infl = weights = None
             if kind == "active":  # at the predictions the pilot calibrates, as the service does
-                cal = {"pilot": p_idx, "pilot_grades": grades[p_idx], "groups": pop}
-                cal["score"] = scores
-                infl = st.influence(a, **cal)
-                weights = st.variance_weights(a, **cal)
+                infl, weights = st.active_weights(
+                    a, pilot=p_idx, pilot_grades=grades[p_idx], groups=pop, score=scores
+                )
             s = sample(
                 a, design, influence=infl, pilot_grades=grades[p_idx], variance_weights=weights
             )

@@ -547,14 +547,9 @@ class PoolStructure:
         embedding judge the calibrated influence made the active design's intervals 1.6-2.6
         times narrower for R@10, nDCG@10 and AP."""
         F, depth = self._pilot_predictions(auto, pilot, pilot_grades, groups, score)
-        points, aux = self._cells(F)
-        cols = np.arange(self.n_items)
-        v = np.abs(self._influence(points, aux, cols, np.ones((depth, self.n_items)))).sum(axis=1)
-        scale = v.mean(axis=1, keepdims=True)
-        v = v / np.where(scale > 0, scale, 1.0)
-        return np.asarray(v.mean(axis=0), dtype=np.float64)
+        return _mean_influence(self._item_gradients(F, depth))
 
-    def variance_weights(
+    def active_weights(
         self,
         auto: Sequence[int] | I64,
         *,
@@ -562,17 +557,23 @@ class PoolStructure:
         pilot_grades: Sequence[int] | I64,
         groups: Sequence[int] | I64 | None = None,
         score: Sequence[float] | F64 | None = None,
-    ) -> F64:
-        """(M, N) what each item adds to each measure's variance per unit of (1/pi - 1), under
-        the predictions the pilot calibrates: sum over runs of (d theta / d rel_i)^2 times
-        p_i (1 - p_i). The ``active`` design of :func:`sample` reads them to keep every
-        measure's predicted variance at or below the uniform design's."""
+    ) -> tuple[F64, F64]:
+        """What the ``active`` design of :func:`sample` reads, from one set of gradients at the
+        predictions the pilot calibrates: the :meth:`influence` (N,), and the variance weights
+        (M, N), what each item adds to each measure's variance per unit of (1/pi - 1): sum
+        over runs of (d theta / d rel_i)^2 times p_i (1 - p_i), with which the design keeps
+        every measure's predicted variance at or below the uniform design's."""
         F, depth = self._pilot_predictions(auto, pilot, pilot_grades, groups, score)
+        g = self._item_gradients(F, depth)
+        rel = F[self.threshold - 1]
+        weights = (g**2).sum(axis=1) * (rel * (1.0 - rel))[None, :]
+        return _mean_influence(g), np.asarray(weights, dtype=np.float64)
+
+    def _item_gradients(self, F: F64, depth: int) -> F64:
+        """(M, R, N) d theta / d rel_i of every item, at the labels or predictions ``F``."""
         points, aux = self._cells(F)
         cols = np.arange(self.n_items)
-        g = self._influence(points, aux, cols, np.ones((depth, self.n_items)))
-        rel = F[self.threshold - 1]
-        return np.asarray((g**2).sum(axis=1) * (rel * (1.0 - rel))[None, :], dtype=np.float64)
+        return self._influence(points, aux, cols, np.ones((depth, self.n_items)))
 
     def _pilot_predictions(
         self,
@@ -599,11 +600,9 @@ class PoolStructure:
         depth = max(depth, int(y.max(initial=0)))
         F = self._functionals(a, depth)
         Fy = self._functionals(y, depth)
-        g_arr = None if groups is None else np.asarray(groups, dtype=np.int64)
-        if score is not None and idx.size:
-            F = _calibrated_scores(a, np.asarray(score, dtype=np.float64), Fy, idx, g_arr)
-        elif idx.size:
-            F = _calibrated(a, F, Fy, idx, g_arr)
+        if idx.size:
+            g_arr = None if groups is None else np.asarray(groups, dtype=np.int64)
+            F = _predictor(a, F, Fy, idx, g_arr, score)
         return F, depth
 
     def _gradients(self, points: list[_Point], aux: dict[str, Any], cols: I64, depth: int) -> F64:
@@ -847,11 +846,7 @@ class PoolStructure:
         live = p[cols] < 1.0
         g_arr = None if groups is None else np.asarray(groups, dtype=np.int64)
         calibrated = calibrate and certain.size > 0
-        if calibrated and score is not None:
-            sc = np.asarray(score, dtype=np.float64)
-            Fp = _calibrated_scores(a, sc, Fy, certain, g_arr)
-        else:
-            Fp = _calibrated(a, Fa, Fy, certain, g_arr) if calibrated else Fa
+        Fp = _predictor(a, Fa, Fy, certain, g_arr, score) if calibrated else Fa
         value, v, grads, thin, unknown = self._pass(Fp, Fy, p, cols, certain, depth)
         # power tuning: the same estimate with the judge-free predictor (the pilot's rate per
         # group, what the human sample alone gives), and the weighted average of the two whose
@@ -880,8 +875,8 @@ class PoolStructure:
                 # average of the two (the variance of a blend is convex in its weight)
                 unknown = unknown * w + unknown0 * (1.0 - w)
         terms = _design_terms(v, p, cols, s, design, st)
-        cov = np.stack([x @ x.T for x in terms]) if covariance else (terms**2).sum(axis=2)
         design_var = (terms**2).sum(axis=2)  # (M, R)
+        cov = np.stack([x @ x.T for x in terms]) if covariance else design_var
         # the design estimate of the variance rests on the sampled residuals only: where a
         # stratum's rare relevant items were missed it is near 0 exactly when the estimate is
         # most wrong. Floor it by the model-based variance (_model_covariance).
@@ -931,6 +926,31 @@ def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = Non
                 base = out[:, np.flatnonzero(cell)[0]]
                 out[:, cell] = ((Fy[:, here].sum(axis=1) + base) / (here.size + 1.0))[:, None]
     return np.asarray(out, dtype=np.float64)
+
+
+def _mean_influence(g: F64) -> F64:
+    """(N,) from gradients (M, R, N): per measure the sum over runs of |g|, scaled to mean 1,
+    then the mean over measures."""
+    v = np.abs(g).sum(axis=1)
+    scale = v.mean(axis=1, keepdims=True)
+    v = v / np.where(scale > 0, scale, 1.0)
+    return np.asarray(v.mean(axis=0), dtype=np.float64)
+
+
+def _predictor(
+    a: I64,
+    Fa: F64,
+    Fy: F64,
+    certain: I64,
+    groups: I64 | None,
+    score: Sequence[float] | F64 | None,
+) -> F64:
+    """The calibrated predictor: on the judge's raw scores when given
+    (:func:`_calibrated_scores`), else per grade and group (:func:`_calibrated`). The estimate
+    and the active design's weights both take it from here, so they never disagree."""
+    if score is not None:
+        return _calibrated_scores(a, np.asarray(score, dtype=np.float64), Fy, certain, groups)
+    return _calibrated(a, Fa, Fy, certain, groups)
 
 
 _SCORE_RIDGE = 1.0  # the penalty on every coefficient but the intercept (standardised features)
@@ -1115,8 +1135,8 @@ class ArrayEstimate:
 
     def difference(self, a: int, b: int, m: int) -> tuple[float, float]:
         """(value, se) of run a minus run b on measure m."""
-        value, se, _ = self.difference_dof(a, b, m)
-        return value, se
+        value, se, _ = self.differences(np.array([a]), np.array([b]))
+        return float(value[0, m]), float(se[0, m])
 
     def differences(self, ia: I64, ib: I64, level: float = 0.95) -> tuple[F64, F64, F64]:
         """Runs ia[j] minus ib[j] on every measure at once: (value, se, quantile), each
@@ -1128,25 +1148,14 @@ class ArrayEstimate:
         var = np.stack(
             [c[ia, ia] + c[ib, ib] - 2.0 * c[ia, ib] for c in self.cov], axis=1
         )  # (pairs, M)
-        q = np.full(value.shape, _z(level))
+        z = _z(level)
+        q = np.full(value.shape, z)
         if self.terms is not None and self.dof is not None:
             finite = np.isfinite(self.dof[:, ia]) & np.isfinite(self.dof[:, ib])  # (M, pairs)
-            dof = np.where(finite, _dof(self.terms[:, ia] - self.terms[:, ib]), np.inf)
-            q = np.asarray(student_t.ppf(0.5 + level / 2.0, dof.T), dtype=np.float64)
+            dof = np.where(finite, _dof(self.terms[:, ia] - self.terms[:, ib]), np.inf).T
+            t = np.asarray(student_t.ppf(0.5 + level / 2.0, dof), dtype=np.float64)
+            q = np.where(np.isinf(dof), z, t)
         return value, np.sqrt(np.maximum(var, 0.0)), q
-
-    def difference_dof(self, a: int, b: int, m: int) -> tuple[float, float, float]:
-        """(value, se, degrees of freedom) of run a minus run b on measure m: the dof from the
-        terms of v_a - v_b (inf where the model's floor set either run's variance)."""
-        if not self.full:
-            raise ValueError("differences need the estimate built with covariance=True")
-        c = self.cov[m]
-        var = c[a, a] + c[b, b] - 2.0 * c[a, b]
-        dof = math.inf
-        t, d = self.terms, self.dof
-        if t is not None and d is not None and math.isfinite(d[m, a]) and math.isfinite(d[m, b]):
-            dof = float(_dof(t[m, a] - t[m, b]))
-        return float(self.value[a, m] - self.value[b, m]), math.sqrt(max(var, 0.0)), dof
 
 
 def _z(level: float) -> float:
@@ -1311,7 +1320,7 @@ def sample(
     items by the design; the estimate is conditional on the pilot, hence unbiased. ``influence``
     (one value >= 0 per item, e.g. :meth:`PoolStructure.influence`) steers the ``active``
     design; without it every item counts the same. ``variance_weights`` ((measures, items), from
-    :meth:`PoolStructure.variance_weights`) make the ``active`` design defensive: its
+    :meth:`PoolStructure.active_weights`) make the ``active`` design defensive: its
     probabilities are mixed with the uniform ones, (1 - a) pi + a n/N, at the a of least mean
     predicted variance relative to the uniform design's among those where no measure's
     predicted variance exceeds the uniform design's (a = 1 always qualifies); the sample's
@@ -1486,8 +1495,8 @@ class PPIReport:
         if measure not in self.measures:
             raise ValueError(f"unknown measure {measure!r}: the report has {list(self.measures)}")
         a, b, m = self.runs.index(run_a), self.runs.index(run_b), self.measures.index(measure)
-        value, se, dof = self._arrays.difference_dof(a, b, m)
-        z = _z(self.level) if math.isinf(dof) else float(student_t.ppf(0.5 + self.level / 2, dof))
+        values, ses, qs = self._arrays.differences(np.array([a]), np.array([b]), self.level)
+        value, se, z = float(values[0, m]), float(ses[0, m]), float(qs[0, m])
         return Estimate(value, max(-1.0, value - z * se), min(1.0, value + z * se), se)
 
     @property

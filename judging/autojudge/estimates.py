@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any, Literal, cast
 
 from django.conf import settings
@@ -214,16 +215,13 @@ def sample_advance(hs: HumanSample) -> HumanSample:
         # taken at the predictions the pilot calibrates (as the estimate will), not at the
         # judge's raw labels; on the scores when every pool document has one. The variance
         # weights keep every measure's predicted variance at or below the uniform design's
-        scored = label_scores(hs.judge)
-        scores = [scored.get(item) for item in st.items]
-        calibration = {
-            "pilot": first,
-            "pilot_grades": first_grades,
-            "groups": st.popularity(),
-            "score": None if any(x is None for x in scores) else scores,
-        }
-        influence = st.influence(auto, **calibration)
-        weights = st.variance_weights(auto, **calibration)
+        influence, weights = st.active_weights(
+            auto,
+            pilot=first,
+            pilot_grades=first_grades,
+            groups=st.popularity(),
+            score=_every_score(label_scores(hs.judge), st.items),
+        )
     drawn = sample(
         auto,
         d,
@@ -241,6 +239,15 @@ def sample_advance(hs: HumanSample) -> HumanSample:
         HumanSample.objects.filter(pk=hs.pk).update(design_info=info)
     hs.refresh_from_db()
     return hs
+
+
+def _every_score(
+    scored: dict[tuple[str, str], float], items: Sequence[tuple[str, str]]
+) -> list[float] | None:
+    """The judge's raw score of each of ``items``, or None unless every one has a score (the
+    calibration then keeps to the grades)."""
+    out = [scored.get(item) for item in items]
+    return None if any(x is None for x in out) else cast(list[float], out)
 
 
 def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
@@ -278,7 +285,7 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     # the judge's raw scores calibrate the predictor when every pool document has one (an
     # embedding judge's similarity says more than the grade cut from it)
     score_map = None
-    if all((q, d) in scored for q, ds in pool_map.items() for d in ds):
+    if _every_score(scored, [(q, d) for q, ds in pool_map.items() for d in ds]) is not None:
         score_map = {q: {d: scored[(q, d)] for d in ds} for q, ds in pool_map.items()}
     human: dict[str, dict[str, int]] = {}
     for (q, d), g in people.items():

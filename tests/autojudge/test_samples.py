@@ -229,24 +229,16 @@ def test_an_active_design_weighs_documents_at_the_pilots_calibrated_predictions(
     assert hs.design_info["phase"] == "pilot"
     people_grade_everything(campaign, as_committed)
     seen: list[dict[str, Any]] = []
-    real = PoolStructure.influence
+    real = PoolStructure.active_weights
 
     def spy(self: Any, auto: Any, **kwargs: Any) -> Any:
         seen.append(kwargs)
         return real(self, auto, **kwargs)
 
-    monkeypatch.setattr(PoolStructure, "influence", spy)
-    weighed: list[Any] = []
-    real_weights = PoolStructure.variance_weights
-
-    def spy_weights(self: Any, auto: Any, **kwargs: Any) -> Any:
-        weighed.append(kwargs)
-        return real_weights(self, auto, **kwargs)
-
-    monkeypatch.setattr(PoolStructure, "variance_weights", spy_weights)
+    monkeypatch.setattr(PoolStructure, "active_weights", spy)
     hs = sample_advance(hs)
+    # one calibration for the influence and the variance weights both
     (kw,) = seen
-    assert weighed == [kw]  # the variance weights rest on the same calibration
     assert len(kw["pilot"]) == len(kw["pilot_grades"]) == hs.items.filter(pi=1.0).count()
     assert (kw["score"] is not None) is with_scores and kw["groups"] is not None
     assert 0.0 <= hs.design_info["uniform_mix"] <= 1.0  # the defensive mixture, recorded
