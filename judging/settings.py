@@ -331,13 +331,22 @@ POOLJUDGE_CONTENT_SECURITY_POLICY = env_str(
 )
 
 # Sign-in throttling (login page, admin login, token endpoint; judging/core/login_throttle.py):
-# failed attempts per username and per client address within a window; at the limit, 429 with
-# Retry-After until the window that the first failure started ends.
+# failures per (username, address) and per address within a window lock that pair or address
+# until the window ends; failures per username lock it for a time that doubles with each lock.
+# An address that signed in to the account before is held by its own (pair) failures only.
+POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP = env_int(
+    "POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP", 10, minimum=1
+)
+POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP = env_int("POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP", 50, minimum=1)
 POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = env_int(
     "POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER", 10, minimum=1
 )
-POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP = env_int("POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP", 50, minimum=1)
 POOLJUDGE_LOGIN_WINDOW_SECONDS = env_int("POOLJUDGE_LOGIN_WINDOW_SECONDS", 900, minimum=1)
+POOLJUDGE_LOGIN_LOCK_SECONDS = env_int("POOLJUDGE_LOGIN_LOCK_SECONDS", 60, minimum=1)
+POOLJUDGE_LOGIN_MAX_LOCK_SECONDS = env_int("POOLJUDGE_LOGIN_MAX_LOCK_SECONDS", 3600, minimum=1)
+POOLJUDGE_LOGIN_KNOWN_ADDRESS_SECONDS = env_int(
+    "POOLJUDGE_LOGIN_KNOWN_ADDRESS_SECONDS", 90 * 86400, minimum=60
+)
 # how long a human sample's corrected estimates stay in the shared cache; the key holds everything
 # they rest on (the people's grades, the judge's labels, the runs, the level), so a change to any
 # of them is a new computation whatever this says
