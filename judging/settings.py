@@ -22,6 +22,7 @@ from judging.env import (
     env_int,
     env_list,
     env_str,
+    env_url,
 )
 
 # Lets the admin and querysets be subscripted at run time (ModelAdmin[Run]) for typing.
@@ -358,6 +359,12 @@ POOLJUDGE_TRUSTED_PROXY_HOPS = env_int("POOLJUDGE_TRUSTED_PROXY_HOPS", 0, minimu
 # API tokens expire this long after they were issued (401 then; POST /api/v1/auth/token/ issues a
 # new one; DELETE revokes one's own, admins revoke any in the admin).
 POOLJUDGE_TOKEN_TTL_SECONDS = env_int("POOLJUDGE_TOKEN_TTL_SECONDS", 30 * 86400, minimum=60)
+# A set-password link (an invitation, or a new password for an existing account) stays valid this
+# long, and for one use (judging/core/password_links.py).
+POOLJUDGE_PASSWORD_LINK_SECONDS = env_int("POOLJUDGE_PASSWORD_LINK_SECONDS", 7 * 86400, minimum=60)
+# The service's address as its users reach it: the start of the links that `manage.py create_user
+# --invite` prints (the pages build theirs from the request).
+POOLJUDGE_SITE_URL = env_url("POOLJUDGE_SITE_URL", "http://127.0.0.1:8000")
 # Items the judging page leases ahead of the one being read, so that a grade key shows the next
 # document at once (0: one lease at a time, each judgment fetches the next).
 POOLJUDGE_PREFETCH = env_int("POOLJUDGE_PREFETCH", 1, minimum=0, maximum=5)
