@@ -18,7 +18,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from judging.core.errors import Conflict, InvalidInput
 from judging.core.roles import ADMIN, ROLES, Account, roles_of, roles_set
@@ -112,11 +112,15 @@ def account_create(
                 problems += [Problem.at("password", m) for m in _messages(exc)]
     if problems:
         raise InvalidInput("the account was not created", problems)
-    with transaction.atomic():
-        if Account.objects.filter(username__iexact=username).exists():
-            raise Conflict(f"an account named {username!r} already exists")
-        user = Account.objects.create_user(username=username, email=email, password=password)
-        roles_set(user, set(roles))
+    taken = Conflict(f"an account named {username!r} already exists")
+    try:
+        with transaction.atomic():
+            if Account.objects.filter(username__iexact=username).exists():
+                raise taken
+            user = Account.objects.create_user(username=username, email=email, password=password)
+            roles_set(user, set(roles))
+    except IntegrityError:  # the same name created at the same moment
+        raise taken from None
     return user
 
 
