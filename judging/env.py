@@ -83,6 +83,18 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_url(name: str, default: str) -> str:
+    """A site's address, ``http(s)://host[:port][/path]``, without a trailing slash."""
+    raw = os.environ.get(name)
+    value = default if raw is None or raw.strip() == "" else raw.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not a site address (example: https://pooljudge.example.org)"
+        )
+    return value.rstrip("/")
+
+
 def database_config(url: str, *, base_dir: Path) -> dict[str, Any]:
     """Translate a ``DATABASE_URL`` into a Django ``DATABASES['default']`` entry.
 

@@ -22,6 +22,7 @@ from judging.env import (
     env_int,
     env_list,
     env_str,
+    env_url,
 )
 
 # Lets the admin and querysets be subscripted at run time (ModelAdmin[Run]) for typing.
@@ -331,13 +332,22 @@ POOLJUDGE_CONTENT_SECURITY_POLICY = env_str(
 )
 
 # Sign-in throttling (login page, admin login, token endpoint; judging/core/login_throttle.py):
-# failed attempts per username and per client address within a window; at the limit, 429 with
-# Retry-After until the window that the first failure started ends.
+# failures per (username, address) and per address within a window lock that pair or address
+# until the window ends; failures per username lock it for a time that doubles with each lock.
+# An address that signed in to the account before is held by its own (pair) failures only.
+POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP = env_int(
+    "POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP", 10, minimum=1
+)
+POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP = env_int("POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP", 50, minimum=1)
 POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = env_int(
     "POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER", 10, minimum=1
 )
-POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP = env_int("POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP", 50, minimum=1)
 POOLJUDGE_LOGIN_WINDOW_SECONDS = env_int("POOLJUDGE_LOGIN_WINDOW_SECONDS", 900, minimum=1)
+POOLJUDGE_LOGIN_LOCK_SECONDS = env_int("POOLJUDGE_LOGIN_LOCK_SECONDS", 60, minimum=1)
+POOLJUDGE_LOGIN_MAX_LOCK_SECONDS = env_int("POOLJUDGE_LOGIN_MAX_LOCK_SECONDS", 3600, minimum=1)
+POOLJUDGE_LOGIN_KNOWN_ADDRESS_SECONDS = env_int(
+    "POOLJUDGE_LOGIN_KNOWN_ADDRESS_SECONDS", 90 * 86400, minimum=60
+)
 # how long a human sample's corrected estimates stay in the shared cache; the key holds everything
 # they rest on (the people's grades, the judge's labels, the runs, the level), so a change to any
 # of them is a new computation whatever this says
@@ -349,6 +359,12 @@ POOLJUDGE_TRUSTED_PROXY_HOPS = env_int("POOLJUDGE_TRUSTED_PROXY_HOPS", 0, minimu
 # API tokens expire this long after they were issued (401 then; POST /api/v1/auth/token/ issues a
 # new one; DELETE revokes one's own, admins revoke any in the admin).
 POOLJUDGE_TOKEN_TTL_SECONDS = env_int("POOLJUDGE_TOKEN_TTL_SECONDS", 30 * 86400, minimum=60)
+# A set-password link (an invitation, or a new password for an existing account) stays valid this
+# long, and for one use (judging/core/password_links.py).
+POOLJUDGE_PASSWORD_LINK_SECONDS = env_int("POOLJUDGE_PASSWORD_LINK_SECONDS", 7 * 86400, minimum=60)
+# The service's address as its users reach it: the start of the links that `manage.py create_user
+# --invite` prints (the pages build theirs from the request).
+POOLJUDGE_SITE_URL = env_url("POOLJUDGE_SITE_URL", "http://127.0.0.1:8000")
 # Items the judging page leases ahead of the one being read, so that a grade key shows the next
 # document at once (0: one lease at a time, each judgment fetches the next).
 POOLJUDGE_PREFETCH = env_int("POOLJUDGE_PREFETCH", 1, minimum=0, maximum=5)

@@ -46,6 +46,7 @@ class Dataset:
     audit: Any = None  # a stored audit of the imported judge
     sample: Any = None  # a human sample for the imported judge
     calibration: Any = None  # a failed calibration of the embedding judge
+    account: Any = None  # the account the admin's users page acts on (the other annotator)
 
 
 def _docs() -> bytes:
@@ -175,6 +176,7 @@ def build() -> Dataset:
         audit=audit,
         sample=sample,
         calibration=calibration,
+        account=users["other_annotator"],
     )
     for model in site._registry:
         key = f"{model._meta.app_label}_{model._meta.model_name}"

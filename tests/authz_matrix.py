@@ -159,6 +159,11 @@ ROUTES: dict[str, Route] = {
     "autojudge-samples-create": CAMPAIGN,
     "autojudge-sample": Route({"campaign_id": "campaign", "sample_id": "sample"}),
     "autojudge-sample-advance": Route({"campaign_id": "campaign", "sample_id": "sample"}),
+    # accounts: the admin's users page acts on the other annotator; a made-up link
+    "manage-user-roles": Route({"user_id": "account"}),
+    "manage-user-active": Route({"user_id": "account"}),
+    "manage-user-link": Route({"user_id": "account"}),
+    "set-password": Route({"uid": "=MQ", "token": "=cxyz12-0123456789abcdef0123"}),
     # suggestions for assessors (issue 17, point 5)
     "suggestions": CAMPAIGN,
     "api-suggestions": CAMPAIGN,
@@ -273,6 +278,18 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("login", "POST"): s(200, 302, 302, 302, 302, 302),
     ("logout", "GET"): s(405, 405, 405, 405, 405, 405),  # a GET never signs anybody out
     ("logout", "POST"): s(302, 302, 302, 302, 302, 302),
+    # a set-password link, public; this one is made up: refused, saying why, to everybody
+    ("set-password", "GET"): s(400, 400, 400, 400, 400, 400),
+    ("set-password", "POST"): s(400, 400, 400, 400, 400, 400),
+    # --- pages: accounts and roles (admins; anonymous to the login page, the others 403) ---
+    ("manage-users", "GET"): s(302, 403, 403, 403, 403, 200),
+    ("manage-users", "POST"): s(302, 403, 403, 403, 403, 200),  # created: its link shown
+    ("manage-user-roles", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("manage-user-roles", "POST"): s(302, 403, 403, 403, 403, 302),
+    ("manage-user-active", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("manage-user-active", "POST"): s(302, 403, 403, 403, 403, 302),
+    ("manage-user-link", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("manage-user-link", "POST"): s(302, 403, 403, 403, 403, 200),  # the link shown
     # --- pages: judging (annotators) ------------------------------------------------------
     ("annotate-home", "GET"): s(302, 200, 200, 403, 403, 403),
     ("annotate-judge", "GET"): s(302, 200, 200, 403, 403, 403),
@@ -459,6 +476,17 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
             "name": f"Matrix collection {role}",
             "qrels": SimpleUploadedFile("q.txt", b"901 0 c-1 1\n"),
             "runs": [SimpleUploadedFile("input.m", b"901 Q0 c-1 1 1.0 m\n")],
+        }
+    if key == ("manage-users", "POST"):
+        return "form", {"username": f"matrix-new-{role}", "role": ["annotator"]}
+    if key == ("manage-user-roles", "POST"):
+        return "form", {"role": ["researcher"]}
+    if key == ("manage-user-active", "POST"):
+        return "form", {"active": "0"}
+    if key == ("set-password", "POST"):
+        return "form", {
+            "password1": "a-long-and-unusual-passphrase-41",
+            "password2": "a-long-and-unusual-passphrase-41",
         }
     if key == ("manage-import", "POST"):
         return "form", {"name": f"Matrix import {role}", "pooled_runs": "none"}

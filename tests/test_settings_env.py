@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from judging.env import database_config, env_bool, env_bytes, env_int
+from judging.env import database_config, env_bool, env_bytes, env_int, env_url
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,6 +60,19 @@ def test_sizes_accept_units(monkeypatch: pytest.MonkeyPatch) -> None:
     assert env_bytes("X_SIZE", 1) == 200 * 1024**2
     monkeypatch.setenv("X_SIZE", "1g")
     assert env_bytes("X_SIZE", 1) == 1024**3
+
+
+def test_a_site_address_is_checked_and_loses_its_trailing_slash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("POOLJUDGE_SITE_URL", "https://judge.example.org/")
+    assert env_url("POOLJUDGE_SITE_URL", "http://x") == "https://judge.example.org"
+    monkeypatch.delenv("POOLJUDGE_SITE_URL")
+    assert env_url("POOLJUDGE_SITE_URL", "http://127.0.0.1:8000") == "http://127.0.0.1:8000"
+    for bad in ("judge.example.org", "ftp://judge.example.org", "https://x.org/?a=1"):
+        monkeypatch.setenv("POOLJUDGE_SITE_URL", bad)
+        with pytest.raises(ImproperlyConfigured, match=r"POOLJUDGE_SITE_URL=.* is not a site"):
+            env_url("POOLJUDGE_SITE_URL", "http://x")
 
 
 def test_database_urls_translate_to_django_settings(tmp_path: Path) -> None:

@@ -38,7 +38,9 @@ class TokenView(APIView):
         request=AuthTokenSerializer,
         responses={200: TokenSerializer, 429: OpenApiResponse(description="too many failures")},
         description="Your API token (the same one until it expires, then a new one). After "
-        "too many failed attempts for a username or from an address: 429 with Retry-After.",
+        "too many failed attempts for the username from this address, from this address, or "
+        "for the username from anywhere (unless this address signed in to it before): 429 "
+        "with Retry-After.",
     )
     def post(self, request: Request) -> Response:
         data: Any = request.data

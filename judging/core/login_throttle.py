@@ -1,13 +1,30 @@
-"""Failed sign-ins, counted per client address and per username, in the shared cache.
+"""Failed sign-ins, counted so that wrong passwords sent by anybody cannot lock a person out.
 
 Every failed ``authenticate()`` (the login page, the admin's login, the API's token endpoint) is
-counted twice: for the address it came from and for the username it tried. Once either count
-reaches its limit within the window (``POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP``,
-``POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER``, ``POOLJUDGE_LOGIN_WINDOW_SECONDS``), every sign-in for
-that address or username is refused, the right password too, until the window that started with
-the first failure ends (429 with ``Retry-After``). A successful sign-in clears its username's
-count (not its address's). Successful sign-ins are not counted: a class of annotators behind one
-address all log in at nine.
+counted three times, in the shared cache:
+
+- per **username and address**: ``POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP`` failures within
+  ``POOLJUDGE_LOGIN_WINDOW_SECONDS`` (the window starts with the first of them) lock that username
+  from that address until the window ends. Guessing from one place; it holds for everybody.
+- per **address**: ``POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP`` failures from one address, whatever
+  the usernames, within the window lock the address until the window ends (password spraying).
+- per **username**: ``POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER`` failures for one username, from any
+  addresses, lock it for ``POOLJUDGE_LOGIN_LOCK_SECONDS``, twice as long at each further lock, at
+  most ``POOLJUDGE_LOGIN_MAX_LOCK_SECONDS``: guessing from many addresses slows to that many
+  guesses per longest lock. The doubling starts over once the username has gone a window without
+  a failure after its last lock ended. Failures while the username is locked do not lengthen it.
+
+A **known address** is one that signed in to the account successfully within
+``POOLJUDGE_LOGIN_KNOWN_ADDRESS_SECONDS`` (the pair is recorded; the address, as for every count,
+is ``client_address``). It is held by its own count for the pair only: failures from other
+addresses, and other usernames' failures from the same address, never lock the account out of
+the addresses it signs in from. Anybody can send wrong passwords for the admin's username, which
+locks it for unknown addresses (with a growing lock), not for the admin's own.
+
+While a lock holds, the right password is refused too (429 with ``Retry-After``), or a lock would
+tell a guesser which of their guesses was right. A successful sign-in clears its pair's count and
+records the pair as known; the username's and the address's counts stay (an attacker elsewhere
+keeps their lock). Successful sign-ins are not counted: a class behind one address logs in at nine.
 
 The counters live in Django's default cache, which must be shared by every web worker in
 production (Redis, or the database cache; see ``CACHES`` in the settings): with a per-process
@@ -21,7 +38,7 @@ import hashlib
 import logging
 import math
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.core.cache import cache
@@ -29,6 +46,13 @@ from django.core.cache import cache
 log = logging.getLogger(__name__)
 
 _PREFIX = "pooljudge:login-failures"
+
+
+class _Keys(NamedTuple):
+    pair: str  # (failures, end of the window)
+    address: str  # (failures, end of the window)
+    username: str  # (failures, end of the window, locks so far, end of the lock, forget at)
+    known: str  # until when the address is known for the username
 
 
 def now() -> float:
@@ -48,55 +72,115 @@ def client_address(request: Any) -> str:
     return str(meta.get("REMOTE_ADDR") or "unknown")
 
 
-def _keys(request: Any, username: str) -> list[tuple[str, int]]:
-    name = hashlib.sha256(username.strip().casefold().encode()).hexdigest()
-    address = hashlib.sha256(client_address(request).encode()).hexdigest()
-    return [
-        (f"{_PREFIX}:user:{name}", settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER),
-        (f"{_PREFIX}:ip:{address}", settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP),
-    ]
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _keys(request: Any, username: str) -> _Keys:
+    name = username.strip().casefold()
+    address = client_address(request)
+    return _Keys(
+        pair=f"{_PREFIX}:pair:{_digest(name, address)}",
+        address=f"{_PREFIX}:ip:{_digest(address)}",
+        username=f"{_PREFIX}:user:{_digest(name)}",
+        known=f"{_PREFIX}:known:{_digest(name, address)}",
+    )
+
+
+def lock_seconds(locks: int) -> int:
+    """How long the username's ``locks``-th lock lasts: the first ``POOLJUDGE_LOGIN_LOCK_SECONDS``,
+    each next one twice the last, at most ``POOLJUDGE_LOGIN_MAX_LOCK_SECONDS``."""
+    base: int = settings.POOLJUDGE_LOGIN_LOCK_SECONDS
+    cap: int = settings.POOLJUDGE_LOGIN_MAX_LOCK_SECONDS
+    return int(min(cap, base * 2 ** min(max(locks, 1) - 1, 40)))
+
+
+def _window_wait(entry: Any, limit: int, t: float) -> float:
+    if entry is None:
+        return 0.0
+    failures, window_ends = entry
+    return float(window_ends - t) if failures >= limit and window_ends > t else 0.0
 
 
 def retry_after(request: Any, username: str) -> int | None:
-    """Seconds until the address or username may try again, or None if it may now."""
+    """Seconds until this username may try again from this address, or None if it may now."""
+    keys = _keys(request, username)
     try:
-        counts = cache.get_many([key for key, _ in _keys(request, username)])
+        entries = cache.get_many(list(keys))
     except Exception:
         log.exception("the cache is unreachable: sign-in attempts are not throttled")
         return None
-    wait = 0.0
-    for key, limit in _keys(request, username):
-        entry = counts.get(key)
-        if entry is None:
-            continue
-        failures, window_ends = entry
-        if failures >= limit and window_ends > now():
-            wait = max(wait, window_ends - now())
+    t = now()
+    waits = [
+        _window_wait(
+            entries.get(keys.pair), settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP, t
+        )
+    ]
+    if entries.get(keys.known, 0.0) <= t:
+        waits.append(
+            _window_wait(entries.get(keys.address), settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP, t)
+        )
+        locked = entries.get(keys.username)
+        if locked is not None:
+            waits.append(locked[3] - t)
+    wait = max(waits)
     return max(1, math.ceil(wait)) if wait > 0 else None
 
 
-def record_failure(request: Any, username: str) -> None:
-    """Count one failed sign-in for the address and the username."""
+def _count_in_window(key: str) -> None:
+    # (failures, end of the window that the first failure started); get-then-set: two failures
+    # at the very same moment may count once, which a brute force cannot use.
     window: int = settings.POOLJUDGE_LOGIN_WINDOW_SECONDS
+    entry = cache.get(key)
+    if entry is None or entry[1] <= now():
+        entry = (0, now() + window)
+    failures, window_ends = entry
+    cache.set(key, (failures + 1, window_ends), max(1, math.ceil(window_ends - now())))
+
+
+def _count_towards_lock(key: str) -> None:
+    window: int = settings.POOLJUDGE_LOGIN_WINDOW_SECONDS
+    limit: int = settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER
+    t = now()
+    entry = cache.get(key)
+    if entry is None or entry[4] <= t:
+        entry = (0, 0.0, 0, 0.0, 0.0)
+    failures, window_ends, locks, locked_until, _ = entry
+    if locked_until > t:
+        return  # only a known address got this far: it does not lengthen the lock
+    if window_ends <= t:
+        failures, window_ends = 0, t + window
+    failures += 1
+    if failures >= limit:
+        locks += 1
+        locked_until = t + lock_seconds(locks)
+        failures, window_ends = 0, t
+    # kept (and so the number of locks) until a window passes without a failure after the lock
+    forget_at = max(window_ends, locked_until + window)
+    entry = (failures, window_ends, locks, locked_until, forget_at)
+    cache.set(key, entry, max(1, math.ceil(forget_at - t)))
+
+
+def record_failure(request: Any, username: str) -> None:
+    """Count one failed sign-in for the pair, the address and the username."""
+    keys = _keys(request, username)
     try:
-        for key, _ in _keys(request, username):
-            # (failures, end of the window that the first failure started); get-then-set: two
-            # failures at the very same moment may count once, which a brute force cannot use.
-            entry = cache.get(key)
-            if entry is None or entry[1] <= now():
-                entry = (0, now() + window)
-            failures, window_ends = entry
-            cache.set(key, (failures + 1, window_ends), max(1, math.ceil(window_ends - now())))
+        _count_in_window(keys.pair)
+        _count_in_window(keys.address)
+        _count_towards_lock(keys.username)
     except Exception:
         log.exception("the cache is unreachable: a failed sign-in was not counted")
 
 
 def record_success(request: Any, username: str) -> None:
-    """A successful sign-in forgets its username's failures."""
+    """A successful sign-in forgets its pair's failures and makes the address known."""
+    keys = _keys(request, username)
     try:
-        cache.delete(_keys(request, username)[0][0])
+        cache.delete(keys.pair)
+        known: int = settings.POOLJUDGE_LOGIN_KNOWN_ADDRESS_SECONDS
+        cache.set(keys.known, now() + known, known)
     except Exception:
-        log.exception("the cache is unreachable: a sign-in's failures were not cleared")
+        log.exception("the cache is unreachable: a sign-in's address was not recorded")
 
 
 def message(wait: int) -> str:
@@ -116,6 +200,6 @@ def on_login_failed(
 
 
 def on_logged_in(sender: Any, request: Any = None, user: Any = None, **_: Any) -> None:
-    """``user_logged_in`` receiver: a session sign-in clears its username's failures."""
+    """``user_logged_in`` receiver: a session sign-in clears its pair and makes it known."""
     if request is not None and user is not None:
         record_success(request, user.get_username())

@@ -2,6 +2,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from judging.web import (
+    account_pages,
     adjudicate_pages,
     admin_pages,
     annotate,
@@ -29,6 +30,18 @@ urlpatterns = [
         name="login",
     ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    # accounts: the admin's users page, and the set-password link's page (public)
+    path(
+        "accounts/set-password/<str:uid>/<str:token>/",
+        account_pages.set_password,
+        name="set-password",
+    ),
+    path("manage/users/", account_pages.users_page, name="manage-users"),
+    path("manage/users/<int:user_id>/roles/", account_pages.user_roles, name="manage-user-roles"),
+    path(
+        "manage/users/<int:user_id>/active/", account_pages.user_active, name="manage-user-active"
+    ),
+    path("manage/users/<int:user_id>/link/", account_pages.user_link, name="manage-user-link"),
     path("annotate/", my_work.my_work, name="annotate-home"),
     path("annotate/<int:campaign_id>/", annotate.judge, name="annotate-judge"),
     path("annotate/<int:campaign_id>/next/", annotate.next_item, name="annotate-next"),
