@@ -163,6 +163,9 @@ class EvaluationResult:
         measures: dict[str, Any] = {}
         for name in self.measures:
             entry = self.aggregates[name].to_dict()
+            relevance = parse_measures([name])[0].relevance  # RBP: graded, RBP(rel=1): binary
+            if relevance is not None:
+                entry["relevance"] = relevance
             for role, comp in self.companions.get(name, {}).items():
                 entry[role] = {"measure": comp, **self.aggregates[comp].to_dict()}
             if name in self.treatments:

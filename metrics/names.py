@@ -126,9 +126,25 @@ class Measure:
     @property
     def kwargs(self) -> dict[str, Any]:
         """The family's parameters (defaults filled in) passed to its function; ``rel`` is not
-        one of them (the evaluator builds the ranking at that level)."""
+        one of them (the evaluator builds the ranking at that level), but a family graded
+        unless ``rel=`` is given (RBP) gets ``binary``, whether it was."""
         given = dict(self.params)
-        return {p.name: given.get(p.name, p.default) for p in FAMILIES[self.family].params}
+        fam = FAMILIES[self.family]
+        out = {p.name: given.get(p.name, p.default) for p in fam.params}
+        if fam.graded_unless_rel:
+            out["binary"] = self.rel is not None
+        return out
+
+    @property
+    def relevance(self) -> str | None:
+        """How a family graded unless ``rel=`` is given (RBP, as in ir_measures) reads the
+        judgments: ``"graded (gain = grade)"`` or ``"binary (relevant: grade >= 1)"``; None for
+        the other families."""
+        if not FAMILIES[self.family].graded_unless_rel:
+            return None
+        if self.rel is None:
+            return "graded (gain = grade)"
+        return f"binary (relevant: grade >= {self.rel})"
 
     @property
     def trec_name(self) -> str | None:
