@@ -224,6 +224,11 @@ def _example_cut(f: Family) -> str:
 def _unknown(text: str, why: str = "") -> UnknownMeasureError:
     import difflib  # only for messages: kept out of every reader's start-up
 
+    from metrics.diversity import diversity_hint  # alpha_nDCG@20 is computed there
+
+    hint = diversity_hint(text)
+    if hint is not None:
+        return UnknownMeasureError(hint)
     known = _known_spellings()
     close = difflib.get_close_matches(text.strip(), known, n=4, cutoff=0.5)
     if not close:
