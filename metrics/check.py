@@ -31,8 +31,12 @@ non-relevant, so its drop may be an artefact of the judgments, not of retrieval.
 reports the judged fraction of both runs: ``Judged@k`` with k the measure's cut-off (nDCG@5:
 Judged@5), and for measures without a cut-off (AP, RR, nDCG, Rprec, bpref, infAP) ``Judged``,
 the judged fraction of the whole ranking (the run's depth). A measure that dropped (delta < 0)
-is **flagged** ``unjudged`` when the run's judged fraction is more than ``judged_tolerance``
-(default 0.05) below the baseline's, or below ``min_judged`` (default 0.9). The flag is a
+is **flagged** ``unjudged`` when the run's judged fraction is lower than the baseline's (by at
+least ``COVERAGE_GAP`` = 0.01: fractions closer than that are judged alike, and two fractions
+0.01 apart never print the same at two decimals) and either more than ``judged_tolerance``
+(default 0.05) below it or below ``min_judged`` (default 0.9). Runs judged alike are not
+flagged however low their coverage: AP over a 1000-deep ranking, about 0.4 judged for every
+run of a TREC pool, drops for reasons of ranking, not of judging. The flag is a
 warning beside the verdict, never a pardon: a ``fail`` stays a ``fail`` (the drop is measured
 against the qrels as they are; judge the new documents, then check again). Count measures
 (NumRel, NumRet, ...) and the Judged/Unjudged measures themselves carry no judged fraction.
@@ -74,6 +78,7 @@ VERDICTS: tuple[str, ...] = (PASS, WARN, FAIL)
 
 DEFAULT_JUDGED_TOLERANCE = 0.05
 DEFAULT_MIN_JUDGED = 0.9
+COVERAGE_GAP = 0.01  # a judged fraction this much below the baseline's differs from it
 
 _MAX_DROP = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%?)\s*$")
 
@@ -264,6 +269,10 @@ def _unjudged(
     min_judged: float,
 ) -> tuple[bool, str]:
     if delta >= 0 or judged_run is None or judged_baseline is None or name is None:
+        return False, ""
+    # judged alike (the same figure at two decimals can never be this far apart): unjudged
+    # documents cannot explain the run doing worse than the baseline
+    if round(judged_baseline - judged_run, 9) < COVERAGE_GAP:
         return False, ""
     reasons = []
     if judged_run < judged_baseline - tolerance:

@@ -101,7 +101,8 @@ def register(subparsers: Any) -> None:
         "--min-judged",
         type=_fraction,
         default=DEFAULT_MIN_JUDGED,
-        help=f"flag a drop when the run's judged@k is below this (default {DEFAULT_MIN_JUDGED})",
+        help=f"flag a drop when the run's judged@k is below this (default {DEFAULT_MIN_JUDGED}) "
+        "and at least 0.01 below the baseline's",
     )
     p.add_argument(
         "-l", "--level", type=int, default=1, help="relevance level: relevant = grade >= LEVEL"

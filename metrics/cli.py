@@ -291,6 +291,10 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
         _write_csv(results, out, per_query=args.per_query)
     else:
         names = _display_names(measures)
+        # RBP is graded, RBP(rel=1) binary (ir_measures' names): the trec lines cannot say it
+        said = [f"# {names.get(m.name, m.name)}: {m.relevance}" for m in ev.measures if m.relevance]
+        if said:
+            print("\n".join(said), file=sys.stderr)
         for tag, res in results:
             if res.mode == "honest" or res.excluded:
                 _summary(tag, res, ci_asked=args.ci != "none")
@@ -430,7 +434,8 @@ def _write_csv(
             for role, name in comps.items():
                 owners.setdefault(name, []).append(f"{role} of {owner}")
         for name, agg in res.aggregates.items():
-            note = "; ".join(owners.get(name, []))
+            relevance = parse_measure(name).relevance
+            note = "; ".join(owners.get(name, []) + ([relevance] if relevance else []))
             w.writerow({**base, **agg.to_dict(), "measure": name, "query": "all", "note": note})
             for treatment, t in res.treatments.get(name, {}).items():
                 w.writerow(

@@ -112,6 +112,7 @@ __all__ = [
     "SubtopicQrels",
     "TopicJudgments",
     "UnknownDiversityMeasure",
+    "diversity_hint",
     "evaluate_diversity",
     "parse_diversity_measure",
     "read_subtopic_qrels",
@@ -337,6 +338,21 @@ def _bool(text: str) -> bool:
     if low in ("false", "0", "no"):
         return False
     raise ValueError(f"{text!r} is not a boolean")
+
+
+def diversity_hint(text: str) -> str | None:
+    """When ``text`` names one of the diversity measures here (either style, parameters and
+    cutoff aside), where to compute it: they need subtopic qrels, which ordinary qrels are not;
+    None for any other name. Read by :mod:`metrics.names` for its unknown-measure message."""
+    m = _NAME.match(text)
+    if not m or m.group(1).lower() not in _ALIASES:
+        return None
+    name = text.strip()
+    return (
+        f"{name} is a diversity measure: use `python -m metrics diversity SUBTOPIC_QRELS RUN "
+        f"-m {name}` (metrics.diversity.evaluate_diversity in Python), over subtopic qrels: "
+        "ndeval's `topic subtopic docno grade` lines, one per document and subtopic"
+    )
 
 
 def parse_diversity_measure(text: str) -> DiversityMeasure:

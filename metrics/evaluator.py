@@ -5,7 +5,10 @@ Two modes (DESIGN section 5), named in every result:
 ``compat="trec_eval"`` reproduces trec_eval 10.0: the queries averaged are those in both the qrels
 and the run (``complete=True``: every qrels query, an unanswered one scoring 0, like ``-c``); a
 query whose judgments hold no relevant document is averaged in with its zeros; NumRel, NumRet and
-NumRelRet are summed. Rank column ignored, order = score descending, ties by docid descending.
+NumRelRet are summed, except that with ``complete`` trec_eval's ``num_rel`` summary counts every
+qrels line with a grade > 0 whatever the relevance level (m_num_rel.c; ``NumRel(rel=2)``, which
+trec_eval has not, is summed). Rank column ignored, order = score descending, ties by docid
+descending.
 
 ``compat=None`` (honest, the default) uses the same per-query definitions, and:
 
@@ -160,6 +163,9 @@ class EvaluationResult:
         measures: dict[str, Any] = {}
         for name in self.measures:
             entry = self.aggregates[name].to_dict()
+            relevance = parse_measures([name])[0].relevance  # RBP: graded, RBP(rel=1): binary
+            if relevance is not None:
+                entry["relevance"] = relevance
             for role, comp in self.companions.get(name, {}).items():
                 entry[role] = {"measure": comp, **self.aggregates[comp].to_dict()}
             if name in self.treatments:
@@ -358,6 +364,11 @@ class Evaluator:
             results[m] = value, num, den = compute(m, at_level(m))
             per_query[m.name] = dict(zip(names, value.tolist(), strict=True))
             aggregates[m.name] = self._aggregate(m, value, num, den)
+            if self.compat == "trec_eval" and self.complete and m.trec_name == "num_rel":
+                # trec_eval -c recounts its summary num_rel from the qrels (m_num_rel.c,
+                # te_calc_avg_num_rel): every line with a grade > 0, whatever -l
+                total = float(np.count_nonzero(self.qrels.grades > 0))
+                aggregates[m.name] = replace(aggregates[m.name], value=total)
 
         treatments: dict[str, dict[str, Aggregate]] = {}
         per_query_treatments: dict[str, dict[str, dict[str, float]]] = {}

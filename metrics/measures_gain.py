@@ -5,8 +5,9 @@
 - trec_eval 10.0's experimental gain measures ``ndcg_rel`` (:func:`ndcg_rel`), ``Rndcg``
   (:func:`rndcg`), ``G`` (:func:`g_measure`) and ``binG`` (:func:`bin_g`);
 - ERR@k (Chapelle et al. 2009) as gdeval computes it (:func:`err`);
-- RBP (Moffat & Zobel 2008): ir_measures' binary ``RBP(p=0.8)`` (:func:`rbp`), trec_eval's
-  graded ``rbp`` (:func:`rbp_trec`) and its residual ``rbp_resid`` (:func:`rbp_resid`).
+- RBP (Moffat & Zobel 2008): ir_measures' ``RBP(p=0.8)``, graded, and ``RBP(p=0.8, rel=1)``,
+  binary (:func:`rbp`), trec_eval's ``rbp`` with its gain map (:func:`rbp_trec`) and its
+  residual ``rbp_resid`` (:func:`rbp_resid`).
 
 trec_eval's gain map (gain_init.c): ``level=gain`` pairs, comma separated; a relevance level of
 the query's qrels (0 .. its highest grade) not in the map has gain = level; documents not judged
@@ -369,11 +370,21 @@ def err(r: Ranked, k: int | None, *, max_grade: int = 4) -> Result:
 
 
 # -- RBP -------------------------------------------------------------------------------------
-def rbp(r: Ranked, k: int | None, *, p: float = 0.8) -> Result:
-    """RBP@k = (1 - p) * sum over relevant rows at rank i <= k of p^(i - 1) (Moffat & Zobel
-    2008; ir_measures ``RBP(p=0.8, rel=...)``: binary relevance at the relevance level)."""
-    top = r.rel_top(k)
-    return _value((1.0 - p) * r.rel_sum(top, np.power(p, r.rel_pos - 1.0)))
+def rbp(r: Ranked, k: int | None, *, p: float = 0.8, binary: bool = False) -> Result:
+    """RBP@k = (1 - p) * sum over rows at rank i <= k of gain_i p^(i - 1) (Moffat & Zobel 2008),
+    in ir_measures' two forms: ``RBP(p=0.8)`` graded, gain = the grade of a judged row (0 below
+    1), whatever the relevance level (its trectools provider, ranx); ``RBP(p=0.8, rel=2)``
+    (``binary``, which the registry sets when ``rel=`` is given) gain 1 for a grade >= rel, else
+    0 (its cwl_eval provider)."""
+    if binary:
+        top = r.rel_top(k)
+        return _value((1.0 - p) * r.rel_sum(top, np.power(p, r.rel_pos - 1.0)))
+    rows = r.gain_rows
+    if k is not None:
+        rows = rows[r.pos[rows] <= k]
+    w = r.grade[rows] * np.power(p, r.pos[rows] - 1.0)
+    total = np.bincount(r.seg[rows], weights=w, minlength=r.nq).astype(np.float64)
+    return _value((1.0 - p) * total)
 
 
 def _query_max_grade(r: Ranked) -> I64:

@@ -126,9 +126,25 @@ class Measure:
     @property
     def kwargs(self) -> dict[str, Any]:
         """The family's parameters (defaults filled in) passed to its function; ``rel`` is not
-        one of them (the evaluator builds the ranking at that level)."""
+        one of them (the evaluator builds the ranking at that level), but a family graded
+        unless ``rel=`` is given (RBP) gets ``binary``, whether it was."""
         given = dict(self.params)
-        return {p.name: given.get(p.name, p.default) for p in FAMILIES[self.family].params}
+        fam = FAMILIES[self.family]
+        out = {p.name: given.get(p.name, p.default) for p in fam.params}
+        if fam.graded_unless_rel:
+            out["binary"] = self.rel is not None
+        return out
+
+    @property
+    def relevance(self) -> str | None:
+        """How a family graded unless ``rel=`` is given (RBP, as in ir_measures) reads the
+        judgments: ``"graded (gain = grade)"`` or ``"binary (relevant: grade >= 1)"``; None for
+        the other families."""
+        if not FAMILIES[self.family].graded_unless_rel:
+            return None
+        if self.rel is None:
+            return "graded (gain = grade)"
+        return f"binary (relevant: grade >= {self.rel})"
 
     @property
     def trec_name(self) -> str | None:
@@ -208,6 +224,11 @@ def _example_cut(f: Family) -> str:
 def _unknown(text: str, why: str = "") -> UnknownMeasureError:
     import difflib  # only for messages: kept out of every reader's start-up
 
+    from metrics.diversity import diversity_hint  # alpha_nDCG@20 is computed there
+
+    hint = diversity_hint(text)
+    if hint is not None:
+        return UnknownMeasureError(hint)
     known = _known_spellings()
     close = difflib.get_close_matches(text.strip(), known, n=4, cutoff=0.5)
     if not close:

@@ -33,6 +33,9 @@ An entry (:class:`Family`) declares everything the package needs to know about a
   it and its condensed and upper treatments over the whole ranking (AP, RR, nDCG, Rprec, bpref);
 - ``loo``: False for a family that leave-one-out cannot score (it reads unjudged rows in a way
   the kept rows do not show); the analyses there refuse it.
+- ``graded_unless_rel``: ir_measures' convention for RBP: graded (gain = grade) as named, binary
+  at the level when ``rel=`` is given; its function takes ``binary`` (set from ``rel=``), and
+  :attr:`metrics.names.Measure.relevance` says which.
 
 Adding a measure family:
 
@@ -122,6 +125,7 @@ class Family:
     per_query: bool = True
     loo: bool = True
     treat_full: bool = False
+    graded_unless_rel: bool = False
 
 
 _JUDGED = ("judged", "Judged")
@@ -151,6 +155,7 @@ def _registry(*families: Family) -> dict[str, Family]:
         assert f.trec_raw is None or f.trec_raw in {p.name for p in f.params}, f.name
         assert not f.trec_default_cutoffs or f.trec_cut, f.name
         assert "rel" not in {p.name for p in f.params}, f"{f.name}: rel is the evaluator's"
+        assert not f.graded_unless_rel or f.uses_level, f"{f.name}: binary needs rel="
         for root in (f.trec, f.trec_cut):
             assert root is None or root in TREC_ORDER, f"{f.name}: {root} not in TREC_ORDER"
     return out
@@ -467,8 +472,9 @@ FAMILIES: dict[str, Family] = _registry(
         "RBP",
         mg.rbp,
         "optional",
-        "rank-biased precision, binary (ir_measures RBP)",
+        "rank-biased precision (ir_measures RBP): graded, binary with rel=",
         params=(Param("p", mg.parse_p, 0.8, "persistence"),),
+        graded_unless_rel=True,
         treatments=True,
         companions=(_JUDGED,),
         cuttable=True,

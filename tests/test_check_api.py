@@ -151,6 +151,30 @@ def test_a_drop_on_unjudged_documents_is_flagged_and_still_fails(
     assert "unjudged documents" in body["summary"]
 
 
+def test_no_unjudged_note_where_run_and_baseline_are_judged_alike(
+    checked: Any, api_client_for: Any, researcher: Any
+) -> None:
+    from judging.evaluation.tasks import evaluate_qrels_version
+
+    # the same three documents (one unjudged) on every topic: Judged@5 = Judged = 2/3 for both,
+    # below min_judged; on 10 topics the run ranks the relevant one last, so nDCG@5 and AP drop
+    alike = {q: {f"rel{q}": 3.0, f"new{q}": 2.0, f"non{q}": 1.0} for q in TOPICS}
+    last = {q: {f"new{q}": 3.0, f"non{q}": 2.0, f"rel{q}": 1.0} for q in WORSE}
+    run_submitted(campaign=checked, owner=researcher, tag="alike", results=alike)
+    run_submitted(campaign=checked, owner=researcher, tag="last", results=alike | last)
+    evaluate_qrels_version(QrelsVersion.objects.get(campaign=checked).pk)
+    r = api_client_for(researcher).get(
+        _url(checked, "last", "baseline=alike&measure=nDCG@5&measure=AP&max_drop=0.01")
+    )
+    assert r.status_code == 200, r.content
+    body = r.json()
+    for row in body["measures"]:
+        assert row["verdict"] == "fail" and row["judged_run"] == pytest.approx(2 / 3)
+        assert row["judged_baseline"] == pytest.approx(2 / 3)
+        assert row["unjudged"] is False and row["unjudged_note"] == ""
+    assert "unjudged" not in body["summary"]
+
+
 def test_unanswered_topics_score_zero_and_are_counted(
     checked: Any, api_client_for: Any, researcher: Any
 ) -> None:

@@ -84,8 +84,9 @@ class RunCheckView(APIView):
         description="Regression check of the run against a baseline run under one qrels "
         "version (default: the latest), from their stored honest evaluations: fails (passed "
         "false) when a measure drops by more than max_drop and the paired test finds the drop "
-        "significant (p <= alpha). A drop where the run has fewer judged documents than the "
-        "baseline, or fewer than min_judged, is flagged, never hidden. Reading never computes.",
+        "significant (p <= alpha). A drop where the run's judged fraction is at least 0.01 "
+        "below the baseline's and either more than judged_tolerance below it or below "
+        "min_judged is flagged, never hidden. Reading never computes.",
     )
     def get(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(

@@ -121,6 +121,28 @@ def test_the_judged_flag_needs_a_drop_and_a_judged_shortfall() -> None:
     assert unjudged and note.endswith("below 0.9")
     unjudged, note = flagged(0.0, ("Judged@1", 0.91, 0.99))
     assert unjudged and note.endswith("0.08 below the baseline's")
+    # below the minimum, but judged as the baseline is: the drop is not the judgments' doing
+    assert flagged(0.0, ("Judged@1", 0.43, 0.43)) == (False, "")
+    assert flagged(0.0, ("Judged@1", 0.855, 0.86)) == (False, "")  # less than 0.01 apart
+    assert flagged(0.0, ("Judged@1", 0.86, 0.80)) == (False, "")  # the run better judged
+    unjudged, note = flagged(0.0, ("Judged@1", 0.42, 0.43))  # 0.01 apart: coverage differs
+    assert unjudged and note.endswith("0.42 (run) vs 0.43 (baseline), below 0.9")
+
+
+def test_no_unjudged_note_when_run_and_baseline_are_judged_alike() -> None:
+    # both rank the same three documents, one unjudged: Judged = 2/3 for both, below 0.9. The
+    # run puts the relevant one last, so AP drops; its unjudged document goes first, so P@1
+    # drops with Judged@1 0 against the baseline's 1
+    base = {q: {f"r{q}": 3.0, f"u{q}": 2.0, f"n{q}": 1.0} for q in QIDS}
+    run = {q: {f"u{q}": 3.0, f"n{q}": 2.0, f"r{q}": 1.0} for q in QIDS}
+    res = regression_check(QRELS, run, base, ["AP", "P@1"], 0.01)
+    ap, p1 = res.measures
+    assert ap.verdict == FAIL and ap.judged_run == pytest.approx(2 / 3)
+    assert ap.judged_baseline == pytest.approx(2 / 3)
+    assert not ap.unjudged and ap.unjudged_note == ""
+    assert p1.verdict == FAIL and (p1.judged_run, p1.judged_baseline) == (0.0, 1.0)
+    assert p1.unjudged and "Judged@1 0.00 (run) vs 1.00 (baseline)" in p1.unjudged_note
+    assert res.summary.count("unjudged documents") == 1  # P@1's alone
 
 
 def test_a_query_the_run_does_not_answer_scores_zero_and_both_are_compared_on_the_same() -> None:

@@ -204,6 +204,29 @@ def test_unknown_measure_exits_4_with_close_matches(
     assert "nDCG@10" in capsys.readouterr().err
 
 
+DIVERSITY_NAMES = [
+    "alpha_nDCG@20", "alpha-nDCG@20", "alpha_nDCG(alpha=0.5)@20", "\u03b1-nDCG@20", "alpha_DCG@5",
+    "ERR-IA@20", "ERR_IA@20", "nERR-IA@10", "nERR_IA@10", "P-IA@10", "P_IA@10", "strec@20",
+    "StRecall@20", "alpha_nDCG",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", DIVERSITY_NAMES)
+def test_a_diversity_measure_names_the_diversity_subcommand_and_its_qrels(
+    name: str, files: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _ = _run(["evaluate", files["qrels"], files["a"], "-m", name])
+    assert code == 4
+    err = capsys.readouterr().err
+    assert f"{name} is a diversity measure" in err
+    assert "python -m metrics diversity SUBTOPIC_QRELS RUN" in err
+    assert "topic subtopic docno grade" in err  # the subtopic qrels' lines
+    assert "close matches" not in err  # nDCG@10 is no match for alpha_nDCG@20
+    check = ["check", files["qrels"], files["a"], "--baseline", files["b"], "--max-drop", "0.01"]
+    code, _ = _run([*check, "-m", name])
+    assert code == 4 and f"{name} is a diversity measure" in capsys.readouterr().err
+
+
 def test_subcommands_are_registered_through_a_list() -> None:
     parser = build_parser()
     assert len(SUBCOMMANDS) >= 2

@@ -24,6 +24,7 @@ from metrics.judgment_groups import (
 )
 from metrics.names import UnknownMeasureError
 from metrics.problems import InvalidInput
+from tests._trec_eval_test_dir import needs_test_dir, trec_eval_test_dir
 
 TREC_EVAL = os.environ.get("TREC_EVAL")
 needs_binary = pytest.mark.skipif(
@@ -320,13 +321,12 @@ def test_output_is_trec_evals_byte_for_byte(seed: int, tmp_path: Path) -> None:
     assert format_trec(res, None, per_query=True) == _binary(qp, rp, *flags)
 
 
+@needs_test_dir()
 @needs_binary
 def test_trec_evals_own_test_files_byte_for_byte() -> None:
-    assert TREC_EVAL is not None
-    test_dir = Path(TREC_EVAL).resolve().parent / "test"
+    test_dir = trec_eval_test_dir()
+    assert test_dir is not None
     qp, rp = test_dir / "qrels.123", test_dir / "results.test"
-    if not qp.exists():
-        pytest.skip(f"no {qp}")
     res = evaluate_jg(read_qrels_jg(qp), read_run(rp), ["qrels_jg"])
     ours = format_trec(res, None, per_query=True)
     assert ours == _binary(qp, rp)

@@ -2,8 +2,9 @@
 
 References: pytrec_eval (trec_eval 9 code: ndcg_rel, Rndcg, G, binG; gain maps through mapped
 qrels, as ir_measures does, since pytrec_eval cannot take ``ndcg.1=3``), ranx (``ndcg_burges``),
-ir_measures' gdeval (nDCG exp-log2, ERR) and trectools (RBP) providers, and, when the env var
-TREC_EVAL names a trec_eval 10.0 binary, that binary (gain maps, rbp, rbp_resid).
+ir_measures' gdeval (nDCG exp-log2, ERR), trectools (graded RBP) and cwl_eval (RBP(rel=...))
+providers, and, when the env var TREC_EVAL names a trec_eval 10.0 binary, that binary (gain maps,
+rbp, rbp_resid).
 """
 
 from __future__ import annotations
@@ -80,9 +81,14 @@ def _one(name: str, qrels: dict[str, dict[str, int]] = QRELS, run: Any = RUN, **
         ("ERR@10", 3 / 16 + (1 / 16) / 3 * (1 - 3 / 16)),
         ("ERR@2", 3 / 16),
         ("ERR(max_grade=2)@10", 3 / 4 + (1 / 4) / 3 * (1 - 3 / 4)),
-        # RBP (binary at level 1): (1 - p)(p^0 + p^2)
-        ("RBP", 0.2 * (1 + 0.8**2)),
-        ("RBP(p=0.5)@2", 0.5 * 1),
+        # RBP as ir_measures: graded without rel= (gain = grade: a 2 at rank 1, b 1 at rank 3),
+        # (1 - p)(2 p^0 + 1 p^2); binary with rel=: (1 - p)(p^0 + p^2) at 1, a alone at 2
+        ("RBP", 0.2 * (2 + 0.8**2)),
+        ("RBP(p=0.8)", 0.2 * (2 + 0.8**2)),
+        ("RBP(p=0.5)@2", 0.5 * 2),
+        ("RBP(rel=1)", 0.2 * (1 + 0.8**2)),
+        ("RBP(p=0.8, rel=1)", 0.2 * (1 + 0.8**2)),
+        ("RBP(p=0.5, rel=1)@2", 0.5 * 1),
         ("RBP(rel=2)", 0.2 * 1),
         # trec_eval rbp: p = 0.9; gains 0, 1, 2 go beyond 1, so / 2: a 1, b 0.5
         ("rbp", 0.1 * (1 + 0.5 * 0.9**2)),
@@ -95,6 +101,12 @@ def _one(name: str, qrels: dict[str, dict[str, int]] = QRELS, run: Any = RUN, **
 )
 def test_hand_worked(name: str, expect: float) -> None:
     assert _one(name) == pytest.approx(expect, abs=1e-12)
+
+
+def test_graded_rbp_ignores_the_relevance_level_and_binary_rbp_keeps_its_own() -> None:
+    # gain = grade whatever -l (as trec_eval's ndcg); RBP(rel=1) is binary at 1 whatever -l
+    assert _one("RBP", relevance_level=2) == pytest.approx(0.2 * (2 + 0.8**2), abs=1e-12)
+    assert _one("RBP(rel=1)", relevance_level=2) == pytest.approx(0.2 * (1 + 0.8**2), abs=1e-12)
 
 
 def test_rndcg_final_term_and_more_gain_changes() -> None:
@@ -269,19 +281,78 @@ def test_err_equals_a_plain_loop(
         assert ours[qid] == pytest.approx(_err_loop(grades, k, top), abs=1e-12)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(graded(), st.sampled_from([0.5, 0.8, 0.95]))
-def test_rbp_on_binary_qrels_equals_trectools(
-    data: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]], p: float
+def _rbp_loop(grades: list[int], p: float, k: int | None, rel: int | None) -> float:
+    """RBP of a ranking's grades (Moffat & Zobel 2008), the plain loop: (1 - p) * sum over the
+    first k of gain * p^(rank - 1); gain = the grade (0 below 1) without rel, else 1 for a
+    grade >= rel (ir_measures' two forms of RBP)."""
+    total = 0.0
+    for i, g in enumerate(grades[:k]):
+        gain = max(g, 0) if rel is None else float(g >= rel)
+        total += gain * p**i
+    return (1.0 - p) * total
+
+
+def _rbp_name(p: float, k: int | None, rel: int | None) -> str:
+    return f"RBP(p={p}" + ("" if rel is None else f", rel={rel}") + ")" + (f"@{k}" if k else "")
+
+
+def _apart(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The run with no score shared across queries (trectools averages the RBP weights of tied
+    consecutive rows of its whole table, across queries too)."""
+    return {
+        q: {d: s + 1000.0 * i for d, s in docs.items()} for i, (q, docs) in enumerate(run.items())
+    }
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    graded(),
+    st.sampled_from([0.5, 0.8, 0.95]),
+    st.sampled_from([None, 1, 3, 10]),
+    st.sampled_from([None, 1, 2, 3]),
+)
+def test_rbp_equals_a_plain_loop(
+    data: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]],
+    p: float,
+    k: int | None,
+    rel: int | None,
 ) -> None:
     qrels, run = data
-    binary = {q: {d: int(g > 0) for d, g in j.items()} for q, j in qrels.items()}
-    name = f"RBP(p={p})"
-    ref = _ir_measures(name, "trectools", binary, run)
-    res = evaluate(binary, run, [name], compat="trec_eval", ci=None)
-    ours = res.per_query[parse_measure(name).name]
+    name = _rbp_name(p, k, rel)
+    ours = evaluate(qrels, run, [name], compat="trec_eval", ci=None)
+    for qid, docs in run.items():
+        grades = [qrels[qid].get(d, 0) for d in sorted(docs, key=lambda d: -docs[d])]
+        want = _rbp_loop(grades, p, k, rel)
+        assert ours.per_query[parse_measure(name).name][qid] == pytest.approx(want, abs=1e-12)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graded(), st.sampled_from([0.5, 0.8, 0.95]), st.sampled_from([None, 5, 10]))
+def test_graded_rbp_equals_ir_measures_trectools(
+    data: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]], p: float, k: int | None
+) -> None:
+    # ir_measures computes RBP without rel= through trectools, with the grade as the gain
+    qrels, run = data
+    run = _apart(run)
+    name = _rbp_name(p, k, None)
+    ref = _ir_measures(name, "trectools", qrels, run)
+    ours = evaluate(qrels, run, [name], compat="trec_eval", ci=None).per_query
     for qid, want in ref.items():
-        assert ours[qid] == pytest.approx(want, abs=1e-9), qid
+        assert ours[parse_measure(name).name][qid] == pytest.approx(want, abs=1e-9), qid
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graded(), st.sampled_from([0.5, 0.8, 0.95]), st.sampled_from([1, 2, 3]))
+def test_binary_rbp_equals_ir_measures_cwl_eval(
+    data: tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]], p: float, rel: int
+) -> None:
+    # ir_measures computes RBP(rel=...) through cwl_eval: 1 for a grade >= rel, else 0
+    qrels, run = data
+    name = _rbp_name(p, None, rel)
+    ref = _ir_measures(name, "cwl_eval", qrels, run)
+    ours = evaluate(qrels, run, [name], compat="trec_eval", ci=None).per_query
+    for qid, want in ref.items():
+        assert ours[parse_measure(name).name][qid] == pytest.approx(want, abs=1e-9), qid
 
 
 # -- the trec_eval 10.0 binary ----------------------------------------------------------------
@@ -352,3 +423,38 @@ def test_cli_prints_trec_eval_labels_of_raw_parameters(tmp_path: Path) -> None:
     rows = {line.split()[0]: float(line.split()[2]) for line in out.getvalue().splitlines()}
     assert rows["ndcg_1=3,2=9"] == pytest.approx(_one("ndcg.1=3,2=9"), abs=1e-4)
     assert rows["rbp_p=0.5"] == pytest.approx(0.5625, abs=1e-4)  # trec_eval 10.0 prints 0.5625
+
+
+def test_the_output_says_which_rbp_is_graded_and_which_binary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import csv
+    import json
+
+    from metrics.cli import main
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("".join(f"q 0 {d} {g}\n" for d, g in QRELS["q"].items()))
+    run.write_text("".join(f"q Q0 {d} 0 {s} r\n" for d, s in RUN["q"].items()))
+    argv = ["evaluate", "-m", "RBP(p=0.8)", "-m", "RBP(p=0.8,rel=1)", str(qrels), str(run)]
+    graded, binary = "graded (gain = grade)", "binary (relevant: grade >= 1)"
+    out = io.StringIO()
+    assert main(argv, out) == 0
+    rows = {line.split()[0]: float(line.split()[2]) for line in out.getvalue().splitlines()}
+    assert rows["RBP"] == pytest.approx(0.528, abs=1e-4)  # 0.2 (2 + 0.8^2)
+    assert rows["RBP(rel=1)"] == pytest.approx(0.328, abs=1e-4)  # 0.2 (1 + 0.8^2)
+    err = capsys.readouterr().err
+    assert f"# RBP: {graded}" in err and f"# RBP(rel=1): {binary}" in err
+    out = io.StringIO()
+    assert main([*argv, "--format", "json"], out) == 0
+    measures = json.loads(out.getvalue())["runs"][0]["measures"]
+    assert measures["RBP"]["relevance"] == graded
+    assert measures["RBP(rel=1)"]["relevance"] == binary
+    out = io.StringIO()
+    assert main([*argv, "--format", "csv"], out) == 0
+    notes = {
+        r["measure"]: r["note"]
+        for r in csv.DictReader(io.StringIO(out.getvalue()))
+        if r["query"] == "all" and not r["treatment"]
+    }
+    assert notes["RBP"] == graded and notes["RBP(rel=1)"] == binary

@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from metrics import Evaluator
 from metrics.cli import main
 from metrics.names import Measure, parse_measures
+from tests._trec_eval_test_dir import needs_test_dir, trec_eval_test_dir
 from tests.metrics.test_pytrec_eval_property import qrels_st, run_st
 
 # One query with everything: R = 4 (a b c d), x judged non-relevant, u pooled but unjudged (-1),
@@ -364,12 +365,12 @@ def test_every_value_equals_trec_eval_10(
             assert set(ref) == seen
 
 
+@needs_test_dir()
 @needs_binary
 def test_unj_on_trec_eval_test_collection() -> None:
-    folder = Path(TREC_EVAL or "").parent / "test"
+    folder = trec_eval_test_dir()
+    assert folder is not None
     qp, rp = folder / "qrels.test", folder / "results.test"
-    if not qp.exists():
-        pytest.skip(f"trec_eval's test files are not beside the binary ({folder})")
     from metrics.io import read_qrels, read_run
 
     ref = _binary(["-m", "unj.5,10,20,100,1000", "-m", "set_P"], qp, rp)

@@ -32,9 +32,10 @@ and compares its whole output, line by line, with an expected output regenerated
   (``te_trec_measures``), cutoffs ascending, runid and num_q where trec_eval prints them.
 
 When ``TREC_EVAL`` points at a trec_eval 10.0 binary, each case is also compared byte for byte with
-the binary's output on our inputs; when ``TREC_EVAL_TEST_DIR`` also points at trec_eval's ``test/``
-folder, each quicktest command line is run on trec_eval's own files (read there at test time,
-never copied) and our output must equal both the binary's and the ``out.test*`` file.
+the binary's output on our inputs; when trec_eval's ``test/`` folder is found too
+(``TREC_EVAL_TEST_DIR``, or ``test/`` beside the binary; the oracle tarball has none, and the
+skip says so), each quicktest command line is run on trec_eval's own files (read there at test
+time, never copied) and our output must equal both the binary's and the ``out.test*`` file.
 
 Out of scope: the preference measures (``-R prefs``, ``-R qrels_prefs``, ``-m all_prefs``) and
 ``-Z`` (z-scores): the four quicktest lines that use them are not matched.
@@ -54,17 +55,13 @@ from pathlib import Path
 import pytest
 
 from metrics import cli
+from tests._trec_eval_test_dir import needs_test_dir, trec_eval_test_dir
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
 TREC_EVAL = os.environ.get("TREC_EVAL")
-TREC_EVAL_TEST_DIR = os.environ.get("TREC_EVAL_TEST_DIR")
 needs_binary = pytest.mark.skipif(
     not TREC_EVAL, reason="set TREC_EVAL to a trec_eval 10.0 binary to compare with it"
-)
-needs_test_dir = pytest.mark.skipif(
-    not (TREC_EVAL and TREC_EVAL_TEST_DIR),
-    reason="set TREC_EVAL and TREC_EVAL_TEST_DIR (trec_eval's test/ folder) to run its own suite",
 )
 
 Qrels = dict[str, dict[str, int]]
@@ -830,13 +827,14 @@ QUICKTEST = [
 ]
 
 
-@needs_test_dir
+@needs_test_dir()
+@needs_binary
 @pytest.mark.parametrize(
     ("flags", "qrels", "run", "out"), QUICKTEST, ids=[f"{q[1]}-{q[3]}" for q in QUICKTEST]
 )
 def test_trec_evals_own_suite(flags: list[str], qrels: str, run: str, out: str) -> None:
-    assert TREC_EVAL_TEST_DIR is not None
-    folder = Path(TREC_EVAL_TEST_DIR)
+    folder = trec_eval_test_dir()
+    assert folder is not None
     got = ours(flags, folder / qrels, folder / run)
     assert got.splitlines() == (folder / out).read_text().splitlines()
     assert got == (folder / out).read_text()
