@@ -60,7 +60,7 @@ from metrics.names import (
     trec_sort_key,
 )
 from metrics.registry import TREC_ORDER
-from metrics.zscores import ZScores, read_zscores, zscore_result
+from metrics.zscores import ZScores, read_zscores, zscore_jg, zscore_result
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -279,7 +279,7 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     texts = args.measures or (["official"] if trec_mode else DEFAULT_MEASURES)
     zscores = _zscores(args)
     if args.qrels_format == "qrels_jg":
-        return _cmd_evaluate_jg(args, texts, out)
+        return _cmd_evaluate_jg(args, texts, out, zscores)
     if args.qrels_format in ("prefs", "qrels_prefs"):
         return _cmd_evaluate_prefs(args, zscores, out)
     if trec_mode:  # each trec_eval measure once, with the first parameters given for it
@@ -673,7 +673,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_USAGE
 
 
-def _cmd_evaluate_jg(args: argparse.Namespace, texts: list[str], out: TextIO) -> int:
+def _cmd_evaluate_jg(
+    args: argparse.Namespace, texts: list[str], out: TextIO, zscores: ZScores | None = None
+) -> int:
     """``-R qrels_jg``: trec_eval's judgment-group measures (map_avgjg, P_avgjg, ...)."""
     from metrics.judgment_groups import evaluate_jg, format_trec, read_qrels_jg
 
@@ -685,7 +687,9 @@ def _cmd_evaluate_jg(args: argparse.Namespace, texts: list[str], out: TextIO) ->
     wanted = args.measures or ["qrels_jg"]
     for _tag, run in _iter_runs(args.runs):
         res = evaluate_jg(jg, run, wanted, complete=args.complete, relevance_level=args.level)
-        out.write(format_trec(res, run.tag, per_query=args.per_query))
+        if zscores is not None:
+            res = zscore_jg(res, zscores)
+        out.write(format_trec(res, run.tag, per_query=args.per_query, zscores=zscores is not None))
     return EXIT_OK
 
 
@@ -695,8 +699,6 @@ def _zscores(args: argparse.Namespace) -> ZScores | None:
         return None
     if args.compat != "trec_eval" or args.format != "trec":
         raise ValueError("-Z is trec_eval's: use it with --compat trec_eval --format trec")
-    if args.qrels_format == "qrels_jg":
-        raise ValueError("-Z is not available with -R qrels_jg")
     return read_zscores(args.zscores)
 
 

@@ -33,11 +33,12 @@ from typing import Literal
 from metrics.evaluator import GEO_MEAN_FLOOR, Aggregate, EvaluationResult
 from metrics.io.limits import NO_LIMITS, Limits, id_problem, show
 from metrics.io.trec import Source
+from metrics.judgment_groups import JudgmentGroupResult
 from metrics.names import parse_measure
 from metrics.prefs_io import read_bytes, split_lines
 from metrics.problems import Problems
 
-__all__ = ["MISSING", "Kind", "ZScores", "read_zscores", "zscore_result"]
+__all__ = ["MISSING", "Kind", "ZScores", "read_zscores", "zscore_jg", "zscore_result"]
 
 MISSING = -1000000.0  # trec_eval.h MISSING_ZSCORE_VALUE
 Kind = Literal["mean", "sum", "geometric"]
@@ -201,3 +202,16 @@ def zscore_result(
         per_query[name] = dict(zip(res.queries, z, strict=True))
         aggregates[name] = Aggregate(summary, None, None, None, n, "zscore")
     return replace(res, per_query=per_query, aggregates=aggregates)
+
+
+def zscore_jg(result: JudgmentGroupResult, zscores: ZScores) -> JudgmentGroupResult:
+    """A judgment-group result (``-R qrels_jg``) with z-scores for values: every measure there
+    is a mean over topics."""
+    values = [m for m in result.measures if m not in ("runid", "num_q")]
+    per_query: dict[str, dict[str, float]] = {}
+    aggregates: dict[str, float] = {}
+    for m in values:
+        raw = [result.per_query[m][q] for q in result.queries]
+        z, aggregates[m] = zscores.convert_all(result.queries, m, raw, "mean")
+        per_query[m] = dict(zip(result.queries, z, strict=True))
+    return replace(result, per_query=per_query, aggregates=aggregates)

@@ -3,9 +3,9 @@
 The four quicktest lines of trec_eval's Makefile that use them (``-m all_prefs -q -R prefs`` on
 ``prefs.test`` and on ``prefs.comment.test``, ``-m all_prefs -q -R qrels_prefs`` on the qrels,
 ``-q -m all_trec -Z zscores_file``), and more of their flags (without ``-q``, ``-c``, ``-M``,
-``-n``, the ``prefs`` nickname, ``-Z`` with preference measures), run on inputs generated here
-(fixed seeds; trec_eval's own files are read only by ``test_trec_eval_suite.py`` when
-``TREC_EVAL_TEST_DIR`` is set):
+``-n``, the ``prefs`` nickname, ``-Z`` with preference and judgment-group measures), run on
+inputs generated here (fixed seeds; trec_eval's own files are read only by
+``test_trec_eval_suite.py`` when ``TREC_EVAL_TEST_DIR`` is set):
 
 * preference files shaped like trec_eval's ``prefs.test``: topics with one to four judgment
   groups, each of one sub-group (equivalence classes) or of several (partial orders closed by
@@ -151,6 +151,10 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         tmp / "zscores.prefs",
         _zscores(f["prefs"], f["prefs.run"], ["-m", "all_prefs", "-R", "prefs"], rng),
     )
+    f["zscores.jg"] = _write(
+        tmp / "zscores.jg",
+        _zscores(f["qrels.jg"], f["run"], ["-m", "qrels_jg", "-R", "qrels_jg"], rng),
+    )
     return f
 
 
@@ -198,6 +202,12 @@ MORE = [
     ("all_trec-Z", ["-m", "all_trec", "-Z", "{zscores}"], "qrels", "run"),
     ("all_trec-qc-Z", ["-q", "-c", "-m", "all_trec", "-Z", "{zscores}"], "qrels", "run.trunc"),
     ("official-qn-Z", ["-q", "-n", "-Z", "{zscores}"], "qrels", "run"),
+    (
+        "qrels_jg-q-Z",
+        ["-m", "qrels_jg", "-q", "-R", "qrels_jg", "-Z", "{zscores.jg}"],
+        "qrels.jg",
+        "run",
+    ),
     (
         "prefs-q-Z",
         ["-m", "all_prefs", "-q", "-R", "prefs", "-Z", "{zscores.prefs}"],

@@ -89,7 +89,9 @@ def test_cli_prints_z_scores_as_trec_eval(tmp_path: Path) -> None:
 
 
 def test_cli_keeps_runid_num_q_and_relstring_as_they_are(tmp_path: Path) -> None:
-    code, out = _cli(tmp_path, "q1 map 0 1\n", "-q", "-m", "runid", "-m", "num_q", "-m", "relstring")
+    code, out = _cli(
+        tmp_path, "q1 map 0 1\n", "-q", "-m", "runid", "-m", "num_q", "-m", "relstring"
+    )
     assert code == 0, out
     assert out.splitlines() == [
         "relstring             \tq1\t'01'",
@@ -107,3 +109,23 @@ def test_cli_refuses_z_scores_outside_trec_eval_output(tmp_path: Path) -> None:
     files = [str(tmp_path / "qrels"), str(tmp_path / "run")]
     code = cli.main(["evaluate", "-m", "AP", "-Z", str(tmp_path / "z"), *files], out=buf)
     assert code == 2
+
+
+def test_cli_z_scores_of_judgment_group_measures(tmp_path: Path) -> None:
+    """-R qrels_jg: map_avgjg of topic 1 is (AP 1 for group A + AP 1/2 for B) / 2 = 0.75, with
+    (0.5, 0.25): 1.0; P_avgjg_5 has no entry: -1000000 (the binary prints the same)."""
+    (tmp_path / "qrels").write_text("1 A d1 1\n1 A d2 0\n1 B d1 0\n1 B d2 1\n")
+    (tmp_path / "run").write_text("1 Q0 d1 1 2 tag\n1 Q0 d2 2 1 tag\n")
+    (tmp_path / "z").write_text("1 map_avgjg 0.5 0.25\n")
+    buf = io.StringIO()
+    args = ["evaluate", "--compat", "trec_eval", "-q", "-R", "qrels_jg", "-Z", str(tmp_path / "z")]
+    measures = ["-m", "num_q", "-m", "map_avgjg", "-m", "P_avgjg.5"]
+    code = cli.main([*args, *measures, str(tmp_path / "qrels"), str(tmp_path / "run")], out=buf)
+    assert code == 0, buf.getvalue()
+    assert buf.getvalue().splitlines() == [
+        "Zmap_avgjg             \t1\t1.0000",
+        "ZP_avgjg_5             \t1\t-1000000.0000",
+        "Znum_q                 \tall\t1.0000",
+        "Zmap_avgjg             \tall\t1.0000",
+        "ZP_avgjg_5             \tall\t-1000000.0000",
+    ]
