@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import gzip
 import io
+import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metrics import Run, cli
+from metrics.io.limits import NO_LIMITS
 from metrics.names import UnknownMeasureError, parse_measures
 from metrics.prefs import evaluate_prefs, format_trec, read_prefs
-from metrics.problems import InvalidInput
+from metrics.prefs_io import _LAYOUT, _by_line, _whole, split_lines
+from metrics.problems import InvalidInput, Problems
 
 ALL = [
     "prefs_num_prefs_poss",
@@ -322,3 +327,94 @@ def test_cli_refuses_a_qrels_measure_on_prefs(tmp_path: Path) -> None:
 def test_a_prefs_measure_on_plain_qrels_says_which_flag_it_needs() -> None:
     with pytest.raises(UnknownMeasureError, match="-R prefs or -R qrels_prefs"):
         parse_measures(["all_prefs"])
+
+
+# --------------------------------------------------------------------------------------------
+# Properties
+
+
+@st.composite
+def prefs_files(draw: st.DrawFn) -> bytes:
+    """Valid preference files: 1-2 topics, 1-3 groups of 1-2 sub-groups, levels from a small
+    set (ties), comment and blank lines, spaces or tabs. Groups of several sub-groups take
+    each document's level from one hidden level per group (consistent)."""
+    lines: list[str] = []
+    for t in draw(
+        st.lists(st.sampled_from(["1", "10", "2.x"]), min_size=1, max_size=2, unique=True)
+    ):
+        for g in draw(
+            st.lists(st.sampled_from(["u", "v", "0"]), min_size=1, max_size=3, unique=True)
+        ):
+            docs = draw(
+                st.lists(st.sampled_from(list("abcdefgh")), min_size=1, max_size=6, unique=True)
+            )
+            hidden = {d: draw(st.sampled_from([0.0, 1.0, 2.0, 2.5])) for d in docs}
+            for s in ["s1", "s2"][: draw(st.integers(1, 2))]:
+                for d in draw(st.lists(st.sampled_from(docs), min_size=1, unique=True)):
+                    sep = draw(st.sampled_from([" ", "\t", "  "]))
+                    lines.append(sep.join([t, g, s, d, f"{hidden[d]:g}"]))
+                if draw(st.booleans()):
+                    lines.append(draw(st.sampled_from(["", "# a comment", "   "])))
+    return ("\n".join(lines) + draw(st.sampled_from(["", "\n"]))).encode()
+
+
+@settings(max_examples=60, deadline=None)
+@given(prefs_files())
+def test_the_whole_file_and_line_by_line_readings_agree(data: bytes) -> None:
+    whole = _whole("p", data, _LAYOUT["prefs"])
+    problems = Problems()
+    by_line = _by_line("p", split_lines(data), _LAYOUT["prefs"], NO_LIMITS, problems)
+    assert whole is not None and not problems
+    for field in ("qids", "jgs", "jsgs", "docnos", "levels", "lines"):
+        assert getattr(whole, field).tolist() == getattr(by_line, field).tolist(), field
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"q u s d 1\nq u s d 2\n",
+        b"q u s d x\n",
+        b"q u s d\n",
+        b"q u s d 1\x01\n",
+        b"q u s d\xff 1\n",
+    ],
+)
+def test_a_file_with_a_problem_is_read_line_by_line(data: bytes) -> None:
+    assert _whole("p", data, _LAYOUT["prefs"]) is None
+    problems = Problems()
+    _by_line("p", split_lines(data), _LAYOUT["prefs"], NO_LIMITS, problems)
+    assert problems
+
+
+@settings(max_examples=40, deadline=None)
+@given(prefs_files(), st.randoms(use_true_random=False))
+def test_what_does_not_depend_on_the_ranking(data: bytes, rng: random.Random) -> None:
+    """The preferences expressed (prefs_num_prefs_poss) do not depend on the ranking; with one
+    judgment group, prefs_pair is prefs_simp; a ranking by decreasing rel_level of a topic's
+    only group of one sub-group fulfils every retrieved preference."""
+    prefs = read_prefs(data)
+    orders = []
+    for topic in prefs.topics:
+        docs = [d.decode() for d in topic.docnos.tolist()]
+        rng.shuffle(docs)
+        orders.append((topic.qid, docs))
+    shuffled = Run.from_dict({q: {d: float(-i) for i, d in enumerate(ds)} for q, ds in orders})
+    empty = Run.from_dict({q: {"unjudged": 1.0} for q, _ in orders})
+    a = evaluate_prefs(prefs, shuffled, ["all_prefs"])
+    b = evaluate_prefs(prefs, empty, ["all_prefs"])
+    assert a.per_query["prefs_num_prefs_poss"] == b.per_query["prefs_num_prefs_poss"]
+    for topic in prefs.topics:
+        q = topic.qid
+        assert b.per_query["prefs_num_prefs_ful"][q] == 0
+        if len(topic.groups) == 1:
+            assert a.per_query["prefs_pair"][q] == a.per_query["prefs_simp"][q]
+        g = topic.groups[0]
+        if len(topic.groups) == 1 and g.classes is not None:
+            level = {d: -int(c) for d, c in zip(g.docs.tolist(), g.classes.tolist(), strict=True)}
+            ranked = Run.from_dict(
+                {q: {topic.docnos[d].decode(): float(v) for d, v in level.items()}}
+            )
+            one = evaluate_prefs(prefs, ranked, ["prefs_simp_ret", "prefs_simp"])
+            if a.per_query["prefs_num_prefs_poss"][q]:
+                assert one.per_query["prefs_simp_ret"][q] == 1.0
+                assert one.per_query["prefs_simp"][q] == 1.0
