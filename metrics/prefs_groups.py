@@ -162,7 +162,7 @@ def _group(rows: PrefsRows, at: I64, docs: I64, docnos: Bytes, problems: Problem
     members, local = np.unique(docs, return_inverse=True)
     final = _final_levels(rows, at, local.astype(np.int64), members.size, problems)
     prefers = _closure(_direct(jsgs, levels, local.astype(np.int64), members.size))
-    conflict = np.argwhere(prefers & prefers.T)
+    conflict = np.argwhere(np.triu(prefers & prefers.T, 1))
     if conflict.size:
         d = docnos[members[conflict[0]]]
         problems.add(

@@ -41,10 +41,14 @@ ALL = [
 ]
 
 
-def _values(prefs: bytes, run: dict[str, list[str]], qid: str, **kw: object) -> dict[str, float]:
+def _values(
+    prefs: bytes, run: dict[str, list[str]], qid: str, depth: int | None = None
+) -> dict[str, float]:
     """Per-query values of every prefs measure; the run lists docnos best first."""
     scored = {q: {d: float(len(docs) - i) for i, d in enumerate(docs)} for q, docs in run.items()}
-    res = evaluate_prefs(read_prefs(prefs), Run.from_dict(scored, tag="t"), ["all_prefs"], **kw)
+    res = evaluate_prefs(
+        read_prefs(prefs), Run.from_dict(scored, tag="t"), ["all_prefs"], depth=depth
+    )
     return {m: res.per_query[m][qid] for m in ALL}
 
 
@@ -274,7 +278,10 @@ def test_contradicting_sub_groups_are_an_error() -> None:
     """A judgment group must be consistent: a > b in one sub-group and b > a in another (through
     transitivity here: a > b, b > c, c > a) is an error (trec_eval aborts)."""
     data = b"q u s1 a 2\nq u s1 b 1\nq u s2 b 2\nq u s2 c 1\nq u s3 c 2\nq u s3 a 1\n"
-    with pytest.raises(InvalidInput, match="judgment group 'u' of topic 'q' contradicts itself"):
+    with pytest.raises(
+        InvalidInput,
+        match="judgment group 'u' of topic 'q' contradicts itself: documents 'a' and 'b' are each",
+    ):
         read_prefs(data, source="p")
 
 
