@@ -263,7 +263,9 @@ def _after_first(p: I64, mask: Bool, k: int) -> Bool:
 def _pairs(topic: TopicPrefs, place: I64, njr: int, groups: tuple[GroupCounts, ...]) -> TopicCounts:
     """Several groups: the preferences of each document pair, counted over every group."""
     n = topic.docnos.size
-    count = np.zeros((n, n), dtype=np.int32)  # count[i, j]: groups preferring place i to j
+    # count[i, j]: groups preferring place i to place j (unsigned short, as trec_eval keeps it:
+    # a topic's n x n of them is trec_eval's memory too)
+    count = np.zeros((n, n), dtype=np.uint16)
     for g in topic.groups:
         at = place[g.docs]
         if g.classes is not None:
@@ -272,16 +274,16 @@ def _pairs(topic: TopicPrefs, place: I64, njr: int, groups: tuple[GroupCounts, .
             assert g.prefers is not None
             prefers = g.prefers
         count[np.ix_(at, at)] += prefers
-    ret = count[:njr, :njr]
+    ret = count[:njr, :njr].astype(np.int32)
     both = ret + ret.T
     a = np.triu(both > 0, 1)
     terms_ret = ret[a] / both[a]
-    one = count[:njr, njr:]
+    one = count[:njr, njr:].astype(np.int32)
     either = one + count[njr:, :njr].T
     b = either > 0
     terms = np.concatenate([terms_ret, one[b] / either[b]])
     rest = count[njr:, njr:]
-    none = int(np.triu((rest + rest.T) > 0, 1).sum())
+    none = int(np.triu((rest > 0) | (rest.T > 0), 1).sum())
     sum_ret = float(np.cumsum(terms_ret)[-1]) if terms_ret.size else 0.0  # in trec_eval's order
     sum_imp = float(np.cumsum(terms)[-1]) if terms.size else 0.0
     return TopicCounts(groups, int(a.sum()), int(b.sum()), none, sum_ret, sum_imp)
