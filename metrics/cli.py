@@ -13,9 +13,9 @@ Exit codes: 0 ok, 2 usage, 3 bad input file (file, line and problem on stderr), 
 ``--compat trec_eval --format trec`` is trec_eval 10.0's output byte for byte: its flags (``-q
 -c -l -M -J -N -n -Z -R qrels_jg|prefs|qrels_prefs``; ``-m`` with its names, parameters and
 nicknames ``official`` (the default there), ``all_trec``, ``set``, ``qrels_jg``, ``all_prefs``,
-``prefs``), its measure order with cutoffs
-ascending whatever order they were asked in, each measure once with the first parameters given
-for it, ``runid`` and ``num_q`` where it prints them, its rounding (means summed left to right).
+``prefs`` (the default with ``-R prefs``)), its measure order with cutoffs ascending whatever
+order they were asked in, each measure once with the first parameters given for it, ``runid``
+and ``num_q`` where it prints them, its rounding (means summed left to right).
 
 ``--format trec`` prints ``measure<TAB>query<TAB>value`` lines like trec_eval (measure names
 padded to 22 characters; ``all`` for the aggregate; floats with 4 decimals, counts as integers;

@@ -19,7 +19,10 @@ trec_eval style, as its ``-m`` option reads it: ``ROOT`` or ``ROOT.PARAMS`` (and
 
 A bare ROOT of a cutoff family stands for trec_eval's default cutoffs (``P`` is P_5 ... P_1000).
 Nicknames (:data:`TREC_GROUPS`: ``official``, ``all_trec``, ``set``) expand to their measures in
-:func:`parse_measures`; ``runid`` (a label, not a measure) is dropped there.
+:func:`parse_measures`; ``runid`` (a label, not a measure) is dropped there. ``all_prefs`` and
+``prefs`` expand to the preference measures (the registry's ``PREFS_MEASURES``), which
+:mod:`metrics.prefs` evaluates from preference judgments: parsed here, they are an error saying
+so.
 """
 
 from __future__ import annotations
