@@ -192,8 +192,9 @@ def _final_levels(rows: PrefsRows, at: I64, local: I64, n: int, problems: Proble
             f"{show(rows.jgs[cur])}, topic {show(rows.qids[cur])}: 0 is non-relevant, above 0 "
             "relevant, in every sub-group of a group",
         )
+    last = np.append(~same, True)  # each document's last row
     final = np.full(n, -1.0)
-    final[local[by_doc]] = lv  # the last row of each document wins
+    final[local[by_doc][last]] = lv[last]
     return final
 
 

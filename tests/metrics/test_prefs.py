@@ -163,6 +163,21 @@ def test_sub_groups_add_transitive_preferences() -> None:
     assert got["prefs_avgjg_Rnonrel_ret"] == pytest.approx(11 / 15)
 
 
+@pytest.mark.parametrize(
+    ("data", "rnonrel"),
+    [
+        (b"q u s1 a -1\nq u s1 b -2\nq u s2 a 2\nq u s2 c 1\n", 4 / 6),
+        (b"q u s1 a 2\nq u s1 c 1\nq u s2 a -1\nq u s2 b -2\n", 1 / 3),
+    ],
+)
+def test_a_documents_level_in_a_group_is_its_last_sub_groups(data: bytes, rnonrel: float) -> None:
+    """a > b (s1 or s2) and a > c; ranked c, b, a, both fail. a is relevant when its last
+    sub-group (s2) puts it above 0: R = 2, (0 + 2 * 2) / (2 + 2 * 2); at -1 there, a is
+    neither relevant nor not: R = 1, (0 + 1) / (2 + 1) (the binary prints 0.6667 and 0.3333)."""
+    got = _values(data, {"q": ["c", "b", "a"]}, "q")
+    assert got["prefs_avgjg_Rnonrel"] == pytest.approx(rnonrel)
+
+
 def test_more_non_relevant_than_relevant_recounts_against_the_first_r() -> None:
     """One relevant a, non-relevant b, c, d; ranked a, c, b. R = 1 < N = 3: the non-relevant
     class is cut to its first R documents in rank order, {c}, and every document of every class
