@@ -21,7 +21,7 @@ inputs generated here (fixed seeds; trec_eval's own files are read only by
   trec_eval reads outside its arrays: see :mod:`metrics.zscores`).
 
 Then random preference files and runs (25 seeds) against the binary. Without ``TREC_EVAL``
-these tests are skipped; the always-on checks of the same code are in ``test_prefs.py`` and
+the comparisons are skipped; the always-on checks of the same code are in ``test_prefs.py`` and
 ``test_zscores.py`` (hand-worked).
 """
 
@@ -32,12 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.metrics.test_trec_eval_suite import _make_collection, binary, ours
-
-pytestmark = pytest.mark.skipif(
-    not __import__("os").environ.get("TREC_EVAL"),
-    reason="set TREC_EVAL to a trec_eval 10.0 binary to compare with it",
-)
+from tests.metrics.test_trec_eval_suite import _make_collection, binary, needs_binary, ours
 
 Row = tuple[str, str, str, float]  # jg, jsg, docno, rel_level
 
@@ -221,6 +216,7 @@ def _flags(flags: list[str], files: dict[str, Path]) -> list[str]:
     return [str(files[f[1:-1]]) if f.startswith("{") else f for f in flags]
 
 
+@needs_binary
 @pytest.mark.parametrize(
     ("name", "flags", "qrels", "run"), QUICKTEST + MORE, ids=[c[0] for c in QUICKTEST + MORE]
 )
@@ -247,6 +243,7 @@ def test_inputs_are_shaped_like_trec_evals(files: dict[str, Path]) -> None:
     assert " 0 0\n" in z and "0-not-evaluated" in z
 
 
+@needs_binary
 @pytest.mark.parametrize("seed", range(25))
 def test_random_prefs_match_trec_eval_binary(seed: int, tmp_path: Path) -> None:
     rng = random.Random(seed)
