@@ -1,8 +1,8 @@
 """Command line: ``python -m metrics evaluate|compare ...``.
 
     python -m metrics evaluate QRELS RUN [RUN ...] [-m MEASURE ...] [-q] [--compat trec_eval]
-                                [-c] [-l LEVEL] [-M N] [-J] [-N N] [-n] [-R qrels|qrels_jg]
-                                [--format trec|json|csv]
+                                [-c] [-l LEVEL] [-M N] [-J] [-N N] [-n] [-Z ZSCORES]
+                                [-R qrels|qrels_jg|prefs|qrels_prefs] [--format trec|json|csv]
     python -m metrics compare QRELS RUN RUN [...] -m MEASURE [--test t|randomization|bootstrap]
     python -m metrics diversity SUBTOPIC_QRELS RUN [RUN ...] [-m alpha-nDCG@20 ...]
     python -m metrics check QRELS RUN --baseline BASE_RUN -m MEASURE [...] --max-drop X
@@ -11,10 +11,11 @@ Exit codes: 0 ok, 2 usage, 3 bad input file (file, line and problem on stderr), 
 ``check`` also 1, a regression found (:mod:`metrics.check_cli`).
 
 ``--compat trec_eval --format trec`` is trec_eval 10.0's output byte for byte: its flags (``-q
--c -l -M -J -N -n -R qrels_jg``; ``-m`` with its names, parameters and nicknames ``official``
-(the default there), ``all_trec``, ``set``, ``qrels_jg``), its measure order with cutoffs
-ascending whatever order they were asked in, each measure once with the first parameters given
-for it, ``runid`` and ``num_q`` where it prints them, its rounding (means summed left to right).
+-c -l -M -J -N -n -Z -R qrels_jg|prefs|qrels_prefs``; ``-m`` with its names, parameters and
+nicknames ``official`` (the default there), ``all_trec``, ``set``, ``qrels_jg``, ``all_prefs``,
+``prefs`` (the default with ``-R prefs``)), its measure order with cutoffs ascending whatever
+order they were asked in, each measure once with the first parameters given for it, ``runid``
+and ``num_q`` where it prints them, its rounding (means summed left to right).
 
 ``--format trec`` prints ``measure<TAB>query<TAB>value`` lines like trec_eval (measure names
 padded to 22 characters; ``all`` for the aggregate; floats with 4 decimals, counts as integers;
@@ -59,6 +60,7 @@ from metrics.names import (
     trec_sort_key,
 )
 from metrics.registry import TREC_ORDER
+from metrics.zscores import ZScores, read_zscores, zscore_jg, zscore_result
 
 __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
@@ -148,9 +150,19 @@ def register_evaluate(subparsers: Any) -> None:
     p.add_argument(
         "-R",
         "--qrels-format",
-        choices=("qrels", "qrels_jg"),
+        choices=("qrels", "qrels_jg", "prefs", "qrels_prefs"),
         default="qrels",
-        help="qrels_jg: the second column names a judgment group (trec_eval -R qrels_jg)",
+        help="qrels_jg: the second column names a judgment group (trec_eval -R qrels_jg); "
+        "prefs: preference judgments (qid jg jsg docno rel_level); qrels_prefs: qrels read as "
+        "preferences; both with the prefs_* measures (-m all_prefs)",
+    )
+    p.add_argument(
+        "-Z",
+        "--zscores",
+        metavar="FILE",
+        default=None,
+        help="print z-scores: (value - mean) / stddev, from FILE's 'qid measure mean stddev' "
+        "lines (trec_eval -Z)",
     )
     p.add_argument("--format", choices=("trec", "json", "csv"), default="trec")
     p.set_defaults(func=_cmd_evaluate)
@@ -265,8 +277,11 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     trec_mode = args.compat == "trec_eval"
     # trec_eval's default is its "official" set; ours names what an honest report needs
     texts = args.measures or (["official"] if trec_mode else DEFAULT_MEASURES)
+    zscores = _zscores(args)
     if args.qrels_format == "qrels_jg":
-        return _cmd_evaluate_jg(args, texts, out)
+        return _cmd_evaluate_jg(args, texts, out, zscores)
+    if args.qrels_format in ("prefs", "qrels_prefs"):
+        return _cmd_evaluate_prefs(args, zscores, out)
     if trec_mode:  # each trec_eval measure once, with the first parameters given for it
         texts = trec_eval_selection(texts)
     measures = [t for t in expand_groups(texts) if not _label_kind(t)]
@@ -280,7 +295,10 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     results: list[tuple[str, EvaluationResult]] = []
     strings: dict[str, list[tuple[str, dict[str, str]]]] = {}
     for tag, run in _iter_runs(args.runs):
-        results.append((tag, ev.evaluate(run)))
+        res = ev.evaluate(run)
+        if zscores is not None:
+            res = zscore_result(res, zscores, _display_names(measures))
+        results.append((tag, res))
         if relstrings and args.per_query and args.format == "trec":
             strings[tag] = [(label, _relstrings(ev, run, d)) for label, d in relstrings]
     if args.format == "json":
@@ -309,6 +327,7 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
                     runid=runid,
                     strings=strings.get(tag, []),
                     shown=bool(measures),
+                    zscores=zscores is not None,
                 )
             else:
                 _write_trec(tag, res, names, out, per_query=args.per_query, runid=len(results) > 1)
@@ -326,12 +345,20 @@ def _write_trec_eval(
     runid: bool,
     strings: list[tuple[str, dict[str, str]]],
     shown: bool,
+    zscores: bool = False,
 ) -> None:
     """trec_eval's output, byte for byte: measures in its table's order with cutoffs ascending
     (whatever order they were asked in), per-query lines first (queries in byte order, measures
-    trec_eval prints per query only), then ``runid`` if asked and the summary."""
+    trec_eval prints per query only), then ``runid`` if asked and the summary. ``zscores``
+    (``-Z``): every value ``Z`` + the name padded to 22, ``%6.4f`` (counts too)."""
     measures = sorted((parse_measure(n) for n in res.measures) if shown else [], key=trec_sort_key)
     label = {m.name: names.get(m.name, m.name) for m in measures}
+    if zscores:
+        label = {k: f"Z{v:<22}" for k, v in label.items()}
+
+    def fmt(value: float, count: bool) -> str:
+        return f"{value:6.4f}" if zscores else _fmt(value, count)
+
     rows: list[tuple[str, str, str]] = []
     if per_query:
         # relstring (a text per query) goes where trec_eval's table puts it
@@ -341,18 +368,18 @@ def _write_trec_eval(
         for qid in sorted(res.queries, key=lambda q: q.encode()):
             for m in before:
                 if m.spec.per_query:
-                    rows.append((label[m.name], qid, _fmt(res.per_query[m.name][qid], m.is_count)))
+                    rows.append((label[m.name], qid, fmt(res.per_query[m.name][qid], m.is_count)))
             for name, values in strings:
                 if qid in values:
                     rows.append((name, qid, f"'{values[qid]}'"))
             for m in after:
                 if m.spec.per_query:
-                    rows.append((label[m.name], qid, _fmt(res.per_query[m.name][qid], m.is_count)))
+                    rows.append((label[m.name], qid, fmt(res.per_query[m.name][qid], m.is_count)))
     if summary:
         if runid:
             rows.append(("runid", "all", tag))
         for m in measures:
-            rows.append((label[m.name], "all", _fmt(res.aggregates[m.name].value, m.is_count)))
+            rows.append((label[m.name], "all", fmt(res.aggregates[m.name].value, m.is_count)))
     out.writelines(f"{a:<22}\t{b}\t{c}\n" for a, b, c in rows)
 
 
@@ -651,7 +678,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         return EXIT_USAGE
 
 
-def _cmd_evaluate_jg(args: argparse.Namespace, texts: list[str], out: TextIO) -> int:
+def _cmd_evaluate_jg(
+    args: argparse.Namespace, texts: list[str], out: TextIO, zscores: ZScores | None = None
+) -> int:
     """``-R qrels_jg``: trec_eval's judgment-group measures (map_avgjg, P_avgjg, ...)."""
     from metrics.judgment_groups import evaluate_jg, format_trec, read_qrels_jg
 
@@ -663,5 +692,33 @@ def _cmd_evaluate_jg(args: argparse.Namespace, texts: list[str], out: TextIO) ->
     wanted = args.measures or ["qrels_jg"]
     for _tag, run in _iter_runs(args.runs):
         res = evaluate_jg(jg, run, wanted, complete=args.complete, relevance_level=args.level)
-        out.write(format_trec(res, run.tag, per_query=args.per_query))
+        if zscores is not None:
+            res = zscore_jg(res, zscores)
+        out.write(format_trec(res, run.tag, per_query=args.per_query, zscores=zscores is not None))
+    return EXIT_OK
+
+
+def _zscores(args: argparse.Namespace) -> ZScores | None:
+    """``-Z FILE``, read (trec_eval's: trec output only)."""
+    if args.zscores is None:
+        return None
+    if args.compat != "trec_eval" or args.format != "trec":
+        raise ValueError("-Z is trec_eval's: use it with --compat trec_eval --format trec")
+    return read_zscores(args.zscores)
+
+
+def _cmd_evaluate_prefs(args: argparse.Namespace, zscores: ZScores | None, out: TextIO) -> int:
+    """``-R prefs`` / ``-R qrels_prefs``: trec_eval's preference measures (prefs_simp, ...)."""
+    from metrics.prefs import evaluate_prefs, format_trec, read_prefs, zscore_prefs
+
+    flag = f"-R {args.qrels_format}"
+    if args.compat != "trec_eval" or args.format != "trec":
+        raise ValueError(f"{flag} is trec_eval's: use it with --compat trec_eval --format trec")
+    prefs = read_prefs(args.qrels, format=args.qrels_format)
+    wanted = args.measures or ["prefs"]
+    for _tag, run in _iter_runs(args.runs):
+        res = evaluate_prefs(prefs, run, wanted, complete=args.complete, depth=args.depth)
+        if zscores is not None:
+            res = zscore_prefs(res, zscores)
+        out.write(format_trec(res, run.tag, per_query=args.per_query, summary=not args.no_summary))
     return EXIT_OK

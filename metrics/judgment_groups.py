@@ -471,20 +471,27 @@ def evaluate_jg(
 
 
 def format_trec(
-    result: JudgmentGroupResult, tag: str | None = None, per_query: bool = False
+    result: JudgmentGroupResult,
+    tag: str | None = None,
+    per_query: bool = False,
+    zscores: bool = False,
 ) -> str:
     """trec_eval's output for the result: with ``per_query`` (its ``-q``) each topic's lines
     first (measures in print order), then ``runid`` and ``num_q`` (when asked for) and the
-    averages, ``%-22s\\t%s\\t%6.4f`` (``num_q`` an integer). ``tag`` defaults to the run's."""
+    averages, ``%-22s\\t%s\\t%6.4f`` (``num_q`` an integer). ``tag`` defaults to the run's.
+    ``zscores`` (``-Z``, :mod:`metrics.zscores`): ``Z%-22s`` before every value, ``num_q``'s too,
+    printed ``%6.4f``."""
     name = result.run if tag is None else tag
+    z = "Z" if zscores else ""
     values = [m for m in result.measures if m not in ("runid", "num_q")]
     out: list[str] = []
     if per_query:
         for q in result.queries:
-            out += [f"{m:<22}\t{q}\t{result.per_query[m][q]:6.4f}\n" for m in values]
+            out += [f"{z}{m:<22}\t{q}\t{result.per_query[m][q]:6.4f}\n" for m in values]
     if "runid" in result.measures:
         out.append(f"{'runid':<22}\tall\t{name}\n")
     if "num_q" in result.measures:
-        out.append(f"{'num_q':<22}\tall\t{result.num_q}\n")
-    out += [f"{m:<22}\tall\t{result.aggregates[m]:6.4f}\n" for m in values]
+        n = f"{result.num_q:6.4f}" if zscores else str(result.num_q)
+        out.append(f"{z}{'num_q':<22}\tall\t{n}\n")
+    out += [f"{z}{m:<22}\tall\t{result.aggregates[m]:6.4f}\n" for m in values]
     return "".join(out)

@@ -19,7 +19,10 @@ trec_eval style, as its ``-m`` option reads it: ``ROOT`` or ``ROOT.PARAMS`` (and
 
 A bare ROOT of a cutoff family stands for trec_eval's default cutoffs (``P`` is P_5 ... P_1000).
 Nicknames (:data:`TREC_GROUPS`: ``official``, ``all_trec``, ``set``) expand to their measures in
-:func:`parse_measures`; ``runid`` (a label, not a measure) is dropped there.
+:func:`parse_measures`; ``runid`` (a label, not a measure) is dropped there. ``all_prefs`` and
+``prefs`` expand to the preference measures (the registry's ``PREFS_MEASURES``), which
+:mod:`metrics.prefs` evaluates from preference judgments: parsed here, they are an error saying
+so.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from metrics.registry import FAMILIES, TREC_ORDER, Family
+from metrics.registry import FAMILIES, PREFS_MEASURES, TREC_ORDER, Family
 
 __all__ = [
     "TREC_GROUPS",
@@ -60,6 +63,9 @@ TREC_GROUPS: dict[str, tuple[str, ...]] = {
         "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
         "set_recall", "set_relative_P", "set_map", "set_F",
     ),
+    # preference measures: evaluated from preference judgments (-R prefs, -R qrels_prefs)
+    "all_prefs": ("runid", "num_q", *PREFS_MEASURES),
+    "prefs": ("runid", "num_q", *list(PREFS_MEASURES)[:6]),
 }  # fmt: skip
 LABELS = ("runid",)
 
@@ -214,7 +220,7 @@ def _known_spellings() -> list[str]:
             out.append(f.trec)
         if f.trec_cut:
             out.append(f"{f.trec_cut}_{_example_cut(f)}")
-    return list(dict.fromkeys(out + list(TREC_GROUPS)))
+    return list(dict.fromkeys(out + list(PREFS_MEASURES) + list(TREC_GROUPS)))
 
 
 def _example_cut(f: Family) -> str:
@@ -240,7 +246,10 @@ def _unknown(text: str, why: str = "") -> UnknownMeasureError:
     families = ", ".join(
         f"{f.name}@k" if f.cutoff == "required" else f.name for f in FAMILIES.values()
     )
-    return UnknownMeasureError(f"{msg}. Known measures: {families}")
+    prefs = ", ".join(PREFS_MEASURES)
+    return UnknownMeasureError(
+        f"{msg}. Known measures: {families}; from preference judgments (-R prefs): {prefs}"
+    )
 
 
 def _cutoff(text: str, fam: Family, raw: str, *, trec: bool = False) -> int | float:
@@ -450,4 +459,9 @@ def _parse_many(text: str) -> list[Measure]:
         fam = _IR_ALIASES[legacy.group(1)]
         if FAMILIES[fam].cutoff != "none":
             return [_make(text, fam, _cutoff(text, FAMILIES[fam], legacy.group(2)))]
+    if stripped.split(".", 1)[0] in PREFS_MEASURES:
+        raise UnknownMeasureError(
+            f"{stripped!r} is a preference measure: it is computed from preference judgments, "
+            "with --compat trec_eval -R prefs or -R qrels_prefs"
+        )
     raise _unknown(text)

@@ -61,13 +61,25 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from metrics import measures as ms
 from metrics import measures_gain as mg
+from metrics import measures_prefs as mp
 from metrics import measures_trec as mt
 from metrics.measures import Ranked, Result
+from metrics.prefs_counts import TopicCounts
 
 if TYPE_CHECKING:
     from metrics.names import Measure
 
-__all__ = ["FAMILIES", "TREC_ORDER", "Cutoff", "Family", "MeasureFn", "Param", "compute"]
+__all__ = [
+    "FAMILIES",
+    "PREFS_MEASURES",
+    "TREC_ORDER",
+    "Cutoff",
+    "Family",
+    "MeasureFn",
+    "Param",
+    "PrefsMeasure",
+    "compute",
+]
 
 Cutoff = Literal["required", "optional", "none"]
 MeasureFn = Callable[..., Result]
@@ -80,7 +92,11 @@ TREC_ORDER: tuple[str, ...] = (
     "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref",
     "Rprec_mult", "utility", "11pt_avg", "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel",
     "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success", "set_P", "set_relative_P",
-    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "map_avgjg", "P_avgjg",
+    "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair", "prefs_avgjg",
+    "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp",
+    "map_avgjg", "P_avgjg",
     "Rprec_mult_avgjg", "yaap", "rbp", "rbp_resid", "unj",
 )  # fmt: skip
 TREC_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)  # trec_eval's default cutoffs
@@ -500,6 +516,59 @@ FAMILIES: dict[str, Family] = _registry(
         trec_raw="params",
         uses_level=False,
     ),
+)
+
+
+@dataclass(frozen=True)
+class PrefsMeasure:
+    """A preference measure of trec_eval (``-R prefs`` / ``-R qrels_prefs``): its name, its
+    value from a topic's preference counts (:mod:`metrics.measures_prefs`), a one-line
+    description, and ``count`` when the summary is the sum over topics, not the mean."""
+
+    name: str
+    compute: Callable[[TopicCounts], float]
+    doc: str
+    count: bool = False
+
+
+def _prefs_registry(*measures: PrefsMeasure) -> dict[str, PrefsMeasure]:
+    out = {m.name: m for m in measures}
+    assert len(out) == len(measures), "two preference measures share a name"
+    assert list(out) == [n for n in TREC_ORDER if n in out], "not in trec_eval's order"
+    assert not {n.lower() for n in out} & {f.name.lower() for f in FAMILIES.values()}
+    return out
+
+
+# The preference measures, in trec_eval's order; they read preference judgments, not qrels, so
+# they are not families of rankings (``metrics.prefs`` evaluates them).
+PREFS_MEASURES: dict[str, PrefsMeasure] = _prefs_registry(
+    PrefsMeasure("prefs_num_prefs_poss", mp.num_prefs_poss, "preferences expressed", count=True),
+    PrefsMeasure("prefs_num_prefs_ful", mp.num_prefs_ful, "preferences fulfilled", count=True),
+    PrefsMeasure(
+        "prefs_num_prefs_ful_ret",
+        mp.num_prefs_ful_ret,
+        "preferences fulfilled, both documents retrieved",
+        count=True,
+    ),
+    PrefsMeasure("prefs_simp", mp.simp, "fulfilled / possible preferences"),
+    PrefsMeasure("prefs_pair", mp.pair, "mean over document pairs of the share fulfilled"),
+    PrefsMeasure("prefs_avgjg", mp.avgjg, "mean over judgment groups of fulfilled / possible"),
+    PrefsMeasure(
+        "prefs_avgjg_Rnonrel",
+        mp.avgjg_rnonrel,
+        "prefs_avgjg with as many non-relevant documents as relevant ones",
+    ),
+    PrefsMeasure("prefs_simp_ret", mp.simp_ret, "prefs_simp, both documents retrieved"),
+    PrefsMeasure("prefs_pair_ret", mp.pair_ret, "prefs_pair, both documents retrieved"),
+    PrefsMeasure("prefs_avgjg_ret", mp.avgjg_ret, "prefs_avgjg, both documents retrieved"),
+    PrefsMeasure(
+        "prefs_avgjg_Rnonrel_ret",
+        mp.avgjg_rnonrel_ret,
+        "prefs_avgjg_Rnonrel, both documents retrieved",
+    ),
+    PrefsMeasure("prefs_simp_imp", mp.simp_imp, "prefs_simp, at least one document retrieved"),
+    PrefsMeasure("prefs_pair_imp", mp.pair_imp, "prefs_pair, at least one document retrieved"),
+    PrefsMeasure("prefs_avgjg_imp", mp.avgjg_imp, "prefs_avgjg, at least one document retrieved"),
 )
 
 

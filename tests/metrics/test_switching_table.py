@@ -11,6 +11,7 @@ import pytest
 
 from metrics.diversity import parse_diversity_measure
 from metrics.names import parse_measures
+from metrics.registry import PREFS_MEASURES
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -48,5 +49,9 @@ def test_every_name_in_the_table_parses(row: list[str]) -> None:
         return
     if "-R qrels_jg" in trec:
         return  # judgment groups: tests/metrics/test_judgment_groups.py
+    if "-R prefs" in trec:  # preference measures: tests/metrics/test_prefs.py
+        for name in _names(trec):
+            assert name.startswith("-") or name == "..." or name in PREFS_MEASURES, name
+        return
     for name in _names(trec) + _names(ours) + _names(ranx):
         assert parse_measures([name]), name

@@ -37,8 +37,10 @@ the binary's output on our inputs; when trec_eval's ``test/`` folder is found to
 skip says so), each quicktest command line is run on trec_eval's own files (read there at test
 time, never copied) and our output must equal both the binary's and the ``out.test*`` file.
 
-Out of scope: the preference measures (``-R prefs``, ``-R qrels_prefs``, ``-m all_prefs``) and
-``-Z`` (z-scores): the four quicktest lines that use them are not matched.
+The four quicktest lines of the preference measures (``-R prefs``, ``-R qrels_prefs``, ``-m
+all_prefs``) and of ``-Z`` (z-scores) run here on trec_eval's own files too; on inputs of ours
+they are compared with the binary in ``test_trec_eval_prefs.py``, their measures worked by hand
+in ``test_prefs.py`` and ``test_zscores.py``.
 """
 
 from __future__ import annotations
@@ -801,7 +803,7 @@ def test_regenerated_expected_matches_trec_eval_binary(case: Case, coll: Collect
     assert case.expected(coll) == binary(case.flags, qrels, run).splitlines()
 
 
-# the quicktest lines of trec_eval's Makefile, except prefs and -Z: (flags, qrels, run, expected)
+# the quicktest lines of trec_eval's Makefile: (flags, qrels, run, expected); {dir} is test/
 QUICKTEST = [
     ([], "qrels.test", "results.test", "out.test"),
     ([], "qrels.test.with-comments", "results.test", "out.test"),
@@ -824,6 +826,30 @@ QUICKTEST = [
         "out.test.qrels_jg",
     ),
     (MEAS_PARAMS_FLAGS, "qrels.test", "results.test", "out.test.meas_params"),
+    (
+        ["-m", "all_prefs", "-q", "-R", "prefs"],
+        "prefs.test",
+        "prefs.results.test",
+        "out.test.prefs",
+    ),
+    (
+        ["-m", "all_prefs", "-q", "-R", "prefs"],
+        "prefs.comment.test",
+        "prefs.results.test",
+        "out.test.prefs",
+    ),
+    (
+        ["-m", "all_prefs", "-q", "-R", "qrels_prefs"],
+        "qrels.test",
+        "results.test",
+        "out.test.qrels_prefs",
+    ),
+    (
+        ["-q", "-m", "all_trec", "-Z", "{dir}/zscores_file"],
+        "qrels.test",
+        "results.test",
+        "out.test.aqZ",
+    ),
 ]
 
 
@@ -835,6 +861,7 @@ QUICKTEST = [
 def test_trec_evals_own_suite(flags: list[str], qrels: str, run: str, out: str) -> None:
     folder = trec_eval_test_dir()
     assert folder is not None
+    flags = [f.replace("{dir}", str(folder)) for f in flags]
     got = ours(flags, folder / qrels, folder / run)
     assert got.splitlines() == (folder / out).read_text().splitlines()
     assert got == (folder / out).read_text()
