@@ -134,7 +134,7 @@ def test_the_reusability_verdict_is_on_the_pooled_topics_at_the_pool_depth(
 
 
 def test_the_page_opens_on_the_pooled_topics_and_depth_and_says_so(
-    imported: Campaign, researcher: Any
+    imported: Campaign, researcher: Any, as_committed: Callable[[], Any]
 ) -> None:
     client = _signed_in(researcher)
     url = f"/campaigns/{imported.pk}/bias/"
@@ -152,6 +152,14 @@ def test_the_page_opens_on_the_pooled_topics_and_depth_and_says_so(
     assert 'id="not-computed"' in html
     assert '<input type="hidden" name="topics" value="all">' in html
     assert "topics=all" in html  # the links to the charts and the other pages keep it
+    # computed from the page: the report of every topic, shown on the page of every topic
+    with as_committed():
+        posted = client.post(f"{url}compute/", {"measure": "AP", "topics": "all", "depth": "3"})
+    assert posted.status_code == 302 and "topics=all" in posted["Location"]
+    assert BiasReport.objects.filter(campaign=imported, topics="", depth=3).exists()
+    assert not BiasReport.objects.filter(campaign=imported, topics="3-4", depth=3).exists()
+    html = client.get(url, {"measure": "AP", "topics": "all", "depth": "3"}).content.decode()
+    assert 'id="not-computed"' not in html and "every topic (4)" in html
 
 
 def test_the_bias_api_defaults_to_the_pooled_topics_and_depth(

@@ -157,7 +157,7 @@ def _stored_report(campaign: Campaign, f: Filters, user: UserLike) -> dict[str, 
             measure=f.measure,
             depth=f.depth,
             kind=f.kind,
-            topics=f.topics,
+            topics=f.topics_param,
         )
     except DomainError as exc:
         raise Http404(exc.message) from None
@@ -186,7 +186,7 @@ def bias_compute(request: HttpRequest, campaign_id: int) -> HttpResponse:
             measure=f.measure,
             depth=f.depth,
             kind=f.kind,
-            topics=f.topics,
+            topics=f.topics_param,
             requested_by=account(request.user),
         )
     except RateLimited as exc:
