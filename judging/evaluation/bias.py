@@ -314,10 +314,9 @@ def bias_report_request(
     """The stored report for these inputs, computing it (as a task, after commit) if needed.
 
     ``topics`` is a topic spec (``topic_filter``; empty: the campaign's pooled topics, ``all``:
-    every topic). A report asked for by a
-    user (``requested_by``: the API and the page; not the events and commands) that is not
-    stored yet counts against that user's hourly allowance (POOLJUDGE_BIAS_REPORTS_PER_HOUR;
-    ``RateLimited`` beyond it)."""
+    every topic). A report asked for by a user (``requested_by``: the API and the page; not the
+    events and commands) that is not stored yet counts against that user's hourly allowance
+    (POOLJUDGE_BIAS_REPORTS_PER_HOUR; ``RateLimited`` beyond it)."""
     version = qrels or qrels_version(campaign)
     if version is None:
         return None
