@@ -385,9 +385,17 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {
+        "client_errors": {"()": "judging.core.log_filters.ClientErrorsWithoutTraceback"},
+    },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("DJANGO_LOG_LEVEL", "INFO")},
     "loggers": {
+        # Django's default console handler on "django" (DEBUG only) printed every line a second
+        # time beside the root's: the root's console is the one
+        "django": {"handlers": []},
+        # a refusal (403) or a 404 is one warning line, without the exception's traceback
+        "django.request": {"filters": ["client_errors"]},
         "django.db.backends": {"level": "WARNING"},
         # With tasks inline, Celery still opens an in-memory connection, and kombu complains
         # that it has no host name: noise, not a problem.

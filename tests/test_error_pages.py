@@ -4,6 +4,8 @@ versions that took the run."""
 
 from __future__ import annotations
 
+import logging
+import sys
 from typing import Any
 
 import pytest
@@ -127,3 +129,78 @@ def test_a_request_refused_before_any_view_is_json_under_the_api(
     assert api.json()["error"] == "bad_request"
     page = client.post("/manage/import/", fields)
     assert page.status_code == 400 and "Error 400" in page.content.decode()
+
+
+# --- the management pages (issue 29, point 13) --------------------------------------------
+
+
+def _manage_urls(campaign: Any) -> list[str]:
+    c = campaign.pk
+    return [
+        f"/manage/{c}/",
+        f"/manage/{c}/agreement/",
+        f"/manage/{c}/adjudicate/",
+        f"/manage/{c}/quality/",
+        f"/manage/{c}/pools/1/missing-text/",
+        f"/manage/{c}/pools/1/missing-text.txt",
+    ]
+
+
+def test_a_signed_in_non_admin_gets_the_sites_403_on_a_management_page_and_no_traceback(
+    campaign: Any, researcher: Any, annotator: Any, caplog: Any
+) -> None:
+    caplog.set_level(logging.INFO)
+    for user in (researcher, annotator):
+        client = _client(user)
+        for url in _manage_urls(campaign):
+            caplog.clear()
+            r = client.get(url)
+            assert r.status_code == 403, (user.username, url, r.status_code)
+            page = r.content.decode()
+            assert 'id="error-page"' in page and "Error 403" in page, url
+            assert f"as <strong>{user.get_username()}</strong>" in page
+            assert "/admin/login/" not in page and "not authorized" not in page
+            # one warning naming the path, without the exception's traceback
+            lines = [rec for rec in caplog.records if rec.name == "django.request"]
+            assert [rec.getMessage() for rec in lines] == [f"Forbidden (Permission denied): {url}"]
+            assert not any(rec.exc_info or rec.exc_text for rec in caplog.records), url
+        # a POST is refused the same way (before the method is looked at)
+        r = client.post(f"/manage/{campaign.pk}/quality/exclude/", {"annotator": "x"})
+        assert r.status_code == 403
+
+
+def test_anyone_signed_out_is_sent_to_the_sign_in_page_from_a_management_page(
+    campaign: Any,
+) -> None:
+    for url in _manage_urls(campaign):
+        r = Client().get(url)
+        assert r.status_code == 302 and r["Location"] == f"/login/?next={url}", url
+
+
+def test_a_server_error_keeps_its_traceback_and_a_refusal_is_logged_once_in_debug(
+    campaign: Any, researcher: Any, caplog: Any
+) -> None:
+    from judging.core.log_filters import ClientErrorsWithoutTraceback
+
+    keep = ClientErrorsWithoutTraceback()
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        failure = sys.exc_info()
+    record = logging.LogRecord("django.request", logging.ERROR, "", 0, "x", (), failure)
+    record.status_code = 500
+    assert keep.filter(record) and record.exc_info == failure
+    # with DEBUG on, Django's own console handler on "django" printed every request warning a
+    # second time (the root's console printed it too): only the root's is left
+    with override_settings(DEBUG=True):
+        request_warning = logging.LogRecord("django.request", logging.WARNING, "", 0, "x", (), None)
+        emitting = []
+        logger: logging.Logger | None = logging.getLogger("django.request")
+        while logger is not None:
+            emitting += [
+                h
+                for h in logger.handlers
+                if not type(h).__module__.startswith("_pytest") and h.filter(request_warning)
+            ]
+            logger = logger.parent if logger.propagate else None
+        assert len(emitting) == 1, emitting

@@ -44,7 +44,7 @@ CALLS: list[dict[str, Any]] = []
 
 def fake_reusability(qrels: Any, runs: Any, **kwargs: Any) -> Fake:
     """A report in metrics.reusability's shape, naming the units it was given."""
-    CALLS.append({"runs": set(runs), "topics": set(qrels.qids), **kwargs})
+    CALLS.append({"runs": set(runs), "qrels_topics": set(qrels.qids), **kwargs})
     groups = kwargs["groups"] or {t: t for t in runs}
     units = sorted({groups[t] for t in kwargs["pooled"]})
     return Fake(
@@ -125,7 +125,8 @@ def test_publishing_a_version_stores_its_reusability_report(
     (call,) = fake
     assert call["depth"] == demo.pool_depth and call["measure"] == "AP"
     assert call["relevance_level"] == demo.relevance_threshold
-    assert call["topics"] == {"1", "2", "3", "4", "5", "6"}
+    assert call["qrels_topics"] == {"1", "2", "3", "4", "5", "6"}
+    assert call["topics"] is None  # the demo's pooled topics are all of them
     # v2's pool was built from the five pooled runs (novel-neural came later)
     assert sorted(call["pooled"]) == sorted(
         Run.objects.filter(campaign=demo, pooled=True).values_list("tag", flat=True)

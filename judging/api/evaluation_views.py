@@ -340,8 +340,10 @@ class BiasRequestSerializer(serializers.Serializer[Any]):
         allow_blank=True,
         trim_whitespace=True,
         max_length=TOPICS_MAX_LENGTH,
-        help_text="the topics to analyse (default: all): comma-separated ids, numeric ranges "
-        "and tag:NAME, as in 601-650,tag:hard; at most POOLJUDGE_BIAS_MAX_TOPICS topics",
+        help_text="the topics to analyse (default: the campaign's pooled topics, every topic "
+        "unless a collection import inferred its pooling on a subset; all: every topic): "
+        "comma-separated ids, numeric ranges and tag:NAME, as in 601-650,tag:hard; at most "
+        "POOLJUDGE_BIAS_MAX_TOPICS topics",
     )
 
 
@@ -349,7 +351,8 @@ BIAS_FIELDS = frozenset(BiasRequestSerializer().fields)
 
 
 BIAS_DESCRIPTION = (
-    "Pool-bias report on a subset of topics (default all) and one measure: leave-one-out "
+    "Pool-bias report on a subset of topics (default: the campaign's pooled topics) and one "
+    "measure, at a depth (default: the campaign's pool depth): leave-one-out "
     "(Zobel 1998), estimated penalty of non-pooled runs (Webber & Park 2009; Lipani et al. "
     "2015, 2016; condensed and upper bounds) with each estimator's error measured on the "
     "campaign's pooled runs, Judged@10 coverage, pooling efficiency and before/after the "
@@ -370,7 +373,8 @@ class BiasReportView(APIView):
             OpenApiParameter(
                 "topics",
                 str,
-                description="topics to analyse (default: all): ids, ranges (601-650), tag:NAME",
+                description="topics to analyse (default: the campaign's pooled topics; all: "
+                "every topic): ids, ranges (601-650), tag:NAME",
             ),
         ],
         responses={

@@ -302,7 +302,7 @@ class AgreementView(APIView):
     @extend_schema(
         responses={200: dict},
         description="Agreement on items judged by several "
-        "annotators: Cohen's weighted kappa per pair, Fleiss' kappa, Krippendorff's "
+        "annotators: Cohen's linear-weighted kappa per pair, Fleiss' kappa, Krippendorff's "
         "alpha (ordinal), overall and per topic (admins).",
     )
     def get(self, request: Request, campaign_id: int) -> Response:

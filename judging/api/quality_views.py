@@ -39,9 +39,9 @@ class QualityView(APIView):
         responses={200: dict},
         description="Quality control per assessor (admins): accuracy on gold items (exact and "
         "binary at the relevance threshold, count, 95% Wilson intervals, mean absolute error), "
-        "agreement with the other assessors on shared items (Cohen's kappa, exact agreement), "
-        "grade distribution, median active seconds per judgment, drift per block of judgments "
-        "and per day, exclusions in force, and the alerts.",
+        "agreement with the other assessors on shared items (unweighted Cohen's kappa, exact "
+        "agreement), grade distribution, median active seconds per judgment, drift per block of "
+        "judgments and per day, exclusions in force, and the alerts.",
     )
     def get(self, request: Request, campaign_id: int) -> Response:
         return Response(quality.quality_report(_campaign(request, campaign_id)))

@@ -18,8 +18,10 @@ from django.shortcuts import get_object_or_404
 
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.autojudge.models import (
+    AuditState,
     AutoLabel,
     Judge,
+    JudgeAudit,
     JudgeCalibration,
     JudgeKind,
     JudgeRun,
@@ -306,6 +308,14 @@ def judge_calibrations(judge: Judge, limit: int = 5) -> list[dict[str, Any]]:
         "judge", "human", "pool", "calibrated"
     )
     return [calibration_view(c) for c in rows.order_by("-created_at", "-pk")[:limit]]
+
+
+def latest_audit(judge: Judge) -> JudgeAudit | None:
+    """The audit of the judge version a page opens on: its latest computed one (done), else
+    the latest asked for (being computed, or failed: the page says so); None without any."""
+    audits = JudgeAudit.objects.filter(judge=judge).select_related("human", "pool")
+    done = audits.filter(state=AuditState.DONE).order_by("-finished_at", "-pk").first()
+    return done or audits.order_by("-created_at", "-pk").first()
 
 
 # ---- what the forms offer, and the numbers they send ----------------------------------------

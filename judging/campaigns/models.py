@@ -160,6 +160,12 @@ class ScorePrecision(models.TextChoices):
     SINGLE = "single", "Single precision (trec_eval 9, pytrec_eval: older published figures)"
 
 
+# The longest topic spec stored (bytes, as UTF-8), as a campaign's pooled topics or in a bias
+# report's key: the key stays well inside PostgreSQL's limit on a unique index's row (about
+# 2700 bytes).
+TOPIC_SPEC_MAX_LENGTH = 2000
+
+
 class CampaignQuerySet(models.QuerySet["Campaign"]):
     def visible_to(self, user: UserLike) -> CampaignQuerySet:
         from judging.core.roles import is_admin, is_annotator, is_researcher
@@ -212,7 +218,18 @@ class Campaign(models.Model):
     pool_strategy = models.CharField(
         max_length=20, default="depth", help_text="Strategy of the admin's one-click re-pool."
     )
-    pool_depth = models.PositiveIntegerField(default=100, help_text="Pool depth k.")
+    pool_depth = models.PositiveIntegerField(
+        default=100,
+        help_text="Pool depth k: the next pool's, and the depth bias and reusability analyses "
+        "default to (an imported collection: the depth inferred from its qrels).",
+    )
+    pooled_topics = models.CharField(
+        max_length=TOPIC_SPEC_MAX_LENGTH,
+        blank=True,
+        help_text="The topics pooled from the campaign's runs, as a topic spec (e.g. 601-650): "
+        "bias and reusability analyses default to them. Empty: every topic. Set by a "
+        "collection import that infers its pooling on a subset of topics.",
+    )
     overlap = models.FloatField(
         default=0.0,
         help_text="Fraction (0-1) of pooled items also judged by a second annotator for agreement.",

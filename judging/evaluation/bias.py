@@ -3,7 +3,9 @@ their error measured on the campaign, pooling efficiency and the before/after co
 qrels versions on the same topics. Computed by a task, stored, shown on the bias page.
 
 A report is about a subset of the campaign's topics (``topic_filter``: ids, numeric ranges and
-``tag:NAME``; all topics by default) and one measure.
+``tag:NAME``; by default the campaign's pooled topics, ``Campaign.pooled_topics``, all unless a
+collection import inferred its pooling on a subset) and one measure, at a depth (by default the
+campaign's pool depth).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ BIAS_MEASURE_MAX_LENGTH = BiasReport._meta.get_field("measure").max_length or 40
 
 
 TAG_PREFIX = "tag:"
+ALL_TOPICS = "all"  # a topic spec naming every topic
 
 
 def _topics_problem(message: str) -> InvalidInput:
@@ -79,6 +82,9 @@ def topic_filter(campaign: Campaign, spec: str | None) -> tuple[str, list[str]]:
     to ``""``. Otherwise the normalised spec lists the topics found, sorted, consecutive numeric
     ids as ranges (``"1-5,9"``), so that two spellings of one subset share a report.
 
+    ``all`` (the whole spec, any case) is every topic too, unless the campaign has a topic of
+    that id: it names every topic where an empty spec means a default (``bias_params``).
+
     An ``InvalidInput`` naming ``topics`` (a 400) for a malformed part, an unknown tag, an id
     the campaign does not have (named), a range with none of its topics, an empty subset, more
     than POOLJUDGE_BIAS_MAX_TOPICS topics, or a spec longer than can be stored."""
@@ -91,7 +97,7 @@ def topic_filter(campaign: Campaign, spec: str | None) -> tuple[str, list[str]]:
         qid: [str(t) for t in (tags or [])]
         for qid, tags in Topic.objects.filter(campaign=campaign).values_list("qid", "tags")
     }
-    if not text:
+    if not text or (text.lower() == ALL_TOPICS and text not in known):
         return "", sorted(known, key=topic_sort_key)
     if "\x00" in text:
         raise _topics_problem("must not contain a NUL character")
@@ -192,7 +198,9 @@ def bias_params(
     topics: str | None = "",
 ) -> BiasParams:
     """The report's key as stored: canonical measure name, depth, kind and normalised topic
-    spec, checked; the depth defaults to the campaign's pool depth, the topics to all.
+    spec, checked. The depth defaults to the campaign's pool depth and the topics (None or
+    blank) to its pooled topics (``Campaign.pooled_topics``: every topic unless the campaign
+    was imported with its pooling inferred on a subset); ``all`` asks for every topic.
 
     Bounded, so that a request cannot ask for an arbitrarily deep (costly) analysis: ``depth``
     from 1 to POOLJUDGE_BIAS_MAX_DEPTH (or the campaign's pool depth when that is larger), one
@@ -229,10 +237,21 @@ def bias_params(
         )
     spec = ""
     topic_ids: list[str] = []
+    defaulted = topics is None or (isinstance(topics, str) and not topics.strip())
     try:
-        spec, topic_ids = topic_filter(campaign, topics)
+        spec, topic_ids = topic_filter(campaign, campaign.pooled_topics if defaulted else topics)
     except InvalidInput as exc:
-        problems += exc.problems
+        if defaulted:  # not what the user typed: say where it comes from
+            problems += [
+                Problem.at(
+                    "topics",
+                    f"the campaign's pooled topics {campaign.pooled_topics!r} (the default): "
+                    f"{p.message}",
+                )
+                for p in exc.problems
+            ]
+        else:
+            problems += exc.problems
     if problems:
         detail = (
             str(problems[0]) if len(problems) == 1 else "the bias report parameters are not valid"
@@ -294,10 +313,10 @@ def bias_report_request(
 ) -> BiasReport | None:
     """The stored report for these inputs, computing it (as a task, after commit) if needed.
 
-    ``topics`` is a topic spec (``topic_filter``; empty: every topic). A report asked for by a
-    user (``requested_by``: the API and the page; not the events and commands) that is not
-    stored yet counts against that user's hourly allowance (POOLJUDGE_BIAS_REPORTS_PER_HOUR;
-    ``RateLimited`` beyond it)."""
+    ``topics`` is a topic spec (``topic_filter``; empty: the campaign's pooled topics, ``all``:
+    every topic). A report asked for by a user (``requested_by``: the API and the page; not the
+    events and commands) that is not stored yet counts against that user's hourly allowance
+    (POOLJUDGE_BIAS_REPORTS_PER_HOUR; ``RateLimited`` beyond it)."""
     version = qrels or qrels_version(campaign)
     if version is None:
         return None

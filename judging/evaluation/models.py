@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import models
 
 from judging.assessments.models import QrelsVersion
-from judging.campaigns.models import Campaign, Run
+from judging.campaigns.models import TOPIC_SPEC_MAX_LENGTH, Campaign, Run
 
 
 def measures_key(names: Iterable[str]) -> str:
@@ -66,9 +66,8 @@ class Evaluation(models.Model):
         return f"{self.run} on qrels v{self.qrels.number} ({self.mode})"
 
 
-# The longest normalised topic spec stored in a report's key (bytes, as UTF-8): the key stays
-# well inside PostgreSQL's limit on a unique index's row (about 2700 bytes).
-TOPICS_MAX_LENGTH = 2000
+# The longest normalised topic spec stored in a report's key (bytes, as UTF-8).
+TOPICS_MAX_LENGTH = TOPIC_SPEC_MAX_LENGTH
 
 
 class BiasKind(models.TextChoices):

@@ -3,7 +3,8 @@ system that did not build it (``metrics.reusability``: relevant documents found 
 run only, leave-one-unit-out drops, Judged@k of pooled and other runs, pooling efficiency by
 depth and a verdict with its basis).
 
-One report per qrels version, computed by a task when the version is imported or published
+One report per qrels version, on the campaign's pooled topics at its pool depth (as they are
+when it is computed), computed by a task when the version is imported or published
 (``judging.workflows.qrels``), or on request (the API's POST, ``manage.py reusability_report``)
 for a version stored before reports existed. Reading it is a selector
 (``judging.evaluation.selectors.reusability_report``).
@@ -19,7 +20,14 @@ from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
 from judging.core import outbox
 from judging.core.roles import Account
-from judging.evaluation.bias import campaign_runs, check_rate, stage, store_computed, units
+from judging.evaluation.bias import (
+    campaign_runs,
+    check_rate,
+    stage,
+    store_computed,
+    topic_filter,
+    units,
+)
 from judging.evaluation.models import EvalState, Reusability
 from judging.evaluation.services import qrels_dict
 from judging.pools.models import PoolState, PoolVersion
@@ -89,11 +97,15 @@ def pooled_at(campaign: Campaign, version: QrelsVersion, runs_models: list[Run])
 
 
 def _compute(campaign: Campaign, version: QrelsVersion) -> dict[str, Any]:
+    """The report on the campaign's pooled topics (``Campaign.pooled_topics``: every topic
+    unless an import inferred its pooling on a subset) at its pool depth, as the bias reports'
+    defaults: topics judged in other pools would be counted shallow or unique to no run."""
     runs_models, runs = campaign_runs(campaign)
     if not runs:
         raise ValueError("the campaign has no runs to analyse")
     pooled = pooled_at(campaign, version, runs_models)
     _, groups = units(runs_models, pooled)
+    spec, topics = topic_filter(campaign, campaign.pooled_topics)
     report = compute_reusability(
         Qrels.from_dict(qrels_dict(version)),
         runs,
@@ -101,7 +113,8 @@ def _compute(campaign: Campaign, version: QrelsVersion) -> dict[str, Any]:
         pooled=pooled,
         groups=groups,
         measure=REUSABILITY_MEASURE,
+        topics=topics if spec else None,
         relevance_level=campaign.relevance_threshold,
     )
-    out: dict[str, Any] = {**report.to_dict(), "pooled": pooled}
+    out: dict[str, Any] = {**report.to_dict(), "pooled": pooled, "topics_spec": spec}
     return out

@@ -400,7 +400,8 @@ def bias_report(
 ) -> dict[str, Any] | None:
     """The stored bias report for these parameters as the user may see it (other researchers'
     runs and groups anonymised), with its state; None when it was never requested. ``topics``
-    is a topic spec (``evaluation.bias.topic_filter``; empty: all topics)."""
+    is a topic spec (``evaluation.bias.topic_filter``; empty: the campaign's pooled topics,
+    ``all``: every topic)."""
     params = bias_params(campaign, measure=measure, depth=depth, kind=kind, topics=topics)
     report = BiasReport.objects.filter(
         campaign=campaign,

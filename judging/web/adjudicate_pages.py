@@ -13,7 +13,6 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -24,6 +23,7 @@ from judging.assessments.models import Judgment
 from judging.assessments.services import adjudicate as adjudicate_service
 from judging.campaigns.models import Campaign, Document
 from judging.core.errors import DomainError, InvalidInput
+from judging.web.access import admin_required
 from judging.web.flash import flash, flash_error
 from judging.web.highlight import paragraphs, topic_terms
 from metrics.problems import Problem
@@ -52,7 +52,7 @@ def _agreement_url(campaign: Campaign, relevance_only: bool) -> str:
     return f"{url}?relevance=1" if relevance_only else url
 
 
-@staff_member_required
+@admin_required
 @require_http_methods(["GET", "HEAD", "POST"])
 def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)

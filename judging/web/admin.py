@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin
@@ -13,15 +14,34 @@ from django.urls import reverse
 from django.utils.html import format_html_join
 from rest_framework.authtoken.models import Token
 
-from judging.campaigns.admin import CampaignAdmin
+from judging.campaigns.admin import CampaignAdmin, CampaignAdminForm
 from judging.campaigns.models import Campaign
-from judging.core.errors import DomainError
+from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import account
+from judging.evaluation.bias import topic_filter
 from judging.web.login import AdminLoginForm
 from judging.workflows.pools import pool_requested
 
 
+class CampaignPoolingForm(CampaignAdminForm):
+    def clean_pooled_topics(self) -> str:
+        """A topic spec of the campaign's topics, normalised as bias reports store it (``all``
+        or empty: every topic); a spec that names no topic of the campaign is refused here, not
+        on every bias page that would default to it."""
+        spec = str(self.cleaned_data.get("pooled_topics") or "").strip()
+        if not spec:
+            return ""
+        if self.instance.pk is None:
+            raise forms.ValidationError("the pooled topics are set once the campaign has topics")
+        try:
+            normalised, _ = topic_filter(self.instance, spec)
+        except InvalidInput as exc:
+            raise forms.ValidationError([p.message for p in exc.problems] or exc.message) from None
+        return normalised
+
+
 class CampaignPoolingAdmin(CampaignAdmin):
+    form = CampaignPoolingForm
     actions = ["build_next_pool"]
 
     def get_list_display(self, request: HttpRequest) -> Any:

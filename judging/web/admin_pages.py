@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -13,11 +12,12 @@ from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
 from judging.core.roles import account
 from judging.pools import selectors as pool_selectors
+from judging.web.access import admin_required
 from judging.web.flash import flash
 from judging.workflows.qrels import qrels_published
 
 
-@staff_member_required
+@admin_required
 def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     return render(
@@ -34,7 +34,7 @@ def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
     )
 
 
-@staff_member_required
+@admin_required
 def agreement_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     only_relevance = request.GET.get("relevance") == "1"
@@ -56,7 +56,7 @@ def agreement_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     )
 
 
-@staff_member_required
+@admin_required
 @require_POST
 def publish(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)

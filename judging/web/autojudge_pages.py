@@ -19,7 +19,7 @@ from judging.autojudge.audit import audit_request
 from judging.autojudge.estimates import sample_advance, sample_create
 from judging.autojudge.models import HumanSample, Judge, JudgeAudit, SampleDesign
 from judging.autojudge.reports import audit_view, sample_view, samples_of
-from judging.autojudge.selectors import built_pools, human_qrels
+from judging.autojudge.selectors import built_pools, human_qrels, latest_audit
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError
 from judging.core.roles import account, is_admin
@@ -47,25 +47,33 @@ def _choices(campaign: Campaign) -> dict[str, Any]:
 
 @login_required
 def audit_page(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpResponse:
+    """One audit of the judge version: the qrels and pool versions asked for (the newest for
+    one not asked for); asked for neither, its latest computed audit (``latest_audit``), else
+    the newest versions, where the page says that no audit is computed and who can ask."""
     campaign = _campaign(request, campaign_id)
     judge = judge_of(request, campaign, judge_id)
     choices = _choices(campaign)
-    human = choices["humans"].filter(number=_int(request.GET.get("qrels"), -1)).first() or (
-        choices["humans"].first()
-    )
-    pool = choices["pools"].filter(number=_int(request.GET.get("pool"), -1)).first() or (
-        choices["pools"].first()
-    )
+    humans, pools = choices["humans"], choices["pools"]
+    asked_qrels, asked_pool = _int(request.GET.get("qrels")), _int(request.GET.get("pool"))
+    opened = latest_audit(judge) if asked_qrels is None and asked_pool is None else None
+    if opened is not None:
+        human, pool = opened.human, opened.pool
+    else:
+        human = humans.filter(number=asked_qrels or -1).first() or humans.first()
+        pool = pools.filter(number=asked_pool or -1).first() or pools.first()
     audit = None
     if human is not None and pool is not None:
-        stored = JudgeAudit.objects.filter(judge=judge, human=human, pool=pool).first()
+        stored = opened or JudgeAudit.objects.filter(judge=judge, human=human, pool=pool).first()
         audit = audit_view(stored, request.user) if stored is not None else None
+    newest = (humans.first(), pools.first())
     context = {
         "campaign": campaign,
         "judge": judge,
         "human": human,
         "pool": pool,
         "audit": audit,
+        # opened on an audit older than the newest versions: the page says they have none
+        "newer": newest if opened is not None and newest != (human, pool) else None,
         "is_admin": is_admin(request.user),
         **choices,
     }

@@ -5,7 +5,9 @@ coverage and pooling efficiency. Charts are server SVG.
 
 The page shows the stored report; one never requested gets a Compute button (a POST). Its
 filters (qrels version, measure, topics, depth, leave-out unit) are all in the URL, so a page is
-shareable, and the chart links carry them too. A bad filter is a 400 page naming it."""
+shareable, and the chart links carry them too. A bad filter is a 400 page naming it. Without
+filters it analyses the campaign's pooled topics at its pool depth (``evaluation.bias``'s
+defaults), and it says which topics and depth it analyses."""
 
 from __future__ import annotations
 
@@ -28,7 +30,12 @@ from judging.campaigns.models import Campaign
 from judging.core.downloads import content_disposition
 from judging.core.errors import DomainError, InvalidInput, RateLimited
 from judging.core.roles import UserLike, account, is_researcher
-from judging.evaluation.bias import bias_params, bias_report_request, headline_measure
+from judging.evaluation.bias import (
+    ALL_TOPICS,
+    bias_params,
+    bias_report_request,
+    headline_measure,
+)
 from judging.evaluation.models import BiasKind, EvalState
 from judging.evaluation.selectors import bias_report, reusability_report
 from judging.web import charts
@@ -69,6 +76,15 @@ class Filters:
     raw_depth: str = ""
     raw_topics: str = ""
     error: InvalidInput | None = None
+    pooled_topics: str = ""  # the campaign's (what no topics parameter means)
+    pool_depth: int = 0  # the campaign's (what no depth parameter means)
+
+    @property
+    def topics_param(self) -> str:
+        """The ``topics`` parameter that asks for these topics again ("": the default)."""
+        if self.topics == self.pooled_topics:
+            return self.topics
+        return self.topics or ALL_TOPICS
 
     def query(self) -> dict[str, Any]:
         """The URL parameters that reproduce this page (topics only when filtered)."""
@@ -78,8 +94,8 @@ class Filters:
             "depth": self.depth,
             "kind": self.kind,
         }
-        if self.topics:
-            out["topics"] = self.topics
+        if self.topics_param:
+            out["topics"] = self.topics_param
         return out
 
 
@@ -97,6 +113,8 @@ def _filters(campaign: Campaign, query: QueryDict) -> Filters:
         raw_measure=raw_measure,
         raw_depth=raw_depth,
         raw_topics=raw_topics,
+        pooled_topics=campaign.pooled_topics,
+        pool_depth=campaign.pool_depth,
     )
     try:
         depth: int | None = None
@@ -139,7 +157,7 @@ def _stored_report(campaign: Campaign, f: Filters, user: UserLike) -> dict[str, 
             measure=f.measure,
             depth=f.depth,
             kind=f.kind,
-            topics=f.topics,
+            topics=f.topics_param,
         )
     except DomainError as exc:
         raise Http404(exc.message) from None
@@ -168,7 +186,7 @@ def bias_compute(request: HttpRequest, campaign_id: int) -> HttpResponse:
             measure=f.measure,
             depth=f.depth,
             kind=f.kind,
-            topics=f.topics,
+            topics=f.topics_param,
             requested_by=account(request.user),
         )
     except RateLimited as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST, require_safe
@@ -15,11 +14,12 @@ from judging.campaigns.models import Campaign
 from judging.core import uploads
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import account
+from judging.web.access import admin_required
 from judging.web.flash import flash
 from judging.web.text_pages import _refusal
 
 
-@staff_member_required
+@admin_required
 @require_safe
 def quality_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
@@ -47,7 +47,7 @@ def _int(value: str | None, field: str, default: int) -> int:
         raise InvalidInput(f"{field} must be a whole number, not {value[:20]!r}", []) from None
 
 
-@staff_member_required
+@admin_required
 @require_POST
 def gold_add(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """Import a gold file, or sample gold items from a qrels version."""
@@ -91,7 +91,7 @@ def gold_add(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return back
 
 
-@staff_member_required
+@admin_required
 @require_POST
 def exclude(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
@@ -114,7 +114,7 @@ def exclude(request: HttpRequest, campaign_id: int) -> HttpResponse:
     return redirect("manage-quality", campaign_id=campaign.pk)
 
 
-@staff_member_required
+@admin_required
 @require_POST
 def lift(request: HttpRequest, campaign_id: int, exclusion_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
@@ -136,7 +136,7 @@ def lift(request: HttpRequest, campaign_id: int, exclusion_id: int) -> HttpRespo
     return redirect("manage-quality", campaign_id=campaign.pk)
 
 
-@staff_member_required
+@admin_required
 @require_POST
 def qc_settings(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)

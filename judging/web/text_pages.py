@@ -7,7 +7,6 @@ from typing import cast
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
@@ -21,6 +20,7 @@ from judging.core.downloads import lines_download
 from judging.core.errors import DomainError, InvalidInput
 from judging.pools import selectors as pool_selectors
 from judging.pools.models import PoolVersion
+from judging.web.access import admin_required
 from judging.web.flash import flash, flash_error
 from judging.workflows.documents import missing_documents_imported
 
@@ -33,7 +33,7 @@ def _version(campaign_id: int, number: int) -> PoolVersion:
     return get_object_or_404(PoolVersion.objects.built(), campaign=campaign, number=number)
 
 
-@staff_member_required
+@admin_required
 @require_safe
 def missing_text(request: HttpRequest, campaign_id: int, number: int) -> HttpResponse:
     """The pool version's documents without text, a page at a time (the API's page size)."""
@@ -61,7 +61,7 @@ def missing_text(request: HttpRequest, campaign_id: int, number: int) -> HttpRes
     )
 
 
-@staff_member_required
+@admin_required
 @require_safe
 def missing_text_download(request: HttpRequest, campaign_id: int, number: int) -> HttpResponseBase:
     """Every docid the version waits for the text of, one a line."""
@@ -88,7 +88,7 @@ def _refusal(exc: DomainError) -> str:
     return text
 
 
-@staff_member_required
+@admin_required
 @require_POST
 def missing_text_import(request: HttpRequest, campaign_id: int, number: int) -> HttpResponse:
     """Store, from the uploaded collection files, only the documents the version waits for."""

@@ -9,7 +9,9 @@ from the topic ids of the qrels and runs, with no title (``Topic.id_only``).
 Which runs are pooled is said once for the collection: all, none, or inferred from the qrels
 (``metrics.pool_inference``: the runs whose top documents are judged, on every analysed topic,
 to the depth the qrels show), and an explicit list (the admin page's checkboxes) wins over all
-three. The campaign's ``run_pooling`` is for runs submitted later, not these.
+three. The campaign's ``run_pooling`` is for runs submitted later, not these. An inferred
+pooling also sets the campaign's ``pool_depth`` and, inferred on a subset of the topics, its
+``pooled_topics``: what bias and reusability analyses default to.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from judging.assessments.services import qrels_read
-from judging.campaigns.models import Campaign, RunPooling, ScorePrecision
+from judging.campaigns.models import TOPIC_SPEC_MAX_LENGTH, Campaign, RunPooling, ScorePrecision
 from judging.campaigns.models import Run as RunModel
 from judging.campaigns.services import (
     campaign_create,
@@ -40,6 +42,7 @@ from judging.campaigns.services import (
 from judging.core import uploads
 from judging.core.errors import InvalidInput, TooLarge
 from judging.core.roles import Account
+from judging.evaluation.bias import topic_spec
 from judging.evaluation.models import EvalMode
 from judging.evaluation.services import evaluations_after_qrels
 from judging.workflows.documents import documents_imported
@@ -48,6 +51,7 @@ from judging.workflows.runs import run_submitted
 from metrics.io import Run
 from metrics.io.limits import id_problem
 from metrics.pool_inference import PoolInference, infer_pooling
+from metrics.pooling import topic_sort_key
 from metrics.problems import Problem
 
 POOLED_RUNS = ("all", "none", "infer")
@@ -99,6 +103,11 @@ class CollectionPlan:
     pooled_runs: str
     runs: list[PlannedRun]
     pooling: PoolInference | None = None
+    # what the campaign's analyses default to (``Campaign.pool_depth`` and ``pooled_topics``):
+    # the inferred depth (None: the campaign's default) and the topics the pooling was inferred
+    # on (a topic spec; empty: every topic)
+    pool_depth: int | None = None
+    pooled_topics: str = ""
     notes: list[str] = field(default_factory=list)
     stored: bool = False
     campaign_id: int | None = None
@@ -121,6 +130,8 @@ class CollectionPlan:
             "runs_pooled": sum(r.pooled for r in self.runs),
             "runs": [r.as_dict() for r in self.runs],
             "pooling": self.pooling.as_dict() if self.pooling is not None else None,
+            "pool_depth": self.pool_depth,
+            "pooled_topics": self.pooled_topics,
             "notes": self.notes,
         }
 
@@ -461,6 +472,7 @@ def collection_plan(
                 f"no topics file: {len(qids)} topic(s) are created from the ids of the qrels "
                 "and runs, with no title yet"
             )
+    pool_depth, pooled_topics = _analysis_defaults(inference, infer_topics, qids, notes)
     return CollectionPlan(
         campaign=campaign.name,
         measures=list(campaign.measures),
@@ -472,9 +484,44 @@ def collection_plan(
         pooled_runs=pooled_runs if pooled_tags is None else "chosen",
         runs=planned,
         pooling=inference,
+        pool_depth=pool_depth,
+        pooled_topics=pooled_topics,
         notes=notes,
         topic_ids=qids,
     )
+
+
+def _analysis_defaults(
+    inference: PoolInference | None,
+    infer_topics: Collection[str] | None,
+    qids: Sequence[str],
+    notes: list[str],
+) -> tuple[int | None, str]:
+    """What the campaign's bias and reusability analyses default to, from the inference: its
+    depth, and the topics it was inferred on when they are a subset (``--infer-topics``: Robust
+    2003's 601-650, whose 50 old topics were judged in earlier years' pools, not from these
+    runs). Nothing without an inferred depth; every topic when the subset cannot be stored as
+    one topic spec (said in ``notes``)."""
+    if inference is None or not inference.depth:
+        return None, ""
+    spec = ""
+    pooled = sorted(set(inference.topics), key=topic_sort_key)
+    if infer_topics is not None and set(pooled) != set(qids):
+        spec = topic_spec(pooled)
+        too_many = len(pooled) > settings.POOLJUDGE_BIAS_MAX_TOPICS
+        if too_many or len(spec.encode()) > TOPIC_SPEC_MAX_LENGTH or "," in "".join(pooled):
+            notes.append(
+                f"the {len(pooled)} topics the pooling is inferred on cannot be stored as the "
+                "campaign's pooled topics (more than POOLJUDGE_BIAS_MAX_TOPICS, or too scattered "
+                "to write out): bias and reusability analyses default to every topic"
+            )
+            spec = ""
+    where = f"the pooled topics {spec}" if spec else "every topic"
+    notes.append(
+        f"bias and reusability analyses default to {where} at the inferred depth "
+        f"{inference.depth} (the campaign's pool depth)"
+    )
+    return inference.depth, spec
 
 
 def collection_imported(
@@ -504,6 +551,8 @@ def collection_imported(
             score_precision=collection.get("score_precision", ScorePrecision.DOUBLE),
             measures=collection.get("measures"),
             document_source=document_source,
+            pool_depth=plan.pool_depth or Campaign._meta.get_field("pool_depth").get_default(),
+            pooled_topics=plan.pooled_topics,
             created_by=collection.get("created_by"),
         )
         topics: NamedFile | None = collection.get("topics")

@@ -4,10 +4,12 @@ two robustness probes run through the judge itself."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+from django.test import Client
 
 from judging.autojudge import services
 from judging.autojudge.audit import audit_request
@@ -162,3 +164,56 @@ def test_the_audit_reports_anchoring_when_suggestions_were_recorded(
     assert anchoring["shown"]["n"] == 4 and anchoring["shown"]["exact"] == 1.0
     assert anchoring["hidden"]["n"] == 4 and anchoring["hidden"]["exact"] == pytest.approx(0.25)
     assert anchoring["difference"]["exact"] == pytest.approx(0.75)
+
+
+# --- the audit page opens on the latest computed audit (issue 29, point 14) ---------------
+
+
+def _audit_page(user: Any, campaign: Campaign, judge: Any, query: str = "") -> str:
+    client = Client()
+    client.force_login(user)
+    response = client.get(f"/campaigns/{campaign.pk}/judges/{judge.pk}/audit/{query}")
+    assert response.status_code == 200
+    return str(response.content.decode())
+
+
+def _selected(html: str, name: str) -> str:
+    select = re.search(rf'<select name="{name}">(.*?)</select>', html, re.S)
+    assert select is not None
+    chosen = re.findall(r'<option value="([^"]+)" selected>', select.group(1))
+    assert len(chosen) == 1, chosen
+    return chosen[0]
+
+
+def test_the_page_opens_on_the_latest_computed_audit_not_on_the_newest_versions(
+    setup: dict[str, Any], campaign: Campaign, researcher: Any, as_committed: Any
+) -> None:
+    with as_committed():
+        audit_request(judge=setup["judge"], human=setup["human"], pool=setup["pool"])
+    # a newer human qrels version, never audited: the page used to open on it, with no audit
+    qrels = "".join(f"{q} 0 {d} {g}\n" for (q, d), g in HUMAN.items()) + "401 0 extra 1\n"
+    with as_committed():
+        newer = qrels_imported(campaign=campaign, data=qrels.encode())
+    assert newer.number > setup["human"].number
+    html = _audit_page(researcher, campaign, setup["judge"])
+    assert _selected(html, "qrels") == str(setup["human"].number)
+    assert _selected(html, "pool") == str(setup["pool"].number)
+    assert 'id="audit-basis"' in html and 'id="audit-missing"' not in html
+    assert 'id="audit-latest"' in html  # and it says that newer versions have none
+    # asked for explicitly, the newer version is shown, without its audit
+    html = _audit_page(researcher, campaign, setup["judge"], f"?qrels={newer.number}")
+    assert _selected(html, "qrels") == str(newer.number)
+    assert 'id="audit-missing"' in html and 'id="audit-basis"' not in html
+
+
+def test_without_any_audit_the_page_says_so_and_offers_to_compute_one_to_who_may(
+    setup: dict[str, Any], campaign: Campaign, researcher: Any, admin_user: Any
+) -> None:
+    html = _audit_page(admin_user, campaign, setup["judge"])
+    assert 'id="audit-missing"' in html and "No audit of" in html
+    assert 'id="audit-compute"' in html
+    # a researcher reads audits and may not ask for one (its probes call the judge again): told
+    # who can, with no button that would be refused
+    html = _audit_page(researcher, campaign, setup["judge"])
+    assert 'id="audit-missing"' in html and 'id="audit-compute"' not in html
+    assert 'id="audit-ask-admin"' in html

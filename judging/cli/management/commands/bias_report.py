@@ -24,8 +24,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--topics",
             default="",
-            help="topics to analyse (default: all): ids, ranges and tag:NAME, as in "
-            "601-650,tag:hard",
+            help="topics to analyse (default: the campaign's pooled topics; all: every "
+            "topic): ids, ranges and tag:NAME, as in 601-650,tag:hard",
         )
         parser.add_argument("--json", action="store_true", help="print the whole report")
 
