@@ -261,6 +261,23 @@ def test_changing_an_earlier_grade_says_what_changed_on_the_next_page(
     assert judgment.grade == 2
 
 
+def test_a_stale_form_cannot_change_a_judgment_and_says_so(
+    four_docs: Campaign, annotator: Any, web: Client
+) -> None:
+    """The no-script form of a page that is out of date (a second tab, Back): its grade for a
+    document already judged is refused with the reason, the judgment stays as it was."""
+    page = web.post(f"/annotate/{four_docs.pk}/next/", follow=True).content.decode()
+    lease = Lease.objects.get(annotator=annotator, state=LeaseState.ACTIVE)
+    assert f'name="lease" value="{lease.pk}"' in page
+    submit = f"/annotate/{four_docs.pk}/submit/"
+    web.post(submit, {"lease": lease.pk, "grade": "0"})  # this tab
+    stale = web.post(submit, {"lease": lease.pk, "grade": "2"}, follow=True)  # the other one
+    html = stale.content.decode()
+    assert f"{lease.slot.docid} is already judged No" in html and "Yes was not recorded" in html
+    judgment = Judgment.objects.get(annotator=annotator)
+    assert judgment.grade == 0 and judgment.history.count() == 1
+
+
 def test_topic_change_is_visible_in_the_item_json(
     campaign: Campaign, researcher: Any, annotator: Any, web: Client
 ) -> None:
