@@ -292,6 +292,33 @@ def test_topic_change_is_visible_in_the_item_json(
     assert third["topic"]["qid"] == "402" and third["position"] == {"n": 1, "of": 2}
 
 
+def test_items_of_a_topic_another_assessor_owns_say_more_may_come_not_n_of_n(
+    four_docs: Campaign, annotator: Any, make_user: Any
+) -> None:
+    """Issue 29, point 4: served one at a time from a topic another assessor owns, the items
+    were "1 of 1 · 1 left", "2 of 2 · 1 left", ...; no total is known there."""
+    owner = make_user("owner-annotator", "annotator")
+    assert queue.lease_next(campaign=four_docs, annotator=account(owner)) is not None  # owns 401
+    web = Client()
+    web.force_login(annotator)
+    for n in (1, 2):
+        page = web.post(f"/annotate/{four_docs.pk}/next/", follow=True).content.decode()
+        assert f'title="this item\'s place among your items of the topic">item {n}</span>' in page
+        if n > 1:  # (no progress box before their first judgment in the topic)
+            assert f"{n - 1} judged · more may come" in page
+        assert f"{n} of {n}" not in page and "1 left" not in page
+        current = queue.lease_current(campaign=four_docs, annotator=annotator)
+        assert current is not None
+        item = _ahead(web, four_docs, current.pk).json()["ahead"]
+        assert item["position"] == {"n": n + 1, "of": None}
+        web.post(f"/annotate/{four_docs.pk}/submit/", {"lease": current.pk, "grade": "1"})
+    # the owner's count stays a count: their item, of those not judged or held by the other
+    owner_web = Client()
+    owner_web.force_login(owner)
+    page = owner_web.get(f"/annotate/{four_docs.pk}/").content.decode()
+    assert 'topic">1 of 1</span>' in page and "more may come" not in page
+
+
 def test_without_prefetch_the_page_judges_with_full_page_forms(
     four_docs: Campaign, annotator: Any, web: Client
 ) -> None:

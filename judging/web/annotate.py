@@ -73,7 +73,7 @@ def _shown_suggestion(campaign: Campaign, slot: JudgingSlot) -> dict[str, str] |
 
 def _position(
     campaign: Campaign, user: UserLike, slot: JudgingSlot, lease: Lease | None = None
-) -> dict[str, int]:
+) -> dict[str, int | None]:
     return annotator_position(
         campaign, user, slot.topic, lease_pk=lease.pk if lease is not None else None
     )

@@ -268,10 +268,18 @@
       text("topic-description", t.description); byId("topic-description-box").hidden = !t.description;
       text("topic-narrative", t.narrative); byId("topic-narrative-box").hidden = !t.narrative;
       var p = item.position;
-      text("position", p.n + " of " + p.of);
       var bar = byId("topic-progress-bar");
-      if (bar) { bar.max = p.of; bar.value = p.n - 1; }
-      text("topic-progress", (p.n - 1) + " judged · " + (p.of - p.n + 1) + " left");
+      if (p.of === null) {
+        // not among the items counted for them (a topic another assessor owns, served one at a
+        // time): no total is known, so none is claimed
+        text("position", "item " + p.n);
+        if (bar) bar.hidden = true;
+        text("topic-progress", (p.n - 1) + " judged · more may come");
+      } else {
+        text("position", p.n + " of " + p.of);
+        if (bar) { bar.hidden = false; bar.max = p.of; bar.value = p.n - 1; }
+        text("topic-progress", (p.n - 1) + " judged · " + (p.of - p.n + 1) + " left");
+      }
       // the shown arm's hint (a hidden-arm item carries none: it is told after the judgment)
       var hint = byId("suggestion");
       if (hint) {
