@@ -140,18 +140,21 @@ def database_config(url: str, *, base_dir: Path) -> dict[str, Any]:
     )
 
 
-def cache_config(url: str) -> dict[str, Any]:
+def cache_config(url: str, *, timeout: float = 1.0) -> dict[str, Any]:
     """Translate ``POOLJUDGE_CACHE_URL`` into a Django ``CACHES['default']`` entry.
 
-    ``redis://host:6379/1`` (or ``rediss://``): Redis, shared by every worker; ``db``: the
-    database cache (table ``pooljudge_cache``, made by ``manage.py createcachetable``), shared
-    too; ``locmem``: memory of one process (the embedded default and the tests).
+    ``redis://host:6379/1`` (or ``rediss://``): Redis, shared by every worker, given up on after
+    ``timeout`` seconds of connecting or waiting for an answer (``judging.core.cache`` then uses
+    the process's memory); ``db``: the database cache (table ``pooljudge_cache``, made by
+    ``manage.py createcachetable``), shared too; ``locmem``: memory of one process (the embedded
+    default and the tests).
     """
     if url.startswith(("redis://", "rediss://")):
         return {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": url,
             "KEY_PREFIX": "pooljudge",
+            "OPTIONS": {"socket_connect_timeout": timeout, "socket_timeout": timeout},
         }
     if url == "db":
         return {

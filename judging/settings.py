@@ -371,13 +371,19 @@ POOLJUDGE_PREFETCH = env_int("POOLJUDGE_PREFETCH", 1, minimum=0, maximum=5)
 
 # The cache holds the sign-in counters, so every web worker must share it: Redis (by default the
 # broker's, when one is configured) or the database cache ("db"); one process's memory for the
-# embedded default and the tests.
+# embedded default and the tests. Nothing needs it to judge: while it cannot be reached
+# (judging/core/cache.py) a process keeps what it caches in its own memory, trying the shared
+# cache again after POOLJUDGE_CACHE_RETRY_SECONDS; Redis is given up on after
+# POOLJUDGE_CACHE_TIMEOUT_SECONDS of connecting or waiting for an answer.
+POOLJUDGE_CACHE_TIMEOUT_SECONDS = env_int("POOLJUDGE_CACHE_TIMEOUT_SECONDS", 1, minimum=1)
+POOLJUDGE_CACHE_RETRY_SECONDS = env_int("POOLJUDGE_CACHE_RETRY_SECONDS", 10, minimum=1)
 CACHES = {
     "default": cache_config(
         env_str("POOLJUDGE_CACHE_URL")
         or (
             CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") and not TESTING else "locmem"
-        )
+        ),
+        timeout=POOLJUDGE_CACHE_TIMEOUT_SECONDS,
     )
 }
 

@@ -277,6 +277,36 @@ def test_a_full_round_judge_topic_change_undo_change_skip_and_a_failed_call_retr
         assert leak not in html, leak
 
 
+def test_the_new_topic_banner_covers_none_of_the_document(
+    page: Any, live_server: Any, two_topics: tuple[Any, Any]
+) -> None:
+    """Issue 29, point 5: the banner was fixed over the top of the page and hid the document's
+    title and docid for 6 s after every change of topic; it now sits in the topic's box."""
+    campaign, _ = two_topics
+    page.set_viewport_size({"width": 1280, "height": 800})
+    _log_in(page, live_server.url, f"/annotate/{campaign.pk}/")
+    page.wait_for_selector("#docid")
+    for _ in range(3):
+        _ready(page)
+        page.keyboard.press("1")
+    assert _docid(page) == "T1"
+    assert page.is_visible("#topic-notice")
+    assert "New topic: 402 tidal power" in page.inner_text("#topic-notice")
+    for width in (1280, 800, 420):  # side by side, and stacked on a narrow screen
+        page.set_viewport_size({"width": width, "height": 800})
+        for target in ("#docid", "#doc-title", "#doc-text", "#grade-form"):
+            covered = page.evaluate(
+                """(sel) => {
+                    const notice = document.getElementById('topic-notice').getBoundingClientRect();
+                    const box = document.querySelector(sel).getBoundingClientRect();
+                    return !(notice.right <= box.left || box.right <= notice.left ||
+                             notice.bottom <= box.top || box.bottom <= notice.top);
+                }""",
+                target,
+            )
+            assert not covered, (width, target)
+
+
 def test_a_judgment_queued_while_offline_is_sent_after_a_reload(
     page: Any, live_server: Any, two_topics: tuple[Any, Any]
 ) -> None:

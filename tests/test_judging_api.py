@@ -256,20 +256,29 @@ def test_submitting_the_same_grade_twice_stores_one_judgment(
     assert JudgmentChange.objects.filter(annotator=annotator).count() == 1
 
 
-def test_a_changed_grade_keeps_the_old_and_new_grade_in_history(
+def test_another_grade_for_a_judged_lease_is_refused_and_changes_nothing(
     three_topics: Campaign, annotator: Any, api_client_for: Any
 ) -> None:
+    """Issue 29, point 3: two tabs (or a page restored by Back and Forward) send grades for the
+    same lease; the second, different one must not overwrite the first behind its back."""
     client = api_client_for(annotator)
     held = lease(client, three_topics).json()
-    assert judge(client, held["id"], 0).status_code == 201
-    r = judge(client, held["id"], 2)
-    assert r.status_code == 201 and r.json()["grade"] == 2
+    first = judge(client, held["id"], 2)  # tab A
+    assert first.status_code == 201
+    r = judge(client, held["id"], 0)  # tab B, on the same document
+    assert r.status_code == 409
+    body = r.json()
     qid, docid = item(held)
+    judgment_id = first.json()["id"]
+    assert body["error"] == "conflict"
+    assert body["detail"].startswith(f"{docid} is already judged Yes (judgment {judgment_id})")
+    assert "No was not recorded" in body["detail"]
+    assert f"PATCH /api/v1/judgments/{judgment_id}/" in body["detail"]
     judgment = Judgment.objects.get(annotator=annotator, topic__qid=qid, docid=docid)
     assert judgment.grade == 2
     history = [(h.annotator_id, h.old_grade, h.new_grade) for h in judgment.history.all()]
-    assert history == [(annotator.pk, None, 0), (annotator.pk, 0, 2)]
-    assert all(h.changed_at is not None for h in judgment.history.all())
+    assert history == [(annotator.pk, None, 2)]
+    assert judge(client, held["id"], 2).status_code == 200  # the same grade: a retry, fine
 
 
 def test_a_judgment_on_an_expired_lease_is_refused_and_the_new_holder_judges(
@@ -387,8 +396,10 @@ def test_successive_undos_walk_back_through_the_actions(
     first = lease(client, three_topics).json()
     judge(client, first["id"], 0)
     second = lease(client, three_topics).json()
-    judge(client, second["id"], 1)
-    judge(client, second["id"], 2)  # a change of mind on the same item: 1 -> 2
+    changed = judge(client, second["id"], 1).json()["id"]
+    # a change of mind on the same item: 1 -> 2 (asked for, not a grade sent with the lease)
+    r = client.patch(f"/api/v1/judgments/{changed}/", {"grade": 2}, format="json")
+    assert r.status_code == 200
     qid, docid = item(second)
     undo = f"/api/v1/campaigns/{three_topics.pk}/undo/"
     assert client.post(undo).status_code == 204  # undoes the change: back to 1

@@ -261,6 +261,23 @@ def test_changing_an_earlier_grade_says_what_changed_on_the_next_page(
     assert judgment.grade == 2
 
 
+def test_a_stale_form_cannot_change_a_judgment_and_says_so(
+    four_docs: Campaign, annotator: Any, web: Client
+) -> None:
+    """The no-script form of a page that is out of date (a second tab, Back): its grade for a
+    document already judged is refused with the reason, the judgment stays as it was."""
+    page = web.post(f"/annotate/{four_docs.pk}/next/", follow=True).content.decode()
+    lease = Lease.objects.get(annotator=annotator, state=LeaseState.ACTIVE)
+    assert f'name="lease" value="{lease.pk}"' in page
+    submit = f"/annotate/{four_docs.pk}/submit/"
+    web.post(submit, {"lease": lease.pk, "grade": "0"})  # this tab
+    stale = web.post(submit, {"lease": lease.pk, "grade": "2"}, follow=True)  # the other one
+    html = stale.content.decode()
+    assert f"{lease.slot.docid} is already judged No" in html and "Yes was not recorded" in html
+    judgment = Judgment.objects.get(annotator=annotator)
+    assert judgment.grade == 0 and judgment.history.count() == 1
+
+
 def test_topic_change_is_visible_in_the_item_json(
     campaign: Campaign, researcher: Any, annotator: Any, web: Client
 ) -> None:
@@ -273,6 +290,33 @@ def test_topic_change_is_visible_in_the_item_json(
     third = _ahead(web, campaign, second["lease"]).json()["ahead"]
     # the annotator's topic has nothing left beyond the item being read: the next topic
     assert third["topic"]["qid"] == "402" and third["position"] == {"n": 1, "of": 2}
+
+
+def test_items_of_a_topic_another_assessor_owns_say_more_may_come_not_n_of_n(
+    four_docs: Campaign, annotator: Any, make_user: Any
+) -> None:
+    """Issue 29, point 4: served one at a time from a topic another assessor owns, the items
+    were "1 of 1 · 1 left", "2 of 2 · 1 left", ...; no total is known there."""
+    owner = make_user("owner-annotator", "annotator")
+    assert queue.lease_next(campaign=four_docs, annotator=account(owner)) is not None  # owns 401
+    web = Client()
+    web.force_login(annotator)
+    for n in (1, 2):
+        page = web.post(f"/annotate/{four_docs.pk}/next/", follow=True).content.decode()
+        assert f'title="this item\'s place among your items of the topic">item {n}</span>' in page
+        if n > 1:  # (no progress box before their first judgment in the topic)
+            assert f"{n - 1} judged · more may come" in page
+        assert f"{n} of {n}" not in page and "1 left" not in page
+        current = queue.lease_current(campaign=four_docs, annotator=annotator)
+        assert current is not None
+        item = _ahead(web, four_docs, current.pk).json()["ahead"]
+        assert item["position"] == {"n": n + 1, "of": None}
+        web.post(f"/annotate/{four_docs.pk}/submit/", {"lease": current.pk, "grade": "1"})
+    # the owner's count stays a count: their item, of those not judged or held by the other
+    owner_web = Client()
+    owner_web.force_login(owner)
+    page = owner_web.get(f"/annotate/{four_docs.pk}/").content.decode()
+    assert 'topic">1 of 1</span>' in page and "more may come" not in page
 
 
 def test_without_prefetch_the_page_judges_with_full_page_forms(

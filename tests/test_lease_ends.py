@@ -104,11 +104,11 @@ def test_a_retry_after_the_lease_ended_with_its_judgment_is_still_idempotent(
     with clock_at(after_expiry(one_topic)):
         again = judge(ann, held["id"], 2)
     assert again.status_code == 200
-    # ... and a new grade on it is a change of the annotator's own judgment, kept in history
+    # ... while another grade on it is refused (a stale page), the judgment kept as it was
     changed = judge(ann, held["id"], 1)
-    assert changed.status_code == 201 and changed.json()["grade"] == 1
-    assert _only_judgment(held) == [(annotator.pk, 1)]
-    assert JudgmentChange.objects.count() == 2
+    assert changed.status_code == 409 and "already judged Yes" in changed.json()["detail"]
+    assert _only_judgment(held) == [(annotator.pk, 2)]
+    assert JudgmentChange.objects.count() == 1
 
 
 def test_an_expired_lease_cannot_be_renewed_back_to_life(

@@ -204,7 +204,10 @@ class LeaseViewSet(IntegerIdMixin, mixins.RetrieveModelMixin, viewsets.GenericVi
         request=JudgmentInSerializer,
         responses={201: JudgmentRecordedSerializer, 200: JudgmentRecordedSerializer},
         description="Record the grade. Idempotent: the same grade again stores "
-        "nothing new (200); a new grade is a change kept in history. When the campaign "
+        "nothing new (200). Another grade for an item you already judged is refused (409, "
+        "saying what the judgment is): it comes from a page that is out of date (a second tab, "
+        "another computer); change a judgment with PATCH /api/v1/judgments/{id}/. When the "
+        "campaign "
         "suggests automatic grades, the item's suggestion (its arm and grade, looked up here, "
         "never taken from the request) is recorded with the judgment and returned: in the "
         "hidden arm this is where the assessor first learns it.",

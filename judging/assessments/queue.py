@@ -742,13 +742,17 @@ def judgment_record(
     Only a live lease records a new judgment: one that was released (a skip), expired, or ended
     otherwise is refused with a conflict naming why, so that it can never take the item from
     whoever holds it now. Idempotent: submitting the same grade again (a retry, a double click)
-    stores nothing new, even after the lease ended with that judgment; a different grade changes
-    the annotator's own judgment and keeps the old one in its history.
+    stores nothing new, even after the lease ended with that judgment. A different grade for an
+    item the annotator already judged is refused too (a conflict saying what the judgment is):
+    it comes from a page that is out of date (a second tab, a page restored by Back and Forward,
+    another computer), and a judgment changes only when the annotator asks for that change
+    (``judgment_change``, going back to it; ``judgment_undo``), never as a side effect of a key
+    pressed on another document.
 
     ``suggestion_arm`` and ``suggested_grade``: the automatic grade suggested for the item and
     whether it was shown before judging (the anchoring control), as the caller computed them on
     the server (``judging.autojudge.suggestions``; this layer does not know judges). Stored with
-    the judgment when it is created or its grade changes.
+    the judgment when it is created.
     """
     if suggestion_arm not in SUGGESTION_ARMS:
         raise ValueError(f"suggestion_arm must be one of {SUGGESTION_ARMS}, not {suggestion_arm!r}")
@@ -776,9 +780,7 @@ def judgment_record(
             judgment = Judgment.objects.select_related("topic").get(pk=judgment_id)
             if judgment.grade == grade:
                 return judgment, False
-            judgment.suggestion_arm, judgment.suggested_grade = suggestion_arm, suggested_grade
-            _change(judgment, grade, annotator, also=("suggestion_arm", "suggested_grade"))
-            return judgment, True
+            raise Conflict(_already_judged(slot.campaign, judgment, grade))
         why = _ended(lease, slot, now)
         if why is not None:
             raise Conflict(f"{why}; it records no judgment (ask for a new lease)")
@@ -799,6 +801,16 @@ def judgment_record(
         JudgingSlot.objects.filter(pk=slot.pk).update(judged_by=annotator, judged_at=now)
         Lease.objects.filter(pk=lease.pk).update(state=LeaseState.JUDGED, ended_at=now)
         return judgment, True
+
+
+def _already_judged(campaign: Campaign, judgment: Judgment, grade: int) -> str:
+    labels = campaign.grade_labels()
+    return (
+        f"{judgment.docid} is already judged {labels.get(judgment.grade, judgment.grade)} "
+        f"(judgment {judgment.pk}), from another tab or window or an earlier copy of the page; "
+        f"{labels.get(grade, grade)} was not recorded. To change a judgment, go back to it "
+        f"(b on the judging page; PATCH /api/v1/judgments/{judgment.pk}/ in the API)"
+    )
 
 
 def _history(
@@ -824,16 +836,12 @@ def _history(
 
 
 def _change(
-    judgment: Judgment,
-    grade: int,
-    annotator: Account,
-    undoes: JudgmentChange | None = None,
-    also: tuple[str, ...] = (),
+    judgment: Judgment, grade: int, annotator: Account, undoes: JudgmentChange | None = None
 ) -> None:
-    """Change the grade (and the fields named in ``also``, set by the caller), with history."""
+    """Change the grade, with history."""
     _history(judgment, annotator, old_grade=judgment.grade, new_grade=grade, undoes=undoes)
     judgment.grade = grade
-    judgment.save(update_fields=["grade", "updated_at", *also])
+    judgment.save(update_fields=["grade", "updated_at"])
 
 
 def judgment_change(*, judgment_id: int, annotator: Account, grade: Any) -> Judgment:

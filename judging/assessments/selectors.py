@@ -176,7 +176,7 @@ def annotator_position(
     *,
     lease_pk: int | None = None,
     judged_before: Any = None,
-) -> dict[str, int]:
+) -> dict[str, int | None]:
     """``annotator_place`` without the topic's progress row."""
     return annotator_place(
         campaign, annotator, topic, lease_pk=lease_pk, judged_before=judged_before
@@ -190,7 +190,7 @@ def annotator_place(
     *,
     lease_pk: int | None = None,
     judged_before: Any = None,
-) -> tuple[dict[str, int], dict[str, Any] | None]:
+) -> tuple[dict[str, int | None], dict[str, Any] | None]:
     """Where an item stands among the annotator's items of its topic: ``n`` of ``of``.
 
     ``of`` is the topic's total for them (``annotator_progress``: what they judged there plus
@@ -201,7 +201,12 @@ def annotator_place(
     leased ahead); for an earlier judgment (``judged_before``: its time), their judgments in
     the topic made until then. All from one snapshot (``one_snapshot``). Returned with the
     topic's ``annotator_progress`` row it was counted from (None if it has none), which the
-    pages show too: read once."""
+    pages show too: read once.
+
+    ``of`` is None when ``n`` is past the total: the item was not among those counted as left
+    for them (a first slot of a topic another assessor owns, served when nothing else was open:
+    such items come one at a time, however many more there will be), so no total is known and
+    the page says "N judged, more may come" instead of "N of N" item after item."""
     with one_snapshot():
         progress = next(iter(annotator_progress(campaign, annotator, qid=topic.qid)), None)
         judged = progress["judged"] if progress else 0
@@ -221,7 +226,8 @@ def annotator_place(
                     pk__lte=lease_pk,
                 ).count()
         total = progress["total"] if progress else 0
-    return {"n": max(n, 1), "of": max(total, n, 1)}, progress
+    n = max(n, 1)
+    return {"n": n, "of": total if n <= total else None}, progress
 
 
 def _qid_key(qid: str) -> tuple[int, int, str]:

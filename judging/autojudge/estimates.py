@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from typing import Any, Literal, cast
 
 from django.conf import settings
-from django.core.cache import cache
 from django.db import transaction
 
 from judging.assessments.queue import slots_first
 from judging.assessments.services import current_human_grades
 from judging.autojudge.models import HumanSample, Judge, SampleDesign, SampleItem
 from judging.autojudge.services import invalid, label_scores, labels, pool_pairs
+from judging.core.cache import cache_get, cache_set
 from judging.core.errors import Conflict
 from judging.core.roles import Account
 from judging.evaluation.services import rankings
@@ -275,7 +275,7 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     graded = labels(hs.judge)
     scored = label_scores(hs.judge)
     key = _estimate_key(hs, level, people, graded, [(r.pk, r.tag) for r in run_rows], scored)
-    cached = cache.get(key)
+    cached = cache_get(key)
     if cached is not None:
         return {**out, **cached}
     runs = {r.tag: rankings(r) for r in run_rows}
@@ -305,7 +305,7 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     )
     result = {"ready": True, **report.to_dict()}
     if settings.POOLJUDGE_ESTIMATE_CACHE_SECONDS > 0:
-        cache.set(key, result, settings.POOLJUDGE_ESTIMATE_CACHE_SECONDS)
+        cache_set(key, result, settings.POOLJUDGE_ESTIMATE_CACHE_SECONDS)
     return {**out, **result}
 
 

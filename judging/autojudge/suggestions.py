@@ -19,8 +19,10 @@ whose suggestions are on are kept in the cache (``_enabled_campaigns``), dropped
 setting is saved (at once, and again after the commit, so that no process caches the old value
 from before it); a campaign in that set costs one statement per item (its setting joined with
 the judge's label), read from the database, so turning suggestions off takes effect at once.
-With a cache that processes do not share (the local-memory default), a campaign turned on may
-take up to ``CACHE_SECONDS`` to get suggestions in another process.
+With a cache that processes do not share (the local-memory default, or while the shared cache
+cannot be reached: ``judging.core.cache`` then keeps the set in the process's memory, and judging
+goes on), a campaign turned on may take up to ``CACHE_SECONDS`` to get suggestions in another
+process.
 """
 
 from __future__ import annotations
@@ -29,13 +31,13 @@ import hashlib
 import math
 from typing import Any
 
-from django.core.cache import cache
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
 from judging.assessments.models import Judgment, JudgmentChange, Lease
 from judging.autojudge.models import AutoLabel, Judge, Suggestions
 from judging.campaigns.models import Campaign, Topic
+from judging.core.cache import cache_delete, cache_get, cache_set
 from judging.core.errors import InvalidInput, NotAllowed
 from judging.core.roles import UserLike, is_admin
 from metrics.judge_audit import anchoring
@@ -70,18 +72,18 @@ def arm_of(campaign_id: int, slot_id: int, hidden_share: float) -> str:
 
 
 def _forget_cached() -> None:
-    cache.delete(CACHE_KEY)
-    transaction.on_commit(lambda: cache.delete(CACHE_KEY))
+    cache_delete(CACHE_KEY)
+    transaction.on_commit(lambda: cache_delete(CACHE_KEY))
 
 
 def _enabled_campaigns() -> frozenset[int]:
     """Ids of the campaigns whose suggestions are on (cached; see the module docstring)."""
-    found = cache.get(CACHE_KEY)
+    found = cache_get(CACHE_KEY)
     if found is None:
         found = frozenset(
             Suggestions.objects.filter(enabled=True).values_list("campaign_id", flat=True)
         )
-        cache.set(CACHE_KEY, found, CACHE_SECONDS)
+        cache_set(CACHE_KEY, found, CACHE_SECONDS)
     return frozenset(found)
 
 

@@ -15,6 +15,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from judging.assessments import queue
@@ -73,7 +74,7 @@ def _shown_suggestion(campaign: Campaign, slot: JudgingSlot) -> dict[str, str] |
 
 def _position(
     campaign: Campaign, user: UserLike, slot: JudgingSlot, lease: Lease | None = None
-) -> dict[str, int]:
+) -> dict[str, int | None]:
     return annotator_position(
         campaign, user, slot.topic, lease_pk=lease.pk if lease is not None else None
     )
@@ -87,10 +88,14 @@ def _last_judgment(campaign: Campaign, user: UserLike) -> Judgment | None:
     )
 
 
+@never_cache
 @login_required
 def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
     """The document the annotator holds a lease on. A GET only reads: without an active lease
-    the page asks for the next document with a POST (sent at once by the page's script)."""
+    the page asks for the next document with a POST (sent at once by the page's script).
+
+    Never cached (``no-store``): Back then Forward must show what the server holds now, not the
+    page as it was first loaded, whose document may have been judged since."""
     campaign = _annotator_campaign(request, campaign_id)
     lease = queue.lease_current(campaign=campaign, annotator=request.user)
     last = _last_judgment(campaign, request.user)
@@ -378,9 +383,11 @@ def renew(request: HttpRequest, campaign_id: int) -> JsonResponse:
     return JsonResponse({"ok": True, "expires_at": expires.isoformat(), "renewed": renewed})
 
 
+@never_cache
 @login_required
 def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResponse:
-    """Back: one of my earlier judgments, shown with its grade; a key changes it."""
+    """Back: one of my earlier judgments, shown with its grade (never cached: the grade shown
+    is the one stored now); a key changes it."""
     campaign = _annotator_campaign(request, campaign_id)
     judgment = get_object_or_404(
         Judgment.objects.select_related("topic"),

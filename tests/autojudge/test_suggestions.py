@@ -244,7 +244,7 @@ def test_the_api_records_the_arm_and_grade_computed_on_the_server(
     assert sum(arms.values()) == 11 and min(arms.values()) >= 5, arms
 
 
-def test_a_changed_grade_records_the_suggestion_in_force_and_a_retry_keeps_it(
+def test_a_retry_keeps_the_recorded_suggestion_and_another_grade_is_refused(
     judge: Judge, admin_user: Any, annotator: Any, api_client_for: Any
 ) -> None:
     campaign = judge.campaign
@@ -259,10 +259,10 @@ def test_a_changed_grade_records_the_suggestion_in_force_and_a_retry_keeps_it(
     assert retry.status_code == 200
     j = Judgment.objects.get()
     assert (j.suggestion_arm, j.suggested_grade) == ("hidden", expected)
-    changed = client.post(url, {"grade": 2}, format="json")  # a new grade: recorded afresh
-    assert changed.status_code == 201
+    # another grade for the judged lease (a stale page): refused, the judgment as it was
+    assert client.post(url, {"grade": 2}, format="json").status_code == 409
     j.refresh_from_db()
-    assert (j.grade, j.suggestion_arm, j.suggested_grade) == (2, "", None)
+    assert (j.grade, j.suggestion_arm, j.suggested_grade) == (0, "hidden", expected)
 
 
 @pytest.fixture

@@ -8,11 +8,19 @@
 //   judgment the server refuses (its lease ended) is listed as not saved, with its document and
 //   the reason, until dismissed: nothing is dropped silently;
 // - window.__pjLatencies collects, per key press, the milliseconds from the keydown to two
-//   animation frames after the next document was put in place (painted).
+//   animation frames after the next document was put in place (painted);
+// - the page is never judged from an old copy: the server sends it with no-store, and one
+//   restored from the back/forward cache is loaded again (what it holds may have been judged
+//   since); of two tabs judging the same campaign, the newer is told the document is open in the
+//   other and judges nothing until asked to ("Judge here instead"), so that they never judge the
+//   same document (the server refuses a grade that would change a judgment anyway).
 (function () {
   "use strict";
   var root = document.getElementById("judge");
   if (!root) return;
+  window.addEventListener("pageshow", function (ev) {
+    if (ev.persisted) window.location.reload();  // restored as it was: ask the server again
+  });
   var help = document.getElementById("help");
   var form = document.getElementById("grade-form");
   var submitting = false;
@@ -204,7 +212,7 @@
   // (the one read, the one leased ahead, those whose judgment is on its way).
   var renewUrl = root.dataset.renewUrl;
   function renew() {
-    if (document.visibilityState !== "visible" || submitting) return;
+    if (document.visibilityState !== "visible" || submitting || (J && J.paused())) return;
     var lease = J ? J.currentLease() : root.dataset.lease;
     if (!lease) return;
     var body = new URLSearchParams({ lease: String(lease) });
@@ -268,10 +276,18 @@
       text("topic-description", t.description); byId("topic-description-box").hidden = !t.description;
       text("topic-narrative", t.narrative); byId("topic-narrative-box").hidden = !t.narrative;
       var p = item.position;
-      text("position", p.n + " of " + p.of);
       var bar = byId("topic-progress-bar");
-      if (bar) { bar.max = p.of; bar.value = p.n - 1; }
-      text("topic-progress", (p.n - 1) + " judged · " + (p.of - p.n + 1) + " left");
+      if (p.of === null) {
+        // not among the items counted for them (a topic another assessor owns, served one at a
+        // time): no total is known, so none is claimed
+        text("position", "item " + p.n);
+        if (bar) bar.hidden = true;
+        text("topic-progress", (p.n - 1) + " judged · more may come");
+      } else {
+        text("position", p.n + " of " + p.of);
+        if (bar) { bar.hidden = false; bar.max = p.of; bar.value = p.n - 1; }
+        text("topic-progress", (p.n - 1) + " judged · " + (p.of - p.n + 1) + " left");
+      }
       // the shown arm's hint (a hidden-arm item carries none: it is told after the judgment)
       var hint = byId("suggestion");
       if (hint) {
@@ -344,7 +360,7 @@
       write(QKEY, queue().filter(function (a) { return !(a.lease === action.lease && a.kind === action.kind); }));
     }
     function pump() {
-      if (sending) return;
+      if (sending || paused) return;  // the tab judging now sends the queue (it is shared)
       var q = queue();
       if (!q.length) {
         attempts = 0; status();
@@ -481,6 +497,7 @@
     }
 
     function grade(g, t0, button) {
+      if (refusedHere()) return;
       if (!cur || busy) return;  // loading: there is nothing to judge yet
       enqueue({ kind: "judge", lease: cur.lease, grade: g, seconds: takeActiveSeconds(), docid: cur.docid });
       if (button) { button.classList.add("chosen"); setTimeout(function () { button.classList.remove("chosen"); }, 150); }
@@ -488,6 +505,7 @@
       pump();
     }
     function skip(t0) {
+      if (refusedHere()) return;
       if (!cur || busy) return;
       enqueue({ kind: "release", lease: cur.lease, docid: cur.docid });
       toast("Skipped " + cur.docid + ": it goes back to the queue.");
@@ -495,7 +513,7 @@
       pump();
     }
     function undo() {
-      if (busy) return;
+      if (refusedHere() || busy) return;
       busy = true;
       toast("Undoing…");
       drained(function () {
@@ -510,9 +528,64 @@
       });
     }
     function back() {
+      if (refusedHere()) return;
       if (busy || !lastJudgment) { if (!lastJudgment) toast("Nothing judged yet to go back to."); return; }
       busy = true;
       drained(function () { window.location.href = withId(d.judgedUrl, lastJudgment); });
+    }
+
+    // --- one judging tab at a time (per campaign and user, in this browser): tabs talk over a
+    // BroadcastChannel. A tab says "hello" when it starts; a tab judging there answers, and the
+    // newer of the two pauses: it says the document is open elsewhere and refuses keys, until
+    // "Judge here instead" pauses the others and loads this one again. A judging tab that is
+    // closed or leaves the page says so, and a paused tab then says that (it does not take over
+    // by itself: the annotator may only have gone back to an earlier judgment).
+    var paused = false, pausedBy = null;  // and by which tab
+    var tab = { id: Math.random().toString(36).slice(2), since: Date.now() };
+    var elsewhere = byId("elsewhere");
+    var channel = null;
+    try { channel = typeof BroadcastChannel === "function" ? new BroadcastChannel(key + ":tabs") : null; }
+    catch (e) { channel = null; }
+    function say(msg) { if (channel) { msg.tab = tab.id; msg.since = tab.since; channel.postMessage(msg); } }
+    function pause(by, why) {
+      paused = true; pausedBy = by;
+      byId("elsewhere-text").textContent = why;
+      elsewhere.hidden = false;
+      root.classList.add("paused");
+    }
+    function older(msg) { return msg.since < tab.since || (msg.since === tab.since && msg.tab < tab.id); }
+    function refusedHere() {
+      if (!paused) return false;
+      toast("This document is open in another tab or window of yours: judge it there, or press Judge here instead.");
+      return true;
+    }
+    if (channel) {
+      channel.onmessage = function (ev) {
+        var msg = ev.data || {};
+        if (msg.tab === tab.id) return;
+        var open = "This document is open in another tab or window of yours: judge it there.";
+        if (msg.kind === "hello") {
+          if (!paused) say({ kind: "judging", to: msg.tab });
+          else pause(msg.tab, open);  // (the tab that left came back, or another one)
+        } else if (msg.kind === "judging" && msg.to === tab.id && older(msg)) {
+          pause(msg.tab, open);
+        } else if (msg.kind === "take") {
+          pause(msg.tab, "You went on judging in another tab or window: judge there.");
+        } else if (msg.kind === "bye" && paused && msg.tab === pausedBy) {
+          byId("elsewhere-text").textContent =
+            "The tab or window that was judging has closed or left the judging page.";
+        }
+      };
+      var took = false;
+      try { took = window.sessionStorage.getItem(key + ":take") === "1"; window.sessionStorage.removeItem(key + ":take"); }
+      catch (e) { took = false; }
+      say({ kind: took ? "take" : "hello" });
+      window.addEventListener("pagehide", function () { if (!paused) say({ kind: "bye" }); });
+      byId("elsewhere-take").addEventListener("click", function () {
+        try { window.sessionStorage.setItem(key + ":take", "1"); } catch (e) { /* said below */ }
+        say({ kind: "take" });
+        window.location.reload();
+      });
     }
 
     // A reload with judgments still queued: the item shown may be one of them (its lease is
@@ -527,12 +600,13 @@
       return { current: cur ? cur.lease : null, ahead: ready.length ? ready[0].lease : null,
                ready: ready.length,
                queued: queue().length, failed: read(FKEY).length, attempts: attempts,
-               nothingAhead: nothingAhead };
+               nothingAhead: nothingAhead, paused: paused };
     };
 
     return {
       grade: grade, skip: skip, undo: undo, back: back, dismissNotice: dismissNotice,
       currentLease: function () { return cur ? cur.lease : null; },
+      paused: function () { return paused; },
       // what a renewal found: the item being read ran out (the page was away longer than the
       // lease): the page is loaded again (the queue waits in localStorage); the one ahead ran
       // out: another is asked for
