@@ -175,7 +175,8 @@ DATA_UPLOAD_MAX_NUMBER_FILES = env_int("DJANGO_DATA_UPLOAD_MAX_NUMBER_FILES", 10
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", 64 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_FILE_UPLOAD_MAX_MEMORY_SIZE", 8 * 1024**2)
 POOLJUDGE_MAX_PROBLEMS = env_int("POOLJUDGE_MAX_PROBLEMS", 100, minimum=1)
-# Longest line of a run, qrels or topics file (400 naming the line above; documents have none).
+# Longest line of a run, qrels or topics file (400 naming the line above; a documents file's
+# lines are bounded by POOLJUDGE_MAX_DOCUMENT_CHARS below).
 POOLJUDGE_MAX_LINE_BYTES = env_bytes("POOLJUDGE_MAX_LINE_BYTES", 64 * 1024) or 64 * 1024
 # Longest qid, docid and run tag in UTF-8 bytes, at submission and every import (400 naming the
 # line and the field). At most what the database columns hold: 255 characters for qids and tags,
@@ -183,6 +184,11 @@ POOLJUDGE_MAX_LINE_BYTES = env_bytes("POOLJUDGE_MAX_LINE_BYTES", 64 * 1024) or 6
 POOLJUDGE_MAX_QID_BYTES = env_int("POOLJUDGE_MAX_QID_BYTES", 255, minimum=1, maximum=255)
 POOLJUDGE_MAX_DOCID_BYTES = env_int("POOLJUDGE_MAX_DOCID_BYTES", 256, minimum=1, maximum=1024)
 POOLJUDGE_MAX_TAG_BYTES = env_int("POOLJUDGE_MAX_TAG_BYTES", 255, minimum=1, maximum=255)
+# Longest text of one stored document, in characters, at every import (API, pages, commands):
+# a longer document is a problem naming its docid and size, and nothing of the file is stored.
+# A million characters is a book of some 500 pages, far more than an assessor reads to judge
+# one document, and bounds what one document costs the database, a worker and a page of text.
+POOLJUDGE_MAX_DOCUMENT_CHARS = env_int("POOLJUDGE_MAX_DOCUMENT_CHARS", 1_000_000, minimum=1)
 
 # --- Tasks that are never lost (the outbox, its sweep, heartbeats) -------------------------
 # A running task or pool build records that it is alive this often (a thread in the worker).
@@ -207,6 +213,9 @@ POOLJUDGE_SWEEP_IN_WORKER = env_bool("POOLJUDGE_SWEEP_IN_WORKER", True)
 # --- Request parameters --------------------------------------------------------------------
 # Largest page of an API list (?limit=); a larger limit is a 400.
 POOLJUDGE_MAX_PAGE_SIZE = env_int("POOLJUDGE_MAX_PAGE_SIZE", 1000, minimum=1)
+# Largest page of documents listed with their text (?include=text), and its default size: up
+# to this many times POOLJUDGE_MAX_DOCUMENT_CHARS in one answer, streamed.
+POOLJUDGE_MAX_TEXT_PAGE_SIZE = env_int("POOLJUDGE_MAX_TEXT_PAGE_SIZE", 50, minimum=1)
 # Deepest bias report that may be asked for (?depth=), and the largest cut-off of its measure
 # (P@k); the campaign's own pool depth is always allowed.
 POOLJUDGE_BIAS_MAX_DEPTH = env_int("POOLJUDGE_BIAS_MAX_DEPTH", 1000, minimum=1)

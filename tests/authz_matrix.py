@@ -74,7 +74,7 @@ ROUTES: dict[str, Route] = {
     "api-versus": Route({"pk": "campaign"}, ("", "?measure=P@10&sort=qid")),
     "api-versus-topic": Route({"pk": "campaign", "qid": "=401"}, ("", "?depth=2")),
     "campaign-detail": CAMPAIGN_PK,
-    "campaign-documents": CAMPAIGN_PK,
+    "campaign-documents": Route({"pk": "campaign"}, ("", "?include=text")),
     "campaign-pools": CAMPAIGN_PK,
     "campaign-qrels": CAMPAIGN_PK,
     "campaign-runs": CAMPAIGN_PK,

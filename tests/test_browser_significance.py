@@ -86,7 +86,9 @@ def test_the_matrix_is_coloured_explained_switches_to_a_baseline_and_downloads(
     assert download.suggested_filename.endswith(".csv")
     with open(download.path(), encoding="utf-8") as f:
         lines = f.read().splitlines()
-    assert lines[0].startswith("run_a,run_b,mean_a,mean_b,diff,effect_dz,p_value,p_adjusted")
+    assert lines[0].startswith(  # text quoted (tests/test_csv_injection.py)
+        '"run_a","run_b","mean_a","mean_b","diff","effect_dz","p_value","p_adjusted"'
+    )
     assert len(lines) == 1 + 10
 
     page.select_option("#sig-baseline", "system-04")

@@ -136,7 +136,7 @@ def test_the_csv_export_has_version_hash_and_significance_columns(
         f"/api/v1/campaigns/{paper.pk}/leaderboard/export/?baseline=base_run&measures=AP"
     )
     assert r["Content-Type"].startswith("text/csv")
-    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(r.getvalue().decode())))
     version = paper.qrels_versions.get()
     assert {row["qrels_version"] for row in rows} == {str(version.number)}
     assert {row["qrels_hash"] for row in rows} == {version.content_hash}
@@ -152,7 +152,7 @@ def test_per_query_csv_equals_the_stored_values(
 ) -> None:
     r = api_client_for(admin_user).get(f"/api/v1/campaigns/{paper.pk}/per-query/?format=csv")
     assert r["Content-Type"].startswith("text/csv")
-    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(r.getvalue().decode())))
     assert list(rows[0]) == [
         "qrels_version",
         "qrels_kind",
@@ -183,7 +183,7 @@ def test_per_query_trec_format_parses_back_to_the_stored_values(
         f"/api/v1/campaigns/{paper.pk}/per-query/?format=trec&run=strong%26co&run=base_run"
     )
     assert r["Content-Type"].startswith("text/plain")
-    text = r.content.decode()
+    text = r.getvalue().decode()
     lines = text.splitlines()
     assert lines[0].startswith("runid") and lines[0].endswith("\tall\tbase_run")
     assert lines[1].split() == ["qrels_version", "all", str(version.number)]
@@ -213,7 +213,7 @@ def test_exports_never_name_another_researchers_run_or_group(
     ):
         r = api.get(url)
         assert r.status_code == 200, url
-        body = r.content.decode()
+        body = r.getvalue().decode()
         assert "theirs_secret" not in body and "hidden-lab" not in body
         assert "anonymous run" in body
     hidden = api.get(f"/api/v1/campaigns/{paper.pk}/per-query/?run=theirs_secret")
@@ -255,7 +255,7 @@ def test_the_page_downloads_follow_the_view(paper: Any, admin_user: Any) -> None
     assert r"theirs\_secret" in r.content.decode() and "base" not in r.content.decode()
     assert "not pooled runs only" in r.content.decode()
     pq = get(admin_user, f"/campaigns/{paper.pk}/per-query/?format=trec&slice=first_half")
-    parsed = exports.read_trec_q(pq.content.decode().splitlines())
+    parsed = exports.read_trec_q(pq.getvalue().decode().splitlines())
     assert set(parsed["base_run"]["map"]) == set(QIDS[:10])  # the slice's topics only
     assert "per-query-campaign" in pq["Content-Disposition"]
     assert "qrels-v1.txt" in pq["Content-Disposition"]

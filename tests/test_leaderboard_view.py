@@ -234,7 +234,7 @@ def test_measures_chooses_which_and_in_what_order(
     assert all(set(r["measures"]) == {"P@10", "AP"} for r in out["runs"] if r.get("measures"))
     rows = csv.reader(
         io.StringIO(
-            api(api_client_for, admin_user, board, "measures=AP&format=csv").content.decode()
+            api(api_client_for, admin_user, board, "measures=AP&format=csv").getvalue().decode()
         )
     )
     header = next(rows)
@@ -246,7 +246,7 @@ def test_the_csv_follows_the_sort_and_the_filters(
 ) -> None:
     out = api(api_client_for, admin_user, board, "sort=run&order=desc&pooled=yes").json()
     response = api(api_client_for, admin_user, board, "sort=run&order=desc&pooled=yes&format=csv")
-    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(response.getvalue().decode())))
     assert (
         [r["run"] for r in rows]
         == [r["run"] for r in out["runs"]]

@@ -21,7 +21,9 @@ from judging.assessments.models import Judgment, JudgmentChange, QrelsEntry, Qre
 from judging.assessments.queue import judgment_record, judgment_undo, lease_next
 from judging.assessments.services import content_hash, qrels_export_lines
 from judging.campaigns.models import Campaign, Document, Topic
+from judging.core.bulk import insert_rows
 from judging.core.errors import IntegrityFailure
+from tests.conftest import need_service
 
 pytestmark = pytest.mark.django_db
 
@@ -286,6 +288,9 @@ def test_the_guarded_columns_can_still_be_altered_by_a_later_migration() -> None
 
 RAW = [
     "UPDATE assessments_qrelsentry SET grade = grade + 1",
+    "INSERT INTO assessments_qrelsentry (version_id, topic_id, docid, grade) "
+    "SELECT version_id, topic_id, 'smuggled', grade FROM assessments_qrelsentry LIMIT 1",
+    "UPDATE assessments_qrelsversion SET sealed = FALSE",
     "DELETE FROM assessments_qrelsentry",
     "UPDATE assessments_qrelsversion SET content_hash = 'forged'",
     "DELETE FROM assessments_qrelsversion",
@@ -304,6 +309,121 @@ def test_raw_sql_cannot_change_qrels_or_judgments(published: Any, sql: str) -> N
         connection.cursor() as cursor,
     ):
         cursor.execute(sql)
+
+
+# --- no row is added to a stored version (issue 29, point 20) ---------------------------------
+
+SMUGGLED = "smuggled-doc"
+
+
+def _insert_one(version: QrelsVersion, topic: Topic) -> None:
+    QrelsEntry.objects.create(version=version, topic=topic, docid=SMUGGLED, grade=2)
+
+
+def _insert_bulk(version: QrelsVersion, topic: Topic) -> None:
+    QrelsEntry.objects.bulk_create(
+        [QrelsEntry(version=version, topic=topic, docid=SMUGGLED, grade=2)]
+    )
+
+
+def _insert_sql(version: QrelsVersion, topic: Topic) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO assessments_qrelsentry (version_id, topic_id, docid, grade) "
+            "VALUES (%s, %s, %s, 2)",
+            [version.pk, topic.pk, SMUGGLED],
+        )
+
+
+def _insert_fast(version: QrelsVersion, topic: Topic) -> None:
+    """The services' own bulk path: COPY on PostgreSQL, executemany on SQLite."""
+    columns = ("version_id", "topic_id", "docid", "grade", "judge_id")
+    insert_rows(QrelsEntry, columns, [(version.pk, topic.pk, SMUGGLED, 2, None)])
+
+
+@pytest.mark.parametrize(
+    "insert",
+    [_insert_one, _insert_bulk, _insert_sql, _insert_fast],
+    ids=["orm-create", "orm-bulk-create", "raw-sql", "bulk-insert"],
+)
+def test_no_row_is_added_to_a_stored_version(
+    published: Any, insert: Callable[[QrelsVersion, Topic], None]
+) -> None:
+    """Before: UPDATE and DELETE were refused but INSERT accepted, and the export then answered
+    409 (its rows no longer hashed to the version's hash). The fixture checks the rows and the
+    export's hash at the end."""
+    campaign, _ = published
+    version = QrelsVersion.objects.get(campaign=campaign)
+    assert version.sealed
+    with pytest.raises(IntegrityError, match=immutability.ENTRY_INSERT), transaction.atomic():
+        insert(version, judged_topic(campaign))
+
+
+def test_an_added_row_is_a_409_naming_the_refusal(published: Any) -> None:
+    from judging.api.errors import exception_handler
+
+    campaign, _ = published
+    version = QrelsVersion.objects.get(campaign=campaign)
+    with pytest.raises(IntegrityError) as refused, transaction.atomic():
+        _insert_one(version, judged_topic(campaign))
+    r = exception_handler(refused.value, {})
+    assert r is not None and r.status_code == 409
+    assert r.data["detail"] == f"refused by the database: {immutability.ENTRY_INSERT}"
+
+
+def test_a_stored_version_is_never_unsealed(published: Any) -> None:
+    campaign, _ = published
+    with pytest.raises(IntegrityError, match="immutable:"), transaction.atomic():
+        QrelsVersion.objects.filter(campaign=campaign).update(sealed=False)
+
+
+def test_publishing_and_importing_still_store_their_rows_and_seal_the_version(
+    demo: Campaign, admin_user: Any
+) -> None:
+    """The rows of a new version are written in the transaction that stores it, before it is
+    sealed: publishing (the judgments) and importing (a file) store every row."""
+    from judging.assessments.services import qrels_import, qrels_publish
+
+    annotator = get_user_model().objects.get(username="annotator")
+    lease = lease_next(campaign=demo, annotator=annotator)
+    assert lease is not None
+    judgment_record(lease_id=lease.pk, annotator=annotator, grade=2)
+    published, created = qrels_publish(campaign=demo, created_by=admin_user)
+    lines = qrels_export_lines(QrelsVersion.objects.get(campaign=demo, number=1))
+    imported = qrels_import(campaign=demo, data="".join(lines).encode(), created_by=admin_user)
+    assert created and published.number == 2 and imported.number == 3
+    for version in (published, imported):
+        version.refresh_from_db()
+        assert version.sealed
+        assert QrelsEntry.objects.filter(version=version).count() == version.num_judgments > 0
+        assert content_hash(qrels_export_lines(version)) == version.content_hash
+        with pytest.raises(IntegrityError, match=immutability.ENTRY_INSERT), transaction.atomic():
+            _insert_one(version, judged_topic(demo))
+
+
+@pytest.mark.services
+def test_postgresql_takes_a_copy_into_an_unsealed_version_and_refuses_one_once_sealed(
+    published: Any,
+) -> None:
+    """PostgreSQL's guard runs once per statement, on the rows it added: a COPY of many rows
+    into a version being stored passes, one row more after the seal is refused."""
+    need_service(connection.vendor == "postgresql", "the COPY path needs PostgreSQL")
+    campaign, _ = published
+    topic = judged_topic(campaign)
+    columns = ("version_id", "topic_id", "docid", "grade", "judge_id")
+    with transaction.atomic():
+        version = QrelsVersion.objects.create(
+            campaign=campaign, number=99, source="imported", content_hash="x", sealed=False
+        )
+        insert_rows(
+            QrelsEntry, columns, [(version.pk, topic.pk, f"d{i}", 1, None) for i in range(5000)]
+        )
+        QrelsVersion.objects.filter(pk=version.pk).update(sealed=True)
+        assert QrelsEntry.objects.filter(version=version).count() == 5000
+        with pytest.raises(IntegrityError, match=immutability.ENTRY_INSERT), transaction.atomic():
+            insert_rows(QrelsEntry, columns, [(version.pk, topic.pk, "one-more", 1, None)])
+        transaction.set_rollback(True)
+    assert not QrelsVersion.objects.filter(pk=version.pk).exists()
 
 
 def test_what_may_change_still_can(published: Any) -> None:

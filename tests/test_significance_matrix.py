@@ -177,7 +177,7 @@ def test_the_baseline_view_equals_compare_to_baseline(
         assert row["p_adjusted"] == pytest.approx(ref.p_adjusted, abs=1e-15)
         assert (row["wins"], row["ties"], row["losses"]) == (ref.wins, ref.ties, ref.losses)
         assert row["significant"] == ref.significant
-    csv_text = api(api_client_for, admin_user, five, "baseline=random&format=csv").content
+    csv_text = api(api_client_for, admin_user, five, "baseline=random&format=csv").getvalue()
     lines = list(csv.DictReader(io.StringIO(csv_text.decode())))
     assert len(lines) == 4 and {line["baseline"] for line in lines} == {"random"}
     assert {line["qrels_version"] for line in lines} == {"1"} and lines[0]["qrels_hash"]
@@ -229,12 +229,12 @@ def test_other_researchers_runs_are_never_named(
     answers = [
         page(researcher, five).content.decode(),
         page(researcher, five, "test=tukey").content.decode(),
-        page(researcher, five, "format=csv").content.decode(),
+        page(researcher, five, "format=csv").getvalue().decode(),
         page(researcher, five, "baseline=random").content.decode(),
-        page(researcher, five, "baseline=random&format=csv").content.decode(),
+        page(researcher, five, "baseline=random&format=csv").getvalue().decode(),
     ]
     for query in ("", "view=matrix", "view=pairs&format=csv", "baseline=random"):
-        answers.append(api(api_client_for, researcher, five, query).content.decode())
+        answers.append(api(api_client_for, researcher, five, query).getvalue().decode())
     others = five.runs.filter(tag__in=OTHERS)
     for text in answers:
         for run in others:
@@ -297,7 +297,7 @@ def test_the_matrix_page_states_the_test_correction_and_qrels_and_colours_cells(
 def test_the_pair_list_downloads_as_csv_with_every_pair(five: Any, admin_user: Any) -> None:
     r = page(admin_user, five, "measure=AP&test=t&correction=holm&format=csv")
     assert r["Content-Type"].startswith("text/csv") and "attachment" in r["Content-Disposition"]
-    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(r.getvalue().decode())))
     assert len(rows) == 10
     assert set(rows[0]) >= {
         "run_a",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -22,7 +23,8 @@ from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
-from judging.core.downloads import content_disposition
+from judging.core import csvfiles
+from judging.core.downloads import content_disposition, lines_download
 from judging.core.errors import InvalidInput, NotFound
 from judging.core.roles import account
 from judging.evaluation import exports
@@ -36,7 +38,7 @@ from judging.evaluation.selectors import (
     bias_report,
     evaluation_as_dict,
     leaderboard,
-    leaderboard_csv,
+    leaderboard_csv_rows,
     per_query_export_values,
     reusability_report,
     run_evaluation,
@@ -224,7 +226,7 @@ class LeaderboardView(APIView):
         "filters, view, shown of total). Runs without a value sort last in both orders, ties "
         "by label. Other researchers' runs are anonymised (and have no group).",
     )
-    def get(self, request: Request, pk: int) -> Response | HttpResponse:
+    def get(self, request: Request, pk: int) -> HttpResponseBase:
         fmt = request.query_params.get("format") or "json"
         if fmt not in ("json", "csv"):
             raise InvalidInput(
@@ -233,8 +235,8 @@ class LeaderboardView(APIView):
             )
         _, version, board = board_for(request, pk)
         if fmt == "csv":
-            return download(
-                leaderboard_csv(board), "csv", f"leaderboard-qrels-v{version.number}.csv"
+            return csvfiles.download(
+                leaderboard_csv_rows(board), f"leaderboard-qrels-v{version.number}.csv"
             )
         return Response(board)
 
@@ -256,16 +258,17 @@ class LeaderboardExportView(APIView):
         "per-query values (the test and correction named in the file, \\dag / † on adjusted "
         "p <= 0.05).",
     )
-    def get(self, request: Request, pk: int) -> HttpResponse:
+    def get(self, request: Request, pk: int) -> HttpResponseBase:
         options = export_options(request.query_params)
         campaign, version, board = board_for(request, pk)
         comparisons = baseline_comparisons(
             campaign=campaign, version=version, user=request.user, board=board, options=options
         )
+        name = exports.filename(board, "leaderboard", options.format)
+        if options.format == "csv":
+            return csvfiles.download(exports.leaderboard_rows(board, options, comparisons), name)
         return download(
-            exports.leaderboard_export(board, options, comparisons),
-            options.format,
-            exports.filename(board, "leaderboard", options.format),
+            exports.leaderboard_export(board, options, comparisons), options.format, name
         )
 
 
@@ -290,7 +293,7 @@ class PerQueryView(APIView):
         "qid, measure, value) or trec_eval -q format (each run's block starts with runid, "
         "qrels_version and qrels_hash lines).",
     )
-    def get(self, request: Request, pk: int) -> HttpResponse:
+    def get(self, request: Request, pk: int) -> HttpResponseBase:
         options = export_options(request.query_params, formats=exports.PER_QUERY_FORMATS)
         campaign, version, board = board_for(request, pk, honest_only=True)
         values = per_query_export_values(
@@ -300,12 +303,11 @@ class PerQueryView(APIView):
             board=board,
             runs=[r for r in request.query_params.getlist("run") if r],
         )
-        write = exports.per_query_trec if options.format == "trec" else exports.per_query_csv
-        return download(
-            write(version.number, version.content_hash, values, version.kind_label),
-            options.format,
-            exports.filename(board, "per-query", options.format),
-        )
+        name = exports.filename(board, "per-query", options.format)
+        shape = (version.number, version.content_hash, values, version.kind_label)
+        if options.format == "trec":
+            return lines_download(exports.per_query_trec(*shape), name)
+        return csvfiles.download(exports.per_query_rows(*shape), name)
 
 
 class BiasRequestSerializer(serializers.Serializer[Any]):

@@ -241,9 +241,24 @@ class TopicSerializer(serializers.ModelSerializer[Topic]):
 
 
 class DocumentSerializer(serializers.ModelSerializer[Document]):
+    """A document of the campaign (in a list, its text only with include=text)."""
+
+    # with_text=False (a list's default) leaves the text out
+
+    text = serializers.CharField(
+        required=False,
+        help_text="The document's text; in a list only with include=text (pages of at most "
+        "POOLJUDGE_MAX_TEXT_PAGE_SIZE).",
+    )
+
     class Meta:
         model = Document
         fields = ["id", "docid", "title", "text", "url", "metadata"]
+
+    def __init__(self, *args: Any, with_text: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if not with_text:
+            self.fields.pop("text")
 
 
 class FileUploadSerializer(serializers.Serializer[Any]):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from django.http import HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
@@ -19,14 +19,14 @@ from judging.api.evaluation_views import QRELS_PARAM, qrels_version
 from judging.api.permissions import IsResearcher
 from judging.api.serializers import ErrorSerializer
 from judging.campaigns.models import Campaign
-from judging.core.downloads import content_disposition
+from judging.core import csvfiles
 from judging.core.errors import InvalidInput
 from judging.evaluation.significance import (
     VIEWS,
     baseline_comparison,
-    baseline_csv,
+    baseline_rows,
     legacy_comparisons,
-    pairs_csv,
+    pairs_rows,
     parse_runs,
     parse_top,
     significance_matrix,
@@ -113,7 +113,7 @@ class SignificanceView(APIView):
         "measure, over the topics every compared run scored; other researchers' runs "
         "anonymised. The test and the correction are named in every answer.",
     )
-    def get(self, request: Request, pk: int) -> Response | HttpResponse:
+    def get(self, request: Request, pk: int) -> HttpResponseBase:
         campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=pk)
         params = request.query_params
         version = qrels_version(campaign, params.get("qrels"))
@@ -138,20 +138,18 @@ class SignificanceView(APIView):
         if view == "baseline":
             table = baseline_comparison(**args, baseline=baseline)
             if fmt == "csv":
-                return _csv(baseline_csv(table), f"significance-baseline-v{version.number}.csv")
+                return csvfiles.download(
+                    baseline_rows(table), f"significance-baseline-v{version.number}.csv"
+                )
             return Response(_finite(table))
         matrix = significance_matrix(**args)
         if fmt == "csv":
-            return _csv(pairs_csv(matrix), f"significance-pairs-qrels-v{version.number}.csv")
+            return csvfiles.download(
+                pairs_rows(matrix), f"significance-pairs-qrels-v{version.number}.csv"
+            )
         body = {k: v for k, v in matrix.items() if k not in ("cells", "pairs")}
         if view == "matrix":
             body["cells"] = matrix["cells"]
         else:
             body["comparisons"] = legacy_comparisons(matrix)
         return Response(_finite(body))
-
-
-def _csv(text: str, filename: str) -> HttpResponse:
-    response = HttpResponse(text, content_type="text/csv")
-    response["Content-Disposition"] = content_disposition(filename)
-    return response

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
@@ -26,13 +26,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api import serializers as s
+from judging.api.pagination import BoundedLimitOffsetPagination
 from judging.api.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.api.permissions import IsAdmin, IsMember, IsResearcher, ReadMemberWriteAdmin
 from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
-from judging.campaigns.selectors import campaign_list, run_label
+from judging.campaigns.selectors import campaign_documents, campaign_list, run_label
 from judging.core import uploads
 from judging.core.downloads import content_disposition, lines_download
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
@@ -71,6 +72,33 @@ def _uploaded_file(request: Request, what: str, *, limit: int) -> UploadedFile:
             [Problem.at("file", "missing file")],
         )
     return upload
+
+
+def _include_text(params: Any) -> bool:
+    """``include=text`` (once): list documents with their text; anything else is a 400."""
+    values = params.getlist("include")
+    if not values:
+        return False
+    if values == ["text"]:
+        return True
+    shown = ", ".join(repr(v[:40]) for v in values[:5])
+    raise InvalidInput(
+        f"include: {shown} is not 'text'",
+        [Problem.at("include", f"{shown}: the one thing a list can include is 'text'")],
+    )
+
+
+def _docids(params: Any) -> list[str]:
+    """``docid`` (repeated): at most a page of them, each a non-empty docid."""
+    docids = [d for d in params.getlist("docid") if d != ""]
+    if len(docids) > settings.POOLJUDGE_MAX_PAGE_SIZE:
+        raise InvalidInput(
+            f"docid: at most {settings.POOLJUDGE_MAX_PAGE_SIZE:,} documents, not {len(docids):,}",
+            [Problem.at("docid", f"{len(docids):,} given")],
+        )
+    for docid in docids:
+        query_text({"docid": docid}, "docid", max_length=settings.POOLJUDGE_MAX_DOCID_BYTES)
+    return docids
 
 
 class MeView(APIView):
@@ -166,16 +194,43 @@ class CampaignViewSet(
 
     # --- documents ------------------------------------------------------------------------
     @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "include",
+                str,
+                enum=["text"],
+                description="text: each document with its text, in pages of at most "
+                "POOLJUDGE_MAX_TEXT_PAGE_SIZE (also the default limit), streamed",
+            ),
+            OpenApiParameter(
+                "docid", str, many=True, description="only these documents (repeat the parameter)"
+            ),
+        ],
         responses=s.DocumentSerializer(many=True),
-        description="Documents of the campaign. Admins and researchers only.",
+        description="Documents of the campaign in docid order, without their text unless "
+        "include=text. Admins and researchers only.",
     )
     @action(detail=True, methods=["get"], url_path="documents", permission_classes=[IsMember])
-    def documents(self, request: Request, pk: str | None = None) -> Response:
+    def documents(self, request: Request, pk: str | None = None) -> HttpResponseBase:
         campaign = self.get_object()
         if not IsResearcher().has_permission(request, self):
             raise NotAllowed("only researchers and admins may list documents")
-        page = self.paginate_queryset(campaign.documents.all())  # type: ignore[arg-type]
-        return self.get_paginated_response(s.DocumentSerializer(page, many=True).data)
+        text = _include_text(request.query_params)
+        docs = campaign_documents(
+            campaign=campaign, docids=_docids(request.query_params), text=text
+        )
+        if text:
+            paginator = cast(BoundedLimitOffsetPagination, self.paginator)
+            return paginator.streamed_page(
+                docs,
+                request,
+                item=lambda doc: s.DocumentSerializer(doc).data,
+                max_limit=settings.POOLJUDGE_MAX_TEXT_PAGE_SIZE,
+            )
+        page = self.paginate_queryset(docs)  # type: ignore[arg-type]
+        return self.get_paginated_response(
+            s.DocumentSerializer(page, many=True, with_text=False).data
+        )
 
     @extend_schema(
         request={"multipart/form-data": s.DocumentUploadSerializer},

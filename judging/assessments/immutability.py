@@ -4,11 +4,12 @@ The models PROTECT every foreign key that reaches them (deleting a topic, campai
 that has judgments or qrels rows is refused before anything is deleted); these triggers refuse
 whatever gets past the ORM (a raw ``UPDATE``, a ``DELETE`` from a shell, a cascade):
 
-- ``assessments_qrelsentry``: no ``UPDATE``, no ``DELETE``. Rows are written once, with their
-  version.
+- ``assessments_qrelsentry``: no ``UPDATE``, no ``DELETE``, and no ``INSERT`` into a sealed
+  version. Rows are written once, with their version: ``qrels_store`` creates the version
+  unsealed, writes its rows and seals it, in one transaction, so a stored version takes no row.
 - ``assessments_qrelsversion``: no ``DELETE``; an ``UPDATE`` may change nothing of what the version
-  says (campaign, number, source, kind, judges, hash, note, counts, creation time).
-  ``created_by`` may still become NULL when that account is deleted.
+  says (campaign, number, source, kind, judges, hash, note, counts, creation time) and never
+  unseals it. ``created_by`` may still become NULL when that account is deleted.
 - ``assessments_judgmentchange`` (the judgment history, the record a published version rests
   on): no ``DELETE``; an ``UPDATE`` may only unlink a deleted judgment (``judgment_id`` to NULL).
 - ``assessments_judgment`` (current grades): topic, document, annotator and campaign never change;
@@ -26,9 +27,9 @@ Django connection. :func:`unguarded` switches it off for one block (emptying a t
 SQLite's flush deletes row by row, where PostgreSQL's ``TRUNCATE`` fires no row trigger); a
 connection without the function (the ``sqlite3`` shell) is refused every change of these tables.
 
-The triggers are installed by migration ``assessments.0005`` and again after every ``migrate``
-(``post_migrate``, idempotent): on SQLite a later migration that rebuilds one of these tables drops
-its triggers with the old table.
+The triggers are installed by migration ``assessments.0005`` (the seal's by ``0010``, which adds
+the column) and again after every ``migrate`` (``post_migrate``, idempotent): on SQLite a later
+migration that rebuilds one of these tables drops its triggers with the old table.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 PREFIX = "immutable:"
 
 ENTRY = f"{PREFIX} the rows of a stored qrels version never change"
+ENTRY_INSERT = f"{PREFIX} no row is added to a stored qrels version"
 VERSION_DELETE = f"{PREFIX} a stored qrels version is never deleted"
 VERSION_UPDATE = f"{PREFIX} a stored qrels version never changes"
 HISTORY_DELETE = f"{PREFIX} the judgment history is never deleted"
@@ -86,6 +88,7 @@ _LATEST = (
 )
 
 SQLITE_TRIGGERS = (
+    "pj_qrelsentry_no_insert",
     "pj_qrelsentry_no_update",
     "pj_qrelsentry_no_delete",
     "pj_qrelsversion_no_delete",
@@ -97,6 +100,7 @@ SQLITE_TRIGGERS = (
     "pj_judgment_delete",
 )
 POSTGRESQL_TRIGGERS = (
+    "pj_qrelsentry_no_insert",
     "pj_qrelsentry_no_update",
     "pj_qrelsentry_no_delete",
     "pj_qrelsversion_guard",
@@ -105,11 +109,13 @@ POSTGRESQL_TRIGGERS = (
 )
 POSTGRESQL_FUNCTIONS = (
     "pooljudge_refuse",
+    "pooljudge_qrelsentry_insert_guard",
     "pooljudge_qrelsversion_guard",
     "pooljudge_judgmentchange_guard",
     "pooljudge_judgment_guard",
 )
 TABLES = {
+    "pj_qrelsentry_no_insert": "assessments_qrelsentry",
     "pj_qrelsentry_no_update": "assessments_qrelsentry",
     "pj_qrelsentry_no_delete": "assessments_qrelsentry",
     "pj_qrelsversion_no_delete": "assessments_qrelsversion",
@@ -129,7 +135,7 @@ def _changed(columns: tuple[str, ...], distinct: str) -> str:
     return " OR ".join(f"NEW.{c} {distinct} OLD.{c}" for c in columns)
 
 
-def _sqlite(version_columns: tuple[str, ...] = VERSION_COLUMNS) -> list[str]:
+def _sqlite(version_columns: tuple[str, ...] = VERSION_COLUMNS, sealing: bool = True) -> list[str]:
     def trigger(name: str, event: str, when: str, message: str) -> str:
         return (
             f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE {event} ON {TABLES[name]} FOR EACH ROW "
@@ -137,14 +143,24 @@ def _sqlite(version_columns: tuple[str, ...] = VERSION_COLUMNS) -> list[str]:
         )
 
     latest_grade = _LATEST.format(col="h.new_grade")
+    unsealed = " OR (OLD.sealed AND NOT NEW.sealed)" if sealing else ""
+    seal = [
+        trigger(
+            "pj_qrelsentry_no_insert",
+            "INSERT",
+            "(SELECT v.sealed FROM assessments_qrelsversion v WHERE v.id = NEW.version_id)",
+            ENTRY_INSERT,
+        )
+    ]
     return [
+        *(seal if sealing else []),
         trigger("pj_qrelsentry_no_update", "UPDATE", "1", ENTRY),
         trigger("pj_qrelsentry_no_delete", "DELETE", "1", ENTRY),
         trigger("pj_qrelsversion_no_delete", "DELETE", "1", VERSION_DELETE),
         trigger(
             "pj_qrelsversion_no_update",
             "UPDATE",
-            _changed(version_columns, "IS NOT"),
+            _changed(version_columns, "IS NOT") + unsealed,
             VERSION_UPDATE,
         ),
         trigger("pj_judgmentchange_no_delete", "DELETE", "1", HISTORY_DELETE),
@@ -177,10 +193,13 @@ def _sqlite(version_columns: tuple[str, ...] = VERSION_COLUMNS) -> list[str]:
     ]
 
 
-def _postgresql(version_columns: tuple[str, ...] = VERSION_COLUMNS) -> list[str]:
+def _postgresql(
+    version_columns: tuple[str, ...] = VERSION_COLUMNS, sealing: bool = True
+) -> list[str]:
     """Functions with the conditions in their bodies, not in the triggers' WHEN: PostgreSQL
     refuses to alter the type of a column a WHEN clause names, which would block later
-    migrations of these tables."""
+    migrations of these tables. The seal is checked once per statement, on the rows it added
+    (a transition table): a COPY of a million rows joins them to their versions once."""
 
     def trigger(name: str, event: str, function: str) -> str:
         return (
@@ -199,7 +218,25 @@ def _postgresql(version_columns: tuple[str, ...] = VERSION_COLUMNS) -> list[str]
         )
 
     latest_grade = _LATEST.format(col="h.new_grade")
+    unsealed = "\n     OR (OLD.sealed AND NOT NEW.sealed)" if sealing else ""
+    seal = [
+        function(
+            "pooljudge_qrelsentry_insert_guard",
+            f"""BEGIN
+  IF EXISTS (SELECT 1 FROM added a JOIN assessments_qrelsversion v ON v.id = a.version_id
+             WHERE v.sealed) THEN
+    {refuse(ENTRY_INSERT)}
+  END IF;
+  RETURN NULL;
+END""",
+        ),
+        f"DROP TRIGGER IF EXISTS pj_qrelsentry_no_insert ON {TABLES['pj_qrelsentry_no_insert']}; "
+        f"CREATE TRIGGER pj_qrelsentry_no_insert AFTER INSERT ON "
+        f"{TABLES['pj_qrelsentry_no_insert']} REFERENCING NEW TABLE AS added FOR EACH STATEMENT "
+        "EXECUTE FUNCTION pooljudge_qrelsentry_insert_guard()",
+    ]
     return [
+        *(seal if sealing else []),
         function(
             "pooljudge_refuse",
             "BEGIN\n  RAISE EXCEPTION USING ERRCODE = 'restrict_violation', "
@@ -211,7 +248,7 @@ def _postgresql(version_columns: tuple[str, ...] = VERSION_COLUMNS) -> list[str]
   IF TG_OP = 'DELETE' THEN
     {refuse(VERSION_DELETE)}
   END IF;
-  IF {_changed(version_columns, "IS DISTINCT FROM")} THEN
+  IF {_changed(version_columns, "IS DISTINCT FROM")}{unsealed} THEN
     {refuse(VERSION_UPDATE)}
   END IF;
   RETURN NEW;
@@ -266,18 +303,21 @@ END""",
 
 
 def install(
-    connection: BaseDatabaseWrapper, version_columns: tuple[str, ...] = VERSION_COLUMNS
+    connection: BaseDatabaseWrapper,
+    version_columns: tuple[str, ...] = VERSION_COLUMNS,
+    *,
+    sealing: bool = True,
 ) -> None:
     """Create the triggers (and PostgreSQL's functions) if missing; safe to run again.
-    ``version_columns``: what the qrels version guard covers (a migration passes the columns of
-    its time)."""
+    ``version_columns``: what the qrels version guard covers, and ``sealing``: whether the seal
+    is guarded (a migration passes what its time had: the column ``sealed`` came in 0010)."""
     statements = {"sqlite": _sqlite, "postgresql": _postgresql}.get(connection.vendor)
     if statements is None:
         return
     if connection.vendor == "sqlite":
         register_sqlite_function(connection)
     with connection.cursor() as cursor:
-        for sql in statements(version_columns):
+        for sql in statements(version_columns, sealing):
             cursor.execute(sql)
 
 

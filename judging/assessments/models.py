@@ -83,6 +83,13 @@ class QrelsVersion(models.Model):
         related_name="+",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # True from the moment its rows are written (in the transaction that stores it, which
+    # creates it unsealed): no row can be added to a sealed version, and it never unseals
+    # (triggers, judging/assessments/immutability.py). True by default, so that a version made
+    # any other way takes no rows at all.
+    sealed = models.BooleanField(
+        default=True, help_text="All its rows are written; no row can be added."
+    )
 
     objects = QrelsVersionQuerySet.as_manager()
 

@@ -139,7 +139,9 @@ def qrels_store(
     locked (``select_for_update``) so that two writers cannot take the same number.
 
     A human version has no judge ids; an automatic one has one on every row; a hybrid one has
-    both, and ``judges`` describes every judge version its rows name.
+    both, and ``judges`` describes every judge version its rows name. The version is created
+    unsealed, its rows written, then sealed: the database refuses any row added to it after
+    (``immutability``).
     """
     full = [(r[0], r[1], int(r[2]), r[3] if len(r) > 3 else None) for r in rows]
     named = {j for *_, j in full if j is not None}
@@ -153,23 +155,28 @@ def qrels_store(
     if topic_ids is None:
         topic_ids = dict(campaign.topics.values_list("qid", "id"))
     lines = canonical_lines((q, d, g) for q, d, g, _ in full)
-    version = QrelsVersion.objects.create(
-        campaign=campaign,
-        number=_next_number(campaign),
-        source=source,
-        kind=kind,
-        judges=list(judges or []),
-        content_hash=content_hash(lines),
-        note=note,
-        num_judgments=len(full),
-        num_relevant=sum(1 for _, _, g, _ in full if g >= campaign.relevance_threshold),
-        created_by=created_by,
-    )
-    insert_rows(
-        QrelsEntry,
-        ("version_id", "topic_id", "docid", "grade", "judge_id"),
-        ((version.pk, topic_ids[q], d, g, j) for q, d, g, j in full),
-    )
+    with transaction.atomic():  # never committed unsealed, whatever the caller's transaction
+        version = QrelsVersion.objects.create(
+            campaign=campaign,
+            number=_next_number(campaign),
+            source=source,
+            kind=kind,
+            judges=list(judges or []),
+            content_hash=content_hash(lines),
+            note=note,
+            num_judgments=len(full),
+            num_relevant=sum(1 for _, _, g, _ in full if g >= campaign.relevance_threshold),
+            created_by=created_by,
+            sealed=False,
+        )
+        insert_rows(
+            QrelsEntry,
+            ("version_id", "topic_id", "docid", "grade", "judge_id"),
+            ((version.pk, topic_ids[q], d, g, j) for q, d, g, j in full),
+        )
+        # sealed: the database refuses any row added to it from now on
+        QrelsVersion.objects.filter(pk=version.pk).update(sealed=True)
+        version.sealed = True
     return version
 
 

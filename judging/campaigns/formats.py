@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Literal
 
 from judging.core.uploads import GZIP_MAGIC, decode_lines, gunzip, gunzip_head
-from metrics.io.limits import id_problem
+from metrics.io.limits import id_problem, show
 from metrics.problems import InvalidInput, Problem, Problems
 
 __all__ = [
@@ -86,13 +86,26 @@ class DocumentRecord:
 @dataclass(frozen=True, slots=True)
 class TextLimits:
     """What the stored fields hold (``None``: unbounded): a topics file's longest line, the
-    longest qid and docid in UTF-8 bytes, a topic title's and a document URL's characters."""
+    longest qid and docid in UTF-8 bytes, a topic title's and a document URL's characters, a
+    document text's characters (``POOLJUDGE_MAX_DOCUMENT_CHARS``)."""
 
     line_bytes: int | None = None
     qid_bytes: int | None = None
     docid_bytes: int | None = None
     title_chars: int | None = None
     url_chars: int | None = None
+    text_chars: int | None = None
+
+    @property
+    def document_bytes(self) -> int | None:
+        """The most of one document a reader holds (a line, or a record's lines): room for
+        ``text_chars`` characters each written as the longest JSON escape (a surrogate pair,
+        ``\\ud83d\\ude00``: 12 bytes), and 1 MiB for the rest of it. A document longer than
+        this is too long whatever its markup: the rest of it is dropped as it is read."""
+        return None if self.text_chars is None else 12 * self.text_chars + 1024**2
+
+
+_TEXT_LIMIT = "POOLJUDGE_MAX_DOCUMENT_CHARS"
 
 
 NO_TEXT_LIMITS = TextLimits()
@@ -617,35 +630,47 @@ def _json_tags(value: object, number: int, problems: Problems) -> tuple[str, ...
 
 
 def _smart_sections(
-    lines: Iterator[tuple[int, str]], problems: Problems
-) -> Iterator[tuple[int, str, dict[str, list[str]]]]:
-    """``(line of .I, .I value, {letter: lines})`` per record; repeated sections are appended."""
+    lines: Iterator[tuple[int, str]], problems: Problems, cap: int | None = None
+) -> Iterator[tuple[int, str, dict[str, list[str]], bool]]:
+    """``(line of .I, .I value, {letter: lines}, cut)`` per record; repeated sections are
+    appended. A record's sections hold at most ``cap`` characters: the rest is dropped as it is
+    read, and ``cut`` says so."""
     record: tuple[int, str, dict[str, list[str]]] | None = None
     section: str | None = None
+    size, cut = 0, False
     stray_reported = False
+
+    def keep(letter: str, text: str) -> None:
+        nonlocal size, cut
+        size += len(text)
+        if cap is not None and size > cap:
+            cut = True
+        elif record is not None and not cut:
+            record[2][letter].append(text)
+
     for number, line in lines:
         marker = _SMART_MARKER.match(line)
         if marker:
             letter, rest = marker.group(1), (marker.group(2) or "").strip()
             if letter == "I":
                 if record is not None:
-                    yield record
-                record, section = (number, rest, {}), None
+                    yield (*record, cut)
+                record, section, size, cut = (number, rest, {}), None, 0, False
                 continue
             if record is not None:
                 section = letter
                 record[2].setdefault(letter, [])
                 if rest:
-                    record[2][letter].append(rest)
+                    keep(letter, rest)
                 continue
         if record is None:
             if line.strip() and not stray_reported:
                 problems.add(number, "text before the first .I")
                 stray_reported = True
         elif section is not None:
-            record[2][section].append(line)
+            keep(section, line)
     if record is not None:
-        yield record
+        yield (*record, cut)
 
 
 def _smart_topics(
@@ -654,7 +679,7 @@ def _smart_topics(
     seen_values = _Ids(".I", problems)  # a repeated .I means a damaged file in either numbering
     topics: list[TopicRecord] = []
     attempts = 0
-    for line, value, sections in _smart_sections(lines, problems):
+    for line, value, sections, _ in _smart_sections(lines, problems):
         attempts += 1
         if not value:
             problems.add(line, ".I without a number")
@@ -706,7 +731,13 @@ def iter_documents(
         "smart": _smart_documents,
     }[fmt]
     ids = _Ids("docid", problems, limits)
-    return _documents(parser, decode_lines(chunks, problems), problems, ids, name, close)
+    why = (
+        ""
+        if limits.text_chars is None
+        else f"a document's text is at most {limits.text_chars:,} characters, {_TEXT_LIMIT}"
+    )
+    lines = decode_lines(chunks, problems, max_line=limits.document_bytes, why=why)
+    return _documents(parser, lines, problems, ids, name, close)
 
 
 class _Counter:
@@ -754,13 +785,57 @@ def parse_documents(
 
 
 def _document_ok(record: DocumentRecord, line: int, problems: Problems, ids: _Ids) -> bool:
-    """The record's URL fits its column and no field holds a NUL (each problem reported)."""
+    """The record's text is within the limit, its URL fits its column and no field holds a NUL
+    (each problem reported)."""
+    limit = ids.limits.text_chars
+    long_text = limit is not None and len(record.text) > limit
+    if long_text:
+        problems.add(
+            line,
+            f"document {show(record.docid.encode())}: the text is {len(record.text):,} "
+            f"characters long; the limit is {limit:,} characters ({_TEXT_LIMIT})",
+        )
     long_url = _too_long("the url", record.url, ids.limits.url_chars, line, problems)
     texts = {"the title": record.title, "the text": record.text, "the url": record.url}
     for key, value in record.metadata.items():
         texts[f"metadata key {key[:40]!r}"] = key
         texts[f"metadata {key[:40]!r}"] = value
-    return _text_ok(texts, line, problems) and not long_url
+    return _text_ok(texts, line, problems) and not long_url and not long_text
+
+
+def _cut_short(docid: str | None, line: int, problems: Problems, ids: _Ids) -> None:
+    """A record the reader stopped holding (over ``TextLimits.document_bytes``)."""
+    what = f"document {show(docid.encode())}" if docid else "the document starting here"
+    problems.add(
+        line,
+        f"{what} is longer than {ids.limits.document_bytes:,} characters as written; a "
+        f"document's text is at most {ids.limits.text_chars:,} characters ({_TEXT_LIMIT})",
+    )
+
+
+class _Held:
+    """The pieces of one open record, up to ``cap`` characters: beyond it the rest is dropped
+    as it is read (``cut``), so memory does not grow with a document, however long."""
+
+    __slots__ = ("cap", "cut", "pieces", "size")
+
+    def __init__(self, cap: int | None) -> None:
+        self.cap = cap
+        self.cut = False
+        self.pieces: list[str] = []
+        self.size = 0
+
+    def add(self, piece: str) -> None:
+        if self.cut:
+            return
+        self.size += len(piece)
+        if self.cap is not None and self.size > self.cap:
+            self.cut = True
+        else:
+            self.pieces.append(piece)
+
+    def text(self) -> str:
+        return "".join(self.pieces)
 
 
 _DOCUMENT_ID_KEYS = ("docid", "id", "doc_id", "_id")
@@ -931,7 +1006,7 @@ def _sgml_text(fragment: str) -> str:
 def _trec_documents(
     lines: Iterator[tuple[int, str]], problems: Problems, ids: _Ids, counter: _Counter
 ) -> Iterator[DocumentRecord]:
-    body: list[str] | None = None  # pieces of the open <DOC>, one per line
+    body: _Held | None = None  # the open <DOC>, one piece per line
     start = 0
     for number, line in lines:
         position = 0
@@ -939,14 +1014,14 @@ def _trec_documents(
             before = line[position : tag.start()]
             position = tag.end()
             if body is not None:
-                body.append(before)
+                body.add(before)
             elif before.strip():
                 problems.add(number, "text outside <DOC> ... </DOC>")
             if tag.group(1):  # </DOC>
                 if body is None:
                     problems.add(number, "</DOC> without an opening <DOC>")
                     continue
-                record = _trec_document("".join(body), start, problems, ids)
+                record = _trec_document(body, start, problems, ids)
                 body = None
                 if record is not None:
                     yield record
@@ -954,26 +1029,30 @@ def _trec_documents(
                 counter.attempts += 1
                 if body is not None:
                     problems.add(start, "<DOC> is not closed before the next <DOC>")
-                    record = _trec_document("".join(body), start, problems, ids)
+                    record = _trec_document(body, start, problems, ids)
                     if record is not None:
                         yield record
-                body, start = [], number
+                body, start = _Held(ids.limits.document_bytes), number
         rest = line[position:]
         if body is not None:
-            body.append(rest + "\n")
+            body.add(rest + "\n")
         elif rest.strip():
             problems.add(number, "text outside <DOC> ... </DOC>")
     if body is not None:
         problems.add(start, "<DOC> is never closed")
-        record = _trec_document("".join(body), start, problems, ids)
+        record = _trec_document(body, start, problems, ids)
         if record is not None:
             yield record
 
 
-def _trec_document(body: str, start: int, problems: Problems, ids: _Ids) -> DocumentRecord | None:
+def _trec_document(held: _Held, start: int, problems: Problems, ids: _Ids) -> DocumentRecord | None:
+    body = held.text()
     docno = _element(body, "DOCNO")
     if docno is None:
-        problems.add(start, "<DOC> without a <DOCNO>")
+        if held.cut:
+            _cut_short(None, start, problems, ids)
+        else:
+            problems.add(start, "<DOC> without a <DOCNO>")
         return None
     docid_line = start + body.count("\n", 0, docno.start)
     docid = html.unescape(docno.content).strip()
@@ -981,6 +1060,9 @@ def _trec_document(body: str, start: int, problems: Problems, ids: _Ids) -> Docu
         problems.add(docid_line, "<DOCNO> without a document number")
         return None
     if not ids.accept(docid, docid_line):
+        return None
+    if held.cut:
+        _cut_short(docid, docid_line, problems, ids)
         return None
     title_match = next((e for t in _TITLE_TAGS if (e := _element(body, t)) is not None), None)
     title = _collapse(_sgml_text(title_match.content)) if title_match else ""
@@ -1001,13 +1083,16 @@ def _trec_document(body: str, start: int, problems: Problems, ids: _Ids) -> Docu
 def _smart_documents(
     lines: Iterator[tuple[int, str]], problems: Problems, ids: _Ids, counter: _Counter
 ) -> Iterator[DocumentRecord]:
-    for line, value, sections in _smart_sections(lines, problems):
+    for line, value, sections, cut in _smart_sections(lines, problems, ids.limits.document_bytes):
         counter.attempts += 1
         if not value:
             problems.add(line, ".I without a number")
             continue
         docid = _strip_zeros(value)
         if not ids.accept(docid, line):
+            continue
+        if cut:
+            _cut_short(docid, line, problems, ids)
             continue
         metadata: dict[str, str] = {}
         # CISI gives one author per .A section; repeated sections were appended in order.

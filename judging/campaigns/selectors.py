@@ -6,7 +6,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
-from judging.campaigns.models import Campaign, Run
+from judging.campaigns.models import Campaign, Document, Run
 from judging.core.roles import UserLike, is_admin, is_researcher
 
 
@@ -14,6 +14,17 @@ def campaign_list(*, user: UserLike) -> QuerySet[Campaign]:
     """The campaigns the user may see, with their topic, document and run counts; annotators
     are blind to systems, so their run count is None (not even how many runs exist)."""
     return Campaign.objects.visible_to(user).with_counts(runs=is_researcher(user))
+
+
+def campaign_documents(
+    *, campaign: Campaign, docids: list[str] | None = None, text: bool = False
+) -> QuerySet[Document]:
+    """The campaign's documents in docid order (only ``docids`` when given), without their text
+    unless ``text``: a list of documents need not read megabytes of text it does not show."""
+    docs = campaign.documents.order_by("docid")
+    if docids:
+        docs = docs.filter(docid__in=docids)
+    return docs if text else docs.defer("text")
 
 
 def run_label(run: Run, user: UserLike) -> str:

@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -186,6 +187,7 @@ def _text_limits() -> formats.TextLimits:
         docid_bytes=settings.POOLJUDGE_MAX_DOCID_BYTES,
         title_chars=Topic._meta.get_field("title").max_length,
         url_chars=Document._meta.get_field("url").max_length,
+        text_chars=settings.POOLJUDGE_MAX_DOCUMENT_CHARS,
     )
 
 
@@ -297,22 +299,21 @@ def documents_import(
 ) -> ImportSummary:
     """Create or replace documents from JSONL, TREC ``<DOC>``, TSV or SMART files.
 
-    Streams the records and validates them all before committing: a bad file stores nothing.
-    The document size limit guards uploads; files given as a path or bytes (the operator's own,
-    from a command) have none.
+    Streams the file (never whole in memory) and validates every record before committing: a
+    bad file stores nothing. The upload size limits guard uploads; files given as a path or
+    bytes (the operator's own, from a command) have none. A document's text is at most
+    ``POOLJUDGE_MAX_DOCUMENT_CHARS`` characters, whatever the file came from.
     """
-    what = "the documents file"
-    limit = settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES if isinstance(data, UploadedFile) else None
-    upload = uploads.read(data, what=what, limit=limit, source=source)
+    name = _source(data, source)
     summary = ImportSummary()
-    with uploads.reading(what), transaction.atomic():
+    with uploads.reading("the documents file"), transaction.atomic():
         existing = dict(campaign.documents.values_list("docid", "id"))
         batch: list[Document] = []
         updates: list[Document] = []
         for rec in formats.iter_documents(
-            upload.data,
+            _document_stream(data, name),
             fmt=fmt,
-            source=upload.name,
+            source=name,
             max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
             limits=_text_limits(),
         ):
@@ -353,6 +354,15 @@ class _Chunks:
 
     def read(self, size: int = -1) -> bytes:
         return next(self._chunks, b"")
+
+
+def _source(data: uploads.Source, source: str | None) -> str:
+    """The name problems give the file: ``source``, else the upload's or the path's name."""
+    if source:
+        return source
+    if isinstance(data, UploadedFile):
+        return data.name or "upload"
+    return os.fspath(data) if isinstance(data, os.PathLike) else "input"
 
 
 def _document_stream(data: uploads.Source, name: str) -> formats.Input:
@@ -477,16 +487,14 @@ def documents_check(
 ) -> int:
     """Validate a documents file as ``documents_import`` reads it, storing nothing: the number
     of documents, or ``InvalidInput`` with every problem."""
-    what = "the documents file"
-    limit = settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES if isinstance(data, UploadedFile) else None
-    upload = uploads.read(data, what=what, limit=limit, source=source)
-    with uploads.reading(what):
+    name = _source(data, source)
+    with uploads.reading("the documents file"):
         return sum(
             1
             for _ in formats.iter_documents(
-                upload.data,
+                _document_stream(data, name),
                 fmt=fmt,
-                source=upload.name,
+                source=name,
                 max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
                 limits=_text_limits(),
             )

@@ -30,7 +30,9 @@ def insert_rows(
 ) -> None:
     table = connection.ops.quote_name(model._meta.db_table)
     cols = ", ".join(connection.ops.quote_name(c) for c in columns)
-    with connection.cursor() as cursor:
+    # COPY goes through the driver's own cursor: wrapped, its errors are Django's (an
+    # IntegrityError from a trigger, as from any other write)
+    with connection.cursor() as cursor, connection.wrap_database_errors:
         if connection.vendor == "postgresql":
             raw = cursor.cursor  # the psycopg 3 cursor under Django's wrapper
             with raw.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:

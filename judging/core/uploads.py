@@ -254,19 +254,25 @@ def _split_lines(chunks: Iterable[bytes], max_line: int | None) -> Iterator[byte
 
 
 def decode_lines(
-    chunks: Iterable[bytes], problems: Problems, *, max_line: int | None = None
+    chunks: Iterable[bytes],
+    problems: Problems,
+    *,
+    max_line: int | None = None,
+    why: str = "",
 ) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` pairs without line endings (CRLF too, a first-line BOM dropped).
 
     Bad UTF-8 is a problem on its line, named by byte and column; the line is still handed on
     (with replacement characters) so that the rest of it is checked too. A line longer than
-    ``max_line`` bytes is a problem on its line and handed on empty.
+    ``max_line`` bytes is a problem on its line (``why``, if given, says where the limit comes
+    from) and handed on empty.
     """
     for number, raw in enumerate(_split_lines(chunks, max_line), start=1):
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if max_line is not None and len(raw) > max_line:
-            problems.add(number, f"the line is longer than {max_line:,} bytes (the limit)")
+            because = f": {why}" if why else ""
+            problems.add(number, f"the line is longer than {max_line:,} bytes (the limit{because})")
             yield number, ""
             continue
         try:

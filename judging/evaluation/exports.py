@@ -5,14 +5,13 @@ nothing here touches the database. Every export names its qrels version and cont
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judging.core import csvfiles
 from judging.core.errors import InvalidInput
 from metrics.names import parse_measure
 from metrics.problems import Problem
@@ -34,7 +33,7 @@ CORRECTION_NAMES = {
 }
 ALPHA = 0.05
 CONTENT_TYPES = {
-    "csv": "text/csv; charset=utf-8",
+    "csv": csvfiles.CONTENT_TYPE,
     "latex": "text/x-tex; charset=utf-8",
     "markdown": "text/markdown; charset=utf-8",
     "trec": "text/plain; charset=utf-8",
@@ -202,9 +201,7 @@ def leaderboard_csv(
     options: ExportOptions | None = None,
     comparisons: Comparisons | None = None,
 ) -> str:
-    out = io.StringIO()
-    csv.writer(out).writerows(leaderboard_rows(board, options, comparisons))
-    return out.getvalue()
+    return csvfiles.text(leaderboard_rows(board, options, comparisons))
 
 
 _LATEX_SPECIAL = re.compile(r"[\\&%$#_{}~^|<>]")
@@ -392,19 +389,19 @@ def _qid_key(q: str) -> tuple[int, str]:
     return (len(q), q)
 
 
-def per_query_csv(version: int, content_hash: str, values: PerQuery, kind: str = "human") -> str:
-    """``qrels_version, qrels_kind, qrels_hash, run, qid, measure, value`` (full precision), runs
-    in the given order, queries in natural order."""
-    out = io.StringIO()
-    w = csv.writer(out)
-    w.writerow(["qrels_version", "qrels_kind", "qrels_hash", "run", "qid", "measure", "value"])
+def per_query_rows(
+    version: int, content_hash: str, values: PerQuery, kind: str = "human"
+) -> Iterator[list[Any]]:
+    """CSV rows ``qrels_version, qrels_kind, qrels_hash, run, qid, measure, value`` (full
+    precision), header first, runs in the given order, queries in natural order; one at a time
+    (a campaign's every run x topic x measure is a large file)."""
+    yield ["qrels_version", "qrels_kind", "qrels_hash", "run", "qid", "measure", "value"]
     for run, measures in values.items():
         qids = sorted({q for v in measures.values() for q in v}, key=_qid_key)
         for q in qids:
             for m, v in measures.items():
                 if q in v:
-                    w.writerow([version, kind, content_hash, run, q, m, repr(float(v[q]))])
-    return out.getvalue()
+                    yield [version, kind, content_hash, run, q, m, float(v[q])]
 
 
 def trec_name(measure: str) -> str:
@@ -429,26 +426,26 @@ def _trec_value(value: float, count: bool) -> str:
     return str(round(value)) if count else f"{value:.4f}"
 
 
-def per_query_trec(version: int, content_hash: str, values: PerQuery, kind: str = "human") -> str:
-    """trec_eval ``-q`` lines (``measure<TAB>qid<TAB>value``, the measure padded to 22 as
-    ``metrics/cli.py`` prints it, 4 decimals), one block per run: ``runid  all  TAG``, then
-    ``qrels_version  all  N``, ``qrels_kind  all  KIND`` and ``qrels_hash  all  HASH``, then each
-    query's values."""
+def per_query_trec(
+    version: int, content_hash: str, values: PerQuery, kind: str = "human"
+) -> Iterator[str]:
+    """trec_eval ``-q`` lines, without their line ends (``measure<TAB>qid<TAB>value``, the
+    measure padded to 22 as ``metrics/cli.py`` prints it, 4 decimals), one block per run:
+    ``runid  all  TAG``, then ``qrels_version  all  N``, ``qrels_kind  all  KIND`` and
+    ``qrels_hash  all  HASH``, then each query's values; one at a time, as the CSV's rows."""
     measures = {m for v in values.values() for m in v}
     names = {m: trec_name(m) for m in measures}  # parsed once per measure, not once a line
     counts = {m: _is_count(m) for m in measures}
-    rows: list[tuple[str, str, str]] = []
     for run, by_measure in values.items():
-        rows.append(("runid", "all", run))
-        rows.append(("qrels_version", "all", str(version)))
-        rows.append(("qrels_kind", "all", kind))
-        rows.append(("qrels_hash", "all", content_hash))
+        yield f"{'runid':<22}\tall\t{run}"
+        yield f"{'qrels_version':<22}\tall\t{version}"
+        yield f"{'qrels_kind':<22}\tall\t{kind}"
+        yield f"{'qrels_hash':<22}\tall\t{content_hash}"
         qids = sorted({q for v in by_measure.values() for q in v}, key=lambda q: q.encode())
         for q in qids:
             for m, v in by_measure.items():
                 if q in v:
-                    rows.append((names[m], q, _trec_value(float(v[q]), counts[m])))
-    return "".join(f"{a:<22}\t{b}\t{c}\n" for a, b, c in rows)
+                    yield f"{names[m]:<22}\t{q}\t{_trec_value(float(v[q]), counts[m])}"
 
 
 def read_trec_q(lines: Iterable[str]) -> dict[str, dict[str, dict[str, float]]]:

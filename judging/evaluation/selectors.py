@@ -182,10 +182,6 @@ def leaderboard_csv_rows(board: dict[str, Any]) -> list[list[Any]]:
     return exports.leaderboard_rows(board)
 
 
-def leaderboard_csv(board: dict[str, Any]) -> str:
-    return exports.leaderboard_csv(board)
-
-
 def baseline_comparisons(
     *,
     campaign: Campaign,

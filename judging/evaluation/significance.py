@@ -10,8 +10,6 @@ why."""
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -419,21 +417,17 @@ def baseline_comparison(
     return out
 
 
-def _csv(rows: list[list[Any]]) -> str:
-    buf = io.StringIO()
-    csv.writer(buf).writerows(rows)
-    return buf.getvalue()
-
-
 def _cell(v: Any) -> Any:
-    """A CSV value: non-finite numbers written as empty (not nan/inf)."""
-    if isinstance(v, float) and not math.isfinite(v):
-        return "" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    """A CSV value: an undefined effect (nan) written as empty; an infinite one as the number
+    inf or -inf."""
+    if isinstance(v, float) and math.isnan(v):
+        return ""
     return v
 
 
-def pairs_csv(matrix: dict[str, Any]) -> str:
-    """Every pair of the matrix, one line each, with the test, correction and qrels version."""
+def pairs_rows(matrix: dict[str, Any]) -> list[list[Any]]:
+    """Every pair of the matrix as CSV rows, header first, one line each, with the test,
+    correction and qrels version."""
     header = [
         "run_a",
         "run_b",
@@ -476,11 +470,12 @@ def pairs_csv(matrix: dict[str, Any]) -> str:
                 matrix["qrels_hash"],
             ]
         )
-    return _csv(rows)
+    return rows
 
 
-def baseline_csv(table: dict[str, Any]) -> str:
-    """The baseline table, one line per run, with the test, correction and qrels version."""
+def baseline_rows(table: dict[str, Any]) -> list[list[Any]]:
+    """The baseline table as CSV rows, header first, one line per run, with the test,
+    correction and qrels version."""
     header = [
         "run",
         "baseline",
@@ -533,4 +528,4 @@ def baseline_csv(table: dict[str, Any]) -> str:
                 table["qrels_hash"],
             ]
         )
-    return _csv(rows)
+    return rows

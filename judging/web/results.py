@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -20,7 +21,8 @@ from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
 from judging.campaigns.services import run_update
-from judging.core.downloads import content_disposition
+from judging.core import csvfiles
+from judging.core.downloads import content_disposition, lines_download
 from judging.core.errors import DomainError, InvalidInput, NotAllowed
 from judging.core.roles import is_admin, is_researcher
 from judging.evaluation import exports
@@ -32,7 +34,7 @@ from judging.evaluation.selectors import (
     baseline_comparisons,
     latest_qrels_version,
     leaderboard,
-    leaderboard_csv,
+    leaderboard_csv_rows,
     per_query_export_values,
     run_evaluation,
     run_evaluation_status,
@@ -116,7 +118,7 @@ def _page_board(
 
 
 @login_required
-def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase:
     _researcher(request)
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
     version = qrels_version_or_404(campaign, request.GET.get("qrels"))
@@ -129,11 +131,9 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         )
     query, board, valid = _page_board(request, campaign, version)
     if request.GET.get("format") == "csv" and valid:
-        response = HttpResponse(leaderboard_csv(board), content_type="text/csv")
-        response["Content-Disposition"] = content_disposition(
-            f"leaderboard-qrels-v{version.number}.csv"
+        return csvfiles.download(
+            leaderboard_csv_rows(board), f"leaderboard-qrels-v{version.number}.csv"
         )
-        return response
     details = request.GET.get("details") == "1"
     base = _board_params(version, query, details="1" if details else "")
     measures = board["measures"]
@@ -258,7 +258,7 @@ def _download(text: str, fmt: str, name: str) -> HttpResponse:
 
 @login_required
 @require_safe
-def leaderboard_export_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+def leaderboard_export_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase:
     """The leaderboard as a file for a paper (CSV, LaTeX, Markdown), the page's view."""
     try:
         campaign, version, options, board = _export_board(request, campaign_id, exports.FORMATS)
@@ -267,16 +267,15 @@ def leaderboard_export_page(request: HttpRequest, campaign_id: int) -> HttpRespo
         )
     except InvalidInput as exc:
         return _back_to_board(request, campaign_id, exc)
-    return _download(
-        exports.leaderboard_export(board, options, comparisons),
-        options.format,
-        exports.filename(board, "leaderboard", options.format),
-    )
+    name = exports.filename(board, "leaderboard", options.format)
+    if options.format == "csv":
+        return csvfiles.download(exports.leaderboard_rows(board, options, comparisons), name)
+    return _download(exports.leaderboard_export(board, options, comparisons), options.format, name)
 
 
 @login_required
 @require_safe
-def per_query_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+def per_query_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase:
     """Per-query values of the runs the page's view shows, as CSV or trec_eval -q lines."""
     try:
         campaign, version, options, board = _export_board(
@@ -291,12 +290,11 @@ def per_query_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         )
     except InvalidInput as exc:
         return _back_to_board(request, campaign_id, exc)
-    write = exports.per_query_trec if options.format == "trec" else exports.per_query_csv
-    return _download(
-        write(version.number, version.content_hash, values, version.kind_label),
-        options.format,
-        exports.filename(board, "per-query", options.format),
-    )
+    name = exports.filename(board, "per-query", options.format)
+    shape = (version.number, version.content_hash, values, version.kind_label)
+    if options.format == "trec":
+        return lines_download(exports.per_query_trec(*shape), name)
+    return csvfiles.download(exports.per_query_rows(*shape), name)
 
 
 def _visible_run(request: HttpRequest, run_id: int) -> Run:

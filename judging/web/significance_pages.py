@@ -11,7 +11,8 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from django.utils.html import escape
 from django.utils.http import urlencode
@@ -19,15 +20,15 @@ from django.utils.safestring import SafeString, mark_safe
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
-from judging.core.downloads import content_disposition
+from judging.core import csvfiles
 from judging.core.errors import InvalidInput
 from judging.core.roles import is_researcher
 from judging.evaluation.significance import (
     CORRECTION_NAMES,
     TEST_NAMES,
     baseline_comparison,
-    baseline_csv,
-    pairs_csv,
+    baseline_rows,
+    pairs_rows,
     parse_runs,
     parse_top,
     significance_matrix,
@@ -133,7 +134,7 @@ def _query(request: HttpRequest, **extra: str) -> str:
 
 
 @login_required
-def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase:
     """``/campaigns/<id>/compare/``: the matrix (default) or, with ``baseline=``, the baseline
     table; ``format=csv`` downloads the pair list or the baseline table."""
     _researcher(request)
@@ -205,10 +206,7 @@ def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             if baseline
             else f"significance-pairs-qrels-v{version.number}.csv"
         )
-        body = baseline_csv(table) if baseline else pairs_csv(matrix)
-        response = HttpResponse(body, content_type="text/csv")
-        response["Content-Disposition"] = content_disposition(name)
-        return response
+        return csvfiles.download(baseline_rows(table) if baseline else pairs_rows(matrix), name)
     context["csv_query"] = _query(request, format="csv")
     if baseline:
         context["table"] = table

@@ -74,14 +74,14 @@ def test_exports_and_the_api_name_the_kind(
     r = api.get(
         f"/api/v1/campaigns/{campaign.pk}/leaderboard/export/?format=csv&qrels={automatic.number}"
     )
-    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(r.getvalue().decode())))
     assert rows and {row["qrels_kind"] for row in rows} == {"automatic (umbrela v1)"}
     r = api.get(
         f"/api/v1/campaigns/{campaign.pk}/leaderboard/export/?format=latex&qrels={automatic.number}"
     )
     assert f"% qrels version {automatic.number} (automatic (umbrela v1))" in r.content.decode()
     r = api.get(f"/api/v1/campaigns/{campaign.pk}/per-query/?format=csv&qrels={automatic.number}")
-    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    rows = list(csv.DictReader(io.StringIO(r.getvalue().decode())))
     assert rows and {row["qrels_kind"] for row in rows} == {"automatic (umbrela v1)"}
     board = api.get(f"/api/v1/campaigns/{campaign.pk}/leaderboard/?qrels={automatic.number}")
     assert board.json()["qrels_kind"] == "automatic (umbrela v1)"

@@ -10,7 +10,9 @@ def install(apps: Any, schema_editor: Any) -> None:
     from judging.assessments import immutability
 
     immutability.install(
-        schema_editor.connection, version_columns=immutability.VERSION_COLUMNS_BEFORE_0008
+        schema_editor.connection,
+        version_columns=immutability.VERSION_COLUMNS_BEFORE_0008,
+        sealing=False,  # the seal's column comes in 0010
     )
 
 

@@ -11,7 +11,7 @@ def reinstall_triggers(apps: Any, schema_editor: Any) -> None:
     from judging.assessments import immutability
 
     immutability.uninstall(schema_editor.connection)
-    immutability.install(schema_editor.connection)
+    immutability.install(schema_editor.connection, sealing=False)  # the seal's column: 0010
 
 
 class Migration(migrations.Migration):
