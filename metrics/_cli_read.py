@@ -4,21 +4,51 @@ The reader accepts NaN and infinite scores and fields after the sixth, as trec_e
 records them as warnings (:class:`metrics.problems.ReadWarning`) instead of failing; every
 ``python -m metrics`` command that reads runs prints them through :func:`read_run_said`, so no
 command reads such a file silently.
+
+Every command that reads runs or qrels takes ``--max-line-length N`` (:func:`add_line_limit`):
+the longest line in bytes, by default the readers' own (64 KiB), 0 for no limit.
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Sequence
 
-from metrics.io import Run, read_run
+from metrics.io import DEFAULT_LIMITS, DEFAULT_LINE_BYTES, Limits, Run, read_run
 
-__all__ = ["SameTag", "read_run_said", "read_runs_said"]
+__all__ = ["SameTag", "add_line_limit", "line_limits", "read_run_said", "read_runs_said"]
 
 
-def read_run_said(path: str) -> Run:
+def _bytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of bytes") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative (0: no limit)")
+    return value
+
+
+def add_line_limit(p: argparse.ArgumentParser, what: str = "run or qrels") -> None:
+    """``--max-line-length N``: the longest line of a ``what`` file, in bytes."""
+    p.add_argument(
+        "--max-line-length",
+        type=_bytes,
+        default=DEFAULT_LINE_BYTES,
+        metavar="N",
+        help=f"refuse a {what} line over N bytes (default {DEFAULT_LINE_BYTES}; 0: no limit)",
+    )
+
+
+def line_limits(args: argparse.Namespace) -> Limits:
+    """The readers' limits for ``--max-line-length`` (0: no limit)."""
+    return Limits(line_bytes=args.max_line_length or None)
+
+
+def read_run_said(path: str, limits: Limits = DEFAULT_LIMITS) -> Run:
     """``read_run(path)``, each of its warnings printed as ``PATH: warning: ...`` on stderr."""
-    run = read_run(path)
+    run = read_run(path, limits=limits)
     for warning in run.warnings:  # accepted, but said: NaN or infinite scores, extra fields
         print(f"{path}: warning: {warning}", file=sys.stderr)
     return run
@@ -28,12 +58,12 @@ class SameTag(Exception):
     """Two run files carry the same tag (a command line cannot tell their figures apart)."""
 
 
-def read_runs_said(paths: Sequence[str]) -> dict[str, Run]:
+def read_runs_said(paths: Sequence[str], limits: Limits = DEFAULT_LIMITS) -> dict[str, Run]:
     """Every run by its tag (the path when the file has none), read by :func:`read_run_said`;
     :class:`SameTag` when a tag is in two files."""
     runs: dict[str, Run] = {}
     for path in paths:
-        run = read_run_said(path)
+        run = read_run_said(path, limits)
         tag = run.tag or path
         if tag in runs:
             raise SameTag(f"run tag {tag!r} appears in two files (the second: {path})")

@@ -46,7 +46,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from metrics._cli_read import SameTag, read_runs_said
+from metrics._cli_read import SameTag, add_line_limit, line_limits, read_runs_said
 from metrics.io import InvalidInput, Problem, read_qrels
 from metrics.pooling import parse_topic_spec
 
@@ -97,6 +97,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--groups", help="run<TAB>group file with a header line")
     add_scoring_options(p)
+    add_line_limit(p)
     p.add_argument("--format", choices=("json", "tsv"), default="json")
     p.set_defaults(func=run_bias)
 
@@ -165,9 +166,9 @@ def run_bias(args: argparse.Namespace, out: TextIO) -> int:
             topics = parse_topic_spec(args.topics)
         except ValueError as exc:
             return _fail(f"--topics: {exc}", EXIT_USAGE)
-    qrels = read_qrels(args.qrels)
+    qrels = read_qrels(args.qrels, limits=line_limits(args))
     try:
-        runs = read_runs_said(args.runs)
+        runs = read_runs_said(args.runs, line_limits(args))
     except SameTag as exc:
         return _fail(str(exc), EXIT_INPUT)
     groups = None
@@ -286,6 +287,7 @@ def estimators_parser() -> argparse.ArgumentParser:
         "condensed, upper)",
     )
     add_compat_options(p)
+    add_line_limit(p)
     p.add_argument("--format", choices=("json", "tsv"), default="json")
     return p
 
@@ -318,9 +320,9 @@ def run_estimators(argv: list[str], out: TextIO) -> int:
     names = None
     if args.estimators is not None:
         names = tuple(n.strip() for n in args.estimators.split(",") if n.strip())
-    qrels = read_qrels(args.qrels)
+    qrels = read_qrels(args.qrels, limits=line_limits(args))
     try:
-        runs = read_runs_said(args.runs)
+        runs = read_runs_said(args.runs, line_limits(args))
     except SameTag as exc:
         return _fail_as(prog, str(exc), EXIT_INPUT)
     not_pooled = [t.strip() for t in args.not_pooled.split(",") if t.strip()]

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from metrics._cli_read import SameTag, read_runs_said
+from metrics._cli_read import SameTag, add_line_limit, line_limits, read_runs_said
 from metrics.bias_cli import add_scoring_options
 from metrics.io import InvalidInput, Run, read_qrels
 from metrics.names import UnknownMeasureError
@@ -62,6 +62,7 @@ def _add_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("qrels_b", metavar="QRELS_B", help="qrels after (plain or gzip)")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run files (plain or gzip)")
     add_scoring_options(p)
+    add_line_limit(p)
     p.add_argument(
         "--novel", default="", help="tags of the runs added to the pool, comma-separated"
     )
@@ -77,6 +78,7 @@ def _add_reusability(p: argparse.ArgumentParser) -> None:
     p.add_argument("--groups", help="run<TAB>group file with a header line (units = groups)")
     p.add_argument("--pooled", help="tags of the pooled runs, comma-separated (default: all)")
     add_scoring_options(p)
+    add_line_limit(p)
     p.add_argument("--format", choices=("json", "text"), default="json")
 
 
@@ -193,9 +195,9 @@ def _check_level(level: int) -> None:
         raise _Fail(f"-l/--level must be >= 1, got {level}", EXIT_USAGE)
 
 
-def _read_runs(paths: Sequence[str]) -> dict[str, Run]:
+def _read_runs(args: argparse.Namespace) -> dict[str, Run]:
     try:
-        return read_runs_said(paths)
+        return read_runs_said(args.runs, line_limits(args))
     except SameTag as exc:
         raise _Fail(str(exc), EXIT_INPUT) from None
 
@@ -228,8 +230,10 @@ def _compare(args: argparse.Namespace, out: TextIO) -> int:
     topics = _topics(args.topics)
     novel = _tags(args.novel, "--novel")
     _measure(args.measure)
-    qrels_a, qrels_b = read_qrels(args.qrels_a), read_qrels(args.qrels_b)
-    runs = _read_runs(args.runs)
+    limits = line_limits(args)
+    qrels_a = read_qrels(args.qrels_a, limits=limits)
+    qrels_b = read_qrels(args.qrels_b, limits=limits)
+    runs = _read_runs(args)
     _unknown(novel, runs, "--novel")
     try:
         cmp = compare_qrels_versions(
@@ -344,8 +348,8 @@ def _reusability(args: argparse.Namespace, out: TextIO) -> int:
     topics = _topics(args.topics)
     pooled = _tags(args.pooled, "--pooled") or None
     _measure(args.measure)
-    qrels = read_qrels(args.qrels)
-    runs = _read_runs(args.runs)
+    qrels = read_qrels(args.qrels, limits=line_limits(args))
+    runs = _read_runs(args)
     if pooled is not None:
         _unknown(pooled, runs, "--pooled")
     groups = None

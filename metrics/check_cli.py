@@ -22,6 +22,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from metrics._cli_read import add_line_limit
 from metrics.check import (
     DEFAULT_JUDGED_TOLERANCE,
     DEFAULT_MIN_JUDGED,
@@ -108,12 +109,13 @@ def register(subparsers: Any) -> None:
         "-l", "--level", type=int, default=1, help="relevance level: relevant = grade >= LEVEL"
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and randomization")
+    add_line_limit(p)
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.set_defaults(func=_cmd_check)
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from metrics._cli_read import read_run_said
+    from metrics._cli_read import line_limits, read_run_said
     from metrics.io import read_qrels
     from metrics.names import parse_measures
 
@@ -123,9 +125,10 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         print(f"python -m metrics check: error: --max-drop: {exc}", file=sys.stderr)
         return EXIT_USAGE
     measures = parse_measures(args.measures)  # an unknown measure: exit 4 before any reading
-    qrels = read_qrels(args.qrels)
-    run = read_run_said(args.run)
-    baseline = read_run_said(args.baseline)
+    limits = line_limits(args)
+    qrels = read_qrels(args.qrels, limits=limits)
+    run = read_run_said(args.run, limits)
+    baseline = read_run_said(args.baseline, limits)
     result = regression_check(
         qrels,
         run,

@@ -3,12 +3,14 @@
     python -m metrics evaluate QRELS RUN [RUN ...] [-m MEASURE ...] [-q] [--compat trec_eval]
                                 [-c] [-l LEVEL] [-M N] [-J] [-N N] [-n] [-Z ZSCORES]
                                 [-R qrels|qrels_jg|prefs|qrels_prefs] [--format trec|json|csv]
+                                [--max-line-length N]
     python -m metrics compare QRELS RUN RUN [...] -m MEASURE [--test t|randomization|bootstrap]
     python -m metrics diversity SUBTOPIC_QRELS RUN [RUN ...] [-m alpha-nDCG@20 ...]
     python -m metrics check QRELS RUN --baseline BASE_RUN -m MEASURE [...] --max-drop X
 
 Exit codes: 0 ok, 2 usage, 3 bad input file (file, line and problem on stderr), 4 unknown measure;
-``check`` also 1, a regression found (:mod:`metrics.check_cli`).
+``check`` also 1, a regression found (:mod:`metrics.check_cli`). A run or qrels line over
+``--max-line-length`` bytes (default 65536, the readers' own; 0: no limit) is a bad input file.
 
 ``--compat trec_eval --format trec`` is trec_eval 10.0's output byte for byte: its flags (``-q
 -c -l -M -J -N -n -Z -R qrels_jg|prefs|qrels_prefs``; ``-m`` with its names, parameters and
@@ -47,7 +49,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from metrics._cli_read import read_run_said
+from metrics._cli_read import add_line_limit, line_limits, read_run_said
 from metrics.evaluator import EvaluationResult, Evaluator
 from metrics.io import InvalidInput, Run, read_qrels
 from metrics.names import (
@@ -134,6 +136,7 @@ def _add_eval_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="documents in the collection, for utility (trec_eval -N)",
     )
+    add_line_limit(p)
 
 
 def register_evaluate(subparsers: Any) -> None:
@@ -172,7 +175,7 @@ def _evaluator(
     args: argparse.Namespace, measures: list[str], *, intervals: bool = True
 ) -> tuple[Evaluator, list[Measure]]:
     parsed = parse_measures(measures)
-    qrels = read_qrels(args.qrels)
+    qrels = read_qrels(args.qrels, limits=line_limits(args))
     ev = Evaluator(
         qrels,
         parsed,
@@ -260,12 +263,12 @@ def _relstrings(ev: Evaluator, run: Run, depth: int) -> dict[str, str]:
     return out
 
 
-def _iter_runs(paths: Sequence[str]) -> Iterator[tuple[str, Run]]:
-    """(tag, run) for each path, read when asked for: a caller that evaluates each run before
-    the next is read holds one run in memory, not all of them."""
+def _iter_runs(args: argparse.Namespace) -> Iterator[tuple[str, Run]]:
+    """(tag, run) for each of ``args.runs``, read when asked for: a caller that evaluates each
+    run before the next is read holds one run in memory, not all of them."""
     seen: dict[str, int] = {}
-    for path in paths:
-        run = read_run_said(path)
+    for path in args.runs:
+        run = read_run_said(path, line_limits(args))
         tag = run.tag or path
         seen[tag] = seen.get(tag, 0) + 1
         if seen[tag] > 1:  # the same tag twice: keep labels unambiguous
@@ -294,7 +297,7 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     # each run is evaluated as soon as it is read, then dropped: one run in memory at a time
     results: list[tuple[str, EvaluationResult]] = []
     strings: dict[str, list[tuple[str, dict[str, str]]]] = {}
-    for tag, run in _iter_runs(args.runs):
+    for tag, run in _iter_runs(args):
         res = ev.evaluate(run)
         if zscores is not None:
             res = zscore_result(res, zscores, _display_names(measures))
@@ -503,7 +506,7 @@ def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
 
     args.ci = "none"
     ev, measures = _evaluator(args, args.measures)
-    results = [(tag, ev.evaluate(run)) for tag, run in _iter_runs(args.runs)]
+    results = [(tag, ev.evaluate(run)) for tag, run in _iter_runs(args)]
     queries = sorted({q for _, r in results for q in r.queries}, key=lambda q: q.encode())
     tables: list[dict[str, Any]] = []
     for m in measures:
@@ -688,9 +691,9 @@ def _cmd_evaluate_jg(
         raise ValueError("-R qrels_jg is trec_eval's: use it with --compat trec_eval --format trec")
     if args.depth is not None or args.judged_only:
         raise ValueError("-M and -J are not available with -R qrels_jg")
-    jg = read_qrels_jg(args.qrels)
+    jg = read_qrels_jg(args.qrels, limits=line_limits(args))
     wanted = args.measures or ["qrels_jg"]
-    for _tag, run in _iter_runs(args.runs):
+    for _tag, run in _iter_runs(args):
         res = evaluate_jg(jg, run, wanted, complete=args.complete, relevance_level=args.level)
         if zscores is not None:
             res = zscore_jg(res, zscores)
@@ -704,7 +707,7 @@ def _zscores(args: argparse.Namespace) -> ZScores | None:
         return None
     if args.compat != "trec_eval" or args.format != "trec":
         raise ValueError("-Z is trec_eval's: use it with --compat trec_eval --format trec")
-    return read_zscores(args.zscores)
+    return read_zscores(args.zscores, limits=line_limits(args))
 
 
 def _cmd_evaluate_prefs(args: argparse.Namespace, zscores: ZScores | None, out: TextIO) -> int:
@@ -714,9 +717,9 @@ def _cmd_evaluate_prefs(args: argparse.Namespace, zscores: ZScores | None, out: 
     flag = f"-R {args.qrels_format}"
     if args.compat != "trec_eval" or args.format != "trec":
         raise ValueError(f"{flag} is trec_eval's: use it with --compat trec_eval --format trec")
-    prefs = read_prefs(args.qrels, format=args.qrels_format)
+    prefs = read_prefs(args.qrels, format=args.qrels_format, limits=line_limits(args))
     wanted = args.measures or ["prefs"]
-    for _tag, run in _iter_runs(args.runs):
+    for _tag, run in _iter_runs(args):
         res = evaluate_prefs(prefs, run, wanted, complete=args.complete, depth=args.depth)
         if zscores is not None:
             res = zscore_prefs(res, zscores)

@@ -27,6 +27,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from metrics._cli_read import add_line_limit
 from metrics.diversity import (
     DEFAULT_MEASURES,
     DiversityResult,
@@ -74,6 +75,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--ci", type=float, metavar="LEVEL", default=None, help="bootstrap interval (json only)"
     )
+    add_line_limit(p, "run")
     p.set_defaults(func=run_diversity)
     return p
 
@@ -110,7 +112,7 @@ def format_json(results: list[DiversityResult], *, per_query: bool) -> str:
 
 def run_diversity(args: argparse.Namespace, out: TextIO) -> int:
     """The ``diversity`` command; :class:`~metrics.problems.InvalidInput` propagates (exit 3)."""
-    from metrics._cli_read import read_run_said
+    from metrics._cli_read import line_limits, read_run_said
 
     prog = "python -m metrics diversity"
     try:
@@ -124,7 +126,7 @@ def run_diversity(args: argparse.Namespace, out: TextIO) -> int:
     qrels = read_subtopic_qrels(args.qrels)
     results = []
     for path in args.runs:
-        run = read_run_said(path)
+        run = read_run_said(path, line_limits(args))
         result = evaluate_diversity(
             qrels, run, measures, complete=not args.run_topics_only, ci_level=args.ci
         )

@@ -53,7 +53,7 @@ import numpy.typing as npt
 from metrics.evaluator import Evaluator
 from metrics.io import Qrels, Run
 from metrics.io._tokenizer import Parser, read_pieces
-from metrics.io.limits import NO_LIMITS, Limits, id_problem, show
+from metrics.io.limits import DEFAULT_LIMITS, Limits, id_problem, show
 from metrics.io.trec import Source, _open_source
 from metrics.measures import Ranked
 from metrics.names import UnknownMeasureError, parse_measures
@@ -179,7 +179,11 @@ def _build(qcol: Bytes, jcol: Bytes, dcol: Bytes, grades: I64) -> JudgmentGroups
 
 
 def read_qrels_jg(
-    src: Source, *, source: str | None = None, max_problems: int = 100, limits: Limits = NO_LIMITS
+    src: Source,
+    *,
+    source: str | None = None,
+    max_problems: int = 100,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> JudgmentGroups:
     """Read and validate qrels with judgment groups (``qid jg docid grade``, trec_eval's
     ``-R qrels_jg``).
@@ -188,20 +192,21 @@ def read_qrels_jg(
     fields, integer grade, UTF-8, ids without control characters, blank and ``#`` lines
     skipped, gzip recognised); the group is the second field (an id: no control character, at
     most ``limits.qid_bytes``). A docid judged twice by one group of a topic is an error; judged
-    by several groups it is not. Raises :class:`~metrics.problems.InvalidInput` listing every
-    problem with its line.
+    by several groups it is not. A line is at most 64 KiB unless ``limits`` says otherwise.
+    Raises :class:`~metrics.problems.InvalidInput` listing every problem with its line.
     """
     stream, name, closer = _open_source(src, source)
     problems = Problems(max(1, max_problems))
     pieces: list[bytes] = []
+    cut: dict[int, int] = {}
 
     def kept() -> Iterator[bytes]:
-        for piece in read_pieces(stream, name, limits.line_bytes):
+        for piece in read_pieces(stream, name, limits.line_bytes, cut):
             pieces.append(piece)
             yield piece
 
     try:
-        cols = Parser(run=False, problems=problems, limits=limits).parse(kept())
+        cols = Parser(run=False, problems=problems, limits=limits).parse(kept(), cut)
     finally:
         if closer is not None:
             closer.close()

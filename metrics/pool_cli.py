@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from metrics._cli_read import add_line_limit, line_limits
+from metrics.io import DEFAULT_LIMITS, Limits
 from metrics.pooling import (
     STRATEGIES,
     JSONValue,
@@ -48,7 +50,9 @@ def parse_strata(spec: str) -> tuple[tuple[int, float], ...]:
     return tuple(strata)
 
 
-def load_rankings(paths: Sequence[str], depth: int | None) -> dict[str, dict[str, list[str]]]:
+def load_rankings(
+    paths: Sequence[str], depth: int | None, limits: Limits = DEFAULT_LIMITS
+) -> dict[str, dict[str, list[str]]]:
     """Read TREC runs into run tag -> qid -> docids in trec_eval order, cut to ``depth``.
 
     Two files with the same run tag are an error (pools are keyed by run).
@@ -57,7 +61,7 @@ def load_rankings(paths: Sequence[str], depth: int | None) -> dict[str, dict[str
 
     out: dict[str, dict[str, list[str]]] = {}
     for path in paths:
-        run = read_run_said(path)
+        run = read_run_said(path, limits)
         tag = run.tag or Path(path).name
         if tag in out:
             raise ValueError(f"{path}: run tag {tag!r} is used by another run")
@@ -126,6 +130,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--relevance-level", type=int, default=1, help="relevant = grade >= this (1)"
     )
+    add_line_limit(parser)
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -160,7 +165,7 @@ def register(subparsers: Any) -> None:
 
 
 def _run_build(args: argparse.Namespace, out: TextIO) -> int:
-    runs = load_rankings(args.runs, args.depth)
+    runs = load_rankings(args.runs, args.depth, line_limits(args))
     strategy = _strategy(args.strategy, args, list(runs))
     pool = strategy.pool(
         runs,
@@ -188,8 +193,8 @@ def _write_pool(pool: Any, fmt: str, out: TextIO) -> None:
 def _run_simulate(args: argparse.Namespace, out: TextIO) -> int:
     from metrics.io import read_qrels
 
-    runs = load_rankings(args.runs, args.depth)
-    qrels = read_qrels(args.qrels).to_dict()
+    runs = load_rankings(args.runs, args.depth, line_limits(args))
+    qrels = read_qrels(args.qrels, limits=line_limits(args)).to_dict()
     results: list[SimulationResult] = []
     for name in dict.fromkeys(args.strategy):
         strategy = _strategy(name, args, list(runs))

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from metrics.io import Run
-from metrics.io.limits import NO_LIMITS, Limits
+from metrics.io.limits import DEFAULT_LIMITS, Limits
 from metrics.io.trec import Source
 from metrics.names import UnknownMeasureError, expand_groups
 from metrics.prefs_counts import count_topic
@@ -59,7 +59,7 @@ def read_prefs(
     format: Format = "prefs",
     source: str | None = None,
     max_problems: int = 100,
-    limits: Limits = NO_LIMITS,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Prefs:
     """Read and validate preference judgments: ``format="prefs"`` (``qid jg jsg docno
     rel_level``) or ``"qrels_prefs"`` (a qrels file, ``qid jg docno rel_level``). Raises

@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.io._tokenizer import read_pieces
-from metrics.io.limits import CONTROL_BYTES, NO_LIMITS, Limits, id_problem, show
+from metrics.io.limits import CONTROL_BYTES, DEFAULT_LIMITS, Limits, id_problem, show
 from metrics.io.trec import Source, _open_source
 from metrics.problems import Problems
 
@@ -98,7 +98,7 @@ def read_rows(
     format: Format = "prefs",
     source: str | None = None,
     max_problems: int = 100,
-    limits: Limits = NO_LIMITS,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[PrefsRows, Problems]:
     """Read ``src`` (module docstring); the good rows and the problems found.
 
@@ -110,10 +110,19 @@ def read_rows(
     layout = _LAYOUT[format]
     name, data = read_bytes(src, source, limits)
     problems = Problems(max(1, max_problems))
-    rows = _whole(name, data, layout) if limits == NO_LIMITS else None
+    rows = _whole(name, data, layout) if _only_lines_within(limits, data) else None
     if rows is None:
         rows = _by_line(name, split_lines(data), layout, limits, problems)
     return rows, problems
+
+
+def _only_lines_within(limits: Limits, data: bytes) -> bool:
+    """Whether ``limits`` bound nothing but the line length and every line of ``data`` is within
+    it (a CR before a line end counted: such a line only takes the slower path, which says
+    the same): then the whole file is parsed at once, as without limits."""
+    if (limits.qid_bytes, limits.docid_bytes, limits.tag_bytes) != (None, None, None):
+        return False
+    return limits.line_bytes is None or max(map(len, data.split(b"\n"))) <= limits.line_bytes
 
 
 def _column(values: Sequence[bytes]) -> Bytes:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from metrics.evaluator import GEO_MEAN_FLOOR, Aggregate, EvaluationResult
-from metrics.io.limits import NO_LIMITS, Limits, id_problem, show
+from metrics.io.limits import DEFAULT_LIMITS, Limits, id_problem, show
 from metrics.io.trec import Source
 from metrics.judgment_groups import JudgmentGroupResult
 from metrics.names import parse_measure
@@ -135,7 +135,11 @@ def _number(token: bytes, what: str) -> float | str:
 
 
 def read_zscores(
-    src: Source, *, source: str | None = None, max_problems: int = 100, limits: Limits = NO_LIMITS
+    src: Source,
+    *,
+    source: str | None = None,
+    max_problems: int = 100,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> ZScores:
     """Read a z-scores file (module docstring); raises :class:`~metrics.problems.InvalidInput`
     listing every problem with its line."""

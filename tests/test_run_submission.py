@@ -9,7 +9,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client, override_settings
 
-from judging.campaigns.models import RankedList, Run, UnknownTopicPolicy
+from judging.campaigns.models import Document, RankedList, Run, UnknownTopicPolicy
 
 pytestmark = pytest.mark.django_db
 
@@ -281,21 +281,30 @@ def test_a_run_as_trec_eval_reads_it_is_stored_with_its_warnings(
     response = submit(client, campaign, data)
     assert response.status_code == 201, response.json()
     body = response.json()
+    nan = "a NaN score (ranked after every other document of its query)"
+    inf = "an infinite score (out of range or inf, ordered as a number)"
+    extra = "more than 6 fields (the fields after the sixth are ignored)"
     assert body["warnings"] == [
         {
-            "message": "a NaN score (ranked after every other document of its query)",
+            "kind": "read",
+            "message": nan,
             "count": 2,
             "lines": [1, 4],
+            "text": f"2 lines with {nan}: lines 1, 4",
         },
         {
-            "message": "an infinite score (out of range or inf, ordered as a number)",
+            "kind": "read",
+            "message": inf,
             "count": 2,
             "lines": [3, 5],
+            "text": f"2 lines with {inf}: lines 3, 5",
         },
         {
-            "message": "more than 6 fields (the fields after the sixth are ignored)",
+            "kind": "read",
+            "message": extra,
             "count": 1,
             "lines": [2],
+            "text": f"1 line with {extra}: line 2",
         },
     ]
     assert body["topic_counts"] == {"401": 4, "402": 1}
@@ -315,4 +324,164 @@ def test_a_run_as_trec_eval_reads_it_is_stored_with_its_warnings(
     assert [(p["line"], p["message"]) for p in bad.json()["problems"]] == [
         (2, "score 'nan(2)' is not a number"),
         (2, "duplicate docid 'd1' for query '401' (first on line 1)"),
+    ]
+
+
+# --- every problem at once, and what is stored with a warning (issue 29, point 15) ----------
+
+
+def test_an_unknown_topic_is_listed_with_the_files_other_problems(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    data = (
+        b"401 Q0 d1 1 2.5 bm25\n"
+        b"401 Q0 d2 2 abc bm25\n"  # a score that is not a number
+        b"999 Q0 d1 1 1.0 bm25\n"  # a topic the campaign does not have
+        b"402 Q0 d9 1 7\n"  # 5 fields
+        b"999 Q0 d2 2 0.5 bm25\n"
+    )
+    response = submit(api_client_for(researcher), campaign, data)
+    assert response.status_code == 400
+    body = response.json()
+    assert body["problems"] == [
+        {"line": 2, "message": "score 'abc' is not a number"},
+        {
+            "line": 3,
+            "message": "topic '999' is not in campaign 'Test campaign' "
+            "(2 line(s), first at line 3)",
+        },
+        {"line": 4, "message": "expected 6 fields (qid Q0 docid rank score tag), found 5"},
+    ]
+    assert (body["problem_count"], body["problems_shown"]) == (3, 3)
+    assert body["detail"] == "the run file has 3 problem(s); nothing was stored"
+    assert_nothing_stored()
+
+
+@override_settings(POOLJUDGE_MAX_PROBLEMS=2)
+def test_unknown_topics_count_towards_the_cap_in_line_order(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    data = b"998 Q0 d1 1 1.0 t\n401 Q0 d2 2 x t\n401 Q0 d3 3 y t\n999 Q0 d1 1 1.0 t\n"
+    body = submit(api_client_for(researcher), campaign, data).json()
+    assert [p["line"] for p in body["problems"]] == [1, 2]
+    assert "topic '998'" in body["problems"][0]["message"]
+    assert (body["problem_count"], body["problems_shown"]) == (4, 2)
+
+
+def test_under_the_ignore_policy_unknown_topics_are_no_problem_of_a_bad_file(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    campaign.unknown_topic_policy = UnknownTopicPolicy.IGNORE
+    campaign.save()
+    data = b"401 Q0 d1 1 x bm25\n999 Q0 d1 1 1.0 bm25\n"
+    body = submit(api_client_for(researcher), campaign, data).json()
+    assert body["problems"] == [{"line": 1, "message": "score 'x' is not a number"}]
+    # unless no line names a topic of the campaign: nothing would be stored, said at once too
+    refused = submit(api_client_for(researcher), campaign, b"998 Q0 d1 1 x t\n999 Q0 d1 1 1 t\n")
+    assert refused.json()["problems"] == [
+        {"message": "every line names a topic the campaign does not have (998, 999)"},
+        {"line": 1, "message": "score 'x' is not a number"},
+    ]
+
+
+def test_a_json_run_lists_its_unknown_topics_with_its_other_problems(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    response = api_client_for(researcher).post(
+        f"/api/v1/campaigns/{campaign.pk}/runs/",
+        {"tag": "j", "results": {"401": {"a": "high"}, "999": {"b": 1.0}}},
+        format="json",
+    )
+    assert response.status_code == 400
+    problems = {p["location"]: p["message"] for p in response.json()["problems"]}
+    assert problems == {
+        "results.401.a": "score 'high' is not a number (a JSON number, or one of "
+        '"NaN", "Infinity", "-Infinity" as a string)',
+        "results.999": "topic '999' is not in campaign 'Test campaign' (1 line(s))",
+    }
+    assert_nothing_stored()
+
+
+def _warnings(body: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [w for w in body["warnings"] if w["kind"] == kind]
+
+
+def test_the_same_content_under_another_tag_is_stored_with_a_warning(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    client = api_client_for(researcher)
+    first = submit(client, campaign, GOOD).json()
+    assert first["warnings"] == []
+    # the same file under another tag, the same lines with another tag column, the same
+    # rankings as JSON: each the same content as the first run
+    same_file = submit(client, campaign, GOOD, tag="bm25-again").json()
+    renamed = submit(client, campaign, GOOD.replace(b" bm25\n", b" bm25-v2\n"), "v2.txt").json()
+    as_json = client.post(
+        f"/api/v1/campaigns/{campaign.pk}/runs/",
+        {
+            "tag": "bm25-json",
+            "results": {"401": {"d1": 2.5, "d2": 2.5, "d3": 1.0}, "402": {"d9": 7}},
+        },
+        format="json",
+    ).json()
+    message = f"same content as run 'bm25' (id {first['id']}): the same documents and scores"
+    for body in (same_file, renamed, as_json):
+        assert _warnings(body, "same_content") == [
+            {"kind": "same_content", "message": message, "count": 4, "lines": [], "text": message}
+        ], body
+    assert Run.objects.count() == 4  # stored all the same
+    # stored with the run: its detail says it later too
+    detail = client.get(f"/api/v1/runs/{renamed['id']}/").json()
+    assert detail["warnings"] == renamed["warnings"]
+
+
+def test_other_content_or_another_researchers_run_is_not_the_same_content(
+    api_client_for: Any, researcher: Any, other_researcher: Any, campaign: Any
+) -> None:
+    submit(api_client_for(researcher), campaign, GOOD)
+    one_score = submit(api_client_for(researcher), campaign, GOOD.replace(b" 7 ", b" 6 "), tag="b")
+    assert one_score.json()["warnings"] == []
+    # another researcher's runs are not named to them (nor is it said that one exists)
+    theirs = submit(api_client_for(other_researcher), campaign, GOOD)
+    assert theirs.status_code == 201 and theirs.json()["warnings"] == []
+
+
+def test_docids_not_in_the_collection_are_warned_when_the_campaign_has_documents(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    client = api_client_for(researcher)
+    no_documents = submit(client, campaign, GOOD).json()
+    assert no_documents["warnings"] == []  # a campaign without documents: nothing to compare
+    for docid in ("d1", "d3"):
+        Document.objects.create(campaign=campaign, docid=docid)
+    data = GOOD.replace(b"bm25", b"bm25b") + b"402 Q0 d2 2 1.0 bm25b\n"
+    body = submit(client, campaign, data).json()
+    message = "a docid not among the campaign's documents (2 docids, e.g. 'd2', 'd9')"
+    assert _warnings(body, "unknown_docids") == [
+        {
+            "kind": "unknown_docids",
+            "message": message,
+            "count": 3,
+            "lines": [],
+            "text": f"3 entries with {message}",
+        }
+    ]
+    assert Run.objects.get(pk=body["id"]).num_entries == 5  # stored all the same
+
+
+def test_warnings_stored_before_they_had_kinds_are_the_readers(
+    api_client_for: Any, researcher: Any, campaign: Any
+) -> None:
+    client = api_client_for(researcher)
+    run_id = submit(client, campaign, GOOD).json()["id"]
+    nan = "a NaN score (ranked after every other document of its query)"
+    Run.objects.filter(pk=run_id).update(warnings=[{"message": nan, "count": 1, "lines": [3]}])
+    assert client.get(f"/api/v1/runs/{run_id}/").json()["warnings"] == [
+        {
+            "kind": "read",
+            "message": nan,
+            "count": 1,
+            "lines": [3],
+            "text": f"1 line with {nan}: line 3",
+        }
     ]

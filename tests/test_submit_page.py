@@ -247,6 +247,56 @@ def test_the_submit_page_needs_the_csrf_token(campaign: Campaign, researcher: An
     assert not Run.objects.exists()
 
 
+def test_an_unknown_topic_is_listed_with_the_files_other_problems_as_the_api_lists_them(
+    campaign: Campaign, researcher: Any, api_client_for: Any
+) -> None:
+    bad = GOOD_RUN.replace("401 Q0 d2 2 2.0", "401 Q0 d2 2 two") + "999 Q0 d9 1 1.0 page-bm25\n"
+    api = api_client_for(researcher).post(
+        f"/api/v1/campaigns/{campaign.pk}/runs/",
+        {"file": SimpleUploadedFile("bad.run", bad.encode())},
+        format="multipart",
+    )
+    assert api.json()["problems"] == [
+        {"line": 2, "message": "score 'two' is not a number"},
+        {
+            "line": 6,
+            "message": "topic '999' is not in campaign 'Test campaign' "
+            "(1 line(s), first at line 6)",
+        },
+    ]
+    r = web(researcher).post(submit_url(campaign), {"paste": bad, "tag": "t"})
+    assert r.status_code == 400
+    assert page_problems(r.content.decode()) == api.json()["problems"]
+    assert not Run.objects.exists()
+
+
+def _submit_warnings(html: str) -> list[str]:
+    found = re.search(r'id="submit-warnings">(.*?)</div>', html, re.S)
+    assert found is not None, "no #submit-warnings on the page"
+    return [unescape(item) for item in re.findall(r"<li>(.*?)</li>", found[1])]
+
+
+def test_the_run_page_shows_what_the_run_was_stored_with_a_warning_for(
+    campaign: Campaign, researcher: Any
+) -> None:
+    client = web(researcher)
+    first = client.post(submit_url(campaign), {"paste": GOOD_RUN})
+    assert first.status_code == 302
+    assert 'id="submit-warnings"' not in client.get(first["Location"]).content.decode()
+    for docid in ("d1", "d2", "d3", "d4"):  # d5 is not among them
+        Document.objects.create(campaign=campaign, docid=docid)
+    again = client.post(submit_url(campaign), {"paste": GOOD_RUN, "tag": "the-same"})
+    assert again.status_code == 302
+    page = client.get(again["Location"]).content.decode()
+    run_id = Run.objects.get(name="page-bm25").pk
+    assert _submit_warnings(page) == [
+        f"same content as run 'page-bm25' (id {run_id}): the same documents and scores",
+        "1 entry with a docid not among the campaign's documents (1 docid, e.g. 'd5')",
+    ]
+    assert "Run &#x27;the-same&#x27; submitted: 5 entries over 2 topics; 2 warnings" in page
+    assert wording_problems(page) == []
+
+
 # --- who may ------------------------------------------------------------------------------
 
 

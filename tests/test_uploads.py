@@ -109,6 +109,18 @@ def test_bad_utf8_is_a_problem_on_its_line() -> None:
     assert problems.error("x").problems == [Problem(2, "not valid UTF-8 (byte 0xe9 at column 4)")]
 
 
+def test_a_line_cut_while_read_is_named_with_its_whole_length() -> None:
+    problems = Problems()
+    chunks = [b"ok\nx", b"x" * 50, b"y" * 50, b"\r\nfine\r", b"\nz" + b"z" * 20]
+    lines = list(uploads.decode_lines(chunks, problems, max_line=10))
+
+    assert lines == [(1, "ok"), (2, ""), (3, "fine"), (4, "")]
+    assert problems.error("x").problems == [
+        Problem(2, "the line is 101 bytes long; the limit is 10"),
+        Problem(4, "the line is 21 bytes long; the limit is 10"),
+    ]
+
+
 def test_a_reader_error_outside_a_service_is_not_swallowed() -> None:
     with pytest.raises(ReaderError):
         uploads.gunzip_head(b"\x1f\x8b" + bytes(30), source="d.gz")

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from rest_framework.settings import api_settings
 
 from judging.assessments.models import QrelsVersion
+from judging.campaigns import run_warnings
 from judging.campaigns.models import (
     HIGHLIGHT_TERM_MAX_CHARS,
     HIGHLIGHT_TERMS_MAX,
@@ -291,11 +292,24 @@ class RunEvaluationStatusSerializer(TaskStatusSerializer):
     )
 
 
-class ReadWarningSerializer(serializers.Serializer[Any]):
-    message = serializers.CharField(help_text="What was accepted, e.g. a NaN score.")
-    count = serializers.IntegerField(help_text="On how many lines.")
+class RunWarningSerializer(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(
+        choices=run_warnings.KINDS,
+        help_text="read: accepted as trec_eval reads it (a NaN or infinite score, fields after "
+        "the sixth); same_content: the same documents and scores for every topic as another "
+        "run of yours (any run of the campaign, for an admin), stored under another tag; "
+        "unknown_docids: docids not among the campaign's documents (when it has some).",
+    )
+    message = serializers.CharField(
+        help_text="What it is about, e.g. a NaN score, or the run with the same content."
+    )
+    count = serializers.IntegerField(help_text="On how many entries (lines of a file).")
     lines = serializers.ListField(
-        child=serializers.IntegerField(), help_text="The first of those lines (at most ten)."
+        child=serializers.IntegerField(),
+        help_text="The first of those lines (at most ten), where they are known.",
+    )
+    text = serializers.CharField(
+        help_text="The warning in one sentence, as the run's page says it."
     )
 
 
@@ -314,10 +328,12 @@ class RunSerializer(serializers.ModelSerializer[Run]):
         help_text="Its evaluation against the latest qrels version: stored, or its task's state."
     )
     warnings = serializers.SerializerMethodField(
-        help_text="What the file held that trec_eval accepts and we accept too, said: NaN scores "
-        "(ranked after every other document of their topic, among themselves by docid "
-        "descending), infinite scores, fields after the sixth (ignored); each kind with its "
-        "count and first lines (none for JSON). Empty for a clean file."
+        help_text="What the run was stored with although it deserves a look: what the file held "
+        "that trec_eval accepts and we accept too, said (NaN scores, ranked after every other "
+        "document of their topic, among themselves by docid descending; infinite scores; "
+        "fields after the sixth, ignored), each kind with its count and first lines (none for "
+        "JSON); the same content as another run; docids not among the campaign's documents. "
+        "Empty for a clean run."
     )
 
     class Meta:
@@ -343,9 +359,9 @@ class RunSerializer(serializers.ModelSerializer[Run]):
         ]
         read_only_fields = fields
 
-    @extend_schema_field(ReadWarningSerializer(many=True))
+    @extend_schema_field(RunWarningSerializer(many=True))
     def get_warnings(self, run: Run) -> list[dict[str, Any]]:
-        return [w.as_dict() for w in run.read_warnings]
+        return [{**w.as_dict(), "text": str(w)} for w in run.all_warnings]
 
     def get_num_topics(self, run: Run) -> int:
         return len(run.topic_counts)
@@ -364,8 +380,8 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
 
 class RunSubmittedSerializer(RunSerializer):
-    """The stored run as the submission answers it (its ``warnings`` say what its file held
-    that was accepted although unusual)."""
+    """The stored run as the submission answers it (its ``warnings`` say what it was stored
+    with although it deserves a look)."""
 
 
 class RunUpdateSerializer(serializers.ModelSerializer[Run]):

@@ -343,10 +343,13 @@ class CampaignViewSet(
         },
         description="Submit a run: a TREC run file (multipart field 'file', plain or gzip) or "
         "JSON {'tag': ..., 'results': {qid: {docid: score}}}. The whole run is "
-        "validated first; on any problem nothing is stored. A file is read as trec_eval "
-        "reads it: NaN scores (ranked last), infinite scores and fields after the sixth are "
-        "accepted, and listed in 'warnings' with their lines; in JSON, NaN and the "
-        "infinities are the strings 'NaN', 'Infinity', '-Infinity' (counted in 'warnings').",
+        "validated first; on any problem nothing is stored, and every problem is listed at "
+        "once (topics the campaign does not have with the file's other problems). A file is "
+        "read as trec_eval reads it: NaN scores (ranked last), infinite scores and fields "
+        "after the sixth are accepted, and listed in 'warnings' with their lines; in JSON, "
+        "NaN and the infinities are the strings 'NaN', 'Infinity', '-Infinity' (counted in "
+        "'warnings'). Also stored with a warning: the same content as another run of yours "
+        "(kind same_content) and docids not among the campaign's documents (unknown_docids).",
     )
     @runs.mapping.post
     def submit_run(self, request: Request, pk: str | None = None) -> Response:

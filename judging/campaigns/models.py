@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from judging.campaigns.run_warnings import READ, RunWarning
 from metrics.problems import ReadWarning
 
 if TYPE_CHECKING:
@@ -456,6 +457,14 @@ class Run(models.Model):
     )
     submitted_at = models.DateTimeField(auto_now_add=True)
     checksum = models.CharField(max_length=64, help_text="SHA-256 of the submitted run content.")
+    content_checksum = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="SHA-256 of the run as stored (each topic's documents and scores in trec_eval "
+        "order, whatever the file's tag column or format): equal for the same content. Empty "
+        "for runs stored before it was kept.",
+    )
     num_entries = models.PositiveIntegerField(default=0)
     topic_counts = models.JSONField(default=dict, help_text="Entries per topic id.")
     dropped_lines = models.PositiveIntegerField(
@@ -465,8 +474,10 @@ class Run(models.Model):
     warnings = models.JSONField(
         default=list,
         blank=True,
-        help_text="What the reader accepted although unusual (NaN or infinite scores, fields "
-        "after the sixth): [{message, count, lines}], as the submission answered.",
+        help_text="What the run was stored with although it deserves a look "
+        "(campaigns.run_warnings): what the reader accepted although unusual (NaN or infinite "
+        "scores, fields after the sixth), the same content as another run, docids not among "
+        "the campaign's documents: [{kind, message, count, lines}], as the submission answered.",
     )
 
     objects = RunQuerySet.as_manager()
@@ -484,11 +495,21 @@ class Run(models.Model):
         return self.tag
 
     @property
+    def all_warnings(self) -> tuple[RunWarning, ...]:
+        """Every stored warning, in the order the submission answered them."""
+        return tuple(RunWarning.from_dict(w) for w in self.warnings)
+
+    @property
     def read_warnings(self) -> tuple[ReadWarning, ...]:
-        """The stored warnings as the reader gave them."""
+        """The reader's warnings, as the reader gave them."""
         return tuple(
-            ReadWarning(w["message"], int(w["count"]), tuple(w["lines"])) for w in self.warnings
+            ReadWarning(w.message, w.count, w.lines) for w in self.all_warnings if w.kind == READ
         )
+
+    @property
+    def submission_warnings(self) -> tuple[RunWarning, ...]:
+        """The warnings about the run against the campaign (same content, unknown docids)."""
+        return tuple(w for w in self.all_warnings if w.kind != READ)
 
 
 class RankedList(models.Model):

@@ -23,7 +23,7 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
-from judging.campaigns import formats
+from judging.campaigns import formats, run_checks
 from judging.campaigns.models import (
     Campaign,
     Document,
@@ -34,6 +34,7 @@ from judging.campaigns.models import (
     UnknownTopicPolicy,
 )
 from judging.campaigns.models import Run as RunModel
+from judging.campaigns.run_warnings import RunWarning
 from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotAllowed, TooLarge
 from judging.core.roles import Account, UserLike, is_admin
@@ -514,18 +515,23 @@ def _run_from_file(upload: uploads.Upload) -> Run:
         )
 
 
+def _run_upload(data: uploads.Source, source: str) -> uploads.Upload:
+    """A run file's plain content (size checked, gzip undone)."""
+    return uploads.read(
+        data, what="the run file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source
+    )
+
+
 def run_read(*, data: uploads.Source, source: str = "run") -> tuple[Run, bytes]:
     """A run file read and validated whole as ``run_submit`` reads it (size, gzip, every line),
     and its plain content; nothing stored."""
-    upload = uploads.read(
-        data, what="the run file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source
-    )
+    upload = _run_upload(data, source)
     return _run_from_file(upload), upload.data
 
 
 def run_first_lines(data: bytes, qids: set[str]) -> dict[str, int]:
     """Line number of the first line naming each of ``qids`` in a TREC run or qrels file."""
-    return _first_lines(data, qids)
+    return run_checks.first_lines(data, qids)
 
 
 def _run_from_json(results: Any) -> Run:
@@ -609,20 +615,6 @@ def _json_score(score: Any) -> float | None:
         return math.inf if score > 0 else -math.inf
 
 
-def _first_lines(data: bytes, qids: set[str]) -> dict[str, int]:
-    """Line number of the first line naming each of ``qids`` (error reports only)."""
-    found: dict[str, int] = {}
-    for number, line in enumerate(data.splitlines(), 1):
-        head = line.split(None, 1)[:1]
-        if head:
-            q = head[0].decode("utf-8", "replace")
-            if q in qids and q not in found:
-                found[q] = number
-                if len(found) == len(qids):
-                    break
-    return found
-
-
 def _checksum(results: Any) -> str:
     """SHA-256 of the canonical JSON of a run submitted as JSON (keys sorted)."""
     canonical = json.dumps(results, sort_keys=True, separators=(",", ":"))
@@ -657,6 +649,11 @@ def run_submit(
 
     ``pooled`` None follows the campaign's ``run_pooling``: closed means not pooled, open and
     auto pooled (``workflows.runs.run_submitted`` resolves auto, which needs the pools).
+
+    Topics the campaign does not have (policy reject) are listed with the file's other
+    problems, all at once (``run_checks``). Stored with a warning besides the reader's: the same
+    content as a run of the submitter's (any run of the campaign, for an admin), docids not
+    among the campaign's documents when it has some (``run_warnings``).
     """
     _check_run_fields(group=group, description=description)
     model_names = check_model_names(model_names)
@@ -665,9 +662,23 @@ def run_submit(
         _check_tag(campaign, owner, tag)
     raw = b""
     if data is not None:
-        run, raw = run_read(data=data, source=source)
+        upload = _run_upload(data, source)
+        raw = upload.data
+        try:
+            run = _run_from_file(upload)
+        except InvalidInput as refused:  # with the unknown topics, not only once it is fixed
+            counts, first = run_checks.topic_lines(raw)
+            raise run_checks.with_topic_problems(
+                refused, campaign, counts, first, "the run file"
+            ) from None
     else:
-        run = _run_from_json(results)
+        try:
+            run = _run_from_json(results)
+        except InvalidInput as refused:
+            counts = run_checks.json_topics(results)
+            raise run_checks.with_topic_problems(
+                refused, campaign, counts, None, "the run"
+            ) from None
     if not tag:
         if len(run.tags) != 1:
             found = ", ".join(run.tags[:5]) or "none"
@@ -683,7 +694,7 @@ def run_submit(
     known = np.fromiter((q in topic_ids for q in run.qids), dtype=bool, count=len(run.qids))
     unknown = [q for q, k in zip(run.qids, known.tolist(), strict=True) if not k]
     if unknown and campaign.unknown_topic_policy == UnknownTopicPolicy.REJECT:
-        raise _unknown_topics(campaign, run, unknown, raw if data is not None else None, source)
+        raise _unknown_topics(campaign, run, topic_ids, raw if data is not None else None, source)
     if not known.any():
         raise InvalidInput(
             "every line names a topic the campaign does not have",
@@ -697,15 +708,26 @@ def run_submit(
     docids = run.docids[order]
     scores = run.scores[order].astype("<f8", copy=False)
     rankings: list[tuple[int, int, bytes, bytes]] = []
+    contents: list[tuple[str, bytes, bytes]] = []
     counts_per_topic: dict[str, int] = {}
     for i, qid in enumerate(run.qids):
         if qid in topic_ids:
             a, b = offsets[i], offsets[i + 1]
-            rankings.append(
-                (topic_ids[qid], b - a, b"\n".join(docids[a:b].tolist()), scores[a:b].tobytes())
-            )
+            contents.append((qid, b"\n".join(docids[a:b].tolist()), scores[a:b].tobytes()))
+            rankings.append((topic_ids[qid], b - a, contents[-1][1], contents[-1][2]))
             counts_per_topic[qid] = b - a
     checksum = hashlib.sha256(raw).hexdigest() if data is not None else _checksum(results)
+    content_checksum = run_checks.content_checksum(contents)
+    warnings = [RunWarning.read(w) for w in run.warnings]
+    same = run_checks.same_content(
+        campaign=campaign,
+        owner=owner,
+        checksum=content_checksum,
+        file_checksum=checksum,
+        entries=sum(counts_per_topic.values()),
+    )
+    unlisted = run_checks.unknown_docids(campaign, docids[np.repeat(known, lengths)])
+    warnings += [w for w in (same, unlisted) if w is not None]
 
     for attempt in range(3):  # another researcher may take the same tag at the same moment
         try:
@@ -720,10 +742,11 @@ def run_submit(
                 pooled=campaign.run_pooling != RunPooling.CLOSED if pooled is None else pooled,
                 priority=priority,
                 checksum=checksum,
+                content_checksum=content_checksum,
                 num_entries=sum(counts_per_topic.values()),
                 topic_counts=counts_per_topic,
                 dropped_lines=dropped,
-                warnings=[w.as_dict() for w in run.warnings],
+                warnings=[w.as_dict() for w in warnings],
                 rankings=rankings,
             )
         except IntegrityError:
@@ -763,9 +786,7 @@ def run_stored_identically(
     """The owner's run in the campaign stored from the same file content (checksum) under the
     name ``tag`` (or any name when None: a file's tag column is part of its content), or None.
     Lets a re-run of a batch import skip what it stored the first time."""
-    upload = uploads.read(
-        data, what="the run file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source
-    )
+    upload = _run_upload(data, source)
     found = RunModel.objects.filter(
         campaign=campaign, owner=owner, checksum=hashlib.sha256(upload.data).hexdigest()
     )
@@ -775,22 +796,14 @@ def run_stored_identically(
 
 
 def _unknown_topics(
-    campaign: Campaign, run: Run, unknown: list[str], raw: bytes | None, source: str
+    campaign: Campaign, run: Run, topic_ids: Mapping[str, int], raw: bytes | None, source: str
 ) -> InvalidInput:
+    unknown = {q for q in run.qids if q not in topic_ids}
     counts = dict(zip(run.qids, np.diff(run.offsets).tolist(), strict=True))
-    first = _first_lines(raw, set(unknown)) if raw is not None else {}
-    unknown.sort(key=lambda q: first.get(q, 0))
-    problems = [
-        Problem(
-            first.get(q, 0),
-            f"topic {q!r} is not in campaign {campaign.name!r} ({counts[q]} line(s)"
-            + (f", first at line {first[q]})" if q in first else ")"),
-            None if raw is not None else f"results.{q}",
-        )
-        for q in unknown
-    ]
+    first = run_checks.first_lines(raw, unknown) if raw is not None else None
+    problems = run_checks.unknown_topic_problems(campaign, counts, first, topic_ids)
     return InvalidInput(
-        f"the run names {len(unknown)} topic(s) the campaign does not have (policy: reject); "
+        f"the run names {len(problems)} topic(s) the campaign does not have (policy: reject); "
         "nothing was stored",
         problems[: settings.POOLJUDGE_MAX_PROBLEMS],
         total=len(problems),

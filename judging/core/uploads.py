@@ -34,7 +34,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 
 from judging.core.errors import InvalidInput, TooLarge
-from metrics.io.limits import Limits
+from metrics.io.limits import Limits, line_problem
 from metrics.problems import InvalidInput as ReaderError
 from metrics.problems import Problem, Problems
 
@@ -227,30 +227,37 @@ def gunzip_head(head: bytes, *, source: str) -> bytes:
 # --------------------------------------------------------------------------- text
 
 
-def _split_lines(chunks: Iterable[bytes], max_line: int | None) -> Iterator[bytes]:
-    """The lines of ``chunks``; a line over ``max_line`` bytes keeps its first ``max_line + 1``
-    (the rest is dropped as it is read), so memory stays bounded and time linear."""
+def _split_lines(chunks: Iterable[bytes], max_line: int | None) -> Iterator[tuple[bytes, int]]:
+    """The lines of ``chunks``, each with its length (a CR before its line end not counted); a
+    line over ``max_line`` bytes keeps its first ``max_line + 1`` (the rest is only counted as
+    it is read), so memory stays bounded and time linear."""
     cap = None if max_line is None else max_line + 1
     pending: list[bytes] = []  # the start of a line whose end has not come yet
-    size = 0
+    size = 0  # bytes in pending
+    dropped = 0  # bytes of the line dropped so far
+    last = b""  # the line's last byte so far
     for chunk in chunks:
         pieces = chunk.split(b"\n")
-        last = pieces.pop()
+        rest = pieces.pop()
         if pieces:
-            if pending:
-                pending.append(pieces[0])
-                pieces[0] = b"".join(pending)
-            yield from pieces
-            pending, size = [], 0
+            head = pieces[0]
+            line = b"".join([*pending, head]) if pending else head
+            end = head[-1:] or last
+            yield line[:cap], size + dropped + len(head) - (end == b"\r")
+            yield from ((p, len(p) - p.endswith(b"\r")) for p in pieces[1:])
+            pending, size, dropped, last = [], 0, 0, b""
+        if not rest:
+            continue
+        last = rest[-1:]
         if cap is not None and size >= cap:
-            continue  # the rest of an over-long line
-        pending.append(last)
-        size += len(last)
+            dropped += len(rest)  # the rest of an over-long line
+            continue
+        pending.append(rest)
+        size += len(rest)
         if cap is not None and size > cap:
-            pending, size = [b"".join(pending)[:cap]], cap
-    tail = b"".join(pending)
-    if tail:
-        yield tail
+            pending, size, dropped = [b"".join(pending)[:cap]], cap, dropped + size - cap
+    if pending:
+        yield b"".join(pending), size + dropped - (last == b"\r")
 
 
 def decode_lines(
@@ -264,17 +271,17 @@ def decode_lines(
 
     Bad UTF-8 is a problem on its line, named by byte and column; the line is still handed on
     (with replacement characters) so that the rest of it is checked too. A line longer than
-    ``max_line`` bytes is a problem on its line (``why``, if given, says where the limit comes
-    from) and handed on empty.
+    ``max_line`` bytes is a problem on its line, naming its length (``why``, if given, says where
+    the limit comes from), and handed on empty.
     """
-    for number, raw in enumerate(_split_lines(chunks, max_line), start=1):
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        if max_line is not None and len(raw) > max_line:
-            because = f": {why}" if why else ""
-            problems.add(number, f"the line is longer than {max_line:,} bytes (the limit{because})")
+    for number, (raw, length) in enumerate(_split_lines(chunks, max_line), start=1):
+        if max_line is not None and length > max_line:
+            because = f" ({why})" if why else ""
+            problems.add(number, line_problem(length, max_line) + because)
             yield number, ""
             continue
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:

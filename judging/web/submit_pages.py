@@ -3,7 +3,9 @@
 The page calls ``workflows.runs.run_submitted`` exactly as ``POST /api/v1/campaigns/{id}/runs/``
 does, and shows a refusal in the API's one error shape (``DomainError.as_dict``): the same
 message, the same problems with their lines, the same count of those not listed. What the user
-typed (tag, description, group, the pasted lines) is kept on the page after a refusal.
+typed (tag, description, group, the pasted lines) is kept on the page after a refusal. A
+stored run opens its page, which shows what it was stored with a warning for (the same content
+as another run, docids not among the campaign's documents), as the API's ``warnings`` say it.
 """
 
 from __future__ import annotations
@@ -149,10 +151,12 @@ def _submit(request: HttpRequest, campaign: Campaign, context: dict[str, Any]) -
         )
     except DomainError as exc:
         return _refused(request, context, exc)
+    warned = len(run.submission_warnings)
     flash(
         request,
         messages.SUCCESS,
         f"Run {run.name!r} submitted: {run.num_entries:,} entries over "
-        f"{len(run.topic_counts)} topics.",
+        f"{len(run.topic_counts)} topics"
+        + (f"; {warned} warning{'s' if warned != 1 else ''} below." if warned else "."),
     )
     return redirect("run-page", run_id=run.pk)

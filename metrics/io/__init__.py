@@ -9,21 +9,24 @@ The public interface:
   :data:`Source` is a path, a binary file object or bytes, gzip or not;
 - every reader validates the whole file and raises :class:`InvalidInput` listing each
   :class:`Problem` with its line (:mod:`metrics.problems`); :class:`Limits` bounds a line's
-  and an id's length (:mod:`metrics.io.limits`); what a reader accepts although unusual is a
-  :class:`ReadWarning` whose message is one of :data:`NAN_SCORE`, :data:`INF_SCORE`,
-  :data:`EXTRA_FIELDS`.
+  and an id's length (:mod:`metrics.io.limits`: a line is at most :data:`DEFAULT_LINE_BYTES`
+  unless the caller says otherwise, :data:`NO_LIMITS` for none); what a reader accepts
+  although unusual is a :class:`ReadWarning` whose message is one of :data:`NAN_SCORE`,
+  :data:`INF_SCORE`, :data:`EXTRA_FIELDS`.
 
 The fast tokenizer behind the readers is private (:mod:`metrics.io._tokenizer`), as is the
 plain reference reader the tests compare it with (:mod:`metrics.io._reference`).
 """
 
 from metrics.io._tokenizer import EXTRA_FIELDS, INF_SCORE, NAN_SCORE
-from metrics.io.limits import NO_LIMITS, Limits
+from metrics.io.limits import DEFAULT_LIMITS, DEFAULT_LINE_BYTES, NO_LIMITS, Limits
 from metrics.io.tables import Qrels, Run, RunTable
 from metrics.io.trec import Source, parse_run, read_qrels, read_run, write_qrels, write_run
 from metrics.problems import InvalidInput, Problem, ReadWarning
 
 __all__ = [
+    "DEFAULT_LIMITS",
+    "DEFAULT_LINE_BYTES",
     "EXTRA_FIELDS",
     "INF_SCORE",
     "NAN_SCORE",

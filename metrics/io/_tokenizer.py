@@ -41,7 +41,7 @@ import math
 import re
 import sys
 import zlib
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -49,7 +49,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics._docindex import docid_hashes, hash_words
-from metrics.io.limits import CONTROL_BYTES, NO_LIMITS, Limits, id_problem, show
+from metrics.io.limits import CONTROL_BYTES, NO_LIMITS, Limits, id_problem, line_problem, show
 from metrics.io.tables import empty_bytes
 from metrics.problems import InvalidInput, Problem, Problems, ReadWarning
 
@@ -81,7 +81,9 @@ _BOM = b"\xef\xbb\xbf"
 _FAST_WIDTH = 256
 
 
-def read_pieces(stream: Any, name: str, max_line: int | None = None) -> Iterator[bytes]:
+def read_pieces(
+    stream: Any, name: str, max_line: int | None = None, cut: dict[int, int] | None = None
+) -> Iterator[bytes]:
     """The stream's bytes in pieces that end at line ends, a leading UTF-8 BOM dropped.
 
     Pieces grow from ``_FIRST_CHUNK`` to ``_CHUNK`` bytes (an eighth of what was read so far):
@@ -91,11 +93,17 @@ def read_pieces(stream: Any, name: str, max_line: int | None = None) -> Iterator
 
     A line longer than ``max_line`` bytes keeps only its first ``max_line + 1`` bytes (enough
     for the parser to report it), the rest is dropped as it is read: memory stays bounded and
-    time linear however long the line is. Without a limit a long line is gathered whole, once.
+    time linear however long the line is. Such a line is the first line of the piece it ends
+    up in; its whole length (without its line end and a CR before it) goes into ``cut`` under
+    that piece's index (0-based), before the piece is yielded, so the parser can name it.
+    Without a limit a long line is gathered whole, once.
     """
     pending: list[bytes] = []  # the start of a line whose end has not been read yet
     pending_len = 0
     skipping = False  # the rest of an over-long line is being dropped
+    length = 0  # the whole length so far of the line being dropped
+    last = b""  # its last byte so far (a CR before the line end is not counted)
+    pieces = 0  # pieces yielded so far
     total = 0
     while True:
         try:
@@ -117,20 +125,28 @@ def read_pieces(stream: Any, name: str, max_line: int | None = None) -> Iterator
         if skipping:
             end = block.find(b"\n")
             if end < 0:
+                length, last = length + len(block), block[-1:] or last
                 continue
+            length += end - ((block[end - 1 : end] if end else last) == b"\r")
+            if cut is not None:
+                cut[pieces] = length
             block, skipping = block[end:], False
-        cut = block.rfind(b"\n") + 1
-        if cut == 0:  # no line end yet
+        cut_at = block.rfind(b"\n") + 1
+        if cut_at == 0:  # no line end yet
             pending.append(block)
             pending_len += len(block)
         else:
-            head = block if cut == len(block) else block[:cut]
+            head = block if cut_at == len(block) else block[:cut_at]
             yield b"".join([*pending, head]) if pending else head
-            pending = [block[cut:]] if cut < len(block) else []
-            pending_len = len(block) - cut
+            pieces += 1
+            pending = [block[cut_at:]] if cut_at < len(block) else []
+            pending_len = len(block) - cut_at
         if max_line is not None and pending_len > max_line:
-            pending, pending_len = [b"".join(pending)[: max_line + 1]], max_line + 1
-            skipping = True
+            whole = b"".join(pending)
+            pending, length, last = [whole[: max_line + 1]], pending_len, whole[-1:]
+            pending_len, skipping = max_line + 1, True
+    if skipping and cut is not None:  # the last line, without a line end
+        cut[pieces] = length - (last == b"\r")
     if pending:
         yield b"".join(pending)
 
@@ -490,21 +506,23 @@ class Parser:
         self.widths = np.array(widths, dtype=np.int64)
 
     # -- whole file ------------------------------------------------------------------------
-    def parse(self, pieces: Iterable[bytes]) -> Cols:
-        """Parse the pieces (each ending at a line end) in order."""
+    def parse(self, pieces: Iterable[bytes], cut: Mapping[int, int] | None = None) -> Cols:
+        """Parse the pieces (each ending at a line end) in order; ``cut`` is the whole length
+        of the first line of each piece whose first line was cut while read (``read_pieces``),
+        filled in by the time the piece comes."""
         parts: list[tuple[Cols, Problems]] = []
         seen = 0
-        for piece in pieces:
+        for i, piece in enumerate(pieces):
             seen += len(piece)
             if seen > _PRIME_FROM:
                 _prime_heap()
-            parts.append(self._chunk(piece))
+            parts.append(self._chunk(piece, None if cut is None else cut.get(i)))
         return self._concat(parts)
 
-    def _chunk(self, chunk: bytes) -> tuple[Cols, Problems]:
+    def _chunk(self, chunk: bytes, first_length: int | None = None) -> tuple[Cols, Problems]:
         probs = Problems(self.problems.limit)
         cols = self._fast(chunk, probs)
-        return (cols if cols is not None else self._slow(chunk, probs)), probs
+        return (cols if cols is not None else self._slow(chunk, probs, first_length)), probs
 
     def _concat(self, parts: list[tuple[Cols, Problems]]) -> Cols:
         def cat(xs: list[Any], dtype: Any) -> Any:
@@ -746,7 +764,9 @@ class Parser:
         return vals
 
     # -- validating path ---------------------------------------------------------------------
-    def _slow(self, chunk: bytes, probs: Problems) -> Cols:
+    def _slow(self, chunk: bytes, probs: Problems, first_length: int | None = None) -> Cols:
+        """Every line of ``chunk`` checked on its own, each problem on its line;
+        ``first_length`` is the first line's whole length when it was cut while read."""
         qids: list[bytes] = []
         docids: list[bytes] = []
         fnums: list[float] = []
@@ -764,12 +784,11 @@ class Parser:
         lines = chunk.split(b"\n")
         for i, raw in enumerate(lines):
             line = i + 1
-            if limits.line_bytes is not None and len(raw.rstrip(b"\r")) > limits.line_bytes:
-                probs.add(
-                    line,
-                    f"the line is longer than {limits.line_bytes:,} bytes (the limit)",
-                )
-                continue
+            if limits.line_bytes is not None:
+                length = len(raw.rstrip(b"\r")) if i or first_length is None else first_length
+                if length > limits.line_bytes:
+                    probs.add(line, line_problem(length, limits.line_bytes))
+                    continue
             fields = raw.split()
             if not fields or fields[0].startswith(b"#"):
                 continue

@@ -2,9 +2,14 @@
 
 A :class:`Limits` bounds a line's length and the UTF-8 length of its identifiers (qid, docid,
 tag); ``None`` is no limit. The readers (``read_run``, ``read_qrels``) report every line that
-breaks one, naming the line and the field, and keep reading in time linear in the file's size
-however long a line is. The Django side builds its limits from its settings; ``metrics``' own
-command-line tools read with :data:`NO_LIMITS`.
+breaks one, naming the line and the field (a line with its length), and keep reading in time
+linear in the file's size however long a line is, without gathering an over-long line.
+
+A line is at most :data:`DEFAULT_LINE_BYTES` (64 KiB, the service's default) unless a caller
+says otherwise (``Limits(line_bytes=None)``, or :data:`NO_LIMITS`): a TREC line is a few dozen
+bytes, and a line of megabytes is a broken or hostile file whose reading would store every
+docid as wide as the widest. Ids are unbounded by default. The Django side builds its limits
+from its settings; ``metrics``' command-line tools take ``--max-line-length N`` (0: none).
 
 Whatever the limits, an identifier may not contain a control character (C0 but the white space
 that separates fields, DEL, C1): no TREC id has one, databases refuse NUL, and they break every
@@ -16,14 +21,26 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["NO_LIMITS", "Limits", "control_character", "id_problem", "show"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "DEFAULT_LINE_BYTES",
+    "NO_LIMITS",
+    "Limits",
+    "control_character",
+    "id_problem",
+    "line_problem",
+    "show",
+]
+
+DEFAULT_LINE_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Largest line and identifiers, in bytes (``None``: unbounded)."""
+    """Largest line and identifiers, in bytes (``None``: unbounded); a line is at most
+    :data:`DEFAULT_LINE_BYTES` unless ``line_bytes`` says otherwise."""
 
-    line_bytes: int | None = None
+    line_bytes: int | None = DEFAULT_LINE_BYTES
     qid_bytes: int | None = None
     docid_bytes: int | None = None
     tag_bytes: int | None = None
@@ -34,7 +51,8 @@ class Limits:
         return None if None in limits else max(x for x in limits if x is not None)
 
 
-NO_LIMITS = Limits()
+DEFAULT_LIMITS = Limits()
+NO_LIMITS = Limits(line_bytes=None)
 
 # C0 controls but \t \n \v \f \r (field separators), DEL, and C1 controls in UTF-8 (U+0080-009F)
 CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]|\xc2[\x80-\x9f]")
@@ -45,6 +63,11 @@ def show(token: bytes) -> str:
     """A token for a message: quoted, at most 40 characters, undecodable bytes escaped."""
     text = token.decode("utf-8", "backslashreplace")
     return repr(text if len(text) <= 40 else text[:37] + "...")
+
+
+def line_problem(length: int, limit: int) -> str:
+    """What is wrong with a line of ``length`` bytes (its line end not counted) over ``limit``."""
+    return f"the line is {length:,} bytes long; the limit is {limit:,}"
 
 
 def control_character(value: str) -> str | None:

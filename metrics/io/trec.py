@@ -13,7 +13,9 @@ A file is validated whole: every problem (fewer fields than the format's, a scor
 a number, a rank or grade that is not an integer, a duplicate docid within a topic, bad UTF-8, a
 control character in an id, no data lines, and a line or id longer than the reader's
 :class:`~metrics.io.limits.Limits`) is collected with its 1-based line number and reported
-together in :class:`InvalidInput`. A UTF-8 BOM at the start of the file is dropped.
+together in :class:`InvalidInput`. A UTF-8 BOM at the start of the file is dropped. By default
+a line is at most 64 KiB (:data:`~metrics.io.limits.DEFAULT_LINE_BYTES`; an over-long line is
+named with its length and never gathered whole); ``limits=NO_LIMITS`` reads any line.
 
 Read as trec_eval reads them, and accepted with a warning naming the lines (``Run.warnings``,
 ``RunTable.warnings``: :class:`~metrics.problems.ReadWarning`, each kind with its count and
@@ -46,7 +48,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.io._tokenizer import Cols, Parser, read_pieces
-from metrics.io.limits import NO_LIMITS, Limits, show
+from metrics.io.limits import DEFAULT_LIMITS, Limits, show
 from metrics.io.tables import Qrels, Run, RunTable, segments
 from metrics.problems import Problems, ReadWarning
 
@@ -194,7 +196,7 @@ def _parse(
     *,
     run: bool,
     rank_values: bool = True,
-    limits: Limits = NO_LIMITS,
+    limits: Limits = DEFAULT_LIMITS,
     scale: Collection[int] | None = None,
 ) -> tuple[Cols, _Grouped, tuple[ReadWarning, ...]]:
     stream, name, closer = _open_source(src, source)
@@ -203,7 +205,8 @@ def _parse(
         parser = Parser(
             run=run, problems=problems, rank_values=rank_values, limits=limits, scale=scale
         )
-        cols = parser.parse(read_pieces(stream, name, limits.line_bytes))
+        cut: dict[int, int] = {}
+        cols = parser.parse(read_pieces(stream, name, limits.line_bytes, cut), cut)
     finally:
         if closer is not None:
             closer.close()
@@ -220,13 +223,17 @@ def _take(a: Any, perm: I64 | None) -> Any:
 
 
 def parse_run(
-    src: Source, *, source: str | None = None, max_problems: int = 100, limits: Limits = NO_LIMITS
+    src: Source,
+    *,
+    source: str | None = None,
+    max_problems: int = 100,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> RunTable:
     """Validate a whole TREC run file and return its columns in file order.
 
     Format: ``qid Q0 docid rank score tag`` per line. Raises :class:`InvalidInput` listing
     every problem (at most ``max_problems``, with the total), lines and ids over ``limits``
-    among them.
+    among them (by default a line over 64 KiB; ``limits=NO_LIMITS``: none).
     """
     cols, _, warnings = _parse(src, source, max_problems, run=True, limits=limits)
     assert cols.ranks is not None
@@ -242,13 +249,18 @@ def parse_run(
 
 
 def read_run(
-    src: Source, *, source: str | None = None, max_problems: int = 100, limits: Limits = NO_LIMITS
+    src: Source,
+    *,
+    source: str | None = None,
+    max_problems: int = 100,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Run:
     """Read and validate a TREC run into a :class:`Run` grouped per query.
 
     ``tag`` is the first tag in the file, ``tags`` every distinct tag in first-seen order;
     ``warnings`` what was accepted although unusual (NaN or infinite scores, extra fields).
-    Raises :class:`InvalidInput` on any problem (lines and ids over ``limits`` among them).
+    Raises :class:`InvalidInput` on any problem (lines and ids over ``limits`` among them; by
+    default a line over 64 KiB, ``limits=NO_LIMITS`` for none).
     """
     cols, grouped, warnings = _parse(
         src, source, max_problems, run=True, rank_values=False, limits=limits
@@ -272,14 +284,15 @@ def read_qrels(
     *,
     source: str | None = None,
     max_problems: int = 100,
-    limits: Limits = NO_LIMITS,
+    limits: Limits = DEFAULT_LIMITS,
     scale: Collection[int] | None = None,
 ) -> Qrels:
     """Read and validate TREC qrels (``qid iteration docid grade``) into :class:`Qrels`.
 
     Grades are integers; negative grades are kept (pooled but unjudged); with a ``scale`` every
     other grade must be one of it. A docid judged twice for one query is an error. Raises
-    :class:`InvalidInput` on any problem (lines and ids over ``limits`` among them).
+    :class:`InvalidInput` on any problem (lines and ids over ``limits`` among them; by default a
+    line over 64 KiB, ``limits=NO_LIMITS`` for none).
     """
     cols, grouped, _ = _parse(src, source, max_problems, run=False, limits=limits, scale=scale)
     return Qrels._sorted(

@@ -87,7 +87,7 @@ class Command(BaseCommand):
                 done.append(
                     f"run {run.tag}: {run.num_entries} entries, {len(run.topic_counts)} topics"
                 )
-                done.extend(f"run {run.tag}: warning: {w}" for w in run.read_warnings)
+                done.extend(f"run {run.tag}: warning: {w}" for w in run.all_warnings)
             if failed:
                 raise CommandError(
                     f"{len(failed)} of {len(paths)} file(s) are not valid; nothing was stored\n"
