@@ -90,16 +90,17 @@ def leaderboard(
     campaign: Campaign,
     version: QrelsVersion,
     user: UserLike,
-    mode: str = EvalMode.HONEST,
     query: BoardQuery | None = None,
 ) -> dict[str, Any]:
     """Every run's aggregates under one qrels version (never mixed with another version), in
-    the view ``query`` asks for (``evaluation.board``; None: every run, every measure, sorted by
-    the first measure, best first). With a topic slice the scores are that slice's stored
-    aggregates (``Evaluation.slices``: mean and CI over the topics carrying the tag). The
-    answer says what it is sorted and filtered by (``sorted_by``, ``order``, ``filters``,
-    ``view``) and how many runs it shows of how many (``shown``, ``total``)."""
+    the view ``query`` asks for (``evaluation.board``: its mode, sort and filters; None: honest
+    mode, every run, every measure, sorted by the first measure, best first). With a topic
+    slice the scores are that slice's stored aggregates (``Evaluation.slices``: mean and CI
+    over the topics carrying the tag). The answer says what it is sorted and filtered by
+    (``sorted_by``, ``order``, ``filters``, ``view``) and how many runs it shows of how many
+    (``shown``, ``total``)."""
     query = query or BoardQuery()
+    mode = query.mode
     names = list(campaign.measures)
     key = measures_key(names)
     # only the aggregates (``Evaluation.summary``): a stored result also holds every topic's
@@ -260,7 +261,13 @@ def per_query_export_values(
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Stored per-query values (honest mode) of the runs the board shows (``runs``: those
     labels only, each one the board shows, else a 400) on the board's measures: ``{label:
-    {measure: {qid: value}}}``, runs in board order; with a slice, the slice's topics only."""
+    {measure: {qid: value}}}``, runs in board order; with a slice, the slice's topics only. A
+    board in trec_eval mode is a 400: the per-query values stored are honest mode's."""
+    if board["mode"] != EvalMode.HONEST:
+        raise InvalidInput(
+            "mode: per-query values are exported in honest mode only",
+            [Problem.at("mode", "per-query exports are honest mode only")],
+        )
     labels = [r["run"] for r in board["runs"]]
     for label in runs:
         if label not in labels:

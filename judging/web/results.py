@@ -189,6 +189,12 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     if not details:
         toggle["details"] = "1"
     keep = [(k, v) for k, v in base.items() if k != "qrels"]
+    honest = query.mode == EvalMode.HONEST
+    # the other mode, same view: trec_eval's official figures or honest mode's
+    other = {k: v for k, v in base.items() if k not in ("mode", "details")}
+    if honest:
+        other["mode"] = EvalMode.TREC_EVAL.value
+    export_keep = [(k, v) for k, v in base.items() if k != "details"]
     return render(
         request,
         "results/leaderboard.html",
@@ -207,8 +213,13 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "csv_href": "?" + urlencode({**base, "format": "csv"}),
             "json_href": f"/api/v1/campaigns/{campaign.pk}/leaderboard/?"
             + urlencode({k: v for k, v in base.items() if k != "details"}),
-            "export_keep": [(k, v) for k, v in base.items() if k != "details"],
+            "export_keep": export_keep,
+            # per-query values are stored in honest mode only: that form never asks for another
+            "per_query_keep": [(k, v) for k, v in export_keep if k != "mode"],
             "nav_keep": keep,
+            "honest": honest,
+            "mode_switch_href": "?" + urlencode(other),
+            "not_evaluated": sum(1 for r in board["runs"] if r["state"] == "missing"),
             "show_group": bool(board["groups"]),
             "tests": [
                 ("t", "paired t-test"),
