@@ -109,7 +109,7 @@ def test_unjudged_documents_are_said_to_be_left_out_and_the_export_lacks_them(
     client.force_login(admin_user)
     sentence, items = publish_box(client.get(f"/manage/{judged.pk}/").content.decode())
     assert len(items) == 11 and not any(in_version for _, _, in_version in items)
-    assert "None of their 11 documents has a judgment yet" in sentence, sentence
+    assert "Not one of their 11 documents has a judgment yet" in sentence, sentence
     assert "not in the version you publish" in sentence
     with as_committed():
         client.post(f"/manage/{judged.pk}/publish/", {"confirm_open": "1"})

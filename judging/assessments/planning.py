@@ -335,7 +335,7 @@ def open_items_sentence(open_: dict[str, Any]) -> str:
         )
     if not n_in:
         return (
-            f"None of their {total} documents has a {judgment} yet{why}: they are not in the "
+            f"Not one of their {total} documents has a {judgment} yet{why}: they are not in the "
             "version you publish."
         )
     if not n_out:
