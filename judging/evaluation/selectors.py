@@ -39,6 +39,7 @@ from judging.evaluation.models import (
     measures_key,
 )
 from judging.evaluation.services import qrels_evaluation_key, run_evaluation_key
+from judging.evaluation.standing import pool_standing
 from metrics.names import parse_measure, parse_measures
 from metrics.problems import Problem
 from metrics.stats import BaselineComparison, compare_runs, compare_to_baseline
@@ -98,7 +99,9 @@ def leaderboard(
     slice the scores are that slice's stored aggregates (``Evaluation.slices``: mean and CI
     over the topics carrying the tag). The answer says what it is sorted and filtered by
     (``sorted_by``, ``order``, ``filters``, ``view``) and how many runs it shows of how many
-    (``shown``, ``total``)."""
+    (``shown``, ``total``). Each evaluated run says whether it is scored against a pool it did
+    not help build (``pool_standing``, ``evaluation.standing``: not pooled, or unjudged
+    documents within the campaign's pool depth)."""
     query = query or BoardQuery()
     mode = query.mode
     names = list(campaign.measures)
@@ -136,6 +139,9 @@ def leaderboard(
                 counts = {e.get("n_queries") for e in measures.values()}
                 row["n_queries"] = counts.pop() if len(counts) == 1 else None
             row["measures"] = {m: measures[m] for m in shown_measures if m in measures}
+            row["pool_standing"] = pool_standing(
+                pooled=run.pooled, measures=measures, depth=campaign.pool_depth
+            ).as_dict()
         rows.append(row)
     groups = sorted({r["group"] for r in rows if r["group"]})
     check_filters(query, groups=groups, tags=topic_tags)

@@ -139,6 +139,9 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     measures = board["measures"]
     digits = 2
     for row in board["runs"]:
+        # marked: a score that counts unjudged documents as not relevant, of a run scored
+        # against a pool it did not help build (not pooled, or unjudged within its depth)
+        outside = bool((row.get("pool_standing") or {}).get("outside"))
         cells: list[dict[str, Any] | None] = []
         for m in measures:
             e = (row.get("measures") or {}).get(m)
@@ -153,6 +156,10 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
                 tip.append(f"95% CI [{e['ci_low']:.4f}, {e['ci_high']:.4f}]")
             if judged is not None:
                 tip.append(f"judged {judged:.2f}")
+            if outside and judged is not None and judged < 1.0:
+                tip.append(
+                    f"scored against a pool it did not help build: {row['pool_standing']['why']}"
+                )
             if ceiling is not None:
                 tip.append(f"ceiling {ceiling:.3f}")
             if upper is not None and upper != e["value"]:
@@ -164,7 +171,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
                     "ceiling": ceiling,
                     "judged": judged,
                     "upper": upper,
-                    "low_judged": judged is not None and judged < 0.9,
+                    "outside_pool": outside and judged is not None and judged < 1.0,
                     "title": " · ".join(tip),
                 }
             )
@@ -234,6 +241,10 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             ],
             "excluded": excluded,
             "new_runs": new_runs_note(campaign),
+            "pool_depth": campaign.pool_depth,
+            "depth_k": next(
+                (r["pool_standing"]["k"] for r in board["runs"] if r.get("pool_standing")), None
+            ),
         },
         status=200 if valid else 400,
     )
