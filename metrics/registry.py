@@ -32,7 +32,11 @@ An entry (:class:`Family`) declares everything the package needs to know about a
 - ``treat_full``: without a cutoff, honest mode still reports Judged at the run's depth beside
   it and its condensed and upper treatments over the whole ranking (AP, RR, nDCG, Rprec, bpref);
 - ``loo``: False for a family that leave-one-out cannot score (it reads unjudged rows in a way
-  the kept rows do not show); the analyses there refuse it.
+  the kept rows do not show); the analyses there refuse it;
+- ``coverage``: the family describes the judgments (how much of a ranking is judged, what recall
+  the qrels allow, what unjudged rows could add), not the ranking's effectiveness: Judged,
+  Unjudged, Unj, NumNonrelJudgedRet, ceiling, RBPResid. It is never tested for significance
+  against a baseline nor marked "best" in an export.
 
 Adding a measure family:
 
@@ -122,6 +126,7 @@ class Family:
     per_query: bool = True
     loo: bool = True
     treat_full: bool = False
+    coverage: bool = False
 
 
 _JUDGED = ("judged", "Judged")
@@ -183,7 +188,14 @@ FAMILIES: dict[str, Family] = _registry(
         companions=(_JUDGED, ("ceiling", "ceiling")),
         cuttable=True,
     ),
-    Family("ceiling", ms.ceiling, "required", "achievable recall: min(k,R)/R", micro=True),
+    Family(
+        "ceiling",
+        ms.ceiling,
+        "required",
+        "achievable recall: min(k,R)/R",
+        micro=True,
+        coverage=True,
+    ),
     Family(
         "RR",
         ms.reciprocal_rank,
@@ -249,6 +261,7 @@ FAMILIES: dict[str, Family] = _registry(
         micro=True,
         cuttable=True,
         uses_level=False,
+        coverage=True,
     ),
     Family(
         "Unjudged",
@@ -259,6 +272,7 @@ FAMILIES: dict[str, Family] = _registry(
         cuttable=True,
         loo_complement="Judged",
         uses_level=False,
+        coverage=True,
     ),
     Family("infAP", ms.infap, "none", "inferred AP (Yilmaz & Aslam)", trec="infAP"),
     Family(
@@ -406,6 +420,7 @@ FAMILIES: dict[str, Family] = _registry(
         trec="num_nonrel_judged_ret",
         micro=True,
         count=True,
+        coverage=True,
     ),
     Family(
         "Unj",
@@ -417,6 +432,7 @@ FAMILIES: dict[str, Family] = _registry(
         micro=True,
         cuttable=True,
         uses_level=False,
+        coverage=True,
     ),
     # graded-gain measures (measures_gain.py)
     Family(
@@ -493,6 +509,7 @@ FAMILIES: dict[str, Family] = _registry(
         params=(_RBP_PARAMS,),
         trec_raw="params",
         uses_level=False,
+        coverage=True,
     ),
 )
 

@@ -201,7 +201,8 @@ def baseline_comparisons(
     board: dict[str, Any],
     options: exports.ExportOptions,
 ) -> dict[str, dict[str, BaselineComparison]]:
-    """Each measure of the board: every run it shows (with per-query values) against the
+    """Each effectiveness measure of the board (coverage figures such as Judged@k are not
+    tested: ``exports.is_coverage``): every run it shows (with per-query values) against the
     baseline (a label as the user sees it), ``metrics.stats.compare_to_baseline`` on the stored
     per-query values (``per_query_values``), paired on the topics every compared run has a
     value for (with a slice: those of the slice); {} without a baseline. A baseline the board
@@ -219,11 +220,13 @@ def baseline_comparisons(
             "baseline: significance is computed in honest mode only",
             [Problem.at("baseline", "significance against a baseline needs mode=honest")],
         )
+    # coverage figures (Judged@k, ceiling@k) describe the judgments: never tested
+    tested = [m for m in board["measures"] if not exports.is_coverage(m)]
     limit = settings.POOLJUDGE_EXPORT_MAX_COMPARISONS
-    asked = (len(labels) - 1) * len(board["measures"])
+    asked = (len(labels) - 1) * len(tested)
     if asked > limit:
         raise InvalidInput(
-            f"baseline: {len(labels) - 1} runs x {len(board['measures'])} measures = {asked} "
+            f"baseline: {len(labels) - 1} runs x {len(tested)} measures = {asked} "
             f"paired tests, more than {limit}",
             [
                 Problem.at(
@@ -235,7 +238,7 @@ def baseline_comparisons(
         )
     sliced = set(_topic_tags(campaign).get(board["slice"]["tag"], [])) if board["slice"] else None
     out: dict[str, dict[str, BaselineComparison]] = {}
-    for m in board["measures"]:
+    for m in tested:
         _, per_query, _ = per_query_values(campaign=campaign, version=version, measure=m, user=user)
         chosen = {label: per_query[label] for label in labels if label in per_query}
         if options.baseline not in chosen or len(chosen) < 2:
