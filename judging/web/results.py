@@ -97,6 +97,33 @@ def _sort_header(
     }
 
 
+def _names(labels: list[str], limit: int = 5) -> str:
+    shown = ", ".join(labels[:limit])
+    return shown + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
+
+
+def excluded_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The evaluations' notes on left-out and unanswered queries, each once, saying which runs
+    it is about: "In 2 of 6 evaluated runs (a, b): 3 of 6 averaged queries are not in the run
+    (scored 0)"; a note every evaluated run has is said once for all of them."""
+    evaluated = [r for r in rows if r.get("state") == EvalState.DONE]
+    runs_of: dict[str, list[str]] = {}
+    for row in evaluated:
+        for line in row.get("excluded_summary") or []:
+            runs_of.setdefault(line, []).append(str(row["run"]))
+    out = []
+    for line, labels in runs_of.items():
+        if len(evaluated) == 1:
+            out.append(line)
+        elif len(labels) == len(evaluated):
+            out.append(f"In all {len(evaluated)} evaluated runs: {line}")
+        else:
+            out.append(
+                f"In {len(labels)} of {len(evaluated)} evaluated runs ({_names(labels)}): {line}"
+            )
+    return out
+
+
 def _page_board(
     request: HttpRequest, campaign: Campaign, version: QrelsVersion
 ) -> tuple[BoardQuery, dict[str, Any], bool]:
@@ -177,9 +204,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             )
         row["cells"] = cells
         row["state_text"] = STATE_TEXT.get(row["state"], row["state"])
-    excluded: list[str] = next(
-        (r.get("excluded_summary") for r in board["runs"] if r.get("excluded_summary")), []
-    )
+    excluded = excluded_lines(board["runs"])
     headers = {
         "run": _sort_header("run", "Run", board, base),
         "group": _sort_header("group", "Group", board, base),
