@@ -28,7 +28,9 @@ def board_cells(page: str) -> dict[str, dict[str, set[str]]]:
     measures = re.findall(r'<th class="num"[^>]*data-measure="([^"]+)"', table)
     out: dict[str, dict[str, set[str]]] = {}
     for row in re.findall(r"<tr[^>]*>\s*<td class=\"run\".*?</tr>", table, re.S):
-        run = re.sub(r"<[^>]+>", "", re.search(r'<td class="run"[^>]*>(.*?)</td>', row).group(1))
+        name = re.search(r'<td class="run"[^>]*>(.*?)</td>', row)
+        assert name, row
+        run = re.sub(r"<[^>]+>", "", name.group(1))
         classes = re.findall(r'<td class="(num[^"]*)"', row)
         out[run.strip()] = {m: set(c.split()) for m, c in zip(measures, classes, strict=True)}
     return out

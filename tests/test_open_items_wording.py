@@ -40,7 +40,7 @@ def exported(client: Client, version: QrelsVersion) -> set[tuple[str, str]]:
     """(topic, docid) of every line of the version's TREC qrels file, as a user downloads it."""
     r = client.get(f"/api/v1/qrels/{version.pk}/export/")
     assert r.status_code == 200, r.content
-    lines = b"".join(r.streaming_content if r.streaming else [r.content]).decode().splitlines()
+    lines = r.getvalue().decode().splitlines()  # streamed or not
     return {(p[0], p[2]) for p in (line.split() for line in lines) if p}
 
 
