@@ -212,7 +212,9 @@ class LeaderboardView(APIView):
         description="Every run's aggregates (with CIs, Judged@k, ceilings) under one qrels "
         "version, sorted and filtered as asked (the answer says how: sorted_by, order, "
         "filters, view, shown of total). Runs without a value sort last in both orders, ties "
-        "by label. Other researchers' runs are anonymised (and have no group).",
+        "by label. Other researchers' runs are anonymised (and have no group). Each evaluated "
+        "run's pool_standing says whether it is scored against a pool it did not help build "
+        "(outside: not pooled, or unjudged documents within the campaign's pool depth; why).",
     )
     def get(self, request: Request, pk: int) -> Response | HttpResponse:
         fmt = request.query_params.get("format") or "json"
