@@ -267,7 +267,6 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "judging.api.schema.document_errors",  # every error answer, in the one shape
     ],
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # several fields are named "kind" (a qrels version's, a judge's, the qrels a judge builds):
     # each set of choices gets its own name

@@ -183,6 +183,12 @@ class Measure:
         """True for the counts (NumRel, NumRet, ...: aggregated by summing, like trec_eval)."""
         return FAMILIES[self.family].count
 
+    @property
+    def is_coverage(self) -> bool:
+        """True for the figures that describe the judgments, not effectiveness (Judged@k,
+        Unjudged, ceiling@k, ...: the registry's ``coverage`` families)."""
+        return FAMILIES[self.family].coverage
+
     def __str__(self) -> str:
         return self.name
 

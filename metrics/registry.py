@@ -32,10 +32,14 @@ An entry (:class:`Family`) declares everything the package needs to know about a
 - ``treat_full``: without a cutoff, honest mode still reports Judged at the run's depth beside
   it and its condensed and upper treatments over the whole ranking (AP, RR, nDCG, Rprec, bpref);
 - ``loo``: False for a family that leave-one-out cannot score (it reads unjudged rows in a way
-  the kept rows do not show); the analyses there refuse it.
+  the kept rows do not show); the analyses there refuse it;
 - ``graded_unless_rel``: ir_measures' convention for RBP: graded (gain = grade) as named, binary
   at the level when ``rel=`` is given; its function takes ``binary`` (set from ``rel=``), and
-  :attr:`metrics.names.Measure.relevance` says which.
+  :attr:`metrics.names.Measure.relevance` says which;
+- ``coverage``: the family describes the judgments (how much of a ranking is judged, what recall
+  the qrels allow, what unjudged rows could add), not the ranking's effectiveness: Judged,
+  Unjudged, Unj, NumNonrelJudgedRet, ceiling, RBPResid. It is never tested for significance
+  against a baseline nor marked "best" in an export.
 
 Adding a measure family:
 
@@ -142,6 +146,7 @@ class Family:
     loo: bool = True
     treat_full: bool = False
     graded_unless_rel: bool = False
+    coverage: bool = False
 
 
 _JUDGED = ("judged", "Judged")
@@ -204,7 +209,14 @@ FAMILIES: dict[str, Family] = _registry(
         companions=(_JUDGED, ("ceiling", "ceiling")),
         cuttable=True,
     ),
-    Family("ceiling", ms.ceiling, "required", "achievable recall: min(k,R)/R", micro=True),
+    Family(
+        "ceiling",
+        ms.ceiling,
+        "required",
+        "achievable recall: min(k,R)/R",
+        micro=True,
+        coverage=True,
+    ),
     Family(
         "RR",
         ms.reciprocal_rank,
@@ -270,6 +282,7 @@ FAMILIES: dict[str, Family] = _registry(
         micro=True,
         cuttable=True,
         uses_level=False,
+        coverage=True,
     ),
     Family(
         "Unjudged",
@@ -280,6 +293,7 @@ FAMILIES: dict[str, Family] = _registry(
         cuttable=True,
         loo_complement="Judged",
         uses_level=False,
+        coverage=True,
     ),
     Family("infAP", ms.infap, "none", "inferred AP (Yilmaz & Aslam)", trec="infAP"),
     Family(
@@ -427,6 +441,7 @@ FAMILIES: dict[str, Family] = _registry(
         trec="num_nonrel_judged_ret",
         micro=True,
         count=True,
+        coverage=True,
     ),
     Family(
         "Unj",
@@ -438,6 +453,7 @@ FAMILIES: dict[str, Family] = _registry(
         micro=True,
         cuttable=True,
         uses_level=False,
+        coverage=True,
     ),
     # graded-gain measures (measures_gain.py)
     Family(
@@ -515,6 +531,7 @@ FAMILIES: dict[str, Family] = _registry(
         params=(_RBP_PARAMS,),
         trec_raw="params",
         uses_level=False,
+        coverage=True,
     ),
 )
 

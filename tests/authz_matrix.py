@@ -273,6 +273,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-exclusion-lift", "POST"): s(401, 403, 403, 403, 403, 404),  # no such exclusion
     # --- pages: signing in ----------------------------------------------------------------
     ("home", "GET"): s(302, 200, 200, 200, 200, 200),
+    ("favicon", "GET"): s(200, 200, 200, 200, 200, 200),  # the site's icon, public
+    ("favicon", "POST"): s(405, 405, 405, 405, 405, 405),
     ("login", "GET"): s(200, 200, 200, 200, 200, 200),
     # each role's own credentials: signed in, redirected; anonymous sends wrong ones: the form
     ("login", "POST"): s(200, 302, 302, 302, 302, 302),

@@ -281,7 +281,8 @@ def test_publishing_from_the_page_says_how_many_items_are_open(
     assert QrelsVersion.objects.filter(campaign=judged).count() == 1  # still published
     said = [str(m) for m in get_messages(r.wsgi_request)]
     assert said == [
-        "Published qrels version 1 (59 judgments) with 11 open items (11 unjudged first slots)."
+        "Published qrels version 1 (59 judgments) with 11 open items (11 unjudged first slots; "
+        "none of their 11 documents is in the version)."
     ]
 
 
@@ -297,7 +298,8 @@ def test_publishing_through_the_api_answers_with_the_open_items(
     body = r.json()
     assert body["number"] == 1
     assert body["warning"] == (
-        "published with 3 open items (3 overlap slots that need another assessor)"
+        "published with 3 open items (3 overlap slots that need another assessor; all 3 of "
+        "their documents are in the version)"
     )
     open_ = body["open_items"]
     assert (open_["count"], open_["needs_another_assessor"], open_["truncated"]) == (3, 3, False)

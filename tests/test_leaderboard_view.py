@@ -339,3 +339,26 @@ def test_annotators_are_refused_and_anonymous_users_sent_to_log_in(
         api_url = f"/api/v1{url}"
         assert api_client_for(annotator).get(api_url).status_code == 403
         assert Client().get(api_url).status_code == 401
+
+
+def test_the_note_on_queries_a_run_does_not_answer_names_the_runs(
+    board: Any, researcher: Any, as_committed: Any
+) -> None:
+    """'2 of 3 averaged queries are not in the run (scored 0)' is one run's line, not the
+    board's: the note says which runs it is about."""
+    with as_committed():
+        run_submitted(
+            campaign=board,
+            owner=researcher,
+            tag="one-topic",
+            pooled=False,
+            results={"401": ranking(0)["401"]},
+        )
+    client = Client()
+    client.force_login(researcher)
+    page = client.get(f"/campaigns/{board.pk}/leaderboard/").content.decode()
+    note = page[page.index('id="qrels-note"') : page.index("</p>", page.index('id="qrels-note"'))]
+    assert (
+        "In 1 of 5 evaluated runs (one-topic): 2 of 3 averaged queries are not in the run "
+        "(scored 0)" in note
+    ), note

@@ -346,3 +346,35 @@ def test_the_judging_queue_asks_an_adaptive_strategy_for_the_next_document(
         feedback = {doc: oracle.get(doc, 0)}
     assert served == expected
     assert len(served) == len({d for r in runs.values() for d in r})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_admin_action_says_the_new_pool_versions_state_and_links_to_it(
+    pooled_campaign: Any, admin_user: Any
+) -> None:
+    """With the build already done when the message is written (eager tasks here), the message
+    says so, with the version's figures, and links to its page; not "queued ... see Pool
+    versions for progress"."""
+    from django.contrib.messages import get_messages
+    from django.test import Client
+
+    admin_user.is_superuser = True
+    admin_user.save()
+    client = Client()
+    client.force_login(admin_user)
+    r = client.post(
+        "/admin/campaigns/campaign/",
+        {"action": "build_next_pool", "_selected_action": [pooled_campaign.pk]},
+    )
+    assert r.status_code == 302
+    version = PoolVersion.objects.get()
+    assert version.state == PoolState.BUILT
+    (message,) = [str(m) for m in get_messages(r.wsgi_request)]
+    assert "queued" not in message and "see Pool versions for progress" not in message
+    assert f"pool version {version.number} built" in message, message
+    assert f"{version.num_documents} documents" in message
+    assert f"{version.num_to_judge} to judge" in message
+    link = f'href="/admin/pools/poolversion/{version.pk}/change/"'
+    assert link in message, message
+    # the change page it links to is the pool version's
+    assert client.get(f"/admin/pools/poolversion/{version.pk}/change/").status_code == 200

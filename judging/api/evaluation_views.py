@@ -186,23 +186,13 @@ EXPORT_PARAMS = [
 ]
 
 
-def board_for(
-    request: Request, pk: int, *, honest_only: bool = False
-) -> tuple[Campaign, QrelsVersion, dict[str, Any]]:
+def board_for(request: Request, pk: int) -> tuple[Campaign, QrelsVersion, dict[str, Any]]:
     """The campaign, qrels version and leaderboard the query string asks for (400s naming a
     bad parameter)."""
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=pk)
     version = qrels_version(campaign, request.query_params.get("qrels"))
-    mode = check_mode(request.query_params.get("mode") or EvalMode.HONEST)
-    if honest_only and mode != EvalMode.HONEST:
-        raise InvalidInput(
-            "mode: per-query values are exported in honest mode only",
-            [Problem.at("mode", "per-query exports are honest mode only")],
-        )
-    query = board_query(request.query_params, list(campaign.measures))
-    board = leaderboard(
-        campaign=campaign, version=version, user=request.user, mode=mode, query=query
-    )
+    query = board_query(request.query_params, list(campaign.measures))  # its mode too
+    board = leaderboard(campaign=campaign, version=version, user=request.user, query=query)
     return campaign, version, board
 
 
@@ -224,7 +214,9 @@ class LeaderboardView(APIView):
         description="Every run's aggregates (with CIs, Judged@k, ceilings) under one qrels "
         "version, sorted and filtered as asked (the answer says how: sorted_by, order, "
         "filters, view, shown of total). Runs without a value sort last in both orders, ties "
-        "by label. Other researchers' runs are anonymised (and have no group).",
+        "by label. Other researchers' runs are anonymised (and have no group). Each evaluated "
+        "run's pool_standing says whether it is scored against a pool it did not help build "
+        "(outside: not pooled, or unjudged documents within the campaign's pool depth; why).",
     )
     def get(self, request: Request, pk: int) -> HttpResponseBase:
         fmt = request.query_params.get("format") or "json"
@@ -295,7 +287,7 @@ class PerQueryView(APIView):
     )
     def get(self, request: Request, pk: int) -> HttpResponseBase:
         options = export_options(request.query_params, formats=exports.PER_QUERY_FORMATS)
-        campaign, version, board = board_for(request, pk, honest_only=True)
+        campaign, version, board = board_for(request, pk)
         values = per_query_export_values(
             campaign=campaign,
             version=version,

@@ -411,9 +411,11 @@ class PublishView(APIView):
         description="Publish the judgments as the next qrels version (200 with the latest "
         "version when nothing changed). Open items do not stop it: `open_items` counts the "
         "pooled slots still unjudged when it was published (first_slots, overlap_slots, "
-        "needs_another_assessor, waiting_text) and lists the first "
-        "POOLJUDGE_OPEN_ITEMS_LISTED of them (`truncated` when there are more); `warning` "
-        "says it in words (empty when nothing is open).",
+        "needs_another_assessor, waiting_text), how many of their documents the version holds "
+        "(documents_in_version: judged already through another slot, the open one would add "
+        "a second opinion) and leaves out (documents_not_in_version), and lists the first "
+        "POOLJUDGE_OPEN_ITEMS_LISTED of them, each with `in_version` (`truncated` when there "
+        "are more); `warning` and `sentence` say it in words (empty when nothing is open).",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = _campaign(request, campaign_id)

@@ -28,6 +28,11 @@ Definitions (the page and the API answer say them too):
   could take it already judged the item (only one annotator in the campaign, or all judged it).
   Annotators are the active accounts with the annotator role (the queue serves any of them any
   campaign's items).
+- *in the version*: an open slot's document is in the qrels version a publish would store when
+  ``assessments.services.current_human_grades`` (what ``qrels_publish`` stores) holds it: it has
+  a judgment that counts (through another slot: the open one would add a second opinion) or an
+  imported grade. The publish form's sentence and the open items' ``in_version`` are read from
+  that, so they say what the exported file holds.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from judging.assessments.models import Adjudication, AnnotatorExclusion, JudgingSlot, Judgment
+from judging.assessments.services import current_human_grades
 from judging.campaigns.models import Campaign
 from judging.core.roles import ANNOTATOR
 from judging.pools.models import PoolVersion
@@ -95,6 +101,7 @@ class _Campaign:
     adjudicated: dict[tuple[int, str], int]
     annotators: dict[int, str]
     strategy: str
+    in_version: set[tuple[int, str]]  # (topic_id, docid) a publish would store
 
 
 def _read(campaign: Campaign) -> _Campaign:
@@ -143,6 +150,10 @@ def _read(campaign: Campaign) -> _Campaign:
         .values_list("pk", "username")
     )
     latest = PoolVersion.objects.built().filter(campaign=campaign).order_by("-number").first()
+    topic_of = {qid: pk for pk, (qid, _) in topics.items()}
+    in_version = {
+        (topic_of[qid], docid) for qid, docid in current_human_grades(campaign) if qid in topic_of
+    }
     return _Campaign(
         topics=topics,
         slots=slots,
@@ -151,6 +162,7 @@ def _read(campaign: Campaign) -> _Campaign:
         adjudicated=adjudicated,
         annotators=annotators,
         strategy=latest.strategy if latest is not None else "",
+        in_version=in_version,
     )
 
 
@@ -205,6 +217,20 @@ def _relevant(data: _Campaign, key: tuple[int, str], rule: str, threshold: int) 
     return grade >= threshold
 
 
+def _second_opinions(fillable: int, stuck: int) -> str:
+    """The open slots of a topic whose every item has a judgment, in words."""
+    parts = []
+    if fillable:
+        parts.append(
+            "1 open slot would add a second opinion"
+            if fillable == 1
+            else f"{fillable} open slots would add second opinions"
+        )
+    if stuck:
+        parts.append(f"{stuck} need{'s' if stuck == 1 else ''} another assessor")
+    return " and ".join(parts)
+
+
 def duration(seconds: float | None) -> str:
     """Seconds as an admin reads a time left: "40 s", "12 min", "3 h 05 min"."""
     if seconds is None:
@@ -241,6 +267,8 @@ def _open_items(
     if unfillable is None:
         unfillable = _unfillable(data)
     counts = {"first_slots": 0, "overlap_slots": 0, "needs_another_assessor": 0, "waiting_text": 0}
+    documents_in: set[tuple[int, str]] = set()
+    documents_out: set[tuple[int, str]] = set()
     rows: list[tuple[Any, int, int, dict[str, Any]]] = []
     for s in data.slots:
         if s.judged:
@@ -256,18 +284,72 @@ def _open_items(
         else:
             state, counts["overlap_slots"] = "overlap slot", counts["overlap_slots"] + 1
         qid = data.topics[s.topic_id][0]
-        row = {"topic": qid, "docid": s.docid, "slot": s.slot, "state": state, "why": why}
+        key = (s.topic_id, s.docid)
+        (documents_in if key in data.in_version else documents_out).add(key)
+        row = {
+            "topic": qid,
+            "docid": s.docid,
+            "slot": s.slot,
+            "state": state,
+            "why": why,
+            "in_version": key in data.in_version,
+        }
         rows.append((topic_sort_key(qid), s.position, s.slot, row))
     rows.sort(key=lambda r: (r[0], r[1], r[2], r[3]["docid"]))
     total = sum(counts.values())
-    return {
+    # judged, but only by assessors excluded from the qrels: out of the version all the same
+    excluded_only = sum(1 for k in documents_out if k in data.items)
+    out = {
         "count": total,
         **counts,
+        "documents_in_version": len(documents_in),
+        "documents_not_in_version": len(documents_out),
+        "documents_excluded_only": excluded_only,
         "items": [r[3] for r in rows[:cap]],
         "listed": min(cap, total),
         "truncated": total > cap,
         "complete_except_unfillable": total > 0 and total == counts["needs_another_assessor"],
     }
+    out["sentence"] = open_items_sentence(out)
+    return out
+
+
+def open_items_sentence(open_: dict[str, Any]) -> str:
+    """What publishing now does with the open items' documents, for the publish form: those
+    without a judgment that counts are not in the version; the others are, with the judgments
+    they have (their open slots would add second opinions)."""
+    n_in, n_out = open_["documents_in_version"], open_["documents_not_in_version"]
+    total = n_in + n_out
+    if not total:
+        return ""
+    excluded = open_["documents_excluded_only"]
+    why = f" ({excluded} judged only by assessors excluded from the qrels)" if excluded else ""
+    judgment = "judgment that counts" if excluded else "judgment"
+    kept = "with the judgments they have: their open slots would add second opinions"
+    if total == 1 and n_out:
+        return f"Their document has no {judgment} yet{why}: it is not in the version you publish."
+    if total == 1:
+        return (
+            "Their document already has a judgment and is in the version you publish, with the "
+            "judgments it has: its open slots would add second opinions."
+        )
+    if not n_in:
+        return (
+            f"Not one of their {total} documents has a {judgment} yet{why}: they are not in the "
+            "version you publish."
+        )
+    if not n_out:
+        return (
+            f"All {total} of their documents already have a judgment and are in the version "
+            f"you publish, {kept}."
+        )
+    has, is_ = ("has", "is") if n_out == 1 else ("have", "are")
+    has_in, is_in = ("has", "is") if n_in == 1 else ("have", "are")
+    return (
+        f"{n_out} of their {total} documents {has} no {judgment} yet{why} and {is_} not in the "
+        f"version you publish; the other {n_in} already {has_in} a judgment and {is_in} in it, "
+        f"{kept}."
+    )
 
 
 def open_items_summary(open_: dict[str, Any]) -> str:
@@ -285,7 +367,17 @@ def open_items_summary(open_: dict[str, Any]) -> str:
         (open_["waiting_text"], "slot waiting for text", "slots waiting for text"),
     ]
     said = ", ".join(f"{n} {one if n == 1 else many}" for n, one, many in parts if n)
-    return f"{open_['count']} open item{'s' if open_['count'] != 1 else ''} ({said})"
+    n_in, n_out = open_["documents_in_version"], open_["documents_not_in_version"]
+    total = n_in + n_out
+    if total == 1:
+        where = f"its document is {'not ' if n_out else ''}in the version"
+    elif not n_in:
+        where = f"none of their {total} documents is in the version"
+    elif not n_out:
+        where = f"all {total} of their documents are in the version"
+    else:
+        where = f"{n_out} of their {total} documents {'is' if n_out == 1 else 'are'} not in it"
+    return f"{open_['count']} open item{'s' if open_['count'] != 1 else ''} ({said}; {where})"
 
 
 def budget_plan(campaign: Campaign) -> dict[str, Any]:
@@ -355,6 +447,10 @@ def budget_plan(campaign: Campaign) -> dict[str, Any]:
         else:
             pace, pace_source = campaign_pace, "campaign" if campaign_pace is not None else "none"
         seconds_left = slots_left * pace if pace is not None else None
+        reason = suggestion.reason
+        if not items_left and open_slots:
+            # "done" would read as nothing left to do beside the slots still open
+            reason = "every item has a judgment; " + _second_opinions(slots_left, len(stuck))
         if seconds_left is None and slots_left:
             seconds_unknown = True
         relevant = sum(outcomes)
@@ -380,7 +476,7 @@ def budget_plan(campaign: Campaign) -> dict[str, Any]:
                     else None
                 ),
                 "stop": suggestion.stop,
-                "suggestion": suggestion.reason,
+                "suggestion": reason,
                 "slots_left": slots_left,
                 "unfillable_slots": len(stuck),
                 "unfillable_why": sorted(

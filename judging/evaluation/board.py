@@ -1,4 +1,4 @@
-"""What a leaderboard view is: its sort, order, filters and measures, read from a query string
+"""What a leaderboard view is: its mode, sort, order, filters and measures, read from a query string
 (the page's URL, the API's, an export's), validated, and applied to the board's rows.
 
 ``board_query`` turns query-string parameters into a :class:`BoardQuery` (a 400 naming the bad
@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judging.core.errors import InvalidInput
+from judging.evaluation.models import EvalMode
 from metrics.names import parse_measure
 from metrics.problems import Problem
 
@@ -25,16 +26,18 @@ POOLED = ("all", "yes", "no")
 SUFFIXES = ("judged", "ci")
 SUFFIXES_TAIL = tuple(f":{s}" for s in SUFFIXES)
 PARAM_MAX_LENGTH = 200
-PARAMS = ("sort", "order", "pooled", "group", "slice", "measures")
+PARAMS = ("mode", "sort", "order", "pooled", "group", "slice", "measures")
 
 
 @dataclass(frozen=True)
 class BoardQuery:
-    """One view of the leaderboard. ``sort``: ``run``, ``pooled``, ``group``, a measure (as the
-    campaign names it) or ``<measure>:judged`` / ``<measure>:ci``; empty: the first measure
+    """One view of the leaderboard. ``mode``: the evaluations shown, honest (the default) or
+    trec_eval (the official figures). ``sort``: ``run``, ``pooled``, ``group``, a measure (as
+    the campaign names it) or ``<measure>:judged`` / ``<measure>:ci``; empty: the first measure
     shown. ``order`` empty: descending for measures and pooled, ascending for run and group.
     ``measures`` empty: every campaign measure, else those, in that order."""
 
+    mode: str = EvalMode.HONEST.value
     sort: str = ""
     order: str = ""
     pooled: str = "all"
@@ -57,6 +60,7 @@ class BoardQuery:
     def params(self) -> dict[str, str]:
         """The query-string parameters that give this view (defaults left out)."""
         out = {
+            "mode": "" if self.mode == EvalMode.HONEST else self.mode,
             "sort": self.sort,
             "order": self.order,
             "pooled": "" if self.pooled == "all" else self.pooled,
@@ -154,7 +158,11 @@ def board_query(params: Mapping[str, Any], campaign_measures: Sequence[str]) -> 
     pooled = _one(params, "pooled").lower() or "all"
     if pooled not in POOLED:
         raise _bad("pooled", f"{pooled[:40]!r} is not one of all, yes, no")
+    mode = _one(params, "mode") or EvalMode.HONEST.value
+    if mode not in EvalMode.values:
+        raise _bad("mode", f"{mode[:40]!r} is not one of {', '.join(EvalMode.values)}")
     return BoardQuery(
+        mode=mode,
         sort=sort,
         order=order,
         pooled=pooled,
@@ -249,9 +257,11 @@ def describe(
     slice_topics: int | None = None,
 ) -> str:
     """The view in words: ``sorted by nDCG@10 descending · not pooled runs only · topics
-    tagged hard (12 topics) · 5 of 17 runs``."""
+    tagged hard (12 topics) · 5 of 17 runs`` (and ``trec_eval mode`` when not honest)."""
     order = "descending" if query.direction(campaign_measures) == "desc" else "ascending"
     parts = [f"sorted by {column_name(query.sort_key(campaign_measures))} {order}"]
+    if query.mode != EvalMode.HONEST:
+        parts.append(f"{query.mode} mode")
     if query.pooled == "yes":
         parts.append("pooled runs only")
     elif query.pooled == "no":

@@ -111,9 +111,42 @@ def _raw(value: Any) -> Any:
     return "" if value is None else value
 
 
+def is_coverage(measure: str) -> bool:
+    """Whether the measure describes the judgments (Judged@k, ceiling@k, ...), not how good a
+    ranking is: it is never tested against a baseline, marked, or set in bold as the best."""
+    try:
+        return parse_measure(measure).is_coverage
+    except ValueError:
+        return False
+
+
+def _coverage_note(board: Mapping[str, Any]) -> str:
+    names = [m for m in board["measures"] if is_coverage(m)]
+    if not names:
+        return ""
+    said = ", ".join(names)
+    verb = "is a coverage figure" if len(names) == 1 else "are coverage figures"
+    return f"{said} {verb}, not effectiveness: not tested against the baseline"
+
+
 def _significance_note(
-    options: ExportOptions, comparisons: Comparisons, *, escape: Any = str, le: str = "<="
+    board: Mapping[str, Any],
+    options: ExportOptions,
+    comparisons: Comparisons,
+    *,
+    marker: str,
+    escape: Any = str,
+    le: str = "<=",
 ) -> str:
+    """The note under a table with a baseline: what ``marker`` means (test, topics, correction,
+    alpha), and which coverage figures shown are not tested."""
+    coverage = _coverage_note(board)
+    if all(is_coverage(m) for m in board["measures"]):
+        return str(
+            escape(
+                f"No measure shown is tested against the baseline {options.baseline}: {coverage}"
+            )
+        )
     m = max((len(v) for v in comparisons.values()), default=0)
     n = sorted({c.n for v in comparisons.values() for c in v.values()})
     topics = f" over {n[0]} topics" if len(n) == 1 else ""
@@ -122,7 +155,8 @@ def _significance_note(
         f"({TEST_NAMES[options.test]}{topics}, {CORRECTION_NAMES[options.correction]} over the "
         f"{m} comparisons per measure, adjusted p "
     )
-    return f"{words}{le} {options.alpha:g})"
+    tail = escape(f"; {coverage}") if coverage else ""
+    return f"{marker} {words}{le} {options.alpha:g}){tail}"
 
 
 def _header_note(board: Mapping[str, Any], hash_chars: int | None = None) -> str:
@@ -154,12 +188,13 @@ def leaderboard_rows(
     comparisons = comparisons or {}
     header = ["qrels_version", "qrels_kind", "qrels_hash", "mode", "run", "pooled", "n_queries"]
     sig = bool(options.baseline)
+    tested = {m: sig and not is_coverage(m) for m in board["measures"]}
     for m in board["measures"]:
         header += [m]
         if options.cis:
             header += [f"{m} ci_low", f"{m} ci_high"]
         header += [f"{m} judged", f"{m} ceiling"]
-        if sig:
+        if tested[m]:
             header += [f"{m} diff", f"{m} p_adjusted", f"{m} significant"]
     if sig:
         header += ["baseline", "test", "correction"]
@@ -183,7 +218,7 @@ def leaderboard_rows(
                 _raw((e.get("judged") or {}).get("value")),
                 _raw((e.get("ceiling") or {}).get("value")),
             ]
-            if sig:
+            if tested[m]:
                 c = (comparisons.get(m) or {}).get(row["run"])
                 line += (
                     [c.diff, c.p_adjusted, c.significant]
@@ -228,10 +263,12 @@ def markdown_escape(text: str) -> str:
 
 
 def _best(board: Mapping[str, Any]) -> dict[str, float]:
-    """The best (highest) value of each measure among the rows shown, as printed (3 decimals),
-    so every row printing that value is bold."""
+    """The best (highest) value of each effectiveness measure among the rows shown, as printed
+    (3 decimals), so every row printing that value is bold; coverage figures have none."""
     best: dict[str, float] = {}
     for m in board["measures"]:
+        if is_coverage(m):
+            continue  # more judged is not better
         values = [
             round(float(v), 3)
             for r in board["runs"]
@@ -270,7 +307,7 @@ def _cells(
             if m in best and round(float(value), 3) == best[m]:
                 text = bold(text)
             c = (comparisons.get(m) or {}).get(row["run"])
-            if c is not None and c.p_adjusted <= options.alpha:
+            if c is not None and c.p_adjusted <= options.alpha and not is_coverage(m):
                 text += marker
             if options.cis and e.get("ci_low") is not None and e.get("ci_high") is not None:
                 text += " " + small(f"[{_num(e['ci_low'])}, {_num(e['ci_high'])}]")
@@ -319,8 +356,15 @@ def leaderboard_latex(
     lines.append(r"\end{tabular}")
     if options.baseline:
         lines.append(
-            r"\par\smallskip{\footnotesize \textsuperscript{\dag} "
-            + _significance_note(options, comparisons, escape=latex_escape, le="$\\leq$")
+            r"\par\smallskip{\footnotesize "
+            + _significance_note(
+                board,
+                options,
+                comparisons,
+                marker=r"\textsuperscript{\dag}",
+                escape=latex_escape,
+                le="$\\leq$",
+            )
             + ".}"
         )
     lines.append(r"\end{table}")
@@ -358,11 +402,16 @@ def leaderboard_markdown(
     note = _header_note(board)
     if options.cis:
         note += ", 95% bootstrap confidence intervals in brackets"
-    lines.append(f"Scores against {markdown_escape(note)}; **bold**: the best value per measure.")
+    bold = "the best value per measure" + (
+        " (coverage figures have none)" if any(is_coverage(m) for m in board["measures"]) else ""
+    )
+    lines.append(f"Scores against {markdown_escape(note)}; **bold**: {bold}.")
     if options.baseline:
         lines.append("")
-        note = _significance_note(options, comparisons, escape=markdown_escape, le="≤")
-        lines.append(f"† {note}.")
+        note = _significance_note(
+            board, options, comparisons, marker="†", escape=markdown_escape, le="≤"
+        )
+        lines.append(f"{note}.")
     if board.get("view"):
         lines.append("")
         lines.append(f"View: {markdown_escape(board['view'])}.")

@@ -39,6 +39,7 @@ from judging.evaluation.models import (
     measures_key,
 )
 from judging.evaluation.services import qrels_evaluation_key, run_evaluation_key
+from judging.evaluation.standing import pool_standing
 from metrics.names import parse_measure, parse_measures
 from metrics.problems import Problem
 from metrics.stats import BaselineComparison, compare_runs, compare_to_baseline
@@ -90,16 +91,19 @@ def leaderboard(
     campaign: Campaign,
     version: QrelsVersion,
     user: UserLike,
-    mode: str = EvalMode.HONEST,
     query: BoardQuery | None = None,
 ) -> dict[str, Any]:
     """Every run's aggregates under one qrels version (never mixed with another version), in
-    the view ``query`` asks for (``evaluation.board``; None: every run, every measure, sorted by
-    the first measure, best first). With a topic slice the scores are that slice's stored
-    aggregates (``Evaluation.slices``: mean and CI over the topics carrying the tag). The
-    answer says what it is sorted and filtered by (``sorted_by``, ``order``, ``filters``,
-    ``view``) and how many runs it shows of how many (``shown``, ``total``)."""
+    the view ``query`` asks for (``evaluation.board``: its mode, sort and filters; None: honest
+    mode, every run, every measure, sorted by the first measure, best first). With a topic
+    slice the scores are that slice's stored aggregates (``Evaluation.slices``: mean and CI
+    over the topics carrying the tag). The answer says what it is sorted and filtered by
+    (``sorted_by``, ``order``, ``filters``, ``view``) and how many runs it shows of how many
+    (``shown``, ``total``). Each evaluated run says whether it is scored against a pool it did
+    not help build (``pool_standing``, ``evaluation.standing``: not pooled, or unjudged
+    documents within the campaign's pool depth)."""
     query = query or BoardQuery()
+    mode = query.mode
     names = list(campaign.measures)
     key = measures_key(names)
     # only the aggregates (``Evaluation.summary``): a stored result also holds every topic's
@@ -135,6 +139,9 @@ def leaderboard(
                 counts = {e.get("n_queries") for e in measures.values()}
                 row["n_queries"] = counts.pop() if len(counts) == 1 else None
             row["measures"] = {m: measures[m] for m in shown_measures if m in measures}
+            row["pool_standing"] = pool_standing(
+                pooled=run.pooled, measures=measures, depth=campaign.pool_depth
+            ).as_dict()
         rows.append(row)
     groups = sorted({r["group"] for r in rows if r["group"]})
     check_filters(query, groups=groups, tags=topic_tags)
@@ -190,7 +197,8 @@ def baseline_comparisons(
     board: dict[str, Any],
     options: exports.ExportOptions,
 ) -> dict[str, dict[str, BaselineComparison]]:
-    """Each measure of the board: every run it shows (with per-query values) against the
+    """Each effectiveness measure of the board (coverage figures such as Judged@k are not
+    tested: ``exports.is_coverage``): every run it shows (with per-query values) against the
     baseline (a label as the user sees it), ``metrics.stats.compare_to_baseline`` on the stored
     per-query values (``per_query_values``), paired on the topics every compared run has a
     value for (with a slice: those of the slice); {} without a baseline. A baseline the board
@@ -208,11 +216,13 @@ def baseline_comparisons(
             "baseline: significance is computed in honest mode only",
             [Problem.at("baseline", "significance against a baseline needs mode=honest")],
         )
+    # coverage figures (Judged@k, ceiling@k) describe the judgments: never tested
+    tested = [m for m in board["measures"] if not exports.is_coverage(m)]
     limit = settings.POOLJUDGE_EXPORT_MAX_COMPARISONS
-    asked = (len(labels) - 1) * len(board["measures"])
+    asked = (len(labels) - 1) * len(tested)
     if asked > limit:
         raise InvalidInput(
-            f"baseline: {len(labels) - 1} runs x {len(board['measures'])} measures = {asked} "
+            f"baseline: {len(labels) - 1} runs x {len(tested)} measures = {asked} "
             f"paired tests, more than {limit}",
             [
                 Problem.at(
@@ -224,7 +234,7 @@ def baseline_comparisons(
         )
     sliced = set(_topic_tags(campaign).get(board["slice"]["tag"], [])) if board["slice"] else None
     out: dict[str, dict[str, BaselineComparison]] = {}
-    for m in board["measures"]:
+    for m in tested:
         _, per_query, _ = per_query_values(campaign=campaign, version=version, measure=m, user=user)
         chosen = {label: per_query[label] for label in labels if label in per_query}
         if options.baseline not in chosen or len(chosen) < 2:
@@ -256,7 +266,13 @@ def per_query_export_values(
 ) -> dict[str, dict[str, dict[str, float]]]:
     """Stored per-query values (honest mode) of the runs the board shows (``runs``: those
     labels only, each one the board shows, else a 400) on the board's measures: ``{label:
-    {measure: {qid: value}}}``, runs in board order; with a slice, the slice's topics only."""
+    {measure: {qid: value}}}``, runs in board order; with a slice, the slice's topics only. A
+    board in trec_eval mode is a 400: the per-query values stored are honest mode's."""
+    if board["mode"] != EvalMode.HONEST:
+        raise InvalidInput(
+            "mode: per-query values are exported in honest mode only",
+            [Problem.at("mode", "per-query exports are honest mode only")],
+        )
     labels = [r["run"] for r in board["runs"]]
     for label in runs:
         if label not in labels:

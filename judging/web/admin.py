@@ -11,7 +11,7 @@ from django.contrib.auth.admin import UserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils.html import format_html_join
+from django.utils.html import format_html, format_html_join
 from rest_framework.authtoken.models import Token
 
 from judging.campaigns.admin import CampaignAdmin, CampaignAdminForm
@@ -19,6 +19,8 @@ from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import account
 from judging.evaluation.bias import topic_filter
+from judging.pools.models import PoolVersion
+from judging.pools.selectors import pool_status
 from judging.web.login import AdminLoginForm
 from judging.workflows.pools import pool_requested
 
@@ -71,13 +73,40 @@ class CampaignPoolingAdmin(CampaignAdmin):
             except DomainError as exc:
                 self.message_user(request, f"{campaign}: {exc.message}", messages.ERROR)
                 continue
-            verb = "queued" if created else "already pending"
-            self.message_user(
-                request,
-                f"{campaign}: pool build #{version.pk} {verb} "
-                f"({version.strategy}, depth {version.depth}); see Pool "
-                "versions for progress.",
-            )
+            version.refresh_from_db()  # a build run inline (eager tasks) is done by now
+            level, text = pool_message(version, created=created)
+            self.message_user(request, text, level)
+
+
+def pool_message(version: PoolVersion, *, created: bool) -> tuple[int, str]:
+    """What the re-pool action says: the new version's state as it is now (built, with its
+    figures; else what the build is doing) and a link to its page."""
+    status = pool_status(version)
+    url = reverse("admin:pools_poolversion_change", args=[version.pk])
+    what = f"{version.strategy}, depth {version.depth}"
+    if status["status"] == "built":
+        return messages.SUCCESS, format_html(
+            "{}: pool version {} built ({}): {} documents, {} new, {} to judge. "
+            '<a href="{}">Open pool version {}</a>.',
+            version.campaign,
+            version.number,
+            what,
+            version.num_documents,
+            version.num_added,
+            version.num_to_judge,
+            url,
+            version.number,
+        )
+    asked = "requested" if created else "already requested"
+    return (messages.ERROR if status["status"] == "failed" else messages.INFO), format_html(
+        '{}: pool build #{} {} ({}), now {}. <a href="{}">Open it</a> to follow the build.',
+        version.campaign,
+        version.pk,
+        asked,
+        what,
+        status["detail"],
+        url,
+    )
 
 
 admin.site.unregister(Campaign)

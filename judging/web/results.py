@@ -99,6 +99,33 @@ def _sort_header(
     }
 
 
+def _names(labels: list[str], limit: int = 5) -> str:
+    shown = ", ".join(labels[:limit])
+    return shown + (f" and {len(labels) - limit} more" if len(labels) > limit else "")
+
+
+def excluded_lines(rows: list[dict[str, Any]]) -> list[str]:
+    """The evaluations' notes on left-out and unanswered queries, each once, saying which runs
+    it is about: "In 2 of 6 evaluated runs (a, b): 3 of 6 averaged queries are not in the run
+    (scored 0)"; a note every evaluated run has is said once for all of them."""
+    evaluated = [r for r in rows if r.get("state") == EvalState.DONE]
+    runs_of: dict[str, list[str]] = {}
+    for row in evaluated:
+        for line in row.get("excluded_summary") or []:
+            runs_of.setdefault(line, []).append(str(row["run"]))
+    out = []
+    for line, labels in runs_of.items():
+        if len(evaluated) == 1:
+            out.append(line)
+        elif len(labels) == len(evaluated):
+            out.append(f"In all {len(evaluated)} evaluated runs: {line}")
+        else:
+            out.append(
+                f"In {len(labels)} of {len(evaluated)} evaluated runs ({_names(labels)}): {line}"
+            )
+    return out
+
+
 def _page_board(
     request: HttpRequest, campaign: Campaign, version: QrelsVersion
 ) -> tuple[BoardQuery, dict[str, Any], bool]:
@@ -139,6 +166,9 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
     measures = board["measures"]
     digits = 2
     for row in board["runs"]:
+        # marked: a score that counts unjudged documents as not relevant, of a run scored
+        # against a pool it did not help build (not pooled, or unjudged within its depth)
+        outside = bool((row.get("pool_standing") or {}).get("outside"))
         cells: list[dict[str, Any] | None] = []
         for m in measures:
             e = (row.get("measures") or {}).get(m)
@@ -153,6 +183,10 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
                 tip.append(f"95% CI [{e['ci_low']:.4f}, {e['ci_high']:.4f}]")
             if judged is not None:
                 tip.append(f"judged {judged:.2f}")
+            if outside and judged is not None and judged < 1.0:
+                tip.append(
+                    f"scored against a pool it did not help build: {row['pool_standing']['why']}"
+                )
             if ceiling is not None:
                 tip.append(f"ceiling {ceiling:.3f}")
             if upper is not None and upper != e["value"]:
@@ -164,15 +198,13 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
                     "ceiling": ceiling,
                     "judged": judged,
                     "upper": upper,
-                    "low_judged": judged is not None and judged < 0.9,
+                    "outside_pool": outside and judged is not None and judged < 1.0,
                     "title": " · ".join(tip),
                 }
             )
         row["cells"] = cells
         row["state_text"] = STATE_TEXT.get(row["state"], row["state"])
-    excluded: list[str] = next(
-        (r.get("excluded_summary") for r in board["runs"] if r.get("excluded_summary")), []
-    )
+    excluded = excluded_lines(board["runs"])
     headers = {
         "run": _sort_header("run", "Run", board, base),
         "group": _sort_header("group", "Group", board, base),
@@ -189,6 +221,12 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
     if not details:
         toggle["details"] = "1"
     keep = [(k, v) for k, v in base.items() if k != "qrels"]
+    honest = query.mode == EvalMode.HONEST
+    # the other mode, same view: trec_eval's official figures or honest mode's
+    other = {k: v for k, v in base.items() if k not in ("mode", "details")}
+    if honest:
+        other["mode"] = EvalMode.TREC_EVAL.value
+    export_keep = [(k, v) for k, v in base.items() if k != "details"]
     return render(
         request,
         "results/leaderboard.html",
@@ -207,8 +245,13 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
             "csv_href": "?" + urlencode({**base, "format": "csv"}),
             "json_href": f"/api/v1/campaigns/{campaign.pk}/leaderboard/?"
             + urlencode({k: v for k, v in base.items() if k != "details"}),
-            "export_keep": [(k, v) for k, v in base.items() if k != "details"],
+            "export_keep": export_keep,
+            # per-query values are stored in honest mode only: that form never asks for another
+            "per_query_keep": [(k, v) for k, v in export_keep if k != "mode"],
             "nav_keep": keep,
+            "honest": honest,
+            "mode_switch_href": "?" + urlencode(other),
+            "not_evaluated": sum(1 for r in board["runs"] if r["state"] == "missing"),
             "show_group": bool(board["groups"]),
             "tests": [
                 ("t", "paired t-test"),
@@ -223,6 +266,10 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
             ],
             "excluded": excluded,
             "new_runs": new_runs_note(campaign),
+            "pool_depth": campaign.pool_depth,
+            "depth_k": next(
+                (r["pool_standing"]["k"] for r in board["runs"] if r.get("pool_standing")), None
+            ),
         },
         status=200 if valid else 400,
     )

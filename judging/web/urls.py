@@ -24,6 +24,7 @@ from judging.web.login import LoginForm, answer_429_when_locked
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path(
         "login/",
         answer_429_when_locked(auth_views.LoginView.as_view(authentication_form=LoginForm)),
