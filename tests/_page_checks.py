@@ -173,3 +173,10 @@ def page_text(html: str) -> str:
     walker.feed(html)
     walker.close()
     return " ".join(walker.stream.split())
+
+
+def body_text(response: object) -> str:
+    """A response's body as text, whether it was streamed (downloads, CSV) or not."""
+    if getattr(response, "streaming", False):
+        return b"".join(response.streaming_content).decode()  # type: ignore[attr-defined]
+    return response.content.decode()  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from django.test import Client
 
 from judging.campaigns.models import Campaign
 from metrics.names import parse_measure
+from tests._page_checks import body_text
 
 pytestmark = pytest.mark.django_db
 
@@ -28,8 +29,8 @@ def export(demo: Campaign, fmt: str) -> str:
     client = Client()
     client.force_login(get_user_model().objects.get(username="researcher"))
     r = client.get(f"/campaigns/{demo.pk}/leaderboard/export/?format={fmt}&{QUERY}")
-    assert r.status_code == 200, r.content
-    return r.content.decode()
+    assert r.status_code == 200
+    return body_text(r)
 
 
 def markdown_row(text: str, run: str) -> list[str]:
@@ -93,6 +94,6 @@ def test_a_coverage_only_export_with_a_baseline_tests_nothing(demo: Any) -> None
         f"/campaigns/{demo.pk}/leaderboard/export/?format=markdown&baseline=bm25-baseline"
         "&measures=Judged@10"
     )
-    text = r.content.decode()
+    text = body_text(r)
     assert r.status_code == 200 and "†" not in text and "**" not in text.split("\n\n")[0]
     assert "not tested" in text  # the note says why nothing is marked

@@ -9,6 +9,8 @@ run answers (0.400)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from typing import Any
 
@@ -19,6 +21,7 @@ from judging.evaluation.models import EvalMode
 from judging.evaluation.services import evaluation_request
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
+from tests._page_checks import body_text
 
 pytestmark = pytest.mark.django_db
 
@@ -77,12 +80,12 @@ def test_the_page_shows_the_official_figures_in_trec_eval_mode_and_says_so(
     client = Client()
     client.force_login(researcher)
     base = f"/campaigns/{scored.pk}/leaderboard/?measures=P@10"
-    honest = client.get(base).content.decode()
+    honest = body_text(client.get(base))
     assert p10_cells(honest) == {"full": "0.400", "partial": "0.267"}
     assert 'id="board-mode"' in honest and "honest mode" in honest
     official = client.get(f"{base}&mode=trec_eval")
     assert official.status_code == 200
-    text = official.content.decode()
+    text = body_text(official)
     assert p10_cells(text) == {"full": "0.400", "partial": "0.400"}
     mode_line = re.search(r'id="board-mode"[^>]*>(.*?)</p>', text, re.S)
     assert mode_line and "trec_eval mode" in mode_line.group(1)
@@ -99,8 +102,8 @@ def test_the_page_shows_the_official_figures_in_trec_eval_mode_and_says_so(
     # the view keeps the mode: every sort link, the CSV; the switch goes back to honest mode
     sort_links = re.findall(r'<th[^>]*><a href="([^"]+)"', text)
     assert sort_links and all("mode=trec_eval" in h for h in sort_links), sort_links
-    csv = client.get(f"{base}&mode=trec_eval&format=csv").content.decode().splitlines()
-    assert csv[0].split(",")[3] == "mode" and csv[1].split(",")[3] == "trec_eval"
+    rows = list(csv.reader(io.StringIO(body_text(client.get(f"{base}&mode=trec_eval&format=csv")))))
+    assert rows[0][3] == "mode" and rows[1][3] == "trec_eval"
     assert "mode=trec_eval" in switch(honest) and "mode=" not in switch(text)
 
 
@@ -116,9 +119,9 @@ def test_runs_without_a_trec_eval_evaluation_are_said_to_be_not_evaluated_in_tha
     evaluate_in_trec_eval_mode(scored, as_committed, "full")
     client = Client()
     client.force_login(researcher)
-    text = client.get(
-        f"/campaigns/{scored.pk}/leaderboard/?measures=P@10&mode=trec_eval"
-    ).content.decode()
+    text = body_text(
+        client.get(f"/campaigns/{scored.pk}/leaderboard/?measures=P@10&mode=trec_eval")
+    )
     cells = p10_cells(text)
     assert cells["full"] == "0.400" and cells["partial"] == "not evaluated"
     assert "1 of 2 runs" in text and "trec_eval mode" in text
@@ -133,5 +136,5 @@ def test_a_bad_mode_is_a_400_naming_the_parameter_on_the_page_as_in_the_api(
     client.force_login(researcher)
     page = client.get(f"/campaigns/{scored.pk}/leaderboard/?mode=magic")
     assert page.status_code == 400
-    text = page.content.decode()
+    text = body_text(page)
     assert "mode:" in text and "magic" in text and 'id="leaderboard"' in text
