@@ -323,3 +323,19 @@ def test_the_baseline_page_shows_one_row_per_run(five: Any, admin_user: Any) -> 
     assert table is not None
     assert table.group(1).count("<tr>") == 1 + 4  # header and the four other runs
     assert "Bonferroni" in html and "baseline <strong>random</strong>" in html
+
+
+def test_the_page_offers_no_coverage_figure_to_test_and_defaults_to_a_measure(
+    five: Any, admin_user: Any
+) -> None:
+    # Judged@10 says how much of a ranking is judged, not how good it is: it is not offered
+    five.measures = ["Judged@10", "P@10", "AP"]
+    five.save(update_fields=["measures"])
+    client = Client()
+    client.force_login(admin_user)
+    html = client.get(f"/campaigns/{five.pk}/compare/").content.decode()
+    picker = re.search(r'<select name="measure">(.*?)</select>', html, re.S)
+    assert picker is not None
+    assert re.findall(r"<option[^>]*>([^<]+)</option>", picker.group(1)) == ["P@10", "AP"]
+    method = re.search(r'id="significance-method">(.*?)</p>', html, re.S)
+    assert method is not None and method.group(1).startswith("P@10 against")

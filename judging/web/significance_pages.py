@@ -23,6 +23,7 @@ from judging.campaigns.models import Campaign
 from judging.core import csvfiles
 from judging.core.errors import InvalidInput
 from judging.core.roles import is_researcher
+from judging.evaluation.exports import is_coverage
 from judging.evaluation.significance import (
     CORRECTION_NAMES,
     TEST_NAMES,
@@ -143,7 +144,9 @@ def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase:
     q = request.GET
     test = q.get("test") or "t"
     correction = q.get("correction") or "holm"
-    measure = q.get("measure") or (campaign.measures[0] if campaign.measures else "")
+    # coverage figures (Judged@k, ...) describe the judgments, not the runs: not offered here
+    offered = [m for m in campaign.measures if not is_coverage(m)]
+    measure = q.get("measure") or (offered[0] if offered else "")
     baseline = (q.get("baseline") or "").strip()
     fmt = q.get("format") or "html"
     context: dict[str, Any] = {
@@ -154,7 +157,7 @@ def compare_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase:
         "measure": measure,
         "baseline": baseline,
         "top": q.get("top") or "",
-        "measures": campaign.measures,
+        "measures": offered,
         "tests": list(TEST_NAMES.items()),
         "corrections": [(k, v) for k, v in CORRECTION_NAMES.items() if k != "tukey"],
         "versions": QrelsVersion.objects.filter(campaign=campaign).latest_first(),
