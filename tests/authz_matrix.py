@@ -102,6 +102,7 @@ ROUTES: dict[str, Route] = {
     "annotate-ahead": CAMPAIGN,
     "annotate-judged": Route({"campaign_id": "campaign", "judgment_id": "judgment"}),
     "leaderboard": Route({"campaign_id": "campaign"}, ("", "?format=csv")),
+    "leaderboard-evaluate": Route({"campaign_id": "campaign"}),
     "leaderboard-export": Route(
         {"campaign_id": "campaign"}, ("", "?format=latex", "?format=markdown")
     ),
@@ -314,6 +315,9 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("annotate-judged", "POST"): s(302, 302, 404, 403, 403, 403),
     # --- pages: results (researchers and admins) ------------------------------------------
     ("leaderboard", "GET"): s(302, 403, 403, 200, 200, 200),
+    # the board's Compute button (trec_eval mode): each researcher asks for their own runs
+    ("leaderboard-evaluate", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("leaderboard-evaluate", "POST"): s(302, 403, 403, 302, 302, 302),
     ("leaderboard-export", "GET"): s(302, 403, 403, 200, 200, 200),
     ("per-query", "GET"): s(302, 403, 403, 200, 200, 200),
     ("compare", "GET"): s(302, 403, 403, 200, 200, 200),

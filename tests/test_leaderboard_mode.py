@@ -138,3 +138,32 @@ def test_a_bad_mode_is_a_400_naming_the_parameter_on_the_page_as_in_the_api(
     assert page.status_code == 400
     text = body_text(page)
     assert "mode:" in text and "magic" in text and 'id="leaderboard"' in text
+
+
+def test_the_compute_button_asks_trec_eval_mode_for_the_researchers_own_runs_and_shows_them(
+    scored: Any, researcher: Any, other_researcher: Any, as_committed: Any
+) -> None:
+    url = f"/campaigns/{scored.pk}/leaderboard/?measures=P@10&mode=trec_eval"
+    stranger = Client()
+    stranger.force_login(other_researcher)
+    assert 'id="compute-mode"' not in body_text(stranger.get(url))  # none of theirs to compute
+    with as_committed():
+        asked = stranger.post(
+            f"/campaigns/{scored.pk}/leaderboard/evaluate/", {"qrels": "1", "mode": "trec_eval"}
+        )
+    assert asked.status_code == 302
+    assert not scored.runs.filter(evaluations__mode=EvalMode.TREC_EVAL).exists()
+    client = Client()
+    client.force_login(researcher)
+    before = body_text(client.get(url))
+    assert "Compute trec_eval mode for 2 runs of yours" in before
+    assert p10_cells(before) == {"full": "not evaluated", "partial": "not evaluated"}
+    with as_committed():
+        asked = client.post(
+            f"/campaigns/{scored.pk}/leaderboard/evaluate/", {"qrels": "1", "mode": "trec_eval"}
+        )
+    assert asked.status_code == 302 and "mode=trec_eval" in asked["Location"]
+    after = body_text(client.get(asked["Location"] + "&measures=P@10"))
+    # trec_eval averages over the queries each run answers: partial's 2 topics, 0.4 each
+    assert p10_cells(after) == {"full": "0.400", "partial": "0.400"}
+    assert 'id="compute-mode"' not in after and "mode asked for 2 runs of yours" in after

@@ -66,6 +66,17 @@ def run_evaluation(run: Run, version: QrelsVersion, mode: str) -> Evaluation | N
     )
 
 
+def runs_without_evaluation(
+    campaign: Campaign, version: QrelsVersion, mode: str, user: UserLike | None = None
+) -> QuerySet[Run]:
+    """The campaign's runs that have no evaluation against ``version`` in ``mode``, or only a
+    failed one: those ``user`` may ask evaluations for (their own; an admin every one), or every
+    one without a user."""
+    asked = Evaluation.objects.filter(qrels=version, mode=mode).exclude(state=EvalState.FAILED)
+    runs = Run.objects.all() if user is None else Run.objects.visible_to(user)
+    return runs.filter(campaign=campaign).exclude(pk__in=asked.values("run_id")).order_by("pk")
+
+
 def evaluation_as_dict(evaluation: Evaluation, user: UserLike) -> dict[str, Any]:
     """The stored evaluation, its run named as the user may see it (``run_label``)."""
     result = evaluation.result

@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
@@ -38,6 +39,7 @@ from judging.evaluation.selectors import (
     per_query_export_values,
     run_evaluation,
     run_evaluation_status,
+    runs_without_evaluation,
 )
 from judging.evaluation.services import evaluation_request
 from judging.pools.selectors import pool_versions_of_run
@@ -252,6 +254,12 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
             "honest": honest,
             "mode_switch_href": "?" + urlencode(other),
             "not_evaluated": sum(1 for r in board["runs"] if r["state"] == "missing"),
+            # what the Compute button of trec_eval mode would ask for (honest mode is computed
+            # when runs and qrels arrive; trec_eval mode on request)
+            "computable": 0
+            if honest
+            else runs_without_evaluation(campaign, version, board["mode"], request.user).count(),
+            "is_admin": is_admin(request.user),
             "show_group": bool(board["groups"]),
             "tests": [
                 ("t", "paired t-test"),
@@ -382,6 +390,38 @@ def run_evaluate(request: HttpRequest, run_id: int) -> HttpResponse:
         return redirect(url)
     evaluation_request(run=run, version=version, mode=mode)
     flash(request, messages.INFO, f"Evaluation against qrels version {version.number} requested.")
+    return redirect(f"{url}?{urlencode({'qrels': str(version.number), 'mode': mode})}")
+
+
+@login_required
+@require_POST
+def leaderboard_evaluate(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """The board's Compute button in trec_eval mode: ask for the evaluation of every run of the
+    user's (an admin's: every run) that has none in that mode, then show the board again."""
+    _researcher(request)
+    campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
+    version = qrels_version_or_404(campaign, request.POST.get("qrels"))
+    mode = _mode(request.POST.get("mode"))
+    url = reverse("leaderboard", args=[campaign.pk])
+    if version is None:
+        flash(request, messages.WARNING, "There is no qrels version to evaluate against yet.")
+        return redirect(url)
+    with transaction.atomic():
+        runs = list(runs_without_evaluation(campaign, version, mode, request.user))
+        for run in runs:
+            evaluation_request(run=run, version=version, mode=mode)
+    left = runs_without_evaluation(campaign, version, mode).count()
+    said = (
+        f"{mode} mode asked for {len(runs)} run{'s' if len(runs) != 1 else ''}"
+        f"{'' if is_admin(request.user) else ' of yours'} against qrels version {version.number}"
+        " (the board shows each once computed)."
+    )
+    if left:
+        said += (
+            f" {left} other run{'s' if left != 1 else ''} ha{'s' if left == 1 else 've'} none:"
+            " their owners or an admin ask for them."
+        )
+    flash(request, messages.INFO, said)
     return redirect(f"{url}?{urlencode({'qrels': str(version.number), 'mode': mode})}")
 
 

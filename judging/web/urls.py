@@ -59,6 +59,11 @@ urlpatterns = [
     ),
     path("campaigns/<int:campaign_id>/leaderboard/", results.leaderboard_page, name="leaderboard"),
     path(
+        "campaigns/<int:campaign_id>/leaderboard/evaluate/",
+        results.leaderboard_evaluate,
+        name="leaderboard-evaluate",
+    ),
+    path(
         "campaigns/<int:campaign_id>/leaderboard/export/",
         results.leaderboard_export_page,
         name="leaderboard-export",
