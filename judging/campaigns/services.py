@@ -11,7 +11,6 @@ import hashlib
 import itertools
 import json
 import math
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -305,7 +304,7 @@ def documents_import(
     bytes (the operator's own, from a command) have none. A document's text is at most
     ``POOLJUDGE_MAX_DOCUMENT_CHARS`` characters, whatever the file came from.
     """
-    name = _source(data, source)
+    name = uploads.source_name(data, source)
     summary = ImportSummary()
     with uploads.reading("the documents file"), transaction.atomic():
         existing = dict(campaign.documents.values_list("docid", "id"))
@@ -355,15 +354,6 @@ class _Chunks:
 
     def read(self, size: int = -1) -> bytes:
         return next(self._chunks, b"")
-
-
-def _source(data: uploads.Source, source: str | None) -> str:
-    """The name problems give the file: ``source``, else the upload's or the path's name."""
-    if source:
-        return source
-    if isinstance(data, UploadedFile):
-        return data.name or "upload"
-    return os.fspath(data) if isinstance(data, os.PathLike) else "input"
 
 
 def _document_stream(data: uploads.Source, name: str) -> formats.Input:
@@ -488,7 +478,7 @@ def documents_check(
 ) -> int:
     """Validate a documents file as ``documents_import`` reads it, storing nothing: the number
     of documents, or ``InvalidInput`` with every problem."""
-    name = _source(data, source)
+    name = uploads.source_name(data, source)
     with uploads.reading("the documents file"):
         return sum(
             1

@@ -105,7 +105,7 @@ def read(src: Source, *, what: str, limit: int | None, source: str | None = None
     reports (default: the upload's or path's name). A leading UTF-8 BOM is dropped. Raises
     ``TooLarge`` (413) or ``InvalidInput`` (400: corrupt gzip).
     """
-    name = source or _name(src)
+    name = source_name(src, source)
     received = _size(src)
     if limit is not None and received is not None and received > limit:
         raise TooLarge(f"{what} is {received:,} bytes; the limit is {limit:,} bytes")
@@ -134,7 +134,11 @@ def _without_bom(data: bytes) -> bytes:
     return data[len(_BOM_BYTES) :] if data.startswith(_BOM_BYTES) else data
 
 
-def _name(src: Source) -> str:
+def source_name(src: Source, source: str | None = None) -> str:
+    """The name problem reports give ``src``: ``source`` if given, else the upload's or the
+    path's name."""
+    if source:
+        return source
     if isinstance(src, UploadedFile):
         return src.name or "upload"
     if isinstance(src, os.PathLike):
