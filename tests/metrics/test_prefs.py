@@ -301,7 +301,12 @@ def test_contradicting_sub_groups_are_an_error() -> None:
 
 
 def test_other_groups_may_disagree() -> None:
-    read_prefs(b"q u1 s a 2\nq u1 s b 1\nq u2 s a 1\nq u2 s b 2\n")
+    # within one group a contradiction is an error; two groups may prefer opposite documents,
+    # each counted on its own: ranked a, b, u1's a > b holds and u2's b > a does not
+    prefs = read_prefs(b"q u1 s a 2\nq u1 s b 1\nq u2 s a 1\nq u2 s b 2\n")
+    assert [g.name for g in prefs.topics[0].groups] == ["u1", "u2"]
+    got = evaluate_prefs(prefs, Run.from_dict({"q": {"a": 2.0, "b": 1.0}}), ["prefs_simp"])
+    assert got.per_query["prefs_simp"]["q"] == 0.5
 
 
 # --------------------------------------------------------------------------------------------
