@@ -49,12 +49,12 @@ def sweep_forever(every: float, stop: threading.Event) -> None:
 def _start_sweeping(**_: Any) -> None:
     from django.conf import settings
 
-    if not settings.POOLJUDGE_SWEEP_IN_WORKER:
+    if not settings.POOLJUDGE_TASKS.sweep_in_worker:
         return
     _stop.clear()
     threading.Thread(
         target=sweep_forever,
-        args=(settings.POOLJUDGE_SWEEP_SECONDS, _stop),
+        args=(settings.POOLJUDGE_TASKS.sweep_seconds, _stop),
         name="pooljudge-sweep",
         daemon=True,
     ).start()

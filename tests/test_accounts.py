@@ -17,6 +17,7 @@ from judging.core import password_links
 from judging.core.accounts import account_create, account_roles_set
 from judging.core.errors import Conflict, InvalidInput
 from judging.core.roles import is_admin, is_annotator, is_researcher, roles_of
+from tests.knobs import set_knobs
 
 pytestmark = pytest.mark.django_db
 
@@ -138,7 +139,7 @@ def test_a_bad_username_or_email_names_the_field() -> None:
 
 
 def test_create_user_invite_prints_a_link_that_sets_the_password(settings: Any) -> None:
-    settings.POOLJUDGE_SITE_URL = "https://judge.example.org"
+    set_knobs(settings, site_url="https://judge.example.org")
     out = _create("nina", "--role", "annotator", "--invite")
     user = User.objects.get(username="nina")
     assert not user.has_usable_password()
@@ -172,7 +173,7 @@ def test_a_used_link_is_refused_with_a_clear_message(annotator: Any) -> None:
 def test_an_expired_link_is_refused_with_a_clear_message(
     annotator: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.POOLJUDGE_PASSWORD_LINK_SECONDS = 3600
+    set_knobs(settings, password_link_seconds=3600)
     url = _link_for("ann-annotator")
     later = dt.datetime.now() + dt.timedelta(seconds=3601)
     monkeypatch.setattr(password_links, "now", lambda: later)

@@ -15,6 +15,7 @@ from judging.api.views import MeView
 from judging.workflows import runs as run_workflow
 from metrics.problems import InvalidInput as ReaderError
 from metrics.problems import Problem
+from tests.knobs import override_knobs
 
 pytestmark = pytest.mark.django_db
 
@@ -156,7 +157,7 @@ def test_a_body_over_the_request_limit_is_413(api_client_for: Any, admin_user: A
     assert_shape(response, 413, "too_large")
 
 
-@override_settings(POOLJUDGE_MAX_UPLOAD_BYTES=10)
+@override_knobs(max_upload_bytes=10)
 def test_a_file_over_the_upload_limit_is_413(
     api_client_for: Any, researcher: Any, campaign: Any
 ) -> None:

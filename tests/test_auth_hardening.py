@@ -20,6 +20,7 @@ from rest_framework.test import APIClient
 from judging.core.downloads import content_disposition
 from judging.core.secret_key import secret_key_problem
 from judging.workflows.runs import run_submitted
+from tests.knobs import set_knobs
 from tests.test_api_errors import assert_shape
 from tests.test_settings_env import PRODUCTION_ENV, _manage
 
@@ -60,7 +61,7 @@ def test_two_hundred_wrong_passwords_lock_the_login_form_even_for_the_right_one(
 def test_the_login_form_is_throttled_per_username_across_addresses(
     client: Client, researcher: Any, settings: Any
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 3
+    set_knobs(settings, login_max_failures_per_user=3)
     for i in range(3):
         assert _login(client, "Rita-Researcher ", "wrong", ip=f"10.0.1.{i}").status_code == 200
     assert _login(client, "rita-researcher", PASSWORD, ip="10.0.9.9").status_code == 429
@@ -69,7 +70,7 @@ def test_the_login_form_is_throttled_per_username_across_addresses(
 def test_the_login_form_is_throttled_per_address_across_usernames(
     client: Client, researcher: Any, settings: Any
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP = 4
+    set_knobs(settings, login_max_failures_per_ip=4)
     for i in range(4):
         assert _login(client, f"guess-{i}", "wrong", ip="10.0.2.1").status_code == 200
     assert _login(client, "rita-researcher", PASSWORD, ip="10.0.2.1").status_code == 429
@@ -80,7 +81,7 @@ def test_the_login_form_is_throttled_per_address_across_usernames(
 def test_a_success_clears_its_addresss_failures(
     client: Client, researcher: Any, settings: Any
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP = 3
+    set_knobs(settings, login_max_failures_per_user_and_ip=3)
     for _ in range(2):
         _login(client, "rita-researcher", "wrong")
     assert _login(client, "rita-researcher", PASSWORD).status_code == 302
@@ -96,8 +97,7 @@ def test_the_lock_ends_when_its_window_ends(
     from judging.core import login_throttle
 
     # the (username, address) pair's lock lasts the window; the username's lock is shorter
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP = 2
-    settings.POOLJUDGE_LOGIN_WINDOW_SECONDS = 600
+    set_knobs(settings, login_max_failures_per_user_and_ip=2, login_window_seconds=600)
     for _ in range(2):
         _login(client, "rita-researcher", "wrong")
     locked = _login(client, "rita-researcher", PASSWORD)
@@ -110,7 +110,7 @@ def test_the_lock_ends_when_its_window_ends(
 def test_the_token_endpoint_is_throttled_in_the_one_error_shape(
     researcher: Any, settings: Any
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 5
+    set_knobs(settings, login_max_failures_per_user=5)
     client = APIClient()
     for _ in range(5):
         assert_shape(_token(client, "rita-researcher", "wrong"), 400, "invalid_input")
@@ -124,7 +124,7 @@ def test_the_token_endpoint_is_throttled_in_the_one_error_shape(
 def test_failures_on_the_form_and_the_token_endpoint_count_together(
     client: Client, researcher: Any, settings: Any
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 4
+    set_knobs(settings, login_max_failures_per_user=4)
     for _ in range(2):
         _login(client, "rita-researcher", "wrong")
         _token(APIClient(), "rita-researcher", "wrong")
@@ -132,7 +132,7 @@ def test_failures_on_the_form_and_the_token_endpoint_count_together(
 
 
 def test_the_admin_login_is_throttled_too(client: Client, admin_user: Any, settings: Any) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 3
+    set_knobs(settings, login_max_failures_per_user=3)
     for _ in range(3):
         client.post(
             "/admin/login/?next=/admin/",
@@ -150,8 +150,7 @@ def test_the_admin_login_is_throttled_too(client: Client, admin_user: Any, setti
 def test_the_address_behind_trusted_proxies_is_the_forwarded_one(
     client: Client, researcher: Any, settings: Any
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP = 2
-    settings.POOLJUDGE_TRUSTED_PROXY_HOPS = 1
+    set_knobs(settings, login_max_failures_per_ip=2, trusted_proxy_hops=1)
     for i in range(2):
         client.post(
             "/login/",
@@ -175,7 +174,8 @@ def test_the_address_behind_trusted_proxies_is_the_forwarded_one(
 def test_an_expired_token_is_401_with_a_clear_detail(researcher: Any, settings: Any) -> None:
     token = Token.objects.create(user=researcher)
     Token.objects.filter(pk=token.pk).update(
-        created=timezone.now() - dt.timedelta(seconds=settings.POOLJUDGE_TOKEN_TTL_SECONDS + 1)
+        created=timezone.now()
+        - dt.timedelta(seconds=settings.POOLJUDGE_SECURITY.token_ttl_seconds + 1)
     )
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
@@ -188,14 +188,15 @@ def test_a_new_token_replaces_an_expired_one_and_says_when_it_expires(
 ) -> None:
     old = Token.objects.create(user=researcher)
     Token.objects.filter(pk=old.pk).update(
-        created=timezone.now() - dt.timedelta(seconds=settings.POOLJUDGE_TOKEN_TTL_SECONDS + 1)
+        created=timezone.now()
+        - dt.timedelta(seconds=settings.POOLJUDGE_SECURITY.token_ttl_seconds + 1)
     )
     response = _token(APIClient(), "rita-researcher", PASSWORD)
     assert response.status_code == 200
     body = response.json()
     assert body["token"] != old.key
     expires = dt.datetime.fromisoformat(body["expires_at"])
-    ttl = dt.timedelta(seconds=settings.POOLJUDGE_TOKEN_TTL_SECONDS)
+    ttl = dt.timedelta(seconds=settings.POOLJUDGE_SECURITY.token_ttl_seconds)
     assert abs(expires - (timezone.now() + ttl)) < dt.timedelta(seconds=30)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {body['token']}")
@@ -466,7 +467,7 @@ def test_with_redis_a_lock_counted_by_one_worker_holds_in_another(
     url = os.environ.get("CELERY_BROKER_URL", "")
     need_service(url.startswith("redis://"), "no Redis (CELERY_BROKER_URL) for the shared cache")
     settings.CACHES = {"default": {**cache_config(url), "KEY_PREFIX": "pooljudge-test-throttle"}}
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 3
+    set_knobs(settings, login_max_failures_per_user=3)
     try:
         for _ in range(3):
             _login(client, "rita-researcher", "wrong")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.test import Client, override_settings
+from django.test import Client
 
 from judging.assessments import queue
 from judging.assessments.models import Judgment, QrelsVersion
@@ -16,6 +16,7 @@ from judging.pools.models import PoolVersion
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
+from tests.knobs import override_knobs
 from tests.test_annotator_pages import _lease, _page, judging_campaign  # noqa: F401
 from tests.test_api_errors import assert_shape
 
@@ -79,7 +80,7 @@ def test_a_bad_limit_or_offset_is_400_naming_it(
     assert problem_at(r, location)
 
 
-@override_settings(POOLJUDGE_MAX_PAGE_SIZE=50)
+@override_knobs(max_page_size=50)
 def test_a_limit_over_the_maximum_page_size_is_400_saying_the_maximum(
     campaign: Any, api_client_for: Any, researcher: Any
 ) -> None:
@@ -340,7 +341,7 @@ def test_the_campaigns_own_pool_depth_is_allowed_above_the_maximum(
     assert problem_at(client.post(url, {"depth": 2001}, format="json"), "depth")
 
 
-@override_settings(POOLJUDGE_BIAS_REPORTS_PER_HOUR=2)
+@override_knobs(bias_reports_per_hour=2)
 def test_new_bias_reports_per_user_and_hour_are_limited_with_retry_after(
     world: Any, api_client_for: Any, researcher: Any, other_researcher: Any
 ) -> None:
@@ -362,7 +363,7 @@ def test_new_bias_reports_per_user_and_hour_are_limited_with_retry_after(
     assert other.post(url, {"depth": 7}, format="json").status_code == 202
 
 
-@override_settings(POOLJUDGE_BIAS_REPORTS_PER_HOUR=1)
+@override_knobs(bias_reports_per_hour=1)
 def test_the_allowance_frees_up_an_hour_after_a_request(
     world: Any, api_client_for: Any, researcher: Any
 ) -> None:
@@ -378,7 +379,7 @@ def test_the_allowance_frees_up_an_hour_after_a_request(
     assert client.post(url, {"depth": 6}, format="json").status_code == 202
 
 
-@override_settings(POOLJUDGE_BIAS_REPORTS_PER_HOUR=1)
+@override_knobs(bias_reports_per_hour=1)
 def test_the_compute_button_is_limited_too_and_says_when_to_try_again(
     world: Any, researcher: Any
 ) -> None:

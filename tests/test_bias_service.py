@@ -10,7 +10,6 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import override_settings
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Topic
@@ -21,6 +20,7 @@ from judging.evaluation.models import BiasReport
 from judging.evaluation.selectors import bias_report
 from judging.workflows.qrels import qrels_imported, qrels_published
 from judging.workflows.runs import run_submitted
+from tests.knobs import override_knobs
 from tests.test_api_errors import assert_shape
 from tests.test_demo_story import judge_everything_left
 
@@ -117,7 +117,7 @@ def test_a_bad_topic_spec_is_invalid_input_naming_topics(
     assert says in problem.message, problem.message
 
 
-@override_settings(POOLJUDGE_BIAS_MAX_TOPICS=3)
+@override_knobs(bias_max_topics=3)
 def test_a_subset_over_the_bound_is_refused_before_any_range_is_written_out(
     tiny: Campaign,
 ) -> None:

@@ -13,6 +13,7 @@ from judging.assessments import planning, queue
 from judging.assessments.models import GoldItem, GoldSource, JudgingSlot, Judgment, QrelsVersion
 from judging.campaigns.models import Campaign, Topic
 from judging.pools.models import PoolVersion
+from tests.knobs import set_knobs
 from tests.test_judging_api import build_pool, judge_all
 
 pytestmark = pytest.mark.django_db
@@ -311,7 +312,7 @@ def test_publishing_through_the_api_answers_with_the_open_items(
 def test_the_api_list_of_open_items_is_capped_by_the_setting(
     judged: Campaign, admin_user: Any, api_client_for: Any, as_committed: Any, settings: Any
 ):
-    settings.POOLJUDGE_OPEN_ITEMS_LISTED = 2
+    set_knobs(settings, open_items_listed=2)
     with as_committed():
         r = api_client_for(admin_user).post(
             f"/api/v1/campaigns/{judged.pk}/qrels/publish/", {}, format="json"

@@ -32,6 +32,7 @@ from metrics.curve import recall_curve
 from tests import _bias_reports as fx
 from tests._page_checks import wording_problems
 from tests._shared_data import needs_shared_data
+from tests.knobs import set_knobs
 from tests.test_bias_page import page as bias_page
 from tests.test_bias_page import store, world  # noqa: F401 (the bias report fixture)
 
@@ -401,7 +402,7 @@ def test_a_300_deep_run_gets_a_300_k_curve_and_the_cap_is_honoured(
     at_100 = ev.curve["recall"][ev.curve["k"].index(100)]
     assert at_100 < 1.0  # 401-d250 is found only beyond k = 100
     assert curve_note(ev.curve, run) == "To the run's full depth, k = 1..300."
-    settings.POOLJUDGE_CURVE_MAX_DEPTH = 150
+    set_knobs(settings, curve_max_depth=150)
     (ev,) = evaluate_runs(version=version, runs=[run], force=True)
     assert ev.curve["depth"] == 150 and ev.curve["k"][-1] == 150
     run.refresh_from_db()

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import override_settings
 
 from judging.campaigns.models import Document
 from judging.campaigns.services import documents_check, documents_import
 from judging.core.errors import InvalidInput
+from tests.knobs import override_knobs
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +52,7 @@ def smart(*docs: tuple[str, str]) -> bytes:
 FORMATS = {"jsonl": jsonl, "trec": trec, "tsv": tsv, "smart": smart}
 
 
-@override_settings(POOLJUDGE_MAX_DOCUMENT_CHARS=LIMIT)
+@override_knobs(max_document_chars=LIMIT)
 @pytest.mark.parametrize("fmt", list(FORMATS))
 def test_a_document_over_the_limit_is_refused_naming_its_docid_and_size(
     campaign: Any, fmt: str
@@ -67,14 +67,14 @@ def test_a_document_over_the_limit_is_refused_naming_its_docid_and_size(
     assert not Document.objects.filter(campaign=campaign).exists()  # nothing of the file
 
 
-@override_settings(POOLJUDGE_MAX_DOCUMENT_CHARS=LIMIT)
+@override_knobs(max_document_chars=LIMIT)
 def test_a_document_at_the_limit_is_stored(campaign: Any) -> None:
     summary = documents_import(campaign=campaign, data=jsonl(("1", "é" * LIMIT)), fmt="jsonl")
     assert summary.created == 1
     assert len(Document.objects.get(campaign=campaign, docid="1").text) == LIMIT
 
 
-@override_settings(POOLJUDGE_MAX_DOCUMENT_CHARS=LIMIT)
+@override_knobs(max_document_chars=LIMIT)
 def test_the_upload_answers_400_naming_the_document(
     campaign: Any, api_client_for: Any, admin_user: Any
 ) -> None:
@@ -88,7 +88,7 @@ def test_the_upload_answers_400_naming_the_document(
     assert "50,000 characters" in problem["message"]
 
 
-@override_settings(POOLJUDGE_MAX_DOCUMENT_CHARS=LIMIT)
+@override_knobs(max_document_chars=LIMIT)
 @pytest.mark.parametrize("fmt", ["jsonl", "trec", "smart"])
 def test_the_reader_drops_an_enormous_document_as_it_reads_it(fmt: str) -> None:
     """A 16 MB document (a few KB of gzip) is refused without ever being held: the reader keeps
@@ -138,7 +138,7 @@ def test_the_list_has_no_text_by_default(stored: Any, api_client_for: Any, resea
     assert b"text 0" not in r.content
 
 
-@override_settings(POOLJUDGE_MAX_TEXT_PAGE_SIZE=10)
+@override_knobs(max_text_page_size=10)
 def test_include_text_streams_pages_of_their_own_size(
     stored: Any, api_client_for: Any, researcher: Any
 ) -> None:

@@ -18,6 +18,7 @@ from judging.evaluation.models import Evaluation
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from metrics.stats import BaselineComparison, compare_to_baseline
+from tests.knobs import set_knobs
 
 QIDS = [str(q) for q in range(401, 421)]
 RELEVANT = {"d0", "d3", "d6"}
@@ -304,14 +305,14 @@ def test_the_export_limits_are_settings_and_a_400_naming_the_parameter(
 ) -> None:
     api = api_client_for(admin_user)
     base = f"/api/v1/campaigns/{paper.pk}"
-    settings.POOLJUDGE_EXPORT_MAX_COMPARISONS = 8  # 4 runs against the baseline x 2 measures
+    set_knobs(settings, export_max_comparisons=8)  # 4 runs against the baseline x 2 measures
     assert (
         api.get(f"{base}/leaderboard/export/?baseline=base_run&measures=AP,P@10").status_code == 200
     )
     r = api.get(f"{base}/leaderboard/export/?baseline=base_run&measures=AP,P@10,RR@10")
     assert r.status_code == 400 and r.json()["problems"][0]["location"] == "baseline"
     assert "POOLJUDGE_EXPORT_MAX_COMPARISONS" in r.json()["problems"][0]["message"]
-    settings.POOLJUDGE_EXPORT_MAX_RUNS = 2
+    set_knobs(settings, export_max_runs=2)
     assert api.get(f"{base}/per-query/?run=base_run&run=near_base").status_code == 200
     r = api.get(f"{base}/per-query/")
     assert r.status_code == 400 and r.json()["problems"][0]["location"] == "run"

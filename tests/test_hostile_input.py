@@ -14,7 +14,6 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import override_settings
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.campaigns.models import Campaign, Document, RankedList, Run, Topic
@@ -24,6 +23,7 @@ from judging.pools.models import PoolDocument, PoolState
 from judging.workflows.pools import pool_requested
 from metrics.io import Limits, read_qrels, read_run
 from metrics.io.limits import id_problem
+from tests.knobs import override_knobs
 
 pytestmark = pytest.mark.django_db
 
@@ -115,7 +115,7 @@ def test_a_1_mb_line_is_a_400_naming_the_line_not_a_memory_error(
     assert counts() == before
 
 
-@override_settings(POOLJUDGE_MAX_LINE_BYTES=100)
+@override_knobs(max_line_bytes=100)
 def test_the_line_limit_is_a_setting(client: Any, campaign: Campaign) -> None:
     lines = run_lines(5)
     lines[1] = "401 Q0 d1 2 99.99 " + "t" * 90
@@ -188,7 +188,7 @@ def test_a_long_docid_or_qid_is_refused_in_a_json_run(client: Any, campaign: Cam
     assert counts() == before
 
 
-@override_settings(POOLJUDGE_MAX_DOCID_BYTES=8, POOLJUDGE_MAX_QID_BYTES=3)
+@override_knobs(max_docid_bytes=8, max_qid_bytes=3)
 def test_the_id_limits_are_settings(client: Any, campaign: Campaign) -> None:
     found = problems(post_run(client, campaign, b"401 Q0 abcdefghi 1 1.0 t\n4011 Q0 a 1 1 t\n"))
     assert [p["line"] for p in found] == [1, 2]
@@ -212,11 +212,11 @@ def test_every_model_column_holds_the_largest_allowed_id() -> None:
 def test_the_id_limits_cannot_exceed_the_columns(monkeypatch: pytest.MonkeyPatch) -> None:
     from django.core.exceptions import ImproperlyConfigured
 
-    from judging.env import env_int
+    from judging.core.conf import Uploads
 
     monkeypatch.setenv("POOLJUDGE_MAX_DOCID_BYTES", "2000")
     with pytest.raises(ImproperlyConfigured, match="must be at most 1024"):
-        env_int("POOLJUDGE_MAX_DOCID_BYTES", 256, minimum=1, maximum=1024)
+        Uploads.from_env()
 
 
 def test_a_pool_build_succeeds_after_a_long_docid_was_refused(

@@ -20,6 +20,7 @@ from judging.campaigns.models import Campaign, Run, Topic
 from judging.core.models import OutboxTask
 from judging.workflows.collections import IMPORT_ACCOUNT, NamedFile, collection_imported
 from tests._shared_data import needs_shared_data
+from tests.knobs import set_knobs
 
 pytestmark = pytest.mark.django_db
 
@@ -399,7 +400,7 @@ def test_the_api_refuses_non_admins_and_anonymous_callers(
 
 @pytest.fixture
 def staging(settings: Any, tmp_path: Path) -> Path:
-    settings.POOLJUDGE_STAGING_DIR = tmp_path / "staging"
+    set_knobs(settings, staging_dir=tmp_path / "staging")
     return tmp_path / "staging"
 
 
@@ -475,7 +476,7 @@ def test_plans_not_applied_expire_and_another_admins_plan_cannot_be_applied(
     other = make_user("other-admin", "admin")
     client.force_login(other)
     assert client.post("/manage/import/", {"token": old.name}).status_code == 403
-    past = old.stat().st_mtime - settings.POOLJUDGE_STAGING_SECONDS - 10
+    past = old.stat().st_mtime - settings.POOLJUDGE_UPLOADS.staging_seconds - 10
     os.utime(old, (past, past))
     assert client.post("/manage/import/", _page_files()).status_code == 200
     assert old not in list(staging.iterdir()) and len(list(staging.iterdir())) == 1
@@ -499,7 +500,7 @@ def test_topic_ranges_are_read_and_bounded(settings: Any) -> None:
     from judging.workflows.collections import topic_ranges
 
     assert topic_ranges("601-603, 700,MB01") == ["601", "602", "603", "700", "MB01"]
-    settings.POOLJUDGE_MAX_INFER_TOPICS = 10
+    set_knobs(settings, max_infer_topics=10)
     for bad in ("5-3", "1-11", " , "):
         with pytest.raises(InvalidInput) as caught:
             topic_ranges(bad)
@@ -511,7 +512,7 @@ def test_a_collection_over_the_request_limit_is_refused_before_staging(
 ) -> None:
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    settings.POOLJUDGE_MAX_COLLECTION_UPLOAD_BYTES = 100  # and 64 KB of multipart envelope
+    set_knobs(settings, max_collection_upload_bytes=100)  # and 64 KB of multipart envelope
     big = {"qrels": SimpleUploadedFile("qrels.txt", QRELS * 20_000)}
     client.force_login(admin_user)
     answer = client.post("/manage/import/", _page_files() | big)

@@ -9,12 +9,13 @@ import json
 from typing import Any
 
 import pytest
-from django.test import Client, override_settings
+from django.test import Client
 
 from judging.assessments import queue
 from judging.assessments.models import JudgingSlot, Judgment, Lease, LeaseState
 from judging.campaigns.models import Campaign, Document
 from judging.core.roles import account
+from tests.knobs import override_knobs
 from tests.test_judging_api import after_expiry, build_pool, clock_at
 
 pytestmark = pytest.mark.django_db
@@ -119,7 +120,7 @@ def test_without_prefetch_nothing_is_leased_ahead(
 ) -> None:
     current = queue.lease_next(campaign=four_docs, annotator=account(annotator))
     assert current is not None
-    with override_settings(POOLJUDGE_PREFETCH=0):
+    with override_knobs(prefetch=0):
         assert _ahead(web, four_docs, current.pk).json()["ahead"] is None
     assert _live(annotator) == [current.pk]
 
@@ -322,7 +323,7 @@ def test_items_of_a_topic_another_assessor_owns_say_more_may_come_not_n_of_n(
 def test_without_prefetch_the_page_judges_with_full_page_forms(
     four_docs: Campaign, annotator: Any, web: Client
 ) -> None:
-    with override_settings(POOLJUDGE_PREFETCH=0):
+    with override_knobs(prefetch=0):
         page = web.post(f"/annotate/{four_docs.pk}/next/", follow=True).content.decode()
     assert 'id="grade-form"' in page and "data-ahead-url" not in page
     assert "data-ahead-url" in web.get(f"/annotate/{four_docs.pk}/").content.decode()
@@ -339,7 +340,7 @@ def test_with_a_deeper_prefetch_the_page_holds_that_many_items_ahead(
         body = json.dumps({"current": current.pk, "holding": holding})
         return web.post(url, body, content_type="application/json").json()["ahead"]
 
-    with override_settings(POOLJUDGE_PREFETCH=2):
+    with override_knobs(prefetch=2):
         first = ask([])
         second = ask([first["lease"]])
         assert ask([first["lease"], second["lease"]]) is None  # two ahead: no third
@@ -355,7 +356,7 @@ def test_one_call_can_refill_several_items_ahead(
     current = queue.lease_next(campaign=four_docs, annotator=account(annotator))
     assert current is not None
     body = json.dumps({"current": current.pk, "count": 5})
-    with override_settings(POOLJUDGE_PREFETCH=2):
+    with override_knobs(prefetch=2):
         r = web.post(f"/annotate/{four_docs.pk}/ahead/", body, content_type="application/json")
     items = [r.json()["ahead"], *r.json()["more"]]
     assert len(items) == 2  # no more than POOLJUDGE_PREFETCH, whatever the page asks

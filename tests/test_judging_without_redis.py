@@ -26,6 +26,7 @@ from judging.autojudge.models import JudgeKind
 from judging.campaigns.models import Campaign
 from judging.core import cache as resilient
 from judging.env import cache_config
+from tests.knobs import override_knobs
 from tests.test_judging_api import THREE_TOPICS, build_pool, lease
 from tests.workers import free_port, private_redis, sending_to
 
@@ -125,7 +126,7 @@ def test_an_annotator_judges_on_after_the_cache_and_broker_redis_stops(
 
 def test_an_unreachable_cache_is_a_miss_tried_again_after_the_retry_period() -> None:
     dead = cache_config(f"redis://127.0.0.1:{free_port()}/0")  # nobody listens: refused
-    with override_settings(CACHES={"default": dead}, POOLJUDGE_CACHE_RETRY_SECONDS=10):
+    with override_settings(CACHES={"default": dead}), override_knobs(cache_retry_seconds=10):
         assert resilient.cache_get("zz-key") is None  # an error is a miss
         resilient.cache_set("zz-key", "kept here", 60)
         assert resilient.cache_get("zz-key") == "kept here"  # from this process's memory

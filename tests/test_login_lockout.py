@@ -15,6 +15,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from judging.core import login_throttle
+from tests.knobs import set_knobs
 
 pytestmark = pytest.mark.django_db
 
@@ -98,8 +99,7 @@ def test_the_token_endpoint_lets_a_known_address_in(researcher: Any) -> None:
 def test_a_known_address_is_still_held_by_its_own_failures(
     client: Client, researcher: Any, settings: Any
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP = 4
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 100
+    set_knobs(settings, login_max_failures_per_user_and_ip=4, login_max_failures_per_user=100)
     _known(client, "rita-researcher", B)
     for _ in range(4):
         _login(client, "rita-researcher", "wrong", B)
@@ -109,8 +109,7 @@ def test_a_known_address_is_still_held_by_its_own_failures(
 def test_a_success_clears_its_addresss_failures_not_the_usernames(
     client: Client, researcher: Any, settings: Any
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP = 3
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 4
+    set_knobs(settings, login_max_failures_per_user_and_ip=3, login_max_failures_per_user=4)
     for _ in range(2):
         _login(client, "rita-researcher", "wrong", A)
     _known(client, "rita-researcher", A)
@@ -124,8 +123,7 @@ def test_a_success_clears_its_addresss_failures_not_the_usernames(
 def test_a_known_address_is_forgotten_after_its_time(
     client: Client, researcher: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 2
-    settings.POOLJUDGE_LOGIN_KNOWN_ADDRESS_SECONDS = 3600
+    set_knobs(settings, login_max_failures_per_user=2, login_known_address_seconds=3600)
     t = _clock(monkeypatch)
     _known(client, "rita-researcher", B)
     t[0] += 3601
@@ -140,7 +138,7 @@ def test_a_known_address_is_forgotten_after_its_time(
 def test_the_address_limit_holds_across_many_accounts(
     client: Client, researcher: Any, annotator: Any, settings: Any
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP = 5
+    set_knobs(settings, login_max_failures_per_ip=5)
     _known(client, "ann-annotator", A)  # a colleague behind the same address
     for i in range(5):
         assert _login(client, f"guess-{i}", "wrong", A).status_code == 200
@@ -157,8 +155,7 @@ def test_the_address_limit_holds_across_many_accounts(
 def test_the_address_limit_ends_with_its_window(
     client: Client, researcher: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP = 3
-    settings.POOLJUDGE_LOGIN_WINDOW_SECONDS = 120
+    set_knobs(settings, login_max_failures_per_ip=3, login_window_seconds=120)
     t = _clock(monkeypatch)
     for i in range(3):
         _login(client, f"guess-{i}", "wrong", A)
@@ -185,9 +182,9 @@ def _lock_username(client: Client, limit: int, first_address: int) -> int:
 def test_the_usernames_lock_doubles_with_each_lock_up_to_its_cap(
     client: Client, researcher: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 3
-    settings.POOLJUDGE_LOGIN_LOCK_SECONDS = 60
-    settings.POOLJUDGE_LOGIN_MAX_LOCK_SECONDS = 200
+    set_knobs(
+        settings, login_max_failures_per_user=3, login_lock_seconds=60, login_max_lock_seconds=200
+    )
     t = _clock(monkeypatch)
     waits = []
     for n in range(4):
@@ -201,9 +198,9 @@ def test_the_usernames_lock_doubles_with_each_lock_up_to_its_cap(
 def test_the_doubling_starts_over_after_a_quiet_window(
     client: Client, researcher: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 2
-    settings.POOLJUDGE_LOGIN_LOCK_SECONDS = 60
-    settings.POOLJUDGE_LOGIN_WINDOW_SECONDS = 900
+    set_knobs(
+        settings, login_max_failures_per_user=2, login_lock_seconds=60, login_window_seconds=900
+    )
     t = _clock(monkeypatch)
     assert _lock_username(client, 2, 0) == 60
     t[0] += 61
@@ -215,8 +212,7 @@ def test_the_doubling_starts_over_after_a_quiet_window(
 def test_failures_during_a_lock_from_a_known_address_do_not_lengthen_it(
     client: Client, researcher: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER = 2
-    settings.POOLJUDGE_LOGIN_LOCK_SECONDS = 60
+    set_knobs(settings, login_max_failures_per_user=2, login_lock_seconds=60)
     t = _clock(monkeypatch)
     _known(client, "rita-researcher", B)
     assert _lock_username(client, 2, 0) == 60

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.test import override_settings
 
 from judging.campaigns.models import Campaign, Topic, UnknownTopicPolicy
 from judging.campaigns.services import campaign_create
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
 from judging.workflows.runs import run_submitted
+from tests.knobs import override_knobs
 from tests.workers import celery_worker, require_broker, wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -93,7 +93,7 @@ def test_a_worker_killed_mid_build_shows_stale_and_the_sweep_takes_the_build_ove
     client = api_client_for(admin)
     url = f"/api/v1/campaigns/{robust_campaign.pk}/pools/"
     body = {"strategy": "hedge", "depth": HEDGE_DEPTH}  # slow enough to be caught mid-build
-    with override_settings(POOLJUDGE_STALE_SECONDS=STALE):
+    with override_knobs(stale_seconds=STALE):
         with celery_worker(env=STALE_ENV) as (proc, _queue):
             version_id = client.post(url, body, format="json").json()["id"]
             started = wait_for(

@@ -11,7 +11,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import override_settings
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.services import qrels_import
@@ -21,6 +20,7 @@ from judging.evaluation.models import EvalState, Reusability
 from judging.evaluation.reusability import reusability_compute, reusability_request
 from judging.evaluation.selectors import reusability_report
 from judging.workflows.qrels import qrels_published
+from tests.knobs import override_knobs
 from tests.test_api_errors import assert_shape
 from tests.test_demo_story import judge_everything_left
 from tests.test_get_never_writes import writes_during
@@ -254,7 +254,7 @@ def test_a_computation_that_raises_is_stored_as_failed_and_retried_on_post(
     assert client.get(url(version)).json()["state"] == "done"
 
 
-@override_settings(POOLJUDGE_BIAS_REPORTS_PER_HOUR=2)
+@override_knobs(bias_reports_per_hour=2)
 def test_new_reports_asked_for_count_against_the_bias_reports_allowance(
     demo: Campaign, fake: list[dict[str, Any]], api_client_for: Any, as_committed: Any
 ) -> None:

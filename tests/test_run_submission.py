@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client, override_settings
+from django.test import Client
 
 from judging.campaigns.models import Document, RankedList, Run, UnknownTopicPolicy
+from tests.knobs import override_knobs
 
 pytestmark = pytest.mark.django_db
 
@@ -157,7 +158,7 @@ def test_several_tags_in_one_file_need_an_explicit_tag(
     assert named.status_code == 201 and named.json()["tag"] == "merged"
 
 
-@override_settings(POOLJUDGE_MAX_UPLOAD_BYTES=1000)
+@override_knobs(max_upload_bytes=1000)
 def test_a_file_over_the_size_limit_is_413(
     api_client_for: Any, researcher: Any, campaign: Any
 ) -> None:
@@ -169,7 +170,7 @@ def test_a_file_over_the_size_limit_is_413(
     assert_nothing_stored()
 
 
-@override_settings(POOLJUDGE_MAX_UPLOAD_BYTES=4000)
+@override_knobs(max_upload_bytes=4000)
 def test_a_gzip_that_decompresses_over_the_limit_is_413(
     api_client_for: Any, researcher: Any, campaign: Any
 ) -> None:
@@ -357,7 +358,7 @@ def test_an_unknown_topic_is_listed_with_the_files_other_problems(
     assert_nothing_stored()
 
 
-@override_settings(POOLJUDGE_MAX_PROBLEMS=2)
+@override_knobs(max_problems=2)
 def test_unknown_topics_count_towards_the_cap_in_line_order(
     api_client_for: Any, researcher: Any, campaign: Any
 ) -> None:

@@ -26,6 +26,7 @@ from metrics.stats import (
     paired_test,
     tukey_hsd,
 )
+from tests.knobs import set_knobs
 
 pytestmark = pytest.mark.django_db
 
@@ -252,7 +253,7 @@ def test_other_researchers_runs_are_never_named(
 def test_the_resampling_tests_are_capped_and_the_page_says_which_runs(
     five: Any, api_client_for: Any, admin_user: Any, settings: Any
 ) -> None:
-    settings.POOLJUDGE_SIGNIFICANCE_MAX_RUNS = 3
+    set_knobs(settings, significance_max_runs=3)
     body = api(api_client_for, admin_user, five, "test=randomization&view=matrix").json()
     assert [r["run"] for r in body["runs"]] == ["strong", "good", "fair"]  # best 3 by AP
     assert body["selection"]["how"] == "top" and body["selection"]["cap"] == 3

@@ -23,6 +23,7 @@ from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from tests._page_checks import wording_problems
 from tests.conftest import need_service
+from tests.knobs import override_knobs
 from tests.test_browser_judging import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.django_db
@@ -177,7 +178,7 @@ def test_a_bad_run_lists_the_apis_problems_with_their_lines_and_keeps_the_form(
     assert not Run.objects.exists()
 
 
-@override_settings(POOLJUDGE_MAX_PROBLEMS=2)
+@override_knobs(max_problems=2)
 def test_problems_past_the_cap_are_counted_as_the_api_counts_them(
     campaign: Campaign, researcher: Any, api_client_for: Any
 ) -> None:
@@ -227,7 +228,7 @@ def test_a_tag_already_used_is_a_clear_409(campaign: Campaign, researcher: Any) 
 
 
 def test_too_large_a_file_or_paste_is_a_clear_413(campaign: Campaign, researcher: Any) -> None:
-    with override_settings(POOLJUDGE_MAX_UPLOAD_BYTES=50):
+    with override_knobs(max_upload_bytes=50):
         r = web(researcher).post(
             submit_url(campaign), {"file": SimpleUploadedFile("big.run", GOOD_RUN.encode())}
         )

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 from django.db import transaction
-from django.test import override_settings
 from django.utils import timezone
 
 from judging.assessments.models import Judgment
@@ -29,6 +28,7 @@ from judging.pools.models import PoolState, PoolVersion
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from judging.workflows.sweep import sweep
+from tests.knobs import override_knobs
 from tests.workers import free_port, sending_to
 
 pytestmark = pytest.mark.django_db
@@ -173,7 +173,7 @@ def test_with_the_broker_down_a_repool_answers_202_and_a_second_trigger_says_not
     assert body["state"] == "built" and body["build"]["status"] == "built"
 
 
-@override_settings(POOLJUDGE_STALE_SECONDS=60)
+@override_knobs(stale_seconds=60)
 def test_a_build_whose_worker_stopped_beating_shows_stale_and_the_sweep_takes_it_over(
     evaluated_campaign: Campaign, admin_user: Any, api_client_for: Any, as_committed: Any
 ) -> None:
@@ -276,8 +276,8 @@ def test_by_default_a_dead_build_is_taken_over_within_two_minutes() -> None:
     POOLJUDGE_SWEEP_SECONDS later; a live build beats several times within the stale limit."""
     from django.conf import settings
 
-    assert settings.POOLJUDGE_STALE_SECONDS + settings.POOLJUDGE_SWEEP_SECONDS < 120
-    assert settings.POOLJUDGE_HEARTBEAT_SECONDS * 3 <= settings.POOLJUDGE_STALE_SECONDS
+    assert settings.POOLJUDGE_TASKS.stale_seconds + settings.POOLJUDGE_TASKS.sweep_seconds < 120
+    assert settings.POOLJUDGE_TASKS.heartbeat_seconds * 3 <= settings.POOLJUDGE_TASKS.stale_seconds
 
 
 @pytest.mark.django_db(transaction=True)

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import override_settings
 
 from judging.core import uploads
 from judging.core.errors import InvalidInput, TooLarge
 from metrics.io import read_run
 from metrics.problems import InvalidInput as ReaderError
 from metrics.problems import Problem, Problems
+from tests.knobs import override_knobs
 
 RUN = b"401 Q0 d1 1 2.5 t\n401 Q0 d2 2 1.0 t\n"
 
@@ -63,7 +63,7 @@ def test_a_gzip_bomb_stops_at_the_limit_without_being_inflated_whole() -> None:
     assert seen <= 3 << 20
 
 
-@override_settings(POOLJUDGE_MAX_UPLOAD_BYTES=100, POOLJUDGE_MAX_DECOMPRESSED_BYTES=None)
+@override_knobs(max_upload_bytes=100, max_decompressed_bytes=0)  # 0: the limit as received
 def test_the_decompressed_limit_defaults_to_the_limit_as_received() -> None:
     packed = gzip.compress(RUN * 10)
     assert len(packed) < 100 < len(RUN * 10)
@@ -72,7 +72,7 @@ def test_the_decompressed_limit_defaults_to_the_limit_as_received() -> None:
         uploads.read(packed, what="the run file", limit=100)
 
 
-@override_settings(POOLJUDGE_MAX_DECOMPRESSED_BYTES=10_000)
+@override_knobs(max_decompressed_bytes=10_000)
 def test_the_decompressed_limit_is_a_setting() -> None:
     packed = gzip.compress(RUN * 10)
 

@@ -38,6 +38,7 @@ from judging.workflows.runs import run_submitted
 from metrics import read_qrels, read_run
 from metrics.stats import TestName, paired_test
 from tests._shared_data import needs_shared_data
+from tests.knobs import override_knobs
 
 pytestmark = pytest.mark.django_db
 
@@ -304,7 +305,7 @@ def test_the_depth_defaults_to_the_setting_and_is_bounded(
 ) -> None:
     client = _client(admin_user)
     url = f"/api/v1/campaigns/{world['campaign'].pk}/versus/401/?a={A_TAG}&b={B_TAG}"
-    with override_settings(POOLJUDGE_VERSUS_DEPTH=2, POOLJUDGE_VERSUS_MAX_DEPTH=5):
+    with override_knobs(versus_depth=2, versus_max_depth=5):
         r = client.get(url)
         assert r.status_code == 200
         assert r.json()["depth"] == 2

@@ -18,7 +18,7 @@ from rest_framework.authtoken.models import Token
 
 def expires_at(token: Token) -> dt.datetime:
     created: dt.datetime = token.created
-    return created + dt.timedelta(seconds=settings.POOLJUDGE_TOKEN_TTL_SECONDS)
+    return created + dt.timedelta(seconds=settings.POOLJUDGE_SECURITY.token_ttl_seconds)
 
 
 def is_expired(token: Token) -> bool:

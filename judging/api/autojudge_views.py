@@ -185,7 +185,7 @@ class JudgeLabelsView(APIView):
         judge = selectors.judge_for(request.user, pk)
         uploads.check_request_size(
             request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
             what="the label file",
         )
         ser = s.JudgeLabelsImportSerializer(data=request.data)

@@ -55,7 +55,7 @@ class CollectionImportView(APIView):
     def post(self, request: Request) -> Response:
         uploads.check_request_size(
             request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_COLLECTION_UPLOAD_BYTES,
+            limit=settings.POOLJUDGE_UPLOADS.max_collection_upload_bytes,
             what="the collection",
         )
         ser = s.CollectionImportSerializer(data=request.data)

@@ -93,7 +93,9 @@ def _invalid_input(detail: Any) -> InvalidInput:
         message = str(problems[0])  # "grade: A valid integer is required."
     else:
         message = f"the request has {len(problems)} problem(s)"
-    return InvalidInput(message, problems[: settings.POOLJUDGE_MAX_PROBLEMS], total=len(problems))
+    return InvalidInput(
+        message, problems[: settings.POOLJUDGE_UPLOADS.max_problems], total=len(problems)
+    )
 
 
 def _flatten(detail: Any, path: str) -> list[tuple[str, str]]:

@@ -28,7 +28,7 @@ from judging.api.params import MAX_ID, query_int
 
 class BoundedLimitOffsetPagination(LimitOffsetPagination):
     def get_limit(self, request: Request) -> int | None:
-        return self._limit(request, settings.POOLJUDGE_MAX_PAGE_SIZE, self.default_limit)
+        return self._limit(request, settings.POOLJUDGE_API.max_page_size, self.default_limit)
 
     def _limit(self, request: Request, maximum: int, default: int | None) -> int | None:
         limit = query_int(request.query_params, self.limit_query_param, minimum=1, maximum=maximum)
@@ -75,7 +75,9 @@ class BoundedLimitOffsetPagination(LimitOffsetPagination):
         for parameter in parameters:
             if parameter["name"] == self.limit_query_param:
                 parameter["schema"].update(
-                    minimum=1, maximum=settings.POOLJUDGE_MAX_PAGE_SIZE, default=self.default_limit
+                    minimum=1,
+                    maximum=settings.POOLJUDGE_API.max_page_size,
+                    default=self.default_limit,
                 )
             elif parameter["name"] == self.offset_query_param:
                 parameter["schema"].update(minimum=0, default=0)

@@ -122,7 +122,7 @@ class GoldView(APIView):
         campaign = _campaign(request, campaign_id)
         uploads.check_request_size(
             request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
             what="the gold file",
         )
         ser = GoldImportSerializer(data=request.data)

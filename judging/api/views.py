@@ -91,13 +91,14 @@ def _include_text(params: Any) -> bool:
 def _docids(params: Any) -> list[str]:
     """``docid`` (repeated): at most a page of them, each a non-empty docid."""
     docids = [d for d in params.getlist("docid") if d != ""]
-    if len(docids) > settings.POOLJUDGE_MAX_PAGE_SIZE:
+    if len(docids) > settings.POOLJUDGE_API.max_page_size:
         raise InvalidInput(
-            f"docid: at most {settings.POOLJUDGE_MAX_PAGE_SIZE:,} documents, not {len(docids):,}",
+            f"docid: at most {settings.POOLJUDGE_API.max_page_size:,} documents, "
+            f"not {len(docids):,}",
             [Problem.at("docid", f"{len(docids):,} given")],
         )
     for docid in docids:
-        query_text({"docid": docid}, "docid", max_length=settings.POOLJUDGE_MAX_DOCID_BYTES)
+        query_text({"docid": docid}, "docid", max_length=settings.POOLJUDGE_UPLOADS.max_docid_bytes)
     return docids
 
 
@@ -187,7 +188,7 @@ class CampaignViewSet(
     def import_topics(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
         upload = _uploaded_file(
-            request, "the topics file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES
+            request, "the topics file", limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes
         )
         summary = services.topics_import(campaign=campaign, data=upload, fmt=_format(request))
         return Response(summary.as_dict(), status=status.HTTP_201_CREATED)
@@ -225,7 +226,7 @@ class CampaignViewSet(
                 docs,
                 request,
                 item=lambda doc: s.DocumentSerializer(doc).data,
-                max_limit=settings.POOLJUDGE_MAX_TEXT_PAGE_SIZE,
+                max_limit=settings.POOLJUDGE_API.max_text_page_size,
             )
         page = self.paginate_queryset(docs)  # type: ignore[arg-type]
         return self.get_paginated_response(
@@ -266,7 +267,9 @@ class CampaignViewSet(
     def import_documents(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
         upload = _uploaded_file(
-            request, "the documents file", limit=settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES
+            request,
+            "the documents file",
+            limit=settings.POOLJUDGE_UPLOADS.max_document_upload_bytes,
         )
         if _only_missing(request):
             files = request.FILES.getlist("file") or [upload]
@@ -302,7 +305,7 @@ class CampaignViewSet(
     def import_qrels(self, request: Request, pk: str | None = None) -> Response:
         campaign = self._admin_campaign(request)
         upload = _uploaded_file(
-            request, "the qrels file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES
+            request, "the qrels file", limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes
         )
         version = qrels_imported(
             campaign=campaign,
@@ -358,7 +361,7 @@ class CampaignViewSet(
             raise NotAllowed("only researchers and admins may submit runs")
         uploads.check_request_size(
             request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
             what="the run",
         )
         ser = s.RunSubmitSerializer(data=request.data)

@@ -79,7 +79,7 @@ class GoldImport:
 
 
 def _fail(message: str, problems: list[Problem], source: str | None) -> InvalidInput:
-    cap = settings.POOLJUDGE_MAX_PROBLEMS
+    cap = settings.POOLJUDGE_UPLOADS.max_problems
     return InvalidInput(
         f"{message}; nothing was stored", problems[:cap], total=len(problems), source=source
     )
@@ -92,12 +92,14 @@ def gold_rows_from_file(*, data: uploads.Source, source: str = "gold") -> list[G
     from metrics.io import read_qrels
 
     what = "the gold file"
-    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
+    upload = uploads.read(
+        data, what=what, limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes, source=source
+    )
     with uploads.reading(what):
         read_qrels(
             upload.data,
             source=upload.name,
-            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
             limits=uploads.record_limits(),
         )
     rows = []

@@ -249,7 +249,7 @@ def _or_none(value: float) -> float | None:
 
 def open_items(campaign: Campaign, *, limit: int | None = None) -> dict[str, Any]:
     """The campaign's unjudged pooled slots, counted by state and listed (the first ``limit``,
-    default ``settings.POOLJUDGE_OPEN_ITEMS_LISTED``, in topic and serving order).
+    default ``POOLJUDGE_OPEN_ITEMS_LISTED``, in topic and serving order).
 
     States: ``first slot`` (an item nobody judged yet), ``overlap slot`` (a second judgment,
     for agreement), ``needs another assessor`` (an overlap slot nobody can fill, with why), and
@@ -263,7 +263,7 @@ def _open_items(
     limit: int | None = None,
     unfillable: dict[tuple[int, str, int], str] | None = None,
 ) -> dict[str, Any]:
-    cap = settings.POOLJUDGE_OPEN_ITEMS_LISTED if limit is None else limit
+    cap = settings.POOLJUDGE_JUDGING.open_items_listed if limit is None else limit
     if unfillable is None:
         unfillable = _unfillable(data)
     counts = {"first_slots": 0, "overlap_slots": 0, "needs_another_assessor": 0, "waiting_text": 0}

@@ -356,7 +356,7 @@ def lease_current(*, campaign: Campaign, annotator: UserLike) -> Lease | None:
 
 def prefetch() -> int:
     """How many items the judging page leases ahead of the current one (POOLJUDGE_PREFETCH)."""
-    return int(getattr(settings, "POOLJUDGE_PREFETCH", 1))
+    return settings.POOLJUDGE_JUDGING.prefetch
 
 
 # Judgments made on the page but not yet recorded (its queue of calls, while the network is

@@ -59,12 +59,14 @@ def qrels_read(
     campaign's scale, or negative, none below the column's range), and its plain content;
     nothing stored. ``campaign`` may be one not saved yet (only its scale is read)."""
     what = "the qrels file"
-    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
+    upload = uploads.read(
+        data, what=what, limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes, source=source
+    )
     with uploads.reading(what):
         table = read_qrels(
             upload.data,
             source=upload.name,
-            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
             limits=uploads.record_limits(),
             scale=campaign.grade_values() or None,
         )
@@ -105,7 +107,7 @@ def qrels_import(
         ]
         raise InvalidInput(
             f"the qrels name {len(unknown)} unknown topic(s); nothing was stored",
-            problems[: settings.POOLJUDGE_MAX_PROBLEMS],
+            problems[: settings.POOLJUDGE_UPLOADS.max_problems],
             total=len(problems),
             source=source,
         )

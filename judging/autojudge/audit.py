@@ -182,7 +182,7 @@ def run_probes(judge: Judge, people: dict[tuple[str, str], int], threshold: int)
     texts = document_texts(judge, {d for _, d in people})
     with_text = {k: g for k, g in people.items() if texts.get(k[1], "").strip()}
     items = probe_items(
-        with_text, settings.POOLJUDGE_AUTOJUDGE_PROBE_ITEMS, seed=0, threshold=threshold
+        with_text, settings.POOLJUDGE_AUTOJUDGE.autojudge_probe_items, seed=0, threshold=threshold
     )
     if not items:
         return {"available": False, "reason": "no non-relevant pool document with text"}

@@ -304,8 +304,8 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
         scores=score_map,
     )
     result = {"ready": True, **report.to_dict()}
-    if settings.POOLJUDGE_ESTIMATE_CACHE_SECONDS > 0:
-        cache_set(key, result, settings.POOLJUDGE_ESTIMATE_CACHE_SECONDS)
+    if settings.POOLJUDGE_AUTOJUDGE.estimate_cache_seconds > 0:
+        cache_set(key, result, settings.POOLJUDGE_AUTOJUDGE.estimate_cache_seconds)
     return {**out, **result}
 
 

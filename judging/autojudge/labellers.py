@@ -45,16 +45,16 @@ class ChatLabeller:
         from judging.autojudge.prompts import check_mapping
 
         params = judge.params
-        endpoint = settings.POOLJUDGE_LLM_ENDPOINTS.get(params.get("endpoint", ""))
+        endpoint = settings.POOLJUDGE_AUTOJUDGE.llm_endpoints.get(params.get("endpoint", ""))
         if endpoint is None:
             raise RuntimeError(f"endpoint {params.get('endpoint')!r} is not configured any more")
-        rpm = settings.POOLJUDGE_LLM_REQUESTS_PER_MINUTE
+        rpm = settings.POOLJUDGE_AUTOJUDGE.llm_requests_per_minute
         config = EndpointConfig(
             base_url=endpoint["base_url"],
             api_key=endpoint_key(endpoint),
             model=judge.model,
-            timeout_seconds=float(settings.POOLJUDGE_LLM_TIMEOUT_SECONDS),
-            max_retries=settings.POOLJUDGE_LLM_MAX_RETRIES,
+            timeout_seconds=float(settings.POOLJUDGE_AUTOJUDGE.llm_timeout_seconds),
+            max_retries=settings.POOLJUDGE_AUTOJUDGE.llm_max_retries,
             requests_per_minute=float(rpm) if rpm else None,
             price_prompt_per_1k=float(params.get("price_prompt_per_1k", 0.0)),
             price_completion_per_1k=float(params.get("price_completion_per_1k", 0.0)),

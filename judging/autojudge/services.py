@@ -45,7 +45,7 @@ def invalid(field: str, message: str) -> InvalidInput:
 
 def endpoint_names() -> list[str]:
     """The chat endpoints configured in settings (POOLJUDGE_LLM_ENDPOINTS), by name only."""
-    return sorted(settings.POOLJUDGE_LLM_ENDPOINTS)
+    return sorted(settings.POOLJUDGE_AUTOJUDGE.llm_endpoints)
 
 
 def _check(kind: str, model: str, params: dict[str, Any], prompt: str, scale: list[int]) -> None:
@@ -55,7 +55,7 @@ def _check(kind: str, model: str, params: dict[str, Any], prompt: str, scale: li
         raise invalid("model", "is required (the model that grades, or that the file declares)")
     if kind == JudgeKind.OPENAI:
         endpoint = params.get("endpoint")
-        if endpoint not in settings.POOLJUDGE_LLM_ENDPOINTS:
+        if endpoint not in settings.POOLJUDGE_AUTOJUDGE.llm_endpoints:
             known = ", ".join(endpoint_names()) or "none is configured (POOLJUDGE_LLM_ENDPOINTS)"
             raise invalid("params.endpoint", f"names no configured endpoint ({known})")
         for key in ("base_url", "api_key", "url", "key"):
@@ -171,7 +171,7 @@ def store_labels(judge: Judge, labels: Sequence[Label]) -> int:
     if problems:
         raise InvalidInput(
             f"{len(problems)} label(s) cannot be stored; nothing was stored",
-            problems[: settings.POOLJUDGE_MAX_PROBLEMS],
+            problems[: settings.POOLJUDGE_UPLOADS.max_problems],
             total=len(problems),
         )
     if not labels:
@@ -325,7 +325,7 @@ def judge_run_execute(run_id: int) -> None:
         _finish(run.pk, JudgeRunState.FAILED, error=safe_message(exc))
         return
     batch: list[Label] = []
-    size = settings.POOLJUDGE_AUTOJUDGE_BATCH
+    size = settings.POOLJUDGE_AUTOJUDGE.autojudge_batch
     try:
         for label in labeller.label(todo):
             batch.append(label)
@@ -348,7 +348,7 @@ def _secrets() -> list[str]:
     from urllib.parse import urlsplit
 
     out: list[str] = []
-    for endpoint in settings.POOLJUDGE_LLM_ENDPOINTS.values():
+    for endpoint in settings.POOLJUDGE_AUTOJUDGE.llm_endpoints.values():
         url = str(endpoint.get("base_url") or "")
         if url:
             out.append(url.rstrip("/"))
@@ -514,7 +514,7 @@ def labels_import(
     if format not in LABEL_FORMATS:
         raise invalid("format", f"must be one of {', '.join(LABEL_FORMATS)}")
     what = "the label file"
-    limit = settings.POOLJUDGE_MAX_UPLOAD_BYTES
+    limit = settings.POOLJUDGE_UPLOADS.max_upload_bytes
     upload = uploads.read(data, what=what, limit=limit, source=source)
     scale = judge.campaign.grade_values()
     with uploads.reading(what):
@@ -522,7 +522,7 @@ def labels_import(
             table = read_trec_labels(
                 upload.data,
                 source=upload.name,
-                max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+                max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
                 limits=uploads.record_limits(),
                 scale=scale,
             )
@@ -534,7 +534,7 @@ def labels_import(
             table = read_umbrela_jsonl(
                 upload.data,
                 source=upload.name,
-                max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+                max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
                 limits=uploads.record_limits(),
                 requests=extra,
             )
@@ -544,10 +544,10 @@ def labels_import(
                 if given
                 else default_mapping(scale)
             )
-    if len(table) > settings.POOLJUDGE_AUTOJUDGE_MAX_LABELS:
+    if len(table) > settings.POOLJUDGE_AUTOJUDGE.autojudge_max_labels:
         raise invalid(
             "file",
-            f"{len(table):,} labels; at most {settings.POOLJUDGE_AUTOJUDGE_MAX_LABELS:,} "
+            f"{len(table):,} labels; at most {settings.POOLJUDGE_AUTOJUDGE.autojudge_max_labels:,} "
             "(POOLJUDGE_AUTOJUDGE_MAX_LABELS)",
         )
     rows = [

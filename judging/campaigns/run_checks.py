@@ -58,12 +58,12 @@ def topic_lines(data: bytes) -> tuple[Counter[str], dict[str, int]]:
     line limit are left out: the reader reports them."""
     counts: Counter[str] = Counter()
     first: dict[str, int] = {}
-    max_line = settings.POOLJUDGE_MAX_LINE_BYTES
+    max_line = settings.POOLJUDGE_UPLOADS.max_line_bytes
     for number, line in enumerate(data.split(b"\n"), 1):
         head = line.split(None, 1)[:1]
         if not head or head[0].startswith(b"#") or len(line.rstrip(b"\r")) > max_line:
             continue
-        if id_problem("qid", head[0], settings.POOLJUDGE_MAX_QID_BYTES) is not None:
+        if id_problem("qid", head[0], settings.POOLJUDGE_UPLOADS.max_qid_bytes) is not None:
             continue
         try:
             qid = head[0].decode("utf-8")
@@ -130,7 +130,7 @@ def with_topic_problems(
     merged = sorted([*refused.problems, *extra], key=lambda p: p.line)
     return InvalidInput(
         f"{what} has {total} problem(s); nothing was stored",
-        merged[: settings.POOLJUDGE_MAX_PROBLEMS],
+        merged[: settings.POOLJUDGE_UPLOADS.max_problems],
         total=total,
         source=refused.source,
     )

@@ -182,12 +182,12 @@ def campaign_update(*, campaign: Campaign, data: Mapping[str, Any]) -> Campaign:
 def _text_limits() -> formats.TextLimits:
     """The settings' id limits and the columns' lengths, for the topic and document readers."""
     return formats.TextLimits(
-        line_bytes=settings.POOLJUDGE_MAX_LINE_BYTES,
-        qid_bytes=settings.POOLJUDGE_MAX_QID_BYTES,
-        docid_bytes=settings.POOLJUDGE_MAX_DOCID_BYTES,
+        line_bytes=settings.POOLJUDGE_UPLOADS.max_line_bytes,
+        qid_bytes=settings.POOLJUDGE_UPLOADS.max_qid_bytes,
+        docid_bytes=settings.POOLJUDGE_UPLOADS.max_docid_bytes,
         title_chars=Topic._meta.get_field("title").max_length,
         url_chars=Document._meta.get_field("url").max_length,
-        text_chars=settings.POOLJUDGE_MAX_DOCUMENT_CHARS,
+        text_chars=settings.POOLJUDGE_UPLOADS.max_document_chars,
     )
 
 
@@ -216,13 +216,15 @@ def topics_read(
 ) -> list[formats.TopicRecord]:
     """The topics of a file, validated whole (what ``topics_import`` stores); nothing stored."""
     what = "the topics file"
-    upload = uploads.read(data, what=what, limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source)
+    upload = uploads.read(
+        data, what=what, limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes, source=source
+    )
     with uploads.reading(what):
         return formats.parse_topics(
             upload.data,
             fmt=fmt,
             source=upload.name,
-            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
             limits=_text_limits(),
             **options,
         )
@@ -235,7 +237,7 @@ def topics_from_ids(*, campaign: Campaign, qids: Iterable[str]) -> ImportSummary
     wanted = list(dict.fromkeys(qids))
     problems = []
     for q in wanted:
-        bad = id_problem("qid", q, settings.POOLJUDGE_MAX_QID_BYTES)
+        bad = id_problem("qid", q, settings.POOLJUDGE_UPLOADS.max_qid_bytes)
         if not q or q.split() != [q]:
             bad = "a topic id is non-empty, without white space"
         if bad is not None:
@@ -314,7 +316,7 @@ def documents_import(
             _document_stream(data, name),
             fmt=fmt,
             source=name,
-            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
             limits=_text_limits(),
         ):
             doc = Document(
@@ -362,7 +364,7 @@ def _document_stream(data: uploads.Source, name: str) -> formats.Input:
     decompressed limit) and read chunk by chunk; a path is read by the reader itself."""
     if not isinstance(data, UploadedFile):
         return data
-    limit = settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES
+    limit = settings.POOLJUDGE_UPLOADS.max_document_upload_bytes
     if data.size is not None and data.size > limit:
         raise TooLarge(f"the documents file is {data.size:,} bytes; the limit is {limit:,} bytes")
     data.seek(0)
@@ -415,7 +417,7 @@ def documents_read_wanted(
                 _document_stream(data, name),
                 fmt=fmt,
                 source=name,
-                max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+                max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
                 limits=_text_limits(),
             ):
                 out.read += 1
@@ -434,7 +436,7 @@ def documents_read_wanted(
     if twice:
         raise InvalidInput(
             f"{len(twice)} wanted document(s) are in more than one file; nothing was stored",
-            twice[: settings.POOLJUDGE_MAX_PROBLEMS],
+            twice[: settings.POOLJUDGE_UPLOADS.max_problems],
             total=len(twice),
         )
     return out
@@ -486,7 +488,7 @@ def documents_check(
                 _document_stream(data, name),
                 fmt=fmt,
                 source=name,
-                max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+                max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
                 limits=_text_limits(),
             )
         )
@@ -500,7 +502,7 @@ def _run_from_file(upload: uploads.Upload) -> Run:
         return read_run(
             upload.data,
             source=upload.name,
-            max_problems=settings.POOLJUDGE_MAX_PROBLEMS,
+            max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
             limits=uploads.record_limits(),
         )
 
@@ -508,7 +510,7 @@ def _run_from_file(upload: uploads.Upload) -> Run:
 def _run_upload(data: uploads.Source, source: str) -> uploads.Upload:
     """A run file's plain content (size checked, gzip undone)."""
     return uploads.read(
-        data, what="the run file", limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES, source=source
+        data, what="the run file", limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes, source=source
     )
 
 
@@ -526,7 +528,7 @@ def run_first_lines(data: bytes, qids: set[str]) -> dict[str, int]:
 
 def _run_from_json(results: Any) -> Run:
     """``results`` is ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape)."""
-    problems = Problems(settings.POOLJUDGE_MAX_PROBLEMS)
+    problems = Problems(settings.POOLJUDGE_UPLOADS.max_problems)
     clean: dict[str, dict[str, float]] = {}
     odd: Counter[str] = Counter()  # NaN and infinite scores: accepted, as in a file, and said
     if not isinstance(results, Mapping) or not results:
@@ -538,7 +540,7 @@ def _run_from_json(results: Any) -> Run:
                     "results", "a topic id must be non-empty and contain no white space"
                 )
                 continue
-            bad_qid = id_problem("qid", qid, settings.POOLJUDGE_MAX_QID_BYTES)
+            bad_qid = id_problem("qid", qid, settings.POOLJUDGE_UPLOADS.max_qid_bytes)
             if bad_qid is not None:
                 problems.add_at(f"results.{_shown(qid)}", bad_qid)
                 continue
@@ -551,7 +553,7 @@ def _run_from_json(results: Any) -> Run:
                 if not docid or any(ch.isspace() for ch in docid):
                     problems.add_at(where, "docid must be non-empty and contain no white space")
                 elif (
-                    bad := id_problem("docid", docid, settings.POOLJUDGE_MAX_DOCID_BYTES)
+                    bad := id_problem("docid", docid, settings.POOLJUDGE_UPLOADS.max_docid_bytes)
                 ) is not None:
                     problems.add_at(where, bad)
                 elif value is None:
@@ -795,7 +797,7 @@ def _unknown_topics(
     return InvalidInput(
         f"the run names {len(problems)} topic(s) the campaign does not have (policy: reject); "
         "nothing was stored",
-        problems[: settings.POOLJUDGE_MAX_PROBLEMS],
+        problems[: settings.POOLJUDGE_UPLOADS.max_problems],
         total=len(problems),
         source=source,
     )
@@ -841,7 +843,7 @@ def _check_tag(campaign: Campaign, owner: Account, tag: str) -> None:
     """A valid tag, not yet used by this submitter in the campaign. Other researchers' tags do
     not count: the run gets a campaign-unique tag of its own (``_campaign_tag``), so the answer
     is the same whether or not someone else uses the tag."""
-    limit = settings.POOLJUDGE_MAX_TAG_BYTES
+    limit = settings.POOLJUDGE_UPLOADS.max_tag_bytes
     problem = id_problem("tag", tag, limit)
     if not tag or any(ch.isspace() for ch in tag):
         problem = f"a tag is 1-{limit} bytes (UTF-8) without white space"

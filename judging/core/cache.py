@@ -42,7 +42,7 @@ def _shared_usable() -> bool:
 
 
 def _shared_failed(doing: str, key: str) -> None:
-    retry: int = settings.POOLJUDGE_CACHE_RETRY_SECONDS
+    retry: int = settings.POOLJUDGE_CACHE.cache_retry_seconds
     if _shared_usable():  # logged once per period, not once per call
         log.warning(
             "the shared cache is unreachable (%s %s): this process uses its own memory for the "

@@ -20,7 +20,7 @@ class ContentSecurityPolicyMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)
-        policy: str = settings.POOLJUDGE_CONTENT_SECURITY_POLICY
+        policy: str = settings.POOLJUDGE_SECURITY.content_security_policy
         if policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = policy
         return response

@@ -63,7 +63,7 @@ def client_address(request: Any) -> str:
     """The client's address: ``REMOTE_ADDR``, or, behind ``POOLJUDGE_TRUSTED_PROXY_HOPS``
     reverse proxies, the address the outermost trusted one saw (from ``X-Forwarded-For``)."""
     meta = request.META
-    hops: int = settings.POOLJUDGE_TRUSTED_PROXY_HOPS
+    hops: int = settings.POOLJUDGE_SECURITY.trusted_proxy_hops
     if hops:
         forwarded = [a.strip() for a in meta.get("HTTP_X_FORWARDED_FOR", "").split(",")]
         forwarded = [a for a in forwarded if a]
@@ -90,8 +90,8 @@ def _keys(request: Any, username: str) -> _Keys:
 def lock_seconds(locks: int) -> int:
     """How long the username's ``locks``-th lock lasts: the first ``POOLJUDGE_LOGIN_LOCK_SECONDS``,
     each next one twice the last, at most ``POOLJUDGE_LOGIN_MAX_LOCK_SECONDS``."""
-    base: int = settings.POOLJUDGE_LOGIN_LOCK_SECONDS
-    cap: int = settings.POOLJUDGE_LOGIN_MAX_LOCK_SECONDS
+    base: int = settings.POOLJUDGE_SECURITY.login_lock_seconds
+    cap: int = settings.POOLJUDGE_SECURITY.login_max_lock_seconds
     return int(min(cap, base * 2 ** min(max(locks, 1) - 1, 40)))
 
 
@@ -113,12 +113,16 @@ def retry_after(request: Any, username: str) -> int | None:
     t = now()
     waits = [
         _window_wait(
-            entries.get(keys.pair), settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER_AND_IP, t
+            entries.get(keys.pair),
+            settings.POOLJUDGE_SECURITY.login_max_failures_per_user_and_ip,
+            t,
         )
     ]
     if entries.get(keys.known, 0.0) <= t:
         waits.append(
-            _window_wait(entries.get(keys.address), settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_IP, t)
+            _window_wait(
+                entries.get(keys.address), settings.POOLJUDGE_SECURITY.login_max_failures_per_ip, t
+            )
         )
         locked = entries.get(keys.username)
         if locked is not None:
@@ -130,7 +134,7 @@ def retry_after(request: Any, username: str) -> int | None:
 def _count_in_window(key: str) -> None:
     # (failures, end of the window that the first failure started); get-then-set: two failures
     # at the very same moment may count once, which a brute force cannot use.
-    window: int = settings.POOLJUDGE_LOGIN_WINDOW_SECONDS
+    window: int = settings.POOLJUDGE_SECURITY.login_window_seconds
     entry = cache.get(key)
     if entry is None or entry[1] <= now():
         entry = (0, now() + window)
@@ -139,8 +143,8 @@ def _count_in_window(key: str) -> None:
 
 
 def _count_towards_lock(key: str) -> None:
-    window: int = settings.POOLJUDGE_LOGIN_WINDOW_SECONDS
-    limit: int = settings.POOLJUDGE_LOGIN_MAX_FAILURES_PER_USER
+    window: int = settings.POOLJUDGE_SECURITY.login_window_seconds
+    limit: int = settings.POOLJUDGE_SECURITY.login_max_failures_per_user
     t = now()
     entry = cache.get(key)
     if entry is None or entry[4] <= t:
@@ -177,7 +181,7 @@ def record_success(request: Any, username: str) -> None:
     keys = _keys(request, username)
     try:
         cache.delete(keys.pair)
-        known: int = settings.POOLJUDGE_LOGIN_KNOWN_ADDRESS_SECONDS
+        known: int = settings.POOLJUDGE_SECURITY.login_known_address_seconds
         cache.set(keys.known, now() + known, known)
     except Exception:
         log.exception("the cache is unreachable: a sign-in's address was not recorded")

@@ -61,6 +61,6 @@ def task_status(row: OutboxTask, now: datetime | None = None) -> str:
         return "failed" if row.error else "done"
     if row.started_at is not None:
         seen = row.heartbeat_at or row.started_at
-        limit = timedelta(seconds=settings.POOLJUDGE_STALE_SECONDS)
+        limit = timedelta(seconds=settings.POOLJUDGE_TASKS.stale_seconds)
         return "stale" if (now or timezone.now()) - seen > limit else "running"
     return "queued" if row.sent_at is not None else "pending"

@@ -58,7 +58,7 @@ def _task(name: str) -> Any:
 
 
 def _resend_wait(sends: int) -> timedelta:
-    seconds = settings.POOLJUDGE_RESEND_SECONDS * 2 ** min(max(sends - 1, 0), 20)
+    seconds = settings.POOLJUDGE_TASKS.resend_seconds * 2 ** min(max(sends - 1, 0), 20)
     return min(timedelta(seconds=seconds), MAX_RESEND_WAIT)
 
 
@@ -88,7 +88,7 @@ def send(row_id: int) -> bool:
         task.apply_async(args=row.args, task_id=str(row.uuid))
     except Exception as exc:  # any failure to publish: the row stays pending for the sweep
         log.warning("could not send %s (%s), the sweep will: %s", row.task, row.key, exc)
-        _broker_down_until[0] = time.monotonic() + settings.POOLJUDGE_SEND_TIMEOUT_SECONDS
+        _broker_down_until[0] = time.monotonic() + settings.POOLJUDGE_TASKS.send_timeout_seconds
         OutboxTask.objects.filter(pk=row_id, sent_at=row.sent_at).update(
             send_error=f"{type(exc).__name__}: {exc}"[:2000]
         )
@@ -115,7 +115,7 @@ def due(now: Any = None) -> Iterable[OutboxTask]:
     """Rows to send again now: never sent, sent and not started in time, or started on a worker
     that stopped beating."""
     now = now or timezone.now()
-    stale = now - timedelta(seconds=settings.POOLJUDGE_STALE_SECONDS)
+    stale = now - timedelta(seconds=settings.POOLJUDGE_TASKS.stale_seconds)
     return (
         OutboxTask.objects.filter(done_at__isnull=True)
         .filter(
@@ -149,7 +149,7 @@ def sweep() -> SweepResult:
         else:
             result.failed += 1
             break
-    keep = timedelta(days=settings.POOLJUDGE_OUTBOX_KEEP_DAYS)
+    keep = timedelta(days=settings.POOLJUDGE_TASKS.outbox_keep_days)
     result.deleted, _ = OutboxTask.objects.filter(done_at__lt=now - keep).delete()
     return result
 
@@ -209,7 +209,7 @@ def beating(beat: Any, *, every: float | None = None) -> Iterator[None]:
     if connection.vendor == "sqlite":
         yield
         return
-    interval = every or settings.POOLJUDGE_HEARTBEAT_SECONDS
+    interval = every or settings.POOLJUDGE_TASKS.heartbeat_seconds
     stop = threading.Event()
 
     def run() -> None:

@@ -103,7 +103,7 @@ def password_link_issue(*, account: Account) -> PasswordLink:
     """A new link for ``account`` (which must be active) to set its password."""
     if not account.is_active:
         raise Conflict(f"{account.get_username()!r} is deactivated: activate the account first")
-    ttl: int = settings.POOLJUDGE_PASSWORD_LINK_SECONDS
+    ttl: int = settings.POOLJUDGE_SECURITY.password_link_seconds
     return PasswordLink(
         username=account.get_username(),
         uid=urlsafe_base64_encode(force_bytes(account.pk)),
@@ -136,7 +136,7 @@ def password_link_check(*, uid: str, token: str, lock: bool = False) -> Account:
             "password or a sign-in since it was issued ends it too), the account was "
             f"deactivated, or it was not issued by this site. {ASK}"
         )
-    ttl: int = settings.POOLJUDGE_PASSWORD_LINK_SECONDS
+    ttl: int = settings.POOLJUDGE_SECURITY.password_link_seconds
     if _tokens.age(ts) > ttl:
         raise LinkRefused(f"This link expired: a link works for {_days(ttl)}. {ASK}")
     if not user.is_active:

@@ -84,10 +84,10 @@ def check_request_size(content_length: str | None, *, limit: int, what: str) -> 
 def record_limits() -> Limits:
     """The longest line, qid, docid and run tag of the settings (the database's columns)."""
     return Limits(
-        line_bytes=settings.POOLJUDGE_MAX_LINE_BYTES,
-        qid_bytes=settings.POOLJUDGE_MAX_QID_BYTES,
-        docid_bytes=settings.POOLJUDGE_MAX_DOCID_BYTES,
-        tag_bytes=settings.POOLJUDGE_MAX_TAG_BYTES,
+        line_bytes=settings.POOLJUDGE_UPLOADS.max_line_bytes,
+        qid_bytes=settings.POOLJUDGE_UPLOADS.max_qid_bytes,
+        docid_bytes=settings.POOLJUDGE_UPLOADS.max_docid_bytes,
+        tag_bytes=settings.POOLJUDGE_UPLOADS.max_tag_bytes,
     )
 
 
@@ -95,7 +95,7 @@ def decompressed_limit(limit: int | None) -> int | None:
     """Largest output of a gzip file whose size as received is limited to ``limit``."""
     if limit is None:
         return None
-    return settings.POOLJUDGE_MAX_DECOMPRESSED_BYTES or limit
+    return settings.POOLJUDGE_UPLOADS.max_decompressed_bytes or limit
 
 
 def read(src: Source, *, what: str, limit: int | None, source: str | None = None) -> Upload:

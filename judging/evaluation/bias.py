@@ -103,7 +103,7 @@ def topic_filter(campaign: Campaign, spec: str | None) -> tuple[str, list[str]]:
         raise _topics_problem("must not contain a NUL character")
     if len(text.encode()) > TOPICS_MAX_LENGTH:
         raise _topics_problem(f"must be at most {TOPICS_MAX_LENGTH} bytes long")
-    limit = settings.POOLJUDGE_BIAS_MAX_TOPICS
+    limit = settings.POOLJUDGE_EVALUATION.bias_max_topics
     wanted: dict[str, None] = {}
     missing: list[str] = []
     for part in (p.strip() for p in text.split(",")):
@@ -218,7 +218,7 @@ def bias_params(
         except ValueError as exc:
             problems.append(Problem.at("measure", str(exc)))
         else:
-            cutoff_max = settings.POOLJUDGE_BIAS_MAX_CUTOFF
+            cutoff_max = settings.POOLJUDGE_EVALUATION.bias_max_cutoff
             if parsed.cutoff is not None and not 1 <= parsed.cutoff <= cutoff_max:
                 problems.append(
                     Problem.at(
@@ -228,7 +228,7 @@ def bias_params(
                 )
             canonical = parsed.name
     if depth is not None:
-        depth_max = max(settings.POOLJUDGE_BIAS_MAX_DEPTH, campaign.pool_depth)
+        depth_max = max(settings.POOLJUDGE_EVALUATION.bias_max_depth, campaign.pool_depth)
         if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= depth_max:
             problems.append(Problem.at("depth", f"must be a whole number from 1 to {depth_max}"))
     if kind not in BiasKind.values:
@@ -268,7 +268,9 @@ def headline_measure(campaign: Campaign) -> str:
             parsed = parse_measure(name)
         except ValueError:
             continue
-        cutoff_ok = parsed.cutoff is None or parsed.cutoff <= settings.POOLJUDGE_BIAS_MAX_CUTOFF
+        cutoff_ok = (
+            parsed.cutoff is None or parsed.cutoff <= settings.POOLJUDGE_EVALUATION.bias_max_cutoff
+        )
         if parsed.family in ESTIMATED_FAMILIES and cutoff_ok:
             return parsed.name
     return "AP"
@@ -278,7 +280,7 @@ def check_rate(requested_by: Account) -> None:
     """At most POOLJUDGE_BIAS_REPORTS_PER_HOUR new reports per user per hour, bias and
     reusability reports together (a 429 beyond, with the seconds until the oldest of them
     leaves the hour)."""
-    limit = settings.POOLJUDGE_BIAS_REPORTS_PER_HOUR
+    limit = settings.POOLJUDGE_EVALUATION.bias_reports_per_hour
     since = timezone.now() - RATE_WINDOW
     recent = sorted(
         [

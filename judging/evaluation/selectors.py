@@ -229,7 +229,7 @@ def baseline_comparisons(
         )
     # coverage figures (Judged@k, ceiling@k) describe the judgments: never tested
     tested = [m for m in board["measures"] if not exports.is_coverage(m)]
-    limit = settings.POOLJUDGE_EXPORT_MAX_COMPARISONS
+    limit = settings.POOLJUDGE_EVALUATION.export_max_comparisons
     asked = (len(labels) - 1) * len(tested)
     if asked > limit:
         raise InvalidInput(
@@ -292,7 +292,7 @@ def per_query_export_values(
                 [Problem.at("run", f"{label[:40]!r} is not a run label the leaderboard shows")],
             )
     chosen = [label for label in labels if label in set(runs)] if runs else labels
-    limit = settings.POOLJUDGE_EXPORT_MAX_RUNS
+    limit = settings.POOLJUDGE_EVALUATION.export_max_runs
     if len(chosen) > limit:
         raise InvalidInput(
             f"run: {len(chosen)} runs, more than {limit}",

@@ -38,7 +38,7 @@ def curve_depth(ranked: dict[str, list[str]]) -> int:
     """How deep a run's Recall@k curve goes: its longest ranking, capped by
     ``POOLJUDGE_CURVE_MAX_DEPTH`` (at least 1, so an empty run still has a curve)."""
     longest = max((len(docids) for docids in ranked.values()), default=0)
-    return max(1, min(longest, settings.POOLJUDGE_CURVE_MAX_DEPTH))
+    return max(1, min(longest, settings.POOLJUDGE_EVALUATION.curve_max_depth))
 
 
 def stored_ks(depth: int, keep: Iterable[int | None] = ()) -> list[int]:
@@ -198,7 +198,7 @@ def evaluate_runs(
         try:
             result = evaluator.evaluate(metrics_run(run, campaign))
             data = result.to_dict(per_query=True)
-            ranked = rankings(run, settings.POOLJUDGE_CURVE_MAX_DEPTH)
+            ranked = rankings(run, settings.POOLJUDGE_EVALUATION.curve_max_depth)
             curve = recall_curve(
                 qrels,
                 ranked,

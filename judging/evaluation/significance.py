@@ -79,8 +79,8 @@ def check_correction(correction: str, test: str) -> str:
 def max_runs(test: str, view: str = "matrix") -> int:
     """How many runs one answer compares at most (the settings' limits)."""
     if view == "matrix" and test in RESAMPLING:
-        return int(settings.POOLJUDGE_SIGNIFICANCE_MAX_RUNS)
-    return int(settings.POOLJUDGE_SIGNIFICANCE_MAX_RUNS_FAST)
+        return int(settings.POOLJUDGE_EVALUATION.significance_max_runs)
+    return int(settings.POOLJUDGE_EVALUATION.significance_max_runs_fast)
 
 
 def max_runs_text(test: str, view: str = "matrix") -> str:

@@ -360,9 +360,9 @@ def run_versus(
 
 
 def _depth(depth: int | None) -> int:
-    maximum = int(settings.POOLJUDGE_VERSUS_MAX_DEPTH)
+    maximum = int(settings.POOLJUDGE_EVALUATION.versus_max_depth)
     if depth is None:
-        return min(int(settings.POOLJUDGE_VERSUS_DEPTH), maximum)
+        return min(int(settings.POOLJUDGE_EVALUATION.versus_depth), maximum)
     if not (1 <= depth <= maximum):
         raise InvalidInput(
             "depth: out of range",

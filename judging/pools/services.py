@@ -47,7 +47,7 @@ def _last_seen(version: PoolVersion) -> datetime:
 
 def _stale(version: PoolVersion) -> bool:
     """A pending build nobody has touched for a while: its worker is gone (or never came)."""
-    limit = timedelta(seconds=settings.POOLJUDGE_STALE_SECONDS)
+    limit = timedelta(seconds=settings.POOLJUDGE_TASKS.stale_seconds)
     return timezone.now() - _last_seen(version) > limit
 
 
@@ -178,7 +178,7 @@ def pool_build(
             return None
         if version.state == PoolState.BUILDING and not _stale(version):
             # another worker is on it; look again when it would be stale if it died now
-            limit = timedelta(seconds=settings.POOLJUDGE_STALE_SECONDS)
+            limit = timedelta(seconds=settings.POOLJUDGE_TASKS.stale_seconds)
             wait = (_last_seen(version) + limit - timezone.now()).total_seconds()
             raise BuildBusy(pool_id, retry_in=max(1.0, wait + 1.0))
         version.state = PoolState.BUILDING

@@ -50,7 +50,7 @@ def _admin(request: HttpRequest) -> None:
 
 
 def _staging() -> Path:
-    return Path(settings.POOLJUDGE_STAGING_DIR)
+    return Path(settings.POOLJUDGE_UPLOADS.staging_dir)
 
 
 def _expire_staged() -> None:
@@ -58,7 +58,7 @@ def _expire_staged() -> None:
     root = _staging()
     if not root.is_dir():
         return
-    oldest = time.time() - settings.POOLJUDGE_STAGING_SECONDS
+    oldest = time.time() - settings.POOLJUDGE_UPLOADS.staging_seconds
     for folder in root.iterdir():
         if folder.is_dir() and _TOKEN.match(folder.name) and folder.stat().st_mtime < oldest:
             shutil.rmtree(folder, ignore_errors=True)
@@ -134,7 +134,7 @@ def import_collection(request: HttpRequest) -> HttpResponse:
     try:  # before the body is read (request.POST parses it)
         uploads.check_request_size(
             request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_COLLECTION_UPLOAD_BYTES,
+            limit=settings.POOLJUDGE_UPLOADS.max_collection_upload_bytes,
             what="the collection",
         )
     except DomainError as exc:

@@ -202,7 +202,7 @@ def judges_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     try:
         uploads.check_request_size(
             request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
             what="the label file",
         )
         if not form.is_valid():
@@ -268,7 +268,7 @@ def judge_import(request: HttpRequest, campaign_id: int) -> HttpResponse:
     try:
         uploads.check_request_size(
             request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
             what="the label file",
         )
         if upload is None:

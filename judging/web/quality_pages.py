@@ -56,7 +56,7 @@ def gold_add(request: HttpRequest, campaign_id: int) -> HttpResponse:
     try:
         uploads.check_request_size(
             request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
             what="the gold file",
         )
         upload = request.FILES.get("file")

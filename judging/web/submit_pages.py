@@ -101,7 +101,7 @@ def submit_run(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "campaign": campaign,
         "new_runs": new_runs_note(campaign),
         "can_set_pooled": is_admin(request.user),
-        "max_upload": settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+        "max_upload": settings.POOLJUDGE_UPLOADS.max_upload_bytes,
         "paste_limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
         "values": {},
     }
@@ -119,7 +119,7 @@ def _read_body(request: HttpRequest) -> None:
     (Django's CSRF middleware would otherwise meet it first and answer a bare 400)."""
     uploads.check_request_size(
         request.META.get("CONTENT_LENGTH"),
-        limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+        limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
         what="the run",
     )
     try:
@@ -130,7 +130,7 @@ def _read_body(request: HttpRequest) -> None:
             "the pasted run is larger than the "
             f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes a form field may hold; "
             "upload it as a file instead (plain or gzip, up to "
-            f"{settings.POOLJUDGE_MAX_UPLOAD_BYTES:,} bytes)"
+            f"{settings.POOLJUDGE_UPLOADS.max_upload_bytes:,} bytes)"
         ) from None
 
 

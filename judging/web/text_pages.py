@@ -56,7 +56,7 @@ def missing_text(request: HttpRequest, campaign_id: int, number: int) -> HttpRes
             "page": page,
             "rows": pool_selectors.missing_text_topics(version, list(page.object_list)),
             "formats": formats.DOCUMENT_FORMATS,
-            "max_bytes": settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES,
+            "max_bytes": settings.POOLJUDGE_UPLOADS.max_document_upload_bytes,
         },
     )
 
@@ -97,7 +97,7 @@ def missing_text_import(request: HttpRequest, campaign_id: int, number: int) -> 
     try:
         uploads.check_request_size(
             request.META.get("CONTENT_LENGTH"),
-            limit=settings.POOLJUDGE_MAX_DOCUMENT_UPLOAD_BYTES,
+            limit=settings.POOLJUDGE_UPLOADS.max_document_upload_bytes,
             what="the documents file",
         )
         files = request.FILES.getlist("file")

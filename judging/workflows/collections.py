@@ -164,13 +164,13 @@ def topic_ranges(text: str, *, location: str = "infer_topics") -> list[str]:
                 "the topics to analyse are not valid",
                 [Problem.at(location, f"{part!r} is not a range low-high")],
             )
-        if len(out) + high - low + 1 > settings.POOLJUDGE_MAX_INFER_TOPICS:
+        if len(out) + high - low + 1 > settings.POOLJUDGE_UPLOADS.max_infer_topics:
             raise InvalidInput(
                 "the topics to analyse are too many",
                 [
                     Problem.at(
                         location,
-                        f"at most {settings.POOLJUDGE_MAX_INFER_TOPICS:,} topic ids "
+                        f"at most {settings.POOLJUDGE_UPLOADS.max_infer_topics:,} topic ids "
                         "(POOLJUDGE_MAX_INFER_TOPICS)",
                     )
                 ],
@@ -242,7 +242,7 @@ class _Problems:
     def raise_if_any(self) -> None:
         if not self.total:
             return
-        limit = settings.POOLJUDGE_MAX_PROBLEMS
+        limit = settings.POOLJUDGE_UPLOADS.max_problems
         shown = sorted(self.items, key=lambda p: (self.files.index(p.location or ""), p.line))
         raise InvalidInput(
             f"{len(self.files)} file(s) have problems ({', '.join(self.files)}); "
@@ -259,7 +259,7 @@ def _read_groups(file: NamedFile, problems: _Problems) -> dict[str, str]:
         upload = uploads.read(
             file.data,
             what="the groups file",
-            limit=settings.POOLJUDGE_MAX_UPLOAD_BYTES,
+            limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
             source=file.name,
         )
     except InvalidInput as exc:
@@ -375,7 +375,7 @@ def collection_plan(
     read_runs: dict[str, Run] = {}
     planned: list[PlannedRun] = []
     files_of: dict[str, str] = {}
-    tag_limit = settings.POOLJUDGE_MAX_TAG_BYTES
+    tag_limit = settings.POOLJUDGE_UPLOADS.max_tag_bytes
     for run_file in runs:
         got = guarded(run_file, run_read)
         if got is None:
@@ -508,7 +508,7 @@ def _analysis_defaults(
     pooled = sorted(set(inference.topics), key=topic_sort_key)
     if infer_topics is not None and set(pooled) != set(qids):
         spec = topic_spec(pooled)
-        too_many = len(pooled) > settings.POOLJUDGE_BIAS_MAX_TOPICS
+        too_many = len(pooled) > settings.POOLJUDGE_EVALUATION.bias_max_topics
         if too_many or len(spec.encode()) > TOPIC_SPEC_MAX_LENGTH or "," in "".join(pooled):
             notes.append(
                 f"the {len(pooled)} topics the pooling is inferred on cannot be stored as the "

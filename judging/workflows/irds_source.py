@@ -380,7 +380,7 @@ def collection_from_ir_datasets(
     """
     irds = _ir_datasets()
     dataset_id = dataset_id.strip()
-    limit = max_problems or settings.POOLJUDGE_MAX_PROBLEMS
+    limit = max_problems or settings.POOLJUDGE_UPLOADS.max_problems
     source = f"ir_datasets:{dataset_id}"
     try:
         dataset = irds.load(dataset_id)

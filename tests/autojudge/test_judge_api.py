@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import override_settings
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.autojudge import services, tasks
@@ -28,6 +27,7 @@ from tests.autojudge.judge_setup import (
     chat_judge,
     imported_judge,
 )
+from tests.knobs import override_knobs
 from tests.test_judging_api import THREE_TOPICS, build_pool
 
 pytestmark = pytest.mark.django_db
@@ -41,7 +41,7 @@ def pooled(campaign: Campaign, researcher: Any) -> PoolVersion:
 
 @pytest.fixture
 def endpoints() -> Any:
-    with override_settings(POOLJUDGE_LLM_ENDPOINTS=ENDPOINTS):
+    with override_knobs(llm_endpoints=ENDPOINTS):
         yield ENDPOINTS
 
 

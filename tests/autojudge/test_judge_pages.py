@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client, override_settings
+from django.test import Client
 
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.autojudge import services
@@ -31,6 +31,7 @@ from tests.autojudge.judge_setup import (
     chat_judge,
     imported_judge,
 )
+from tests.knobs import override_knobs
 from tests.test_judging_api import THREE_TOPICS, build_pool
 
 pytestmark = pytest.mark.django_db
@@ -44,7 +45,7 @@ def pooled(campaign: Campaign, researcher: Any) -> PoolVersion:
 
 @pytest.fixture
 def endpoints() -> Any:
-    with override_settings(POOLJUDGE_LLM_ENDPOINTS=ENDPOINTS):
+    with override_knobs(llm_endpoints=ENDPOINTS):
         yield ENDPOINTS
 
 

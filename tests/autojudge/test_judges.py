@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from django.db import IntegrityError, transaction
-from django.test import override_settings
 
 from judging.assessments.models import QrelsEntry, QrelsKind, QrelsVersion
 from judging.assessments.selectors import qrels_version
@@ -21,6 +20,7 @@ from judging.core.errors import Conflict, InvalidInput
 from judging.evaluation.selectors import latest_qrels_version
 from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
+from tests.knobs import override_knobs
 from tests.test_judging_api import THREE_TOPICS, build_pool
 
 pytestmark = pytest.mark.django_db
@@ -86,7 +86,7 @@ def test_bad_judges_are_refused_with_the_field_named(campaign: Campaign) -> None
             campaign=campaign, name="x", kind=JudgeKind.OPENAI, model="m", params={}
         )
     with (
-        override_settings(POOLJUDGE_LLM_ENDPOINTS=ENDPOINTS),
+        override_knobs(llm_endpoints=ENDPOINTS),
         pytest.raises(InvalidInput, match="never from a judge"),
     ):
         services.judge_create(
@@ -216,7 +216,7 @@ def test_a_labeller_that_breaks_fails_the_run_keeps_what_it_stored_and_hides_the
     campaign: Campaign, pooled: PoolVersion, scripted: dict[str, Any], as_committed: Any
 ) -> None:
     scripted["boom_after"] = 3
-    with override_settings(POOLJUDGE_LLM_ENDPOINTS=ENDPOINTS, POOLJUDGE_AUTOJUDGE_BATCH=2):
+    with override_knobs(llm_endpoints=ENDPOINTS, autojudge_batch=2):
         judge = embedding_judge(campaign)
         with as_committed():
             run = services.judge_run_request(judge=judge, pool=pooled)

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.test import override_settings
 
 from judging.autojudge import services
 from judging.autojudge.embedding import available
@@ -21,6 +20,7 @@ from judging.core.errors import InvalidInput
 from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
 from tests.autojudge import protocol_server as ps
+from tests.knobs import override_knobs
 from tests.test_judging_api import THREE_TOPICS, build_pool
 
 pytestmark = pytest.mark.django_db
@@ -62,10 +62,10 @@ def test_an_openai_compatible_judge_labels_a_pool_with_umbrela_and_hides_its_key
     server.responder = responder
     endpoints = {"local": {"base_url": server.base_url, "api_key": KEY}}
     caplog.set_level(logging.DEBUG)
-    with override_settings(
-        POOLJUDGE_LLM_ENDPOINTS=endpoints,
-        POOLJUDGE_LLM_MAX_RETRIES=1,
-        POOLJUDGE_LLM_REQUESTS_PER_MINUTE=0,
+    with override_knobs(
+        llm_endpoints=endpoints,
+        llm_max_retries=1,
+        llm_requests_per_minute=0,
     ):
         judge = services.judge_create(
             campaign=campaign,
@@ -106,11 +106,11 @@ def test_an_unreachable_endpoint_fails_pairs_not_the_service(
     campaign: Campaign, pooled: PoolVersion, as_committed: Any
 ) -> None:
     endpoints = {"dead": {"base_url": "http://127.0.0.1:9/v1", "api_key": KEY}}
-    with override_settings(
-        POOLJUDGE_LLM_ENDPOINTS=endpoints,
-        POOLJUDGE_LLM_MAX_RETRIES=0,
-        POOLJUDGE_LLM_TIMEOUT_SECONDS=1,
-        POOLJUDGE_LLM_REQUESTS_PER_MINUTE=0,
+    with override_knobs(
+        llm_endpoints=endpoints,
+        llm_max_retries=0,
+        llm_timeout_seconds=1,
+        llm_requests_per_minute=0,
     ):
         judge = services.judge_create(
             campaign=campaign,

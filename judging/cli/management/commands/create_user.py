@@ -85,5 +85,5 @@ class Command(BaseCommand):
             expires = link.expires_at.strftime("%Y-%m-%d %H:%M %Z")
             self.stdout.write(
                 f"set-password link (one use, until {expires}): "
-                f"{settings.POOLJUDGE_SITE_URL}{link.path()}"
+                f"{settings.POOLJUDGE_SECURITY.site_url}{link.path()}"
             )

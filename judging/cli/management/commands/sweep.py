@@ -28,4 +28,4 @@ class Command(BaseCommand):
             return
         from judging.celery import sweep_forever
 
-        sweep_forever(settings.POOLJUDGE_SWEEP_SECONDS, threading.Event())
+        sweep_forever(settings.POOLJUDGE_TASKS.sweep_seconds, threading.Event())
