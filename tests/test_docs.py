@@ -55,3 +55,50 @@ def test_the_api_reference_is_the_schema_of_today(tmp_path: Path) -> None:
         f"docs/reference/api.md is out of date with the API's schema: run `{REGENERATE}` "
         "and commit the page"
     )
+
+
+def test_the_reference_renders_operations_and_schemas_as_tables() -> None:
+    schema = {
+        "info": {"title": "T", "version": "1", "description": "d"},
+        "paths": {
+            "/x/{id}/": {
+                "get": {
+                    "tags": ["things"],
+                    "description": "One thing.",
+                    "parameters": [
+                        {
+                            "name": "view",
+                            "in": "query",
+                            "schema": {"type": "string", "enum": ["a", "b"]},
+                            "description": "a | b, as `x|y` says",
+                        }
+                    ],
+                    "responses": {
+                        "200": {
+                            "description": "it",
+                            "content": {
+                                "application/json": {
+                                    "schema": {"$ref": "#/components/schemas/Thing"}
+                                }
+                            },
+                        }
+                    },
+                }
+            }
+        },
+        "components": {
+            "schemas": {
+                "Thing": {
+                    "type": "object",
+                    "required": ["n"],
+                    "properties": {"n": {"type": "array", "items": {"type": "integer"}}},
+                }
+            }
+        },
+    }
+    page = render(schema)
+    assert "### `GET /x/{id}/`" in page
+    assert "| `view` | query | string: `a`, `b` |  | a \\| b, as `x|y` says |" in page
+    assert "| 200 | it | `application/json` [Thing](#schema-thing) |" in page
+    assert "### Thing {#schema-thing}" in page
+    assert "| `n` | array of integer | yes |  |" in page

@@ -20,8 +20,11 @@ METHODS = ("get", "post", "put", "patch", "delete")
 
 
 def _one_line(text: str) -> str:
-    """A description as one Markdown table cell: blank lines and pipes would break the row."""
-    return re.sub(r"\s+", " ", text).strip().replace("|", "\\|")
+    """A description as one Markdown table cell: blank lines and pipes would break the row. A
+    pipe inside a code span stays as it is (Python-Markdown does not split a cell there, and would
+    show the backslash)."""
+    parts = re.sub(r"\s+", " ", text).strip().split("`")
+    return "`".join(p if i % 2 else p.replace("|", "\\|") for i, p in enumerate(parts))
 
 
 def _anchor(name: str) -> str:
