@@ -1,4 +1,5 @@
-# Pooljudge: `make demo` serves the demo on http://127.0.0.1:8000; `make test` runs every check.
+# Pooljudge: `make demo` serves the demo on http://127.0.0.1:8000 (PORT=8001 for another port);
+# `make test` runs every check.
 SHELL := /bin/bash
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
@@ -8,7 +9,7 @@ RUN_STAMP := $(VENV)/.installed-service
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test lint typecheck pytest install bench clean worker
+.PHONY: demo test lint typecheck docs docs-reference pytest install bench clean worker
 
 $(BIN)/python:
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
@@ -52,7 +53,18 @@ PYTEST_WORKERS ?= 2
 pytest: $(STAMP)
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --durations=20 --durations-min=5
 
-test: lint typecheck pytest
+# The documentation site (mkdocs.yml, docs/) into var/site; --strict fails on a broken link or
+# anchor. Nothing is downloaded: the theme's web fonts are off.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# docs/reference/api.md from the OpenAPI schema (tests/test_docs.py fails when it is out of date)
+docs-reference: $(STAMP)
+	mkdir -p var
+	$(BIN)/python manage.py spectacular --format openapi-json --file var/openapi.json
+	$(BIN)/python -m judging.api.reference var/openapi.json docs/reference/api.md
+
+test: lint typecheck docs pytest
 
 worker: $(RUN_STAMP)
 	$(BIN)/celery -A judging worker --loglevel=INFO

@@ -344,18 +344,19 @@ def test_the_real_report_is_stored_on_publish_and_anonymised(
     assert SECRET_GROUP not in text and SECRET_RUN not in text
 
 
-def test_the_readme_examples_answer_as_documented(
+def test_the_api_guide_examples_answer_as_documented(
     demo: Campaign, api_client_for: Any, as_committed: Any
 ) -> None:
-    """The README's curl lines for topic subsets and reusability, on the demo (campaign 1 and
-    qrels version 1 of a fresh `load_demo`; here their ids in the test database)."""
+    """The API guide's curl lines for topic subsets and reusability (docs/guide/api.md), verbatim
+    but for the address: on the demo (campaign 1 and qrels version 1 of a fresh `load_demo`; here
+    their ids in the test database), at `$POOLJUDGE_URL` (here the test client)."""
     import json
     import re
     import shlex
     from pathlib import Path
 
-    readme = Path(__file__).resolve().parents[1] / "README.md"
-    text = readme.read_text().replace("\\\n", " ")
+    page = Path(__file__).resolve().parents[1] / "docs" / "guide" / "api.md"
+    text = page.read_text().replace("\\\n", " ")
     commands = [
         shlex.split(line)
         for line in text.splitlines()
@@ -368,8 +369,8 @@ def test_the_readme_examples_answer_as_documented(
     statuses = []
     for argv in commands:
         data = argv[argv.index("-d") + 1] if "-d" in argv else None
-        address = next(a for a in argv if a.startswith("http://127.0.0.1:8000"))
-        path = address.removeprefix("http://127.0.0.1:8000")
+        address = next(a for a in argv if a.startswith("$POOLJUDGE_URL/"))
+        path = address.removeprefix("$POOLJUDGE_URL")
         path = re.sub(r"/campaigns/1/", f"/campaigns/{demo.pk}/", path)
         path = re.sub(r"/qrels/1/", f"/qrels/{v1.pk}/", path)
         with as_committed():

@@ -532,7 +532,8 @@ def test_in_a_browser_a_bad_paste_shows_its_lines_and_the_fixed_run_its_evaluati
 
 
 # --- the demo -------------------------------------------------------------------------------
-# README-ADD.md's example run (demo documents about topics 1 and 2) and its bad variant
+# the API guide's example run (docs/guide/api.md: demo documents about topics 1 and 2) and its bad
+# variant
 README_RUN = "1 Q0 PJ2439 1 9.5 my-bm25\n1 Q0 PJ0839 2 8.1 my-bm25\n2 Q0 PJ0465 1 7.0 my-bm25\n"
 README_BAD_RUN = "1 Q0 PJ2439 1 9.5 my-bad\n1 Q0 PJ0839 2 abc my-bad\n1 Q0 PJ2439 3 7.0 my-bad\n"
 

@@ -217,12 +217,12 @@ def build() -> DemoCollection:
 
 
 # (tag, group, description, pooled, skill, noise, finds_hard)
-# Tuned (with the metrics package alone, then through the service) so that the README's story shows
+# Tuned (with the metrics package alone, then through the service) so that the demo's story shows
 # as ranks, deterministically: under qrels v1 (pool v1 judged, topic 6 left for the annotator)
 # novel-neural ranks below bm25-rm3 and dense-v1 on P@10 while its upper bound ranks it first; once
 # it is pooled and its documents judged it ranks first on the same topics and the pooled runs'
 # recall drops. keyword-weak's skill keeps it clear of random-walk (no tie at the bottom).
-# tests/test_demo_story.py checks all of it and the README's figures.
+# tests/test_demo_story.py checks all of it and the figures of docs/guide/demo.md.
 _SYSTEMS = (
     ("bm25-baseline", "lexical-lab", "BM25 over titles and text", True, 1.0, 0.9, 0.1),
     ("bm25-rm3", "lexical-lab", "BM25 with RM3 query expansion", True, 1.1, 0.8, 0.25),

@@ -1,4 +1,4 @@
-"""The README's "Switching from trec_eval, ir_measures or ranx" table stays true: every name in
+"""The docs' "Switching from trec_eval, ir_measures or ranx" table stays true: every name in
 its trec_eval, ours and ranx columns parses, and the trec_eval and our spellings of a row name
 the same measures."""
 
@@ -13,12 +13,12 @@ from metrics.diversity import parse_diversity_measure
 from metrics.names import parse_measures
 from metrics.registry import PREFS_MEASURES
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "switching.md"
 
 
 def _rows() -> list[list[str]]:
-    text = README.read_text()
-    lines = text[text.index("### Switching from trec_eval, ir_measures or ranx") :].splitlines()
+    text = PAGE.read_text()
+    lines = text[text.index("# Switching from trec_eval, ir_measures or ranx") :].splitlines()
     first = next(i for i, ln in enumerate(lines) if ln.startswith("| "))
     rows: list[list[str]] = []
     for line in lines[first + 2 :]:  # after the header and its rule
