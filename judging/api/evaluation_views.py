@@ -38,7 +38,6 @@ from judging.evaluation.selectors import (
     bias_report,
     evaluation_as_dict,
     leaderboard,
-    leaderboard_csv_rows,
     per_query_export_values,
     reusability_report,
     run_evaluation,
@@ -228,7 +227,7 @@ class LeaderboardView(APIView):
         _, version, board = board_for(request, pk)
         if fmt == "csv":
             return csvfiles.download(
-                leaderboard_csv_rows(board), f"leaderboard-qrels-v{version.number}.csv"
+                exports.leaderboard_rows(board), f"leaderboard-qrels-v{version.number}.csv"
             )
         return Response(board)
 

@@ -29,19 +29,6 @@ from judging.core.roles import account
 from judging.workflows.qrels import qrels_published
 
 
-class TopicTextSerializer(serializers.Serializer[Any]):
-    qid = serializers.CharField()
-    title = serializers.CharField()
-    description = serializers.CharField()
-    narrative = serializers.CharField()
-
-
-class DocumentTextSerializer(serializers.Serializer[Any]):
-    docid = serializers.CharField()
-    title = serializers.CharField()
-    text = serializers.CharField()
-
-
 class SuggestionSerializer(serializers.Serializer[Any]):
     """An automatic grade suggested to the assessor: the grade and its label, never the judge."""
 
