@@ -364,14 +364,13 @@ class CampaignViewSet(
         ser = s.RunSubmitSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         args: dict[str, Any] = dict(ser.validated_data)
-        services.run_pooled_check(user=request.user, pooled=args.get("pooled"))
-        upload = args.pop("file", None)
-        if upload is not None:
-            args["data"] = upload
-            args["source"] = upload.name or "run"
-        else:
-            args["results"] = services.json_results_from_body(args.pop("results"))
-        run = run_submitted(campaign=campaign, owner=account(request.user), **args)
+        run = run_submitted(
+            campaign=campaign,
+            owner=account(request.user),
+            by=request.user,
+            data=args.pop("file", None),
+            **args,
+        )
         return Response(
             s.RunSubmittedSerializer(run, context={"request": request}).data,
             status=status.HTTP_201_CREATED,

@@ -621,7 +621,7 @@ def run_submit(
     group: str = "",
     description: str = "",
     model_names: Sequence[str] = (),
-    pooled: bool | None = None,
+    pooled: bool,
     priority: int = 1,
     source: str = "run",
 ) -> RunModel:
@@ -637,8 +637,8 @@ def run_submit(
     no such numbers), read and said the same way (their warnings give counts: JSON has no
     lines).
 
-    ``pooled`` None follows the campaign's ``run_pooling``: closed means not pooled, open and
-    auto pooled (``workflows.runs.run_submitted`` resolves auto, which needs the pools).
+    ``pooled`` is decided by the caller (``workflows.runs.run_submitted`` follows the
+    campaign's ``run_pooling`` when the submission does not say, which needs the pools).
 
     Topics the campaign does not have (policy reject) are listed with the file's other
     problems, all at once (``run_checks``). Stored with a warning besides the reader's: the same
@@ -729,7 +729,7 @@ def run_submit(
                 group=group,
                 description=description,
                 model_names=model_names,
-                pooled=campaign.run_pooling != RunPooling.CLOSED if pooled is None else pooled,
+                pooled=pooled,
                 priority=priority,
                 checksum=checksum,
                 content_checksum=content_checksum,
