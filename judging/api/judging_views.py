@@ -26,6 +26,7 @@ from judging.assessments.models import JudgingSlot, Judgment, Lease, QrelsVersio
 from judging.autojudge import suggestions
 from judging.campaigns.models import Campaign
 from judging.core.roles import account
+from judging.workflows.judgments import judgment_recorded
 from judging.workflows.qrels import qrels_published
 
 
@@ -203,17 +204,15 @@ class LeaseViewSet(IntegerIdMixin, mixins.RetrieveModelMixin, viewsets.GenericVi
     def judgment(self, request: Request, pk: str | None = None) -> Response:
         ser = JudgmentInSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        lease_id, user = path_id(pk), account(request.user)
-        suggestion = suggestions.suggestion_for_lease(lease_id=lease_id, annotator=user)
-        judgment, changed = queue.judgment_record(
-            lease_id=lease_id,
-            annotator=user,
-            **ser.validated_data,
-            **suggestions.recorded(suggestion),
+        recorded = judgment_recorded(
+            lease_id=path_id(pk),
+            annotator=account(request.user),
+            grade=ser.validated_data["grade"],
+            active_seconds=ser.validated_data["active_seconds"],
         )
         return Response(
-            {**JudgmentOutSerializer(judgment).data, "suggestion": suggestion},
-            status=status.HTTP_201_CREATED if changed else status.HTTP_200_OK,
+            {**JudgmentOutSerializer(recorded.judgment).data, "suggestion": recorded.suggestion},
+            status=status.HTTP_201_CREATED if recorded.created else status.HTTP_200_OK,
         )
 
 

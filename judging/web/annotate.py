@@ -32,6 +32,7 @@ from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import UserLike, account, is_annotator
 from judging.web.flash import flash, flash_error
 from judging.web.highlight import paragraphs, topic_terms
+from judging.workflows.judgments import judgment_recorded
 from metrics.problems import Problem
 
 
@@ -239,7 +240,12 @@ def done(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 def _to_next(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """After a write (a POST): lease the next document, or say that nothing is left."""
-    if queue.lease_next(campaign=campaign, annotator=account(request.user)) is None:
+    return _to_lease(campaign, queue.lease_next(campaign=campaign, annotator=account(request.user)))
+
+
+def _to_lease(campaign: Campaign, lease: Lease | None) -> HttpResponse:
+    """The judging page for the lease just taken, or the end page when there is none."""
+    if lease is None:
         return redirect("annotate-done", campaign_id=campaign.pk)
     return redirect("annotate-judge", campaign_id=campaign.pk)
 
@@ -288,29 +294,25 @@ def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
     except InvalidInput as exc:  # the same document again, with the message
         flash_error(request, exc)
         return redirect("annotate-judge", campaign_id=campaign.pk)
-    user = account(request.user)
-    # the suggestion of the leased slot, looked up here: never taken from the form
-    suggestion = suggestions.suggestion_for_lease(lease_id=lease_id, annotator=user)
     try:
-        judgment, _ = queue.judgment_record(
+        recorded = judgment_recorded(
             lease_id=lease_id,
-            annotator=user,
+            annotator=account(request.user),
             grade=grade,
             active_seconds=seconds,
-            **suggestions.recorded(suggestion),
+            then_lease_in=campaign,
         )
     except DomainError as exc:
         flash_error(request, exc, messages.WARNING)
-    else:
-        reveal = suggestions.reveal_text(suggestion)
-        if reveal:  # the hidden arm: committed, so the automatic grade may be told now
-            messages.add_message(
-                request,
-                messages.INFO,
-                f"{reveal} (document {judgment.docid}).",
-                extra_tags="suggestion-reveal",
-            )
-    return _to_next(request, campaign)
+        return _to_next(request, campaign)
+    if recorded.reveal:  # the hidden arm: committed, so the automatic grade may be told now
+        messages.add_message(
+            request,
+            messages.INFO,
+            f"{recorded.reveal} (document {recorded.judgment.docid}).",
+            extra_tags="suggestion-reveal",
+        )
+    return _to_lease(campaign, recorded.next_lease)
 
 
 @login_required
