@@ -15,7 +15,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judging.api.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
 from judging.api.serializers import NoteSerializer, QrelsVersionSerializer, note_of
 from judging.api.views import IntegerIdMixin
@@ -25,6 +24,7 @@ from judging.assessments.adjudication import decisions
 from judging.assessments.models import JudgingSlot, Judgment, Lease, QrelsVersion
 from judging.autojudge import suggestions
 from judging.campaigns.models import Campaign
+from judging.core.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.core.roles import account
 from judging.workflows.judgments import judgment_recorded
 from judging.workflows.qrels import qrels_published

@@ -27,7 +27,6 @@ from rest_framework.views import APIView
 
 from judging.api import serializers as s
 from judging.api.pagination import BoundedLimitOffsetPagination
-from judging.api.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.api.permissions import IsAdmin, IsMember, IsResearcher, ReadMemberWriteAdmin
 from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsKind, QrelsVersion
@@ -37,6 +36,7 @@ from judging.campaigns.selectors import campaign_documents, campaign_list, run_l
 from judging.core import uploads
 from judging.core.downloads import content_disposition, lines_download
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
+from judging.core.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.core.roles import account, roles_of
 from judging.pools import selectors as pool_selectors
 from judging.pools import services as pool_services

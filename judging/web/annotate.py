@@ -29,6 +29,7 @@ from judging.assessments.selectors import (
 from judging.autojudge import suggestions
 from judging.campaigns.models import Campaign, Document, Topic
 from judging.core.errors import DomainError, InvalidInput
+from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import UserLike, account, is_annotator
 from judging.web.flash import flash, flash_error
 from judging.web.highlight import paragraphs, topic_terms
@@ -168,12 +169,15 @@ def _json_id(body: dict[str, Any], name: str) -> int | None:
     value = body.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
-        raise InvalidInput(
-            f"{name} must be a lease id (a positive whole number), not {str(value)[:20]!r}",
-            [Problem.at(name, "must be a positive whole number")],
-        )
-    return int(value)
+    if isinstance(value, int):  # a JSON number (a string of digits is not one)
+        try:
+            return parse_int(value, name, minimum=1, maximum=MAX_ID)
+        except InvalidInput:
+            pass
+    raise InvalidInput(
+        f"{name} must be a lease id (a positive whole number), not {str(value)[:20]!r}",
+        [Problem.at(name, "must be a positive whole number")],
+    )
 
 
 def _json_ids(body: dict[str, Any], name: str) -> list[int]:
@@ -260,13 +264,14 @@ def _form_int(request: HttpRequest, name: str, what: str) -> int:
     """A whole number posted by the judging form; a missing or malformed one is an
     ``InvalidInput`` naming the field (the page shows it, nothing is recorded or skipped)."""
     raw = request.POST.get(name, "").strip()
-    if not (raw.isascii() and raw.lstrip("-").isdigit()) or len(raw) > 20:
+    try:
+        return parse_int(raw, name)
+    except InvalidInput:
         shown = repr(raw[:20]) if raw else "nothing"
         raise InvalidInput(
             f"the {what} must be a whole number, not {shown}; nothing was recorded",
             [Problem.at(name, f"must be a whole number, not {shown}")],
-        )
-    return int(raw)
+        ) from None
 
 
 def _form_seconds(request: HttpRequest) -> float:
