@@ -38,7 +38,7 @@ from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotAllowed, TooLarge
 from judging.core.roles import Account, UserLike, is_admin
 from metrics.io import INF_SCORE, NAN_SCORE, Run, read_run
-from metrics.io.limits import id_problem
+from metrics.io.limits import Limits, id_problem
 from metrics.problems import Problem, Problems, ReadWarning
 
 P = ParamSpec("P")
@@ -179,9 +179,9 @@ def campaign_update(*, campaign: Campaign, data: Mapping[str, Any]) -> Campaign:
 # --- Topics and documents ---------------------------------------------------------------------
 
 
-def _text_limits() -> formats.TextLimits:
+def _text_limits() -> Limits:
     """The settings' id limits and the columns' lengths, for the topic and document readers."""
-    return formats.TextLimits(
+    return Limits(
         line_bytes=settings.POOLJUDGE_MAX_LINE_BYTES,
         qid_bytes=settings.POOLJUDGE_MAX_QID_BYTES,
         docid_bytes=settings.POOLJUDGE_MAX_DOCID_BYTES,
