@@ -304,7 +304,12 @@ def test_a_nul_or_an_over_long_group_or_description_of_a_run_is_a_400(
     # the service checks too, for the commands (import_run --group)
     with pytest.raises(DomainInvalidInput) as info:
         run_submit(
-            campaign=campaign, owner=researcher, data=run, group="g" * 201, description="a\x00"
+            campaign=campaign,
+            owner=researcher,
+            data=run,
+            group="g" * 201,
+            description="a\x00",
+            pooled=True,
         )
     assert [str(p) for p in info.value.problems] == [
         "group: at most 200 characters (got 201)",

@@ -9,9 +9,9 @@ from typing import Any
 
 from rest_framework import serializers
 
-from judging.api.params import MAX_ID
 from judging.autojudge.models import JudgeKind
 from judging.autojudge.services import LABEL_FORMATS
+from judging.core.params import MAX_ID
 
 MAX_PROMPT_CHARS = 20_000
 MAX_GRADE = 1_000_000

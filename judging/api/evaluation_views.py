@@ -16,7 +16,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judging.api.params import MAX_ID, parse_int
 from judging.api.permissions import IsResearcher
 from judging.api.serializers import ErrorSerializer
 from judging.assessments.models import QrelsVersion
@@ -26,6 +25,7 @@ from judging.campaigns.selectors import run_label
 from judging.core import csvfiles
 from judging.core.downloads import content_disposition, lines_download
 from judging.core.errors import InvalidInput, NotFound
+from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import account
 from judging.evaluation import exports
 from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
@@ -38,7 +38,6 @@ from judging.evaluation.selectors import (
     bias_report,
     evaluation_as_dict,
     leaderboard,
-    leaderboard_csv_rows,
     per_query_export_values,
     reusability_report,
     run_evaluation,
@@ -228,7 +227,7 @@ class LeaderboardView(APIView):
         _, version, board = board_for(request, pk)
         if fmt == "csv":
             return csvfiles.download(
-                leaderboard_csv_rows(board), f"leaderboard-qrels-v{version.number}.csv"
+                exports.leaderboard_rows(board), f"leaderboard-qrels-v{version.number}.csv"
             )
         return Response(board)
 

@@ -15,7 +15,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judging.api.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
 from judging.api.serializers import NoteSerializer, QrelsVersionSerializer, note_of
 from judging.api.views import IntegerIdMixin
@@ -25,21 +24,10 @@ from judging.assessments.adjudication import decisions
 from judging.assessments.models import JudgingSlot, Judgment, Lease, QrelsVersion
 from judging.autojudge import suggestions
 from judging.campaigns.models import Campaign
+from judging.core.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.core.roles import account
+from judging.workflows.judgments import judgment_recorded
 from judging.workflows.qrels import qrels_published
-
-
-class TopicTextSerializer(serializers.Serializer[Any]):
-    qid = serializers.CharField()
-    title = serializers.CharField()
-    description = serializers.CharField()
-    narrative = serializers.CharField()
-
-
-class DocumentTextSerializer(serializers.Serializer[Any]):
-    docid = serializers.CharField()
-    title = serializers.CharField()
-    text = serializers.CharField()
 
 
 class SuggestionSerializer(serializers.Serializer[Any]):
@@ -216,17 +204,15 @@ class LeaseViewSet(IntegerIdMixin, mixins.RetrieveModelMixin, viewsets.GenericVi
     def judgment(self, request: Request, pk: str | None = None) -> Response:
         ser = JudgmentInSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        lease_id, user = path_id(pk), account(request.user)
-        suggestion = suggestions.suggestion_for_lease(lease_id=lease_id, annotator=user)
-        judgment, changed = queue.judgment_record(
-            lease_id=lease_id,
-            annotator=user,
-            **ser.validated_data,
-            **suggestions.recorded(suggestion),
+        recorded = judgment_recorded(
+            lease_id=path_id(pk),
+            annotator=account(request.user),
+            grade=ser.validated_data["grade"],
+            active_seconds=ser.validated_data["active_seconds"],
         )
         return Response(
-            {**JudgmentOutSerializer(judgment).data, "suggestion": suggestion},
-            status=status.HTTP_201_CREATED if changed else status.HTTP_200_OK,
+            {**JudgmentOutSerializer(recorded.judgment).data, "suggestion": recorded.suggestion},
+            status=status.HTTP_201_CREATED if recorded.created else status.HTTP_200_OK,
         )
 
 

@@ -23,7 +23,7 @@ from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.utils.encoders import JSONEncoder
 
-from judging.api.params import MAX_ID, query_int
+from judging.core.params import MAX_ID, query_int
 
 
 class BoundedLimitOffsetPagination(LimitOffsetPagination):

@@ -13,12 +13,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judging.api.params import MAX_ID
 from judging.api.permissions import IsAdmin
 from judging.api.serializers import ErrorSerializer
 from judging.assessments import gold, quality
 from judging.campaigns.models import Campaign
 from judging.core import uploads
+from judging.core.params import MAX_ID
 from judging.core.roles import account
 
 

@@ -14,9 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from judging.api.params import MAX_ID, query_int
 from judging.autojudge import suggestions
 from judging.campaigns.models import Campaign
+from judging.core.params import MAX_ID, query_int
 from judging.core.roles import is_admin, is_researcher
 
 

@@ -11,10 +11,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api.evaluation_views import QRELS_PARAM, qrels_version
-from judging.api.params import query_int, query_text
 from judging.api.permissions import IsResearcher
 from judging.api.serializers import ErrorSerializer
 from judging.campaigns.models import Campaign
+from judging.core.params import query_int, query_text
 from judging.evaluation.versus import SORTS, TESTS, parse_tie, run_versus, topic_versus
 
 RUN_PARAMS = [

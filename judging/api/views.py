@@ -27,7 +27,6 @@ from rest_framework.views import APIView
 
 from judging.api import serializers as s
 from judging.api.pagination import BoundedLimitOffsetPagination
-from judging.api.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.api.permissions import IsAdmin, IsMember, IsResearcher, ReadMemberWriteAdmin
 from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsKind, QrelsVersion
@@ -37,6 +36,7 @@ from judging.campaigns.selectors import campaign_documents, campaign_list, run_l
 from judging.core import uploads
 from judging.core.downloads import content_disposition, lines_download
 from judging.core.errors import Conflict, InvalidInput, NotAllowed
+from judging.core.params import MAX_ID, path_id, query_bool, query_int, query_text
 from judging.core.roles import account, roles_of
 from judging.pools import selectors as pool_selectors
 from judging.pools import services as pool_services
@@ -367,14 +367,13 @@ class CampaignViewSet(
         ser = s.RunSubmitSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         args: dict[str, Any] = dict(ser.validated_data)
-        services.run_pooled_check(user=request.user, pooled=args.get("pooled"))
-        upload = args.pop("file", None)
-        if upload is not None:
-            args["data"] = upload
-            args["source"] = upload.name or "run"
-        else:
-            args["results"] = services.json_results_from_body(args.pop("results"))
-        run = run_submitted(campaign=campaign, owner=account(request.user), **args)
+        run = run_submitted(
+            campaign=campaign,
+            owner=account(request.user),
+            by=request.user,
+            data=args.pop("file", None),
+            **args,
+        )
         return Response(
             s.RunSubmittedSerializer(run, context={"request": request}).data,
             status=status.HTTP_201_CREATED,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -300,11 +300,6 @@ def gold_from_qrels(
         origin=GoldSource.QRELS,
         qrels_version=version,
     )
-
-
-def gold_set_active(*, campaign: Campaign, item_ids: Iterable[int], active: bool) -> int:
-    """Stop (or resume) serving gold items; their judgments stay."""
-    return GoldItem.objects.filter(campaign=campaign, pk__in=list(item_ids)).update(active=active)
 
 
 # --- settings -------------------------------------------------------------------------------

@@ -938,14 +938,6 @@ def judgment_undo(*, campaign: Campaign, annotator: Account) -> Lease | None:
         return lease
 
 
-def lease_expire_stale(*, campaign: Campaign | None = None) -> int:
-    """Mark leases past their expiry as expired (bookkeeping; serving already ignores them)."""
-    qs = Lease.objects.filter(state=LeaseState.ACTIVE, expires_at__lte=timezone.now())
-    if campaign is not None:
-        qs = qs.filter(slot__campaign=campaign)
-    return qs.update(state=LeaseState.EXPIRED, ended_at=timezone.now())
-
-
 def document_for(slot: JudgingSlot) -> Document | None:
     """The slot's document (read with the slot when it was just leased)."""
     read: Document | None = getattr(slot, "_document", None)

@@ -173,7 +173,7 @@ def run_probes(judge: Judge, people: dict[tuple[str, str], int], threshold: int)
     people judged non-relevant: the judge grades each altered text, and the share of its labels
     that cross the relevance threshold is the probe's result."""
     from judging.autojudge import services
-    from judging.autojudge.labellers import document_texts, topic_texts
+    from judging.autojudge.texts import document_texts, topic_texts
     from metrics.judge_audit import probe_result
     from metrics.probes import inject_instruction, probe_items, stuff_query_words
 

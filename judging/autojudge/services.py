@@ -594,7 +594,7 @@ def embedding_calibrate(
     (``metrics.calibration``). The new version's parameters say what it was calibrated on."""
     import numpy as np
 
-    from judging.autojudge.labellers import document_texts, topic_texts
+    from judging.autojudge.texts import document_texts, topic_texts
     from metrics.calibration import calibrate_thresholds, grades_from_thresholds
     from metrics.judge_audit import label_agreement
 

@@ -36,15 +36,13 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Literal
 
 from judging.core.uploads import GZIP_MAGIC, decode_lines, gunzip, gunzip_head
-from metrics.io.limits import id_problem, show
+from metrics.io.limits import NO_LIMITS, Limits, id_problem, show
 from metrics.problems import InvalidInput, Problem, Problems
 
 __all__ = [
     "DOCUMENT_FORMATS",
-    "NO_TEXT_LIMITS",
     "TOPIC_FORMATS",
     "DocumentRecord",
-    "TextLimits",
     "TopicRecord",
     "detect_document_format",
     "detect_topic_format",
@@ -83,32 +81,7 @@ class DocumentRecord:
     metadata: dict[str, str] = field(default_factory=dict, hash=False)
 
 
-@dataclass(frozen=True, slots=True)
-class TextLimits:
-    """What the stored fields hold (``None``: unbounded): a topics file's longest line, the
-    longest qid and docid in UTF-8 bytes, a topic title's and a document URL's characters, a
-    document text's characters (``POOLJUDGE_MAX_DOCUMENT_CHARS``)."""
-
-    line_bytes: int | None = None
-    qid_bytes: int | None = None
-    docid_bytes: int | None = None
-    title_chars: int | None = None
-    url_chars: int | None = None
-    text_chars: int | None = None
-
-    @property
-    def document_bytes(self) -> int | None:
-        """The most of one document a reader holds (a line, or a record's lines): room for
-        ``text_chars`` characters each written as the longest JSON escape (a surrogate pair,
-        ``\\ud83d\\ude00``: 12 bytes), and 1 MiB for the rest of it. A document longer than
-        this is too long whatever its markup: the rest of it is dropped as it is read."""
-        return None if self.text_chars is None else 12 * self.text_chars + 1024**2
-
-
 _TEXT_LIMIT = "POOLJUDGE_MAX_DOCUMENT_CHARS"
-
-
-NO_TEXT_LIMITS = TextLimits()
 
 
 def _text_ok(fields: dict[str, str], line: int, problems: Problems) -> bool:
@@ -133,7 +106,7 @@ class _Ids:
     """Rejects ids with whitespace, over the length limit, with control characters, and
     duplicates, naming the line of the first occurrence. Carries the reader's limits."""
 
-    def __init__(self, kind: str, problems: Problems, limits: TextLimits = NO_TEXT_LIMITS) -> None:
+    def __init__(self, kind: str, problems: Problems, limits: Limits = NO_LIMITS) -> None:
         self.kind = kind
         self.problems = problems
         self.limits = limits
@@ -385,7 +358,7 @@ def parse_topics(
     source: str | None = None,
     max_problems: int = 100,
     smart_numbering: SmartNumbering = "sequential",
-    limits: TextLimits = NO_TEXT_LIMITS,
+    limits: Limits = NO_LIMITS,
 ) -> list[TopicRecord]:
     """Parse a topic file in TREC ``<top>``/``<topic>``, JSON lines or SMART ``.I/.W`` format.
 
@@ -704,7 +677,7 @@ def iter_documents(
     fmt: str | None = None,
     source: str | None = None,
     max_problems: int = 100,
-    limits: TextLimits = NO_TEXT_LIMITS,
+    limits: Limits = NO_LIMITS,
 ) -> Iterator[DocumentRecord]:
     """Stream documents from JSON lines, TREC ``<DOC>``, TSV or SMART ``.I/.T/.A/.B/.W`` input.
 
@@ -776,7 +749,7 @@ def parse_documents(
     fmt: str | None = None,
     source: str | None = None,
     max_problems: int = 100,
-    limits: TextLimits = NO_TEXT_LIMITS,
+    limits: Limits = NO_LIMITS,
 ) -> list[DocumentRecord]:
     """All documents of ``data`` as a list (see :func:`iter_documents`)."""
     return list(
@@ -804,7 +777,7 @@ def _document_ok(record: DocumentRecord, line: int, problems: Problems, ids: _Id
 
 
 def _cut_short(docid: str | None, line: int, problems: Problems, ids: _Ids) -> None:
-    """A record the reader stopped holding (over ``TextLimits.document_bytes``)."""
+    """A record the reader stopped holding (over ``Limits.document_bytes``)."""
     what = f"document {show(docid.encode())}" if docid else "the document starting here"
     problems.add(
         line,

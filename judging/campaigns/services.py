@@ -38,7 +38,7 @@ from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotAllowed, TooLarge
 from judging.core.roles import Account, UserLike, is_admin
 from metrics.io import INF_SCORE, NAN_SCORE, Run, read_run
-from metrics.io.limits import id_problem
+from metrics.io.limits import Limits, id_problem
 from metrics.problems import Problem, Problems, ReadWarning
 
 P = ParamSpec("P")
@@ -179,9 +179,9 @@ def campaign_update(*, campaign: Campaign, data: Mapping[str, Any]) -> Campaign:
 # --- Topics and documents ---------------------------------------------------------------------
 
 
-def _text_limits() -> formats.TextLimits:
+def _text_limits() -> Limits:
     """The settings' id limits and the columns' lengths, for the topic and document readers."""
-    return formats.TextLimits(
+    return Limits(
         line_bytes=settings.POOLJUDGE_UPLOADS.max_line_bytes,
         qid_bytes=settings.POOLJUDGE_UPLOADS.max_qid_bytes,
         docid_bytes=settings.POOLJUDGE_UPLOADS.max_docid_bytes,
@@ -623,7 +623,7 @@ def run_submit(
     group: str = "",
     description: str = "",
     model_names: Sequence[str] = (),
-    pooled: bool | None = None,
+    pooled: bool,
     priority: int = 1,
     source: str = "run",
 ) -> RunModel:
@@ -639,8 +639,8 @@ def run_submit(
     no such numbers), read and said the same way (their warnings give counts: JSON has no
     lines).
 
-    ``pooled`` None follows the campaign's ``run_pooling``: closed means not pooled, open and
-    auto pooled (``workflows.runs.run_submitted`` resolves auto, which needs the pools).
+    ``pooled`` is decided by the caller (``workflows.runs.run_submitted`` follows the
+    campaign's ``run_pooling`` when the submission does not say, which needs the pools).
 
     Topics the campaign does not have (policy reject) are listed with the file's other
     problems, all at once (``run_checks``). Stored with a warning besides the reader's: the same
@@ -731,7 +731,7 @@ def run_submit(
                 group=group,
                 description=description,
                 model_names=model_names,
-                pooled=campaign.run_pooling != RunPooling.CLOSED if pooled is None else pooled,
+                pooled=pooled,
                 priority=priority,
                 checksum=checksum,
                 content_checksum=content_checksum,

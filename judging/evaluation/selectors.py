@@ -194,12 +194,6 @@ def topic_tags(campaign: Campaign) -> list[str]:
     return sorted(_topic_tags(campaign))
 
 
-def leaderboard_csv_rows(board: dict[str, Any]) -> list[list[Any]]:
-    """The leaderboard as table rows, header first: the qrels version and hash, per measure its
-    value, CI, Judged@k and ceiling (``exports.leaderboard_rows``)."""
-    return exports.leaderboard_rows(board)
-
-
 def baseline_comparisons(
     *,
     campaign: Campaign,

@@ -23,6 +23,7 @@ from judging.assessments.models import Judgment
 from judging.assessments.services import adjudicate as adjudicate_service
 from judging.campaigns.models import Campaign, Document
 from judging.core.errors import DomainError, InvalidInput
+from judging.core.params import parse_int
 from judging.web.access import admin_required
 from judging.web.flash import flash, flash_error
 from judging.web.highlight import paragraphs, topic_terms
@@ -107,8 +108,8 @@ def _grade(request: HttpRequest) -> int:
             "choose a grade first", [Problem.at("grade", "no grade was chosen (none is preset)")]
         )
     try:
-        return int(raw)
-    except ValueError:
+        return parse_int(raw, "grade")
+    except InvalidInput:
         raise InvalidInput(
             "the grade must be a whole number", [Problem.at("grade", f"{raw[:20]!r}")]
         ) from None

@@ -29,9 +29,11 @@ from judging.assessments.selectors import (
 from judging.autojudge import suggestions
 from judging.campaigns.models import Campaign, Document, Topic
 from judging.core.errors import DomainError, InvalidInput
+from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import UserLike, account, is_annotator
 from judging.web.flash import flash, flash_error
 from judging.web.highlight import paragraphs, topic_terms
+from judging.workflows.judgments import judgment_recorded
 from metrics.problems import Problem
 
 
@@ -167,12 +169,15 @@ def _json_id(body: dict[str, Any], name: str) -> int | None:
     value = body.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**63:
-        raise InvalidInput(
-            f"{name} must be a lease id (a positive whole number), not {str(value)[:20]!r}",
-            [Problem.at(name, "must be a positive whole number")],
-        )
-    return int(value)
+    if isinstance(value, int):  # a JSON number (a string of digits is not one)
+        try:
+            return parse_int(value, name, minimum=1, maximum=MAX_ID)
+        except InvalidInput:
+            pass
+    raise InvalidInput(
+        f"{name} must be a lease id (a positive whole number), not {str(value)[:20]!r}",
+        [Problem.at(name, "must be a positive whole number")],
+    )
 
 
 def _json_ids(body: dict[str, Any], name: str) -> list[int]:
@@ -239,7 +244,12 @@ def done(request: HttpRequest, campaign_id: int) -> HttpResponse:
 
 def _to_next(request: HttpRequest, campaign: Campaign) -> HttpResponse:
     """After a write (a POST): lease the next document, or say that nothing is left."""
-    if queue.lease_next(campaign=campaign, annotator=account(request.user)) is None:
+    return _to_lease(campaign, queue.lease_next(campaign=campaign, annotator=account(request.user)))
+
+
+def _to_lease(campaign: Campaign, lease: Lease | None) -> HttpResponse:
+    """The judging page for the lease just taken, or the end page when there is none."""
+    if lease is None:
         return redirect("annotate-done", campaign_id=campaign.pk)
     return redirect("annotate-judge", campaign_id=campaign.pk)
 
@@ -254,13 +264,14 @@ def _form_int(request: HttpRequest, name: str, what: str) -> int:
     """A whole number posted by the judging form; a missing or malformed one is an
     ``InvalidInput`` naming the field (the page shows it, nothing is recorded or skipped)."""
     raw = request.POST.get(name, "").strip()
-    if not (raw.isascii() and raw.lstrip("-").isdigit()) or len(raw) > 20:
+    try:
+        return parse_int(raw, name)
+    except InvalidInput:
         shown = repr(raw[:20]) if raw else "nothing"
         raise InvalidInput(
             f"the {what} must be a whole number, not {shown}; nothing was recorded",
             [Problem.at(name, f"must be a whole number, not {shown}")],
-        )
-    return int(raw)
+        ) from None
 
 
 def _form_seconds(request: HttpRequest) -> float:
@@ -288,29 +299,25 @@ def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
     except InvalidInput as exc:  # the same document again, with the message
         flash_error(request, exc)
         return redirect("annotate-judge", campaign_id=campaign.pk)
-    user = account(request.user)
-    # the suggestion of the leased slot, looked up here: never taken from the form
-    suggestion = suggestions.suggestion_for_lease(lease_id=lease_id, annotator=user)
     try:
-        judgment, _ = queue.judgment_record(
+        recorded = judgment_recorded(
             lease_id=lease_id,
-            annotator=user,
+            annotator=account(request.user),
             grade=grade,
             active_seconds=seconds,
-            **suggestions.recorded(suggestion),
+            then_lease_in=campaign,
         )
     except DomainError as exc:
         flash_error(request, exc, messages.WARNING)
-    else:
-        reveal = suggestions.reveal_text(suggestion)
-        if reveal:  # the hidden arm: committed, so the automatic grade may be told now
-            messages.add_message(
-                request,
-                messages.INFO,
-                f"{reveal} (document {judgment.docid}).",
-                extra_tags="suggestion-reveal",
-            )
-    return _to_next(request, campaign)
+        return _to_next(request, campaign)
+    if recorded.reveal:  # the hidden arm: committed, so the automatic grade may be told now
+        messages.add_message(
+            request,
+            messages.INFO,
+            f"{recorded.reveal} (document {recorded.judgment.docid}).",
+            extra_tags="suggestion-reveal",
+        )
+    return _to_lease(campaign, recorded.next_lease)
 
 
 @login_required

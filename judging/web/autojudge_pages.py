@@ -21,7 +21,8 @@ from judging.autojudge.models import HumanSample, Judge, JudgeAudit, SampleDesig
 from judging.autojudge.reports import audit_view, sample_view, samples_of
 from judging.autojudge.selectors import built_pools, human_qrels, latest_audit
 from judging.campaigns.models import Campaign
-from judging.core.errors import DomainError
+from judging.core.errors import DomainError, InvalidInput
+from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import account, is_admin
 from judging.pools.models import PoolVersion
 from judging.web.flash import flash, flash_error
@@ -35,9 +36,11 @@ def _admin(request: HttpRequest) -> None:
 
 
 def _int(value: Any, default: int | None = None) -> int | None:
+    """A version number or id from the form or query, or ``default`` when there is none or it
+    is not a whole number (then the version asked for is not found)."""
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        return parse_int(value, "number", minimum=-MAX_ID, maximum=MAX_ID)
+    except InvalidInput:
         return default
 
 

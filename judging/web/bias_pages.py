@@ -29,6 +29,7 @@ from judging.autojudge.hybrid import hybrid_shift
 from judging.campaigns.models import Campaign
 from judging.core.downloads import content_disposition
 from judging.core.errors import DomainError, InvalidInput, RateLimited
+from judging.core.params import parse_int
 from judging.core.roles import UserLike, account, is_researcher
 from judging.evaluation.bias import (
     ALL_TOPICS,
@@ -120,8 +121,8 @@ def _filters(campaign: Campaign, query: QueryDict) -> Filters:
         depth: int | None = None
         if raw_depth:
             try:
-                depth = int(raw_depth)
-            except ValueError:
+                depth = parse_int(raw_depth, "depth")
+            except InvalidInput:
                 raise InvalidInput(
                     "depth must be a whole number",
                     [Problem.at("depth", f"must be a whole number, not {raw_depth[:40]!r}")],

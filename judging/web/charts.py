@@ -758,36 +758,3 @@ def bars(
         f'text-anchor="middle" {font(LABEL_SIZE)}>{escape(value_label)}</text>'
     )
     return _svg(f, title, "bars")
-
-
-def ci_bar(
-    value: float | None,
-    low: float | None,
-    high: float | None,
-    *,
-    scale: float = 1.0,
-    width: int = 120,
-) -> SafeString:
-    """A small inline bar: the confidence interval as a line, the value as a dot (no bar for a
-    missing value; a missing bound draws the interval as the value alone)."""
-    if value is None or not finite(value):
-        return mark_safe("")
-    lo_v = low if low is not None and finite(low) else value
-    hi_v = high if high is not None and finite(high) else value
-
-    def x(v: float) -> float:
-        return 4 + max(0.0, min(1.0, v / (scale or 1.0))) * (width - 8)
-
-    tip = (
-        f"{value:.4f} [{lo_v:.4f}, {hi_v:.4f}]"
-        if lo_v != value or hi_v != value or (low is not None and high is not None)
-        else f"{value:.4f} (no interval)"
-    )
-    return mark_safe(
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="14" '
-        f'viewBox="0 0 {width} 14" class="ci"><line x1="4" x2="{width - 4}" y1="7" y2="7" '
-        f'stroke="#e5e8ee" stroke-width="6" stroke-linecap="round"/>'
-        f'<line x1="{x(lo_v):.1f}" x2="{x(hi_v):.1f}" y1="7" y2="7" stroke="#9db4dc" '
-        f'stroke-width="6" stroke-linecap="round"/><circle cx="{x(value):.1f}" cy="7" r="3.5" '
-        f'fill="#2456a6"/><title>{tip}</title></svg>'
-    )

@@ -30,6 +30,7 @@ from judging.autojudge.prompts import UMBRELA, UMBRELA_GRADES, default_mapping
 from judging.campaigns.models import Campaign
 from judging.core import uploads
 from judging.core.errors import DomainError, InvalidInput
+from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import account, is_admin, is_researcher
 from judging.web.flash import flash, flash_error
 from judging.workflows.autojudge import automatic_qrels_built, hybrid_qrels_built
@@ -257,11 +258,12 @@ def judge_import(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = campaign_of(request, campaign_id)
     _admin(request)
     back = redirect("judge-list", campaign_id=campaign.pk)
-    raw = (request.POST.get("judge") or "").strip()
-    if not raw.isdigit():
+    try:
+        judge_id = parse_int(request.POST.get("judge") or "", "judge", minimum=0, maximum=MAX_ID)
+    except InvalidInput:
         flash(request, messages.ERROR, "judge: choose the imported judge the file is for")
         return back
-    judge = judge_of(request, campaign, int(raw))
+    judge = judge_of(request, campaign, judge_id)
     here = redirect("judge-detail", campaign_id=campaign.pk, judge_id=judge.pk)
     upload = request.FILES.get("file")
     fmt = request.POST.get("format") or "trec"
@@ -340,12 +342,13 @@ def _number(request: HttpRequest, field: str, *, required: bool) -> int | None:
         if required:
             raise InvalidInput(f"{field}: choose one", [Problem.at(field, "missing")])
         return None
-    if not raw.isdigit() or len(raw) > 18 or int(raw) < 1:
+    try:
+        return parse_int(raw, field, minimum=1, maximum=10**18 - 1)  # at most 18 digits
+    except InvalidInput:
         raise InvalidInput(
             f"{field}: must be a version number, not {raw[:20]!r}",
             [Problem.at(field, "not a version number")],
-        )
-    return int(raw)
+        ) from None
 
 
 def _action(request: HttpRequest, campaign_id: int, judge_id: int) -> tuple[Campaign, Judge]:

@@ -13,6 +13,7 @@ from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
 from judging.core import uploads
 from judging.core.errors import DomainError, InvalidInput
+from judging.core.params import parse_int
 from judging.core.roles import account
 from judging.web.access import admin_required
 from judging.web.flash import flash
@@ -42,8 +43,8 @@ def _int(value: str | None, field: str, default: int) -> int:
     if value is None or value.strip() == "":
         return default
     try:
-        return int(value)
-    except ValueError:
+        return parse_int(value, field)
+    except InvalidInput:  # said in the page's words, without the problem list
         raise InvalidInput(f"{field} must be a whole number, not {value[:20]!r}", []) from None
 
 

@@ -35,7 +35,6 @@ from judging.evaluation.selectors import (
     baseline_comparisons,
     latest_qrels_version,
     leaderboard,
-    leaderboard_csv_rows,
     per_query_export_values,
     run_evaluation,
     run_evaluation_status,
@@ -161,7 +160,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
     query, board, valid = _page_board(request, campaign, version)
     if request.GET.get("format") == "csv" and valid:
         return csvfiles.download(
-            leaderboard_csv_rows(board), f"leaderboard-qrels-v{version.number}.csv"
+            exports.leaderboard_rows(board), f"leaderboard-qrels-v{version.number}.csv"
         )
     details = request.GET.get("details") == "1"
     base = _board_params(version, query, details="1" if details else "")

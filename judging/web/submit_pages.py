@@ -21,7 +21,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import csrf_exempt, csrf_protect
 
 from judging.campaigns.models import Campaign, RunPooling
-from judging.campaigns.services import run_pooled_check
 from judging.core import uploads
 from judging.core.errors import DomainError, InvalidInput, TooLarge
 from judging.core.roles import account, is_admin, is_researcher
@@ -53,16 +52,15 @@ def _form_values(request: HttpRequest) -> dict[str, str]:
     }
 
 
-def _pooled(request: HttpRequest, value: str) -> bool | None:
-    """The admin's choice (yes, no, or the campaign's setting); anyone else may not choose."""
+def _pooled(value: str) -> bool | None:
+    """The admin's choice (yes, no, or the campaign's setting); anyone else may not choose
+    (the workflow checks who asks)."""
     if value not in POOLED_CHOICES:
         raise InvalidInput(
             "pooled: choose yes, no or the campaign's setting",
             [Problem.at("pooled", f"{value!r} is not one of yes, no or empty")],
         )
-    pooled = POOLED_CHOICES[value]
-    run_pooled_check(user=request.user, pooled=pooled)
-    return pooled
+    return POOLED_CHOICES[value]
 
 
 def _submission(request: HttpRequest, values: dict[str, str]) -> dict[str, Any]:
@@ -78,11 +76,10 @@ def _submission(request: HttpRequest, values: dict[str, str]) -> dict[str, Any]:
         "tag": values["tag"].strip() or None,  # none: the file's tag column
         "group": values["group"].strip(),
         "description": values["description"],
-        "pooled": _pooled(request, values["pooled"]),
+        "pooled": _pooled(values["pooled"]),
     }
     if upload is not None:
-        args["data"] = upload
-        args["source"] = upload.name or "run"
+        args["data"] = upload  # named by the upload (the workflow's default)
     else:
         args["data"] = pasted.encode("utf-8")
         args["source"] = PASTE_SOURCE
@@ -147,7 +144,10 @@ def _submit(request: HttpRequest, campaign: Campaign, context: dict[str, Any]) -
     context["values"] = values
     try:
         run = run_submitted(
-            campaign=campaign, owner=account(request.user), **_submission(request, values)
+            campaign=campaign,
+            owner=account(request.user),
+            by=request.user,
+            **_submission(request, values),
         )
     except DomainError as exc:
         return _refused(request, context, exc)

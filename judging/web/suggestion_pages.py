@@ -16,19 +16,28 @@ from judging.autojudge import suggestions
 from judging.autojudge.models import Judge
 from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError, InvalidInput
+from judging.core.params import parse_int
 from judging.core.roles import is_admin, is_researcher
 from judging.web.flash import flash, flash_error
 from metrics.problems import Problem
 
+JUDGE_ID_MAX = 10**18 - 1  # 18 digits
+
+
+def _judge_id(raw: str) -> int:
+    """A judge's id as the form or the query gives it (at most 18 digits)."""
+    return parse_int(raw, "judge", minimum=0, maximum=JUDGE_ID_MAX, what="a judge's id")
+
 
 def _posted_judge(request: HttpRequest) -> int:
     raw = request.POST.get("judge", "").strip()
-    if not raw.isdigit() or len(raw) > 18:
+    try:
+        return _judge_id(raw)
+    except InvalidInput:
         raise InvalidInput(
             "choose the judge whose grades are suggested",
             [Problem.at("judge", f"must be a judge's id, not {raw[:20]!r}")],
-        )
-    return int(raw)
+        ) from None
 
 
 def _posted_share(request: HttpRequest) -> float:
@@ -83,12 +92,14 @@ def suggestions_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     raw = request.GET.get("judge", "").strip()
     problem, judge = "", None
     try:
-        if raw and not (raw.isdigit() and len(raw) <= 18):
+        try:
+            judge_id = _judge_id(raw) if raw else None
+        except InvalidInput:
             raise InvalidInput(
                 f"judge must be a judge's id, not {raw[:20]!r}",
                 [Problem.at("judge", "must be a judge's id")],
-            )
-        judge = suggestions.report_judge(campaign, int(raw) if raw else None)
+            ) from None
+        judge = suggestions.report_judge(campaign, judge_id)
     except InvalidInput as exc:
         problem = exc.message
     context = {

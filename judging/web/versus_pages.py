@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
 from judging.core.errors import InvalidInput
+from judging.core.params import parse_int
 from judging.core.roles import is_researcher
 from judging.evaluation.versus import (
     TEST_NAMES,
@@ -54,12 +55,13 @@ def _depth(request: HttpRequest) -> int | None:
     raw = request.GET.get("depth", "").strip()
     if not raw:
         return None
-    if not (raw.isascii() and raw.isdigit()) or len(raw) > 9:
+    try:
+        return parse_int(raw, "depth", minimum=0, maximum=10**9 - 1)
+    except InvalidInput:
         raise InvalidInput(
             "depth: not a whole number",
             [Problem.at("depth", f"must be a whole number, not {raw[:40]!r}")],
-        )
-    return int(raw)
+        ) from None
 
 
 def diff_bar(diff: float, scale: float) -> SafeString:

@@ -11,6 +11,8 @@ one function here, the way Zulip keeps ``zerver/actions/`` above its models:
 - ``pool_requested`` / ``pool_built``: record a pool build (pools) and send it to a worker after
   commit; the worker builds the version and queues its never-judged documents for judging
   (assessments) in the build's final transaction.
+- ``judgment_recorded``: record an annotator's grade with the item's automatic suggestion
+  (assessments, autojudge) and, for the page, lease the next item.
 - ``qrels_imported`` / ``qrels_published``: store a qrels version (assessments), then evaluate
   every run against it and compute the default pool-bias report (evaluation, tasks after
   commit).

@@ -526,44 +526,75 @@ def _analysis_defaults(
 
 def collection_imported(
     *,
+    name: str,
+    measures: list[str] | None = None,
+    scale: list[dict[str, Any]] | None = None,
+    relevance_threshold: int = 1,
+    description: str = "",
+    run_pooling: str = RunPooling.AUTO,
+    score_precision: str = ScorePrecision.DOUBLE,
+    topics: NamedFile | None = None,
+    documents: Sequence[NamedFile] = (),
+    qrels: NamedFile | None = None,
+    runs: Sequence[NamedFile] = (),
+    groups: NamedFile | None = None,
+    pooled_runs: str = "infer",
+    infer_topics: Collection[str] | None = None,
+    pooled_tags: Collection[str] | None = None,
+    created_by: Account | None = None,
+    document_source: str = "",
     owner: Account | None = None,
     dry_run: bool = False,
-    **collection: Any,
 ) -> CollectionPlan:
     """Validate every file (``collection_plan``, same arguments), then, unless ``dry_run``,
     store the campaign, its topics, documents, runs (owned by ``owner``, default the
     ``import_account``) and qrels version in one transaction, and evaluate the runs against it
     (tasks after commit, as ``workflows.qrels`` does; in trec_eval mode too, for comparing with
     the collection's published figures). On any problem nothing is stored."""
-    # where the text of pooled documents comes from ("ir_datasets:<id>": read when a pool is
-    # built, workflows.pools.pooled_texts_fetched), kept with the campaign
-    document_source: str = collection.pop("document_source", "")
-    plan = collection_plan(**collection)
+    # document_source: where the text of pooled documents comes from ("ir_datasets:<id>": read
+    # when a pool is built, workflows.pools.pooled_texts_fetched), kept with the campaign
+    plan = collection_plan(
+        name=name,
+        measures=measures,
+        scale=scale,
+        relevance_threshold=relevance_threshold,
+        description=description,
+        run_pooling=run_pooling,
+        score_precision=score_precision,
+        topics=topics,
+        documents=documents,
+        qrels=qrels,
+        runs=runs,
+        groups=groups,
+        pooled_runs=pooled_runs,
+        infer_topics=infer_topics,
+        pooled_tags=pooled_tags,
+        created_by=created_by,
+    )
     if dry_run:
         return plan
     with transaction.atomic():
         campaign = campaign_create(
-            name=collection["name"],
-            description=collection.get("description", ""),
-            scale=collection.get("scale"),
-            relevance_threshold=collection.get("relevance_threshold", 1),
-            run_pooling=collection.get("run_pooling", RunPooling.AUTO),
-            score_precision=collection.get("score_precision", ScorePrecision.DOUBLE),
-            measures=collection.get("measures"),
+            name=name,
+            description=description,
+            scale=scale,
+            relevance_threshold=relevance_threshold,
+            run_pooling=run_pooling,
+            score_precision=score_precision,
+            measures=measures,
             document_source=document_source,
             pool_depth=plan.pool_depth or Campaign._meta.get_field("pool_depth").get_default(),
             pooled_topics=plan.pooled_topics,
-            created_by=collection.get("created_by"),
+            created_by=created_by,
         )
-        topics: NamedFile | None = collection.get("topics")
         if topics is not None:
             topics_import(campaign=campaign, data=topics.data, source=topics.name)
         else:
             topics_from_ids(campaign=campaign, qids=plan.topic_ids)
-        for doc_file in collection.get("documents", ()):
+        for doc_file in documents:
             documents_imported(campaign=campaign, data=doc_file.data, source=doc_file.name)
         run_owner = owner or import_account()
-        files = {f.name: f for f in collection.get("runs", ())}
+        files = {f.name: f for f in runs}
         for planned in plan.runs:
             run_submitted(
                 campaign=campaign,
@@ -574,14 +605,13 @@ def collection_imported(
                 pooled=planned.pooled,
                 source=planned.file,
             )
-        qrels: NamedFile | None = collection.get("qrels")
         if qrels is not None:
             version = qrels_imported(
                 campaign=campaign,
                 data=qrels.data,
                 source=qrels.name,
                 note="imported with the collection",
-                created_by=collection.get("created_by"),
+                created_by=created_by,
             )
             plan.qrels_version = version.number
             # a TREC collection is imported to be compared with its published figures: have

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
 
 from judging.assessments.queue import slots_enqueue
 from judging.assessments.selectors import judged_documents
+from judging.campaigns.models import Campaign, Run
 from judging.core import outbox
 from judging.core.errors import DomainError
+from judging.core.roles import Account
 from judging.pools.models import PoolVersion
 from judging.pools.selectors import missing_text_docids
 from judging.pools.services import pool_build, pool_build_key, pool_request
-from judging.workflows._signature import takes_arguments_of
 from judging.workflows.documents import missing_documents_imported
 from judging.workflows.irds_source import collection_from_ir_datasets
 
@@ -29,15 +31,31 @@ def send_build(pool_id: int) -> None:
     outbox.enqueue(BUILD_TASK, pool_id, key=pool_build_key(pool_id))
 
 
-@takes_arguments_of(pool_request)
-def pool_requested(**request: Any) -> tuple[PoolVersion, bool]:
+def pool_requested(
+    *,
+    campaign: Campaign,
+    strategy: str | None = None,
+    depth: int | None = None,
+    budget: int | None = None,
+    runs: Iterable[Run] | None = None,
+    params: dict[str, Any] | None = None,
+    requested_by: Account | None = None,
+) -> tuple[PoolVersion, bool]:
     """Ask for the next pool version (``pools.services.pool_request``, same arguments and
     errors) and record its build task with it (sent after commit; with the broker down it stays
     pending and the sweep sends it). A request while a build is pending returns that build; if
     it has no live task (its worker died, or its tasks gave up) a new task takes it over
     (building is idempotent)."""
     with transaction.atomic():
-        version, created = pool_request(**request)
+        version, created = pool_request(
+            campaign=campaign,
+            strategy=strategy,
+            depth=depth,
+            budget=budget,
+            runs=runs,
+            params=params,
+            requested_by=requested_by,
+        )
         if created or not outbox.is_live(pool_build_key(version.pk)):
             send_build(version.pk)
     return version, created

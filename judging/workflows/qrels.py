@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import transaction
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.services import qrels_import, qrels_publish
+from judging.campaigns.models import Campaign
+from judging.core import uploads
+from judging.core.roles import Account
 from judging.evaluation.bias import bias_report_request, headline_measure
 from judging.evaluation.reusability import reusability_request
 from judging.evaluation.services import evaluations_after_qrels
-from judging.workflows._signature import takes_arguments_of
 
 
 def after_qrels(version: QrelsVersion) -> None:
@@ -27,22 +27,31 @@ def after_qrels(version: QrelsVersion) -> None:
     reusability_request(version=version)
 
 
-@takes_arguments_of(qrels_import)
-def qrels_imported(**upload: Any) -> QrelsVersion:
+def qrels_imported(
+    *,
+    campaign: Campaign,
+    data: uploads.Source,
+    source: str = "qrels",
+    note: str = "",
+    created_by: Account | None = None,
+) -> QrelsVersion:
     """Store a TREC qrels file as the next version (``assessments.services.qrels_import``, same
     arguments and errors), then evaluate against it."""
     with transaction.atomic():
-        version = qrels_import(**upload)
+        version = qrels_import(
+            campaign=campaign, data=data, source=source, note=note, created_by=created_by
+        )
         after_qrels(version)
     return version
 
 
-@takes_arguments_of(qrels_publish)
-def qrels_published(**publication: Any) -> tuple[QrelsVersion, bool]:
+def qrels_published(
+    *, campaign: Campaign, note: str = "", created_by: Account | None = None
+) -> tuple[QrelsVersion, bool]:
     """Snapshot the judgments as the next version (``assessments.services.qrels_publish``);
     a new version is evaluated, an unchanged one (``created`` False) is not."""
     with transaction.atomic():
-        version, created = qrels_publish(**publication)
+        version, created = qrels_publish(campaign=campaign, note=note, created_by=created_by)
         if created:
             after_qrels(version)
     return version, created

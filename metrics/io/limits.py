@@ -1,9 +1,11 @@
 """Limits on what a record file may hold, and the one check of an identifier.
 
 A :class:`Limits` bounds a line's length and the UTF-8 length of its identifiers (qid, docid,
-tag); ``None`` is no limit. The readers (``read_run``, ``read_qrels``) report every line that
-breaks one, naming the line and the field (a line with its length), and keep reading in time
-linear in the file's size however long a line is, without gathering an over-long line.
+tag), and for topic and document files (read on the Django side) the characters of a title, a
+URL and a document's text; ``None`` is no limit. The readers (``read_run``, ``read_qrels``)
+report every line that breaks one, naming the line and the field (a line with its length), and
+keep reading in time linear in the file's size however long a line is, without gathering an
+over-long line.
 
 A line is at most :data:`DEFAULT_LINE_BYTES` (64 KiB, the service's default) unless a caller
 says otherwise (``Limits(line_bytes=None)``, or :data:`NO_LIMITS`): a TREC line is a few dozen
@@ -38,12 +40,25 @@ DEFAULT_LINE_BYTES = 64 * 1024
 @dataclass(frozen=True, slots=True)
 class Limits:
     """Largest line and identifiers, in bytes (``None``: unbounded); a line is at most
-    :data:`DEFAULT_LINE_BYTES` unless ``line_bytes`` says otherwise."""
+    :data:`DEFAULT_LINE_BYTES` unless ``line_bytes`` says otherwise. A topic title's, a document
+    URL's and a document text's characters are unbounded unless given (the TREC readers have
+    none of them)."""
 
     line_bytes: int | None = DEFAULT_LINE_BYTES
     qid_bytes: int | None = None
     docid_bytes: int | None = None
     tag_bytes: int | None = None
+    title_chars: int | None = None
+    url_chars: int | None = None
+    text_chars: int | None = None
+
+    @property
+    def document_bytes(self) -> int | None:
+        """The most of one document a reader holds (a line, or a record's lines): room for
+        ``text_chars`` characters each written as the longest JSON escape (a surrogate pair,
+        ``\\ud83d\\ude00``: 12 bytes), and 1 MiB for the rest of it. A document longer than
+        this is too long whatever its markup: the rest of it is dropped as it is read."""
+        return None if self.text_chars is None else 12 * self.text_chars + 1024**2
 
     def widest_id(self) -> int | None:
         """The longest identifier any field may hold (None: unbounded)."""

@@ -1,4 +1,5 @@
-"""Whole numbers from query strings, URL paths and paging, checked the same way everywhere.
+"""Whole numbers (and short texts, yes/no) from query strings, forms, URL paths and paging,
+checked the same way everywhere: the API and the pages both read them here.
 
 A value that is not a plain decimal integer in range is a 400 naming the parameter (never a
 ``ValueError`` or an ``OverflowError`` that becomes a 500). Database ids are at most
