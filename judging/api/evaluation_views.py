@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from judging.api.params import MAX_ID, parse_int
 from judging.api.permissions import IsResearcher
+from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
@@ -32,6 +33,7 @@ from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
 from judging.evaluation.board import board_query
 from judging.evaluation.exports import export_options
 from judging.evaluation.models import TOPICS_MAX_LENGTH, BiasKind, EvalMode, EvalState, Evaluation
+from judging.evaluation.results import BiasReportAnswer, ReusabilityAnswer
 from judging.evaluation.reusability import reusability_request
 from judging.evaluation.selectors import (
     baseline_comparisons,
@@ -372,8 +374,10 @@ class BiasReportView(APIView):
             ),
         ],
         responses={
-            200: dict,
-            202: OpenApiResponse(dict, description="being computed: its parameters and state"),
+            200: ref(BiasReportAnswer),
+            202: OpenApiResponse(
+                ref(BiasReportAnswer), description="being computed: its parameters and state"
+            ),
             404: OpenApiResponse(description="never computed with these parameters"),
         },
         description=f"{BIAS_DESCRIPTION} Reading never computes: 202 while the report is "
@@ -409,7 +413,7 @@ class BiasReportView(APIView):
     @extend_schema(
         request=BiasRequestSerializer,
         responses={
-            202: dict,
+            202: ref(BiasReportAnswer),
             429: OpenApiResponse(
                 ErrorSerializer,
                 description="too many new reports asked for this hour "
@@ -466,8 +470,10 @@ class ReusabilityView(APIView):
 
     @extend_schema(
         responses={
-            200: OpenApiResponse(dict, description="computed (or failed: state and error)"),
-            202: OpenApiResponse(dict, description="being computed: its state"),
+            200: OpenApiResponse(
+                ref(ReusabilityAnswer), description="computed (or failed: state and error)"
+            ),
+            202: OpenApiResponse(ref(ReusabilityAnswer), description="being computed: its state"),
             404: OpenApiResponse(description="no such qrels version, or never computed"),
         },
         description=f"{REUSABILITY_DESCRIPTION} Computed when a qrels version is imported or "
@@ -490,7 +496,9 @@ class ReusabilityView(APIView):
     @extend_schema(
         request=None,
         responses={
-            202: OpenApiResponse(dict, description="its state (done when it was stored)"),
+            202: OpenApiResponse(
+                ref(ReusabilityAnswer), description="its state (done when it was stored)"
+            ),
             429: OpenApiResponse(
                 ErrorSerializer,
                 description="too many new reports asked for this hour "

@@ -15,6 +15,7 @@ blob of the previous format.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,7 +65,7 @@ class TopicsAnalysed:
 
     spec: str
     analysed: list[str]
-    without_judgments: list[str]
+    without_judgments: list[str] | None
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,7 @@ class Estimate:
     estimate: float | None
     penalty: float | None
     penalty_pct: float | None
-    interval: list[float] | None
+    interval: list[float | None] | None
 
 
 @dataclass(frozen=True)
@@ -190,7 +191,7 @@ class Deltas:
 
     n: int
     mean: float | None
-    ci: list[float] | None
+    ci: list[float | None] | None
 
 
 @dataclass(frozen=True)
@@ -237,7 +238,7 @@ class Efficiency:
     (every field absent: no pooled run to simulate)."""
 
     budgets: list[int] | None = field(default=None, metadata=OMIT_NONE)
-    curves: dict[str, list[float]] | None = field(default=None, metadata=OMIT_NONE)
+    curves: dict[str, list[float | None]] | None = field(default=None, metadata=OMIT_NONE)
     depth: int | None = field(default=None, metadata=OMIT_NONE)
     topics: int | None = field(default=None, metadata=OMIT_NONE)
 
@@ -269,12 +270,12 @@ class RunChange:
     rank_b: int | None
     rank_change: int | None
     delta: float | None
-    delta_ci: list[float] | None
+    delta_ci: list[float | None] | None
     delta_p: float | None
     recall_a: float | None
     recall_b: float | None
     recall_delta: float | None
-    recall_delta_ci: list[float] | None
+    recall_delta_ci: list[float | None] | None
     recall_change: Sentence | None
     new_topics: NewTopics | None
 
@@ -445,3 +446,45 @@ def read_reusability_result(blob: Blob, names: Collection[str] = ()) -> Reusabil
     return _read_named(
         ReusabilityResult, upgrade("reusability", blob, REUSABILITY_RESULT_VERSION), names
     )
+
+
+# --- the answers that carry them (for the API's schema) -----------------------------------------
+
+
+def _empty_unless_done(schema_of: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "anyOf": [
+            schema_of(ReusabilityResult),
+            {"type": "object", "maxProperties": 0, "description": "not computed (yet)"},
+        ]
+    }
+
+
+@dataclass(frozen=True)
+class BiasReportAnswer:
+    """A bias report as its reader may see it (``evaluation.selectors.bias_report``): its
+    parameters, its state and, once done, its result."""
+
+    qrels_version: int
+    qrels_kind: str
+    measure: str
+    depth: int
+    kind: str
+    topics: str
+    state: str
+    error: str
+    computed_at: datetime.datetime | None
+    result: BiasResult | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class ReusabilityAnswer:
+    """A reusability report as its reader may see it (``evaluation.selectors.
+    reusability_report``): its state and, once done, its result (empty before)."""
+
+    qrels_version: int
+    qrels_kind: str
+    state: str
+    error: str
+    computed_at: datetime.datetime | None
+    result: ReusabilityResult = field(metadata={"schema": _empty_unless_done})
