@@ -49,7 +49,6 @@ NOT_TYPED_YET: set[tuple[str, str, str, str]] = {
     ("get", "/api/v1/campaigns/{campaign_id}/plan/", "200", ""),
     ("get", "/api/v1/campaigns/{campaign_id}/quality/", "200", ""),
     ("get", "/api/v1/campaigns/{campaign_id}/suggestions/", "200", ""),
-    ("get", "/api/v1/campaigns/{id}/leaderboard/", "200", ""),
     ("get", "/api/v1/campaigns/{id}/significance/", "200", ""),
     ("get", "/api/v1/campaigns/{id}/versus/", "200", ""),
     ("get", "/api/v1/campaigns/{id}/versus/{qid}/", "200", ""),
@@ -57,8 +56,6 @@ NOT_TYPED_YET: set[tuple[str, str, str, str]] = {
     ("get", "/api/v1/qrels/{id}/diff/", "200", ""),
     ("get", "/api/v1/runs/{id}/check/", "200", ""),
     ("get", "/api/v1/runs/{id}/check/", "202", ""),
-    ("get", "/api/v1/runs/{id}/evaluations/", "200", ""),
-    ("get", "/api/v1/runs/{id}/evaluations/", "202", ""),
     ("get", "/api/v1/samples/{id}/", "200", ""),
     ("post", "/api/v1/campaigns/{campaign_id}/exclusions/", "201", ""),
     ("post", "/api/v1/campaigns/{campaign_id}/exclusions/{id}/lift/", "200", ""),
@@ -66,7 +63,6 @@ NOT_TYPED_YET: set[tuple[str, str, str, str]] = {
     ("post", "/api/v1/campaigns/{campaign_id}/qrels/publish/", "201", ""),
     ("post", "/api/v1/judges/{id}/audits/", "202", ""),
     ("post", "/api/v1/judges/{id}/samples/", "201", ""),
-    ("post", "/api/v1/runs/{id}/evaluations/", "202", ""),
     ("post", "/api/v1/samples/{id}/advance/", "200", ""),
 }
 

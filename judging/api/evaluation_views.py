@@ -29,6 +29,7 @@ from judging.core.downloads import content_disposition, lines_download
 from judging.core.errors import InvalidInput, NotFound
 from judging.core.roles import account
 from judging.evaluation import exports
+from judging.evaluation.answers import EvaluationAnswer, LeaderboardAnswer, RunEvaluationsAnswer
 from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
 from judging.evaluation.board import board_query
 from judging.evaluation.exports import export_options
@@ -89,8 +90,10 @@ class RunEvaluationsView(APIView):
             OpenApiParameter("mode", str, description="honest (default) or trec_eval"),
         ],
         responses={
-            200: dict,
-            202: OpenApiResponse(dict, description="being computed: {state, qrels_version, mode}"),
+            200: ref(RunEvaluationsAnswer),
+            202: OpenApiResponse(
+                ref(EvaluationAnswer), description="being computed: {state, qrels_version, mode}"
+            ),
             404: OpenApiResponse(description="no such run, or the evaluation was never computed"),
         },
         description="The run's stored evaluations, each naming its qrels version. With "
@@ -125,7 +128,7 @@ class RunEvaluationsView(APIView):
 
     @extend_schema(
         request=EvaluationRequestSerializer,
-        responses={202: dict},
+        responses={202: ref(EvaluationAnswer)},
         description="Compute the run's evaluation against a qrels version (default: the "
         "latest) in a mode (honest or trec_eval), by a task. Answers 202 with its state; "
         "an evaluation already stored is not computed again, a failed one is retried. "
@@ -212,7 +215,7 @@ class LeaderboardView(APIView):
             *BOARD_PARAMS,
             OpenApiParameter("format", str, description="json (default) or csv"),
         ],
-        responses={200: dict, 400: ErrorSerializer},
+        responses={200: ref(LeaderboardAnswer), 400: ErrorSerializer},
         description="Every run's aggregates (with CIs, Judged@k, ceilings) under one qrels "
         "version, sorted and filtered as asked (the answer says how: sorted_by, order, "
         "filters, view, shown of total). Runs without a value sort last in both orders, ties "

@@ -7,7 +7,9 @@ registered components in the schema. Fields map by their annotations, as ``metri
 reads them: the label types and ``Sentence`` are strings (as the reader may see them), ``T |
 None`` is nullable, ``dict[K, V]`` an object whose values are ``V`` (a map keyed by run, topic,
 measure...), a ``flatten`` field the extra keys of its object. A field is required unless it may
-be None or left out (``omit_none``, ``omit_when``, ``schema_optional``); a field's ``schema``
+be None or left out (``omit_none``, ``omit_when``, ``schema_optional``, or the class says
+``SCHEMA_PARTIAL = True``: an answer whose keys depend on its mode or state, described key by
+key without promising every one); a field's ``schema``
 (a function of ``schema_of``) gives its schema where the annotation cannot say it all.
 """
 
@@ -102,7 +104,8 @@ def _dataclass_schema(cls: type) -> dict[str, Any]:
         given = f.metadata.get("schema")
         properties[key] = given(schema_of) if given is not None else schema_of(tp)
         optional = (
-            _optional(tp) is not None
+            getattr(cls, "SCHEMA_PARTIAL", False)
+            or _optional(tp) is not None
             or f.metadata.get("omit_none")
             or f.metadata.get("omit_when")
             or f.metadata.get("schema_optional")
