@@ -221,3 +221,236 @@ class LeaderboardAnswer:
     groups: list[str]
     slices: list[str]
     runs: list[BoardRun]
+
+
+# --- significance -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSelection:
+    """Which runs a table compares and why."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    how: str
+    text: str
+    n_available: int
+    cap: int
+    available: list[str]
+
+
+@dataclass(frozen=True)
+class RunMean:
+    run: str
+    mean: float | None
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """Two runs compared on the topics both scored (the pairs view)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run_a: str
+    run_b: str
+    mean_a: float | None
+    mean_b: float | None
+    diff: float | None
+    effect: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    significant: bool
+    test: str
+    correction: str
+    n: int
+    p_holm: float | None
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """The row's run against the column's (the matrix view; null on the diagonal)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    diff: float | None
+    p: float | None
+    p_adjusted: float | None
+    effect: float | None
+    significant: bool
+
+
+@dataclass(frozen=True)
+class BaselineRow:
+    """A run against the baseline (the baseline view)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run: str
+    mean: float | None
+    diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    effect: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    wins: int
+    ties: int
+    losses: int
+    significant: bool
+
+
+@dataclass(frozen=True)
+class SignificanceAnswer:
+    """Paired tests between runs on one measure, by view: ``comparisons`` (pairs), ``cells``
+    (matrix) or ``rows`` (against ``baseline``); ``note`` when there is nothing to pair."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    campaign: int
+    qrels_version: int
+    qrels_kind: str
+    qrels_hash: str
+    measure: str
+    averaging: str
+    baseline: str
+    baseline_mean: float | None
+    test: str
+    test_name: str
+    correction: str
+    correction_name: str
+    alpha: float
+    level: float
+    n_queries: int
+    selection: RunSelection
+    runs: list[RunMean]
+    comparisons: list[PairComparison]
+    cells: list[list[MatrixCell | None]]
+    rows: list[BaselineRow]
+    note: str
+
+
+# --- two runs head to head ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VersusTopic:
+    """One topic's scores of A and B (a run that did not answer it scores 0: ``*_missing``)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    qid: str
+    title: str
+    description: str
+    narrative: str
+    a: float | None
+    b: float | None
+    diff: float | None
+    a_missing: bool
+    b_missing: bool
+
+
+@dataclass(frozen=True)
+class MissingScore:
+    qid: str
+    run: str
+    scored: float
+
+
+@dataclass(frozen=True)
+class VersusAnswer:
+    """Two runs topic by topic on one measure: wins, ties and losses, the paired test."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    campaign: int
+    qrels_version: int
+    qrels_kind: str
+    qrels_hash: str
+    mode: str
+    measure: str
+    a: str
+    b: str
+    difference: str
+    averaging: str
+    sort: str
+    tie: float
+    tie_rule: str
+    n_topics: int
+    wins: int
+    ties: int
+    losses: int
+    mean_a: float | None
+    mean_b: float | None
+    mean_diff: float | None
+    test: str
+    test_name: str
+    correction: str
+    statistic: float | None
+    p_value: float | None
+    note: str
+    missing: list[MissingScore]
+    topics: list[VersusTopic]
+
+
+@dataclass(frozen=True)
+class RankedDocument:
+    """A document of one run's ranking for the topic, with its judgment."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    rank: int
+    docid: str
+    title: str
+    grade: int | None
+    judged: bool
+    relevant: bool
+    in_other: int | None
+    in_other_top: bool
+
+
+@dataclass(frozen=True)
+class RankingColumn:
+    """One run's ranking for the topic (documents only for a run the reader sees by name)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run: str
+    score: float | None
+    shown: bool
+    retrieved: int | None
+    rows: list[RankedDocument]
+
+
+@dataclass(frozen=True)
+class VersusTopicAnswer:
+    """Two runs on one topic: their scores and their rankings side by side."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    campaign: int
+    qrels_version: int
+    qrels_kind: str
+    qrels_hash: str
+    mode: str
+    measure: str
+    a: str
+    b: str
+    difference: str
+    qid: str
+    title: str
+    description: str
+    narrative: str
+    depth: int
+    relevance_threshold: int
+    num_relevant: int
+    num_judged: int
+    relevant_missed_by_both: int
+    score_a: float | None
+    score_b: float | None
+    diff: float | None
+    columns: list[RankingColumn]
+    sort: str
+    prev: str | None
+    next: str | None
+    position: int | None
+    n_topics: int
