@@ -189,3 +189,232 @@ class PublishExtras:
 
     open_items: OpenItems
     warning: str
+
+
+# --- quality control ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GoldAccuracy:
+    """Accuracy on gold items: exact and at the relevance threshold, with Wilson intervals."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    n: int
+    exact: float | None
+    exact_interval: list[float | None]
+    binary: float | None
+    binary_interval: list[float | None]
+    mean_abs_error: float | None
+
+
+@dataclass(frozen=True)
+class SharedItems:
+    """Agreement with the other assessors on the items shared with them."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    n_items: int
+    n_pairs: int
+    exact: float | None
+    kappa: float | None
+
+
+@dataclass(frozen=True)
+class DriftBlock:
+    """A block of consecutive judgments (or a day's): their pace and gold accuracy."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    label: str
+    n: int
+    median_seconds: float | None
+    gold: GoldAccuracy
+
+
+@dataclass(frozen=True)
+class Drift:
+    block: int
+    blocks: list[DriftBlock]
+    days: list[DriftBlock]
+
+
+@dataclass(frozen=True)
+class ExclusionInForce:
+    id: int
+    reason: str
+    by: str
+    at: str
+
+
+@dataclass(frozen=True)
+class QualityAlert:
+    annotator: str
+    level: str
+    kind: str
+    message: str
+
+
+@dataclass(frozen=True)
+class AssessorQuality:
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    annotator: str
+    judgments: int
+    gold: GoldAccuracy
+    agreement: SharedItems
+    grades: dict[str, int]
+    timed_judgments: int
+    median_seconds: float | None
+    drift: Drift
+    excluded: ExclusionInForce | None
+    alerts: list[QualityAlert]
+
+
+@dataclass(frozen=True)
+class GoldCounts:
+    total: int
+    active: int
+
+
+@dataclass(frozen=True)
+class QualityAnswer:
+    """Quality control per assessor, the settings it applies and the alerts."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    campaign: int
+    gold_rate: float
+    qc_min_accuracy: float
+    qc_min_gold: int
+    relevance_threshold: int
+    gold_items: GoldCounts
+    assessors: list[AssessorQuality]
+    alerts: list[QualityAlert]
+
+
+@dataclass(frozen=True)
+class GoldItem:
+    """A gold item with how often it was judged and judged right."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    id: int
+    topic: str
+    docid: str
+    grade: int
+    source: str
+    qrels_version: int | None
+    active: bool
+    judged: int
+    right: int
+
+
+@dataclass(frozen=True)
+class GoldItemsAnswer:
+    count: int
+    results: list[GoldItem]
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """An assessor's exclusion from the qrels, in force or lifted, with the reasons."""
+
+    id: int
+    annotator: str
+    reason: str
+    excluded_by: str
+    excluded_at: str
+    lifted_at: str | None
+    lifted_by: str | None
+    lift_reason: str
+
+
+@dataclass(frozen=True)
+class ExclusionsAnswer:
+    count: int
+    results: list[Exclusion]
+
+
+# --- the budget plan ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pace:
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    seconds_per_judgment: float | None
+    judgments: int
+    rule: str
+
+
+@dataclass(frozen=True)
+class YieldModel:
+    """The fitted curve of relevant documents found against judgments made."""
+
+    shape: str
+    a: float
+    b: float
+
+
+@dataclass(frozen=True)
+class TopicPlan:
+    """One topic: what was judged and found, what is expected left, and whether to stop."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    qid: str
+    title: str
+    judgments: int
+    items_judged: int
+    items_only_excluded: int
+    relevant: int
+    recent_found: int
+    recent_judged: int
+    recent_rate: float | None
+    items_left: int
+    expected_left: float | None
+    expected_left_recent_rate: float | None
+    model: YieldModel | None
+    stop: bool
+    suggestion: str
+    slots_left: int
+    unfillable_slots: int
+    unfillable_why: list[str]
+    seconds_per_judgment: float | None
+    pace_source: str
+    seconds_left: float | None
+    time_left: str
+
+
+@dataclass(frozen=True)
+class PlanTotals:
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    judgments: int
+    relevant: int
+    items_left: int
+    expected_left: float | None
+    slots_left: int
+    unfillable_slots: int
+    seconds_left: float | None
+    time_left: str
+
+
+@dataclass(frozen=True)
+class PlanAnswer:
+    """The campaign's budget plan: per topic and in total, with its open items."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    window: int
+    stop_rate: float
+    relevance: str
+    estimator: str
+    stopping: str
+    pool_strategy: str
+    pace: Pace
+    topics: list[TopicPlan]
+    totals: PlanTotals
+    open: OpenItems
+    topics_to_stop: list[str]

@@ -328,3 +328,11 @@ class SampleAnswer:
     phase: str | None
     queued: int
     estimate: HybridEstimate | None = field(default=None, metadata={"schema_optional": True})
+
+
+@dataclass(frozen=True)
+class SuggestionsAnswer:
+    """The campaign's suggestion setting (None: never set up) and the anchoring report."""
+
+    setting: SuggestionsShown | None
+    report: Anchoring

@@ -454,3 +454,109 @@ class VersusTopicAnswer:
     next: str | None
     position: int | None
     n_topics: int
+
+
+# --- regression check ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeasureCheckRow:
+    """One measure of a regression check (``metrics.check.MeasureCheck``)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    measure: str
+    baseline: float | None
+    run: float | None
+    delta: float | None
+    relative_delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    effect: float | None
+    wins: int
+    ties: int
+    losses: int
+    threshold: float | None
+    judged_measure: str | None
+    judged_run: float | None
+    judged_baseline: float | None
+    unjudged: bool
+    unjudged_note: str
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    run: int
+    baseline: int
+
+
+@dataclass(frozen=True)
+class EvaluationRequestBody:
+    qrels: int
+    mode: str
+
+
+@dataclass(frozen=True)
+class EvaluationRequest:
+    """The request that computes a missing or failed evaluation."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    method: str
+    url: str
+    body: EvaluationRequestBody
+
+
+@dataclass(frozen=True)
+class CheckedEvaluation:
+    """The state of one run's evaluation, while the check cannot be made."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run: str
+    run_id: int
+    state: str
+    error: str
+    request: EvaluationRequest
+
+
+@dataclass(frozen=True)
+class CheckAnswer:
+    """A regression check of a run against a baseline: when done, the verdict and a row per
+    measure; else the state of each run's evaluation and how to ask for a missing one."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    campaign: int
+    run_id: int
+    baseline_id: int
+    qrels_version: int
+    qrels_kind: str
+    qrels_hash: str
+    mode: str
+    run: str
+    baseline: str
+    state: str
+    passed: bool | None
+    detail: str
+    evaluations: list[CheckedEvaluation]
+    verdict: str
+    summary: str
+    method: str
+    test: str
+    correction: str
+    alpha: float
+    ci_level: float
+    n_resamples: int
+    max_drop: float
+    relative: bool
+    judged_tolerance: float
+    min_judged: float
+    average: str
+    n_queries: int
+    unanswered: Unanswered
+    notes: list[str]
+    measures: list[MeasureCheckRow]
