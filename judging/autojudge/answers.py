@@ -1,16 +1,20 @@
 """What the automatic-judge reads answer (an audit, a human sample and its hybrid estimate), as
-types for the API's schema (``api.result_schemas``).
+types: the API's schema is generated from them (``api.result_schemas``), and ``autojudge.
+reports`` reads a stored audit (``AuditResult``) and a computed estimate (``HybridEstimate``)
+into them and renders them for the reader (``metrics.results.render``): the runs they name are
+``RunLabel`` values, shown or anonymised by the reader's rights wherever they are.
 
-``autojudge.reports`` still builds these answers as dicts (run tags relabelled for the reader);
-these types say what their keys hold. Keys that depend on the state (an audit not done has no
-result, a sample not complete no estimate rows) are described without being promised
-(``SCHEMA_PARTIAL``).
+Keys that depend on the state (an audit not done has no result, a sample not complete no
+estimate rows) are described without being promised (``SCHEMA_PARTIAL``); a key a stored result
+lacks stays absent when it is rendered.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import ClassVar
+
+from metrics.results import RunLabel
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,7 @@ class LabelAgreement:
 
 @dataclass(frozen=True)
 class RankChange:
-    run: str
+    run: RunLabel
     human_rank: int | None
     auto_rank: int | None
 
@@ -72,7 +76,7 @@ class RankingAgreement:
     top_k: int
     tau_top_k: float | None
     top_k_overlap: float | None
-    top_runs: list[str]
+    top_runs: list[RunLabel]
     rank_changes: list[RankChange]
     missing: int
 
@@ -84,7 +88,7 @@ class FamilyGap:
     SCHEMA_PARTIAL: ClassVar[bool] = True
 
     family: str
-    runs: list[str]
+    runs: list[RunLabel]
     mean_gap: float | None
     relative_gap: float | None
     human_mean: float | None
@@ -212,7 +216,7 @@ class AuditResult:
     auto_graded: int
     agreement: LabelAgreement
     measures: list[str]
-    scores: dict[str, dict[str, dict[str, float | None]]]
+    scores: dict[str, dict[str, dict[RunLabel, float | None]]]
     rankings: dict[str, RankingAgreement]
     family_gaps: dict[str, list[FamilyGap]]
     probes: Probes
@@ -284,7 +288,7 @@ class EstimateCell:
 
 @dataclass(frozen=True)
 class EstimateRow:
-    run: str
+    run: RunLabel
     cells: list[EstimateCell]
 
 
@@ -311,7 +315,7 @@ class HybridEstimate:
     n_topics: int
     thin_topics: int
     calibration: str
-    runs: dict[str, dict[str, RunEstimate]]
+    runs: dict[RunLabel, dict[str, RunEstimate]]
     rows: list[EstimateRow]
 
 
