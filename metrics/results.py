@@ -36,7 +36,7 @@ import dataclasses
 import re
 import types
 import typing
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any, Protocol, TypeVar
@@ -55,6 +55,7 @@ __all__ = [
     "parse",
     "read_named",
     "render",
+    "upgraded",
 ]
 
 
@@ -298,3 +299,24 @@ def read_named(cls: type[T], data: Any, names: Collection[str] = ()) -> T:
     first = parse(cls, data)
     known = set(names) | {label.name for label in labels_in(first)}
     return parse(cls, data, known) if known else first
+
+
+def upgraded(
+    blob: dict[str, Any],
+    current: int,
+    steps: Mapping[int, Callable[[dict[str, Any]], dict[str, Any]]],
+    kind: str = "result",
+) -> dict[str, Any]:
+    """A stored result ``blob`` in the ``current`` format of its kind: each step from its version
+    (1 when it has none: stored before versions were) up, ``steps[v]`` taking version v to v + 1,
+    then stamped with ``current``. A version above ``current`` (stored by newer code) is an
+    error, not a guess."""
+    out = dict(blob)
+    version = out.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version > current:
+        raise ValueError(f"a stored {kind} of an unknown format version {version!r}")
+    while version < current:
+        out = steps[version](out)
+        version += 1
+    out["version"] = current
+    return out

@@ -12,9 +12,20 @@ lacks stays absent when it is rendered.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from metrics.results import RunLabel
+from metrics.results import STORED, RunLabel, parse, upgraded
+
+# The format of a stored audit result (``JudgeAudit.result``); 1: stored before versions were.
+AUDIT_RESULT_VERSION = 2
+
+
+def _stamp(blob: dict[str, Any]) -> dict[str, Any]:
+    """1 -> 2: the same keys; version 2 only says so."""
+    return blob
+
+
+_AUDIT_UPGRADES = {1: _stamp}
 
 
 @dataclass(frozen=True)
@@ -224,6 +235,12 @@ class AuditResult:
     computed_at: str
     confusion_rows: list[ConfusionRow]
     auto_rates: list[float | None]
+    version: int = field(default=AUDIT_RESULT_VERSION, metadata=STORED)
+
+
+def read_audit_result(blob: dict[str, Any]) -> AuditResult:
+    """A stored audit's result (any version) as an ``AuditResult``."""
+    return parse(AuditResult, upgraded(blob, AUDIT_RESULT_VERSION, _AUDIT_UPGRADES, "audit"))
 
 
 @dataclass(frozen=True)

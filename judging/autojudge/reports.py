@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judging.autojudge.answers import AuditResult, HybridEstimate
+from judging.autojudge.answers import HybridEstimate, read_audit_result
 from judging.autojudge.estimates import estimate, sample_progress
 from judging.autojudge.models import HumanSample, JudgeAudit
 from judging.campaigns.models import Campaign
@@ -30,7 +30,7 @@ def audit_view(audit: JudgeAudit, user: UserLike) -> dict[str, Any]:
     }
     if audit.state != "done":
         return out
-    typed = parse(AuditResult, audit.result)
+    typed = read_audit_result(audit.result)
     result: dict[str, Any] = render(typed, report_viewer(audit.judge.campaign, user))
     for key in ("scores", "family_gaps", "rankings"):  # a result without them shows them empty
         result.setdefault(key, {})

@@ -20,7 +20,15 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from metrics.results import OMIT_NONE, STORED, GroupLabel, RunLabel, Sentence, UnitLabel
+from metrics.results import (
+    OMIT_NONE,
+    STORED,
+    GroupLabel,
+    RunLabel,
+    Sentence,
+    UnitLabel,
+    upgraded,
+)
 from metrics.results import read_named as _read_named
 
 # The current version of each stored format; 1 is a blob stored before versions were.
@@ -42,18 +50,9 @@ _UPGRADES: dict[str, dict[int, Callable[[Blob], Blob]]] = {
 
 
 def upgrade(kind: str, blob: Blob, current: int) -> Blob:
-    """``blob`` (a stored result of ``kind``) in the ``current`` format: each step from its
-    version (1 when it has none) up, then stamped with ``current``."""
-    out = dict(blob)
-    version = out.get("version", 1)
-    if not isinstance(version, int) or version > current:
-        raise ValueError(f"a stored {kind} result of an unknown format version {version!r}")
-    steps = _UPGRADES[kind]
-    while version < current:
-        out = steps[version](out)
-        version += 1
-    out["version"] = current
-    return out
+    """``blob`` (a stored result of ``kind``) in the ``current`` format
+    (``metrics.results.upgraded`` with the steps of ``_UPGRADES``)."""
+    return upgraded(blob, current, _UPGRADES[kind], f"{kind} result")
 
 
 # --- the bias report --------------------------------------------------------------------------

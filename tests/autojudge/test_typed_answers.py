@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from judging.autojudge.answers import AUDIT_RESULT_VERSION, read_audit_result
 from judging.autojudge.models import JudgeAudit
 from judging.campaigns.models import Run
 from tests.autojudge.test_samples import make_judge, people_grade_everything, world  # noqa: F401
@@ -62,3 +63,31 @@ def test_another_researcher_sees_the_audit_and_estimate_with_every_run_anonymise
     assert set(result["rankings"]["AP"]["top_runs"]) <= set(labels.values())
     estimate = api_client_for(other_researcher).get(f"/api/v1/samples/{sample}/").json()
     assert {row["run"] for row in estimate["estimate"]["rows"]} == set(labels.values())
+
+
+def test_an_audit_stored_before_versions_reads_as_before(
+    world: dict[str, Any],  # noqa: F811
+    as_committed: Any,
+    admin_user: Any,
+    researcher: Any,
+    api_client_for: Any,
+) -> None:
+    campaign, pool = world["campaign"], world["pool"]
+    judge = make_judge(campaign, perfect=False)
+    people_grade_everything(campaign, as_committed)
+    with as_committed():
+        audit_id = (
+            api_client_for(admin_user)
+            .post(f"/api/v1/judges/{judge.pk}/audits/", {"human": 1, "pool": pool.number})
+            .json()["id"]
+        )
+    audit = JudgeAudit.objects.get(pk=audit_id)
+    assert audit.result["version"] == AUDIT_RESULT_VERSION
+    url = f"/api/v1/audits/{audit_id}/"
+    now = api_client_for(researcher).get(url).json()
+    assert "version" not in now["result"]  # readers are not shown the storage format
+    JudgeAudit.objects.filter(pk=audit_id).update(
+        result={k: v for k, v in audit.result.items() if k != "version"}
+    )
+    assert api_client_for(researcher).get(url).json() == now
+    assert read_audit_result(JudgeAudit.objects.get(pk=audit_id).result).version == 2
