@@ -204,6 +204,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "judging.api.schema.document_errors",  # every error answer, in the one shape
+        "judging.api.schema.add_result_components",  # the result types' schemas
     ],
     "REDOC_DIST": "SIDECAR",
     # several fields are named "kind" (a qrels version's, a judge's, the qrels a judge builds):

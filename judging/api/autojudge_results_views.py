@@ -20,7 +20,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api.permissions import IsAdmin, IsResearcher
+from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
+from judging.autojudge.answers import AuditAnswer, SampleAnswer
 from judging.autojudge.audit import audit_request
 from judging.autojudge.estimates import sample_advance, sample_create
 from judging.autojudge.models import HumanSample, Judge, JudgeAudit, SampleDesign
@@ -57,7 +59,9 @@ class JudgeAuditsView(APIView):
         operation_id="judge_audit_request",
         request=AuditRequestSerializer,
         responses={
-            202: OpenApiResponse(dict, description="the audit (state queued, running or done)"),
+            202: OpenApiResponse(
+                ref(AuditAnswer), description="the audit (state queued, running or done)"
+            ),
             400: ErrorSerializer,
         },
         description="Ask for the audit of a judge version against a human qrels version over a "
@@ -87,7 +91,9 @@ class AuditView(APIView):
 
     @extend_schema(
         operation_id="judge_audit",
-        responses={200: OpenApiResponse(dict, description="state, error and the result")},
+        responses={
+            200: OpenApiResponse(ref(AuditAnswer), description="state, error and the result")
+        },
     )
     def get(self, request: Request, pk: int) -> Response:
         audit = get_object_or_404(
@@ -117,7 +123,10 @@ class JudgeSamplesView(APIView):
     @extend_schema(
         operation_id="judge_sample_create",
         request=SampleRequestSerializer,
-        responses={201: OpenApiResponse(dict, description="the sample"), 400: ErrorSerializer},
+        responses={
+            201: OpenApiResponse(ref(SampleAnswer), description="the sample"),
+            400: ErrorSerializer,
+        },
         description="Draw a human sample of a pool version for a judge version (uniform, "
         "stratified by the judge's grade, or active) and queue it to the assessors ahead of the "
         "rest of their topics. Neyman allocation and the active design queue a pilot slice "
@@ -157,7 +166,7 @@ class SampleView(APIView):
         operation_id="judge_sample",
         responses={
             200: OpenApiResponse(
-                dict,
+                ref(SampleAnswer),
                 description="progress; when ready, per run and measure the corrected estimate "
                 "(value, low, high, se), the judge-only value and the people-only estimate",
             )
@@ -174,7 +183,10 @@ class SampleAdvanceView(APIView):
     @extend_schema(
         operation_id="judge_sample_advance",
         request=None,
-        responses={200: OpenApiResponse(dict, description="the sample"), 409: ErrorSerializer},
+        responses={
+            200: OpenApiResponse(ref(SampleAnswer), description="the sample"),
+            409: ErrorSerializer,
+        },
         description="Draw the rest of a two-phase sample once its pilot slice is graded.",
     )
     def post(self, request: Request, pk: int) -> Response:

@@ -14,8 +14,10 @@ from rest_framework.views import APIView
 
 from judging.api.evaluation_views import QRELS_PARAM, qrels_version
 from judging.api.permissions import IsResearcher
+from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
 from judging.campaigns.models import Run
+from judging.evaluation.answers import CheckAnswer
 from judging.evaluation.check import baseline_run, check_params, regression_check
 from judging.evaluation.models import EvalState
 
@@ -68,11 +70,13 @@ class RunCheckView(APIView):
         ],
         responses={
             200: OpenApiResponse(
-                dict,
+                ref(CheckAnswer),
                 description="state done: passed, verdict (pass | drop-not-significant | fail), "
                 "summary, and per measure baseline, run, delta, CI, p, judged@k of both, verdict",
             ),
-            202: OpenApiResponse(dict, description="an evaluation is being computed: ask again"),
+            202: OpenApiResponse(
+                ref(CheckAnswer), description="an evaluation is being computed: ask again"
+            ),
             404: OpenApiResponse(description="no such run or baseline among yours"),
             409: OpenApiResponse(
                 ErrorSerializer,

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api.permissions import IsResearcher
+from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
@@ -28,10 +29,12 @@ from judging.core.errors import InvalidInput, NotFound
 from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import account
 from judging.evaluation import exports
+from judging.evaluation.answers import EvaluationAnswer, LeaderboardAnswer, RunEvaluationsAnswer
 from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
 from judging.evaluation.board import board_query
 from judging.evaluation.exports import export_options
 from judging.evaluation.models import TOPICS_MAX_LENGTH, BiasKind, EvalMode, EvalState, Evaluation
+from judging.evaluation.results import BiasReportAnswer, ReusabilityAnswer
 from judging.evaluation.reusability import reusability_request
 from judging.evaluation.selectors import (
     baseline_comparisons,
@@ -86,8 +89,10 @@ class RunEvaluationsView(APIView):
             OpenApiParameter("mode", str, description="honest (default) or trec_eval"),
         ],
         responses={
-            200: dict,
-            202: OpenApiResponse(dict, description="being computed: {state, qrels_version, mode}"),
+            200: ref(RunEvaluationsAnswer),
+            202: OpenApiResponse(
+                ref(EvaluationAnswer), description="being computed: {state, qrels_version, mode}"
+            ),
             404: OpenApiResponse(description="no such run, or the evaluation was never computed"),
         },
         description="The run's stored evaluations, each naming its qrels version. With "
@@ -122,7 +127,7 @@ class RunEvaluationsView(APIView):
 
     @extend_schema(
         request=EvaluationRequestSerializer,
-        responses={202: dict},
+        responses={202: ref(EvaluationAnswer)},
         description="Compute the run's evaluation against a qrels version (default: the "
         "latest) in a mode (honest or trec_eval), by a task. Answers 202 with its state; "
         "an evaluation already stored is not computed again, a failed one is retried. "
@@ -209,7 +214,7 @@ class LeaderboardView(APIView):
             *BOARD_PARAMS,
             OpenApiParameter("format", str, description="json (default) or csv"),
         ],
-        responses={200: dict, 400: ErrorSerializer},
+        responses={200: ref(LeaderboardAnswer), 400: ErrorSerializer},
         description="Every run's aggregates (with CIs, Judged@k, ceilings) under one qrels "
         "version, sorted and filtered as asked (the answer says how: sorted_by, order, "
         "filters, view, shown of total). Runs without a value sort last in both orders, ties "
@@ -371,8 +376,10 @@ class BiasReportView(APIView):
             ),
         ],
         responses={
-            200: dict,
-            202: OpenApiResponse(dict, description="being computed: its parameters and state"),
+            200: ref(BiasReportAnswer),
+            202: OpenApiResponse(
+                ref(BiasReportAnswer), description="being computed: its parameters and state"
+            ),
             404: OpenApiResponse(description="never computed with these parameters"),
         },
         description=f"{BIAS_DESCRIPTION} Reading never computes: 202 while the report is "
@@ -408,7 +415,7 @@ class BiasReportView(APIView):
     @extend_schema(
         request=BiasRequestSerializer,
         responses={
-            202: dict,
+            202: ref(BiasReportAnswer),
             429: OpenApiResponse(
                 ErrorSerializer,
                 description="too many new reports asked for this hour "
@@ -465,8 +472,10 @@ class ReusabilityView(APIView):
 
     @extend_schema(
         responses={
-            200: OpenApiResponse(dict, description="computed (or failed: state and error)"),
-            202: OpenApiResponse(dict, description="being computed: its state"),
+            200: OpenApiResponse(
+                ref(ReusabilityAnswer), description="computed (or failed: state and error)"
+            ),
+            202: OpenApiResponse(ref(ReusabilityAnswer), description="being computed: its state"),
             404: OpenApiResponse(description="no such qrels version, or never computed"),
         },
         description=f"{REUSABILITY_DESCRIPTION} Computed when a qrels version is imported or "
@@ -489,7 +498,9 @@ class ReusabilityView(APIView):
     @extend_schema(
         request=None,
         responses={
-            202: OpenApiResponse(dict, description="its state (done when it was stored)"),
+            202: OpenApiResponse(
+                ref(ReusabilityAnswer), description="its state (done when it was stored)"
+            ),
             429: OpenApiResponse(
                 ErrorSerializer,
                 description="too many new reports asked for this hour "

@@ -16,11 +16,19 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
+from judging.api.result_schemas import ref
 from judging.api.serializers import NoteSerializer, QrelsVersionSerializer, note_of
 from judging.api.views import IntegerIdMixin
 from judging.assessments import planning, queue, selectors
 from judging.assessments import services as qrels_services
 from judging.assessments.adjudication import decisions
+from judging.assessments.answers import (
+    AgreementAnswer,
+    DisagreementsAnswer,
+    ProgressAnswer,
+    PublishExtras,
+    QrelsDiffAnswer,
+)
 from judging.assessments.models import JudgingSlot, Judgment, Lease, QrelsVersion
 from judging.autojudge import suggestions
 from judging.campaigns.models import Campaign
@@ -276,7 +284,7 @@ class ProgressView(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
-        responses={200: dict},
+        responses={200: ref(ProgressAnswer)},
         description="Judging progress per topic and annotator, lease states, throughput "
         "(admins); waiting_text: items queued but not served because their document has no "
         "text yet (documents_waiting_text: distinct documents; per topic too).",
@@ -289,7 +297,7 @@ class AgreementView(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
-        responses={200: dict},
+        responses={200: ref(AgreementAnswer)},
         description="Agreement on items judged by several "
         "annotators: Cohen's linear-weighted kappa per pair, Fleiss' kappa, Krippendorff's "
         "alpha (ordinal), overall and per topic (admins).",
@@ -302,7 +310,7 @@ class DisagreementView(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
-        responses={200: dict},
+        responses={200: ref(DisagreementsAnswer)},
         parameters=[
             OpenApiParameter("relevance", bool, description="only disagreements on relevant vs not")
         ],
@@ -388,12 +396,18 @@ class AdjudicationView(APIView):
         )
 
 
+# a publish answers the qrels version and its open items
+PUBLISHED = {
+    "allOf": [{"$ref": "#/components/schemas/QrelsVersion"}, ref(PublishExtras)],
+}
+
+
 class PublishView(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
         request=NoteSerializer,
-        responses={201: dict, 200: dict},
+        responses={201: PUBLISHED, 200: PUBLISHED},
         description="Publish the judgments as the next qrels version (200 with the latest "
         "version when nothing changed). Open items do not stop it: `open_items` counts the "
         "pooled slots still unjudged when it was published (first_slots, overlap_slots, "
@@ -423,7 +437,7 @@ class QrelsDiffView(APIView):
     permission_classes = [IsResearcher]
 
     @extend_schema(
-        responses={200: dict},
+        responses={200: ref(QrelsDiffAnswer)},
         parameters=[
             OpenApiParameter(
                 "against", int, required=True, description="the other version's number"

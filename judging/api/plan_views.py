@@ -10,6 +10,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api.permissions import IsAdmin
+from judging.api.result_schemas import ref
+from judging.assessments.answers import PlanAnswer
 from judging.assessments.planning import budget_plan
 from judging.campaigns.models import Campaign
 
@@ -18,7 +20,7 @@ class PlanView(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
-        responses={200: dict},
+        responses={200: ref(PlanAnswer)},
         description="The campaign's budget plan (admins): per topic the judgments, relevant "
         "found, relevant among the last `window` items judged, the relevant left (estimate, "
         "with its model), a stopping suggestion below the campaign's stop_rate, the time "

@@ -14,8 +14,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from judging.api.permissions import IsAdmin
+from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
 from judging.assessments import gold, quality
+from judging.assessments.answers import (
+    Exclusion,
+    ExclusionsAnswer,
+    GoldItemsAnswer,
+    QualityAnswer,
+)
 from judging.campaigns.models import Campaign
 from judging.core import uploads
 from judging.core.params import MAX_ID
@@ -36,7 +43,7 @@ class QualityView(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
-        responses={200: dict},
+        responses={200: ref(QualityAnswer)},
         description="Quality control per assessor (admins): accuracy on gold items (exact and "
         "binary at the relevance threshold, count, 95% Wilson intervals, mean absolute error), "
         "agreement with the other assessors on shared items (unweighted Cohen's kappa, exact "
@@ -98,7 +105,9 @@ class GoldView(APIView):
     permission_classes = [IsAdmin]
     parser_classes = [JSONParser, MultiPartParser, FormParser]
 
-    @extend_schema(responses={200: dict}, description="The campaign's gold items (admins).")
+    @extend_schema(
+        responses={200: ref(GoldItemsAnswer)}, description="The campaign's gold items (admins)."
+    )
     def get(self, request: Request, campaign_id: int) -> Response:
         items = quality.gold_items(_campaign(request, campaign_id))
         return Response({"count": len(items), "results": items})
@@ -164,7 +173,7 @@ class ExclusionView(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
-        responses={200: dict},
+        responses={200: ref(ExclusionsAnswer)},
         description="Every exclusion of the campaign, in force or lifted, with the reasons.",
     )
     def get(self, request: Request, campaign_id: int) -> Response:
@@ -173,7 +182,7 @@ class ExclusionView(APIView):
 
     @extend_schema(
         request=ExclusionInSerializer,
-        responses={201: dict},
+        responses={201: ref(Exclusion)},
         description="Exclude an assessor's judgments from the qrels versions published from "
         "now on (admins); the judgments stay stored and the version's note names the "
         "exclusion and its reason. 409 when already excluded.",
@@ -197,7 +206,7 @@ class ExclusionLiftView(APIView):
 
     @extend_schema(
         request=LiftInSerializer,
-        responses={200: dict},
+        responses={200: ref(Exclusion)},
         description="Lift an exclusion (admins): the next version published includes the "
         "assessor again; the exclusion and both reasons are kept.",
     )

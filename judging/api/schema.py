@@ -78,3 +78,17 @@ def _document(
             "description": "seconds to wait before the next request",
             "schema": {"type": "integer"},
         }
+
+
+def add_result_components(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """Put the components of the result types the views refer to (``api.result_schemas.ref``) in
+    the schema; a name already taken by a serializer's component is an error, not a silent
+    overwrite."""
+    from judging.api.result_schemas import COMPONENTS
+
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    for name, component in COMPONENTS.items():
+        if name in schemas and schemas[name] != component:
+            raise ValueError(f"two OpenAPI components are named {name!r}")
+        schemas[name] = component
+    return result

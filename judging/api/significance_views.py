@@ -17,10 +17,12 @@ from rest_framework.views import APIView
 
 from judging.api.evaluation_views import QRELS_PARAM, qrels_version
 from judging.api.permissions import IsResearcher
+from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
 from judging.campaigns.models import Campaign
 from judging.core import csvfiles
 from judging.core.errors import InvalidInput
+from judging.evaluation.answers import SignificanceAnswer
 from judging.evaluation.significance import (
     VIEWS,
     baseline_comparison,
@@ -98,7 +100,7 @@ class SignificanceView(APIView):
         ],
         responses={
             200: OpenApiResponse(
-                dict,
+                ref(SignificanceAnswer),
                 description="qrels_version, qrels_hash, measure, averaging, test, test_name, "
                 "correction, correction_name, alpha, n_queries, selection (which runs and "
                 "why), runs (labels and means, best first) and, by view: comparisons (pairs: "

@@ -14,7 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from judging.api.result_schemas import ref
 from judging.autojudge import suggestions
+from judging.autojudge.answers import SuggestionsAnswer
 from judging.campaigns.models import Campaign
 from judging.core.params import MAX_ID, query_int
 from judging.core.roles import is_admin, is_researcher
@@ -78,7 +80,7 @@ class SuggestionsView(APIView):
         return get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
 
     @extend_schema(
-        responses={200: dict},
+        responses={200: ref(SuggestionsAnswer)},
         parameters=[
             OpenApiParameter(
                 "judge",

@@ -12,9 +12,11 @@ from rest_framework.views import APIView
 
 from judging.api.evaluation_views import QRELS_PARAM, qrels_version
 from judging.api.permissions import IsResearcher
+from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
 from judging.campaigns.models import Campaign
 from judging.core.params import query_int, query_text
+from judging.evaluation.answers import VersusAnswer, VersusTopicAnswer
 from judging.evaluation.versus import SORTS, TESTS, parse_tie, run_versus, topic_versus
 
 RUN_PARAMS = [
@@ -54,7 +56,7 @@ class VersusView(APIView):
                 "tie", float, description="tie tolerance on |A - B|, 0 to 1 (default 0: exact)"
             ),
         ],
-        responses={200: dict, **ERRORS},
+        responses={200: ref(VersusAnswer), **ERRORS},
         description="Two runs topic by topic on one measure under one qrels version (stored "
         "honest per-topic values): each topic's scores and A - B, sorted; wins, ties and "
         "losses of A; both macro means; a paired test over the same topics. A topic one run "
@@ -99,7 +101,7 @@ class VersusTopicView(APIView):
             ),
             SORT_PARAM,
         ],
-        responses={200: dict, **ERRORS},
+        responses={200: ref(VersusTopicAnswer), **ERRORS},
         description="One topic's two rankings side by side: each document's grade in the qrels "
         "version (null: unjudged), whether it is relevant, and its rank in the other run's "
         "whole ranking (null: only this run retrieved it). The ranking of another "

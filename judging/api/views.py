@@ -28,6 +28,7 @@ from rest_framework.views import APIView
 from judging.api import serializers as s
 from judging.api.pagination import BoundedLimitOffsetPagination
 from judging.api.permissions import IsAdmin, IsMember, IsResearcher, ReadMemberWriteAdmin
+from judging.api.result_schemas import ref as schema_ref
 from judging.assessments import services as qrels_services
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.campaigns import services
@@ -40,6 +41,7 @@ from judging.core.params import MAX_ID, path_id, query_bool, query_int, query_te
 from judging.core.roles import account, roles_of
 from judging.pools import selectors as pool_selectors
 from judging.pools import services as pool_services
+from judging.pools.answers import PoolDiffAnswer
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
 from judging.workflows.documents import documents_imported, missing_documents_imported
 from judging.workflows.pools import pool_requested
@@ -656,7 +658,7 @@ class PoolVersionViewSet(
                 "against", int, description="version number; default: this version's base"
             )
         ],
-        responses={200: dict},
+        responses={200: schema_ref(PoolDiffAnswer)},
         description="Documents added and removed per topic against another version.",
     )
     @action(detail=True, methods=["get"])

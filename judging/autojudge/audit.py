@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judging.assessments.models import QrelsKind, QrelsVersion
+from judging.autojudge.answers import AUDIT_RESULT_VERSION
 from judging.autojudge.models import AuditState, Judge, JudgeAudit, JudgeKind
 from judging.autojudge.services import human_grades, invalid, labels, pool_pairs
 from judging.core import outbox
@@ -138,6 +139,7 @@ def compute_audit(judge: Judge, human: QrelsVersion, pool: PoolVersion) -> dict[
             g.to_dict() for g in family_gaps(human_scores[m], auto_scores[m], families, judge.model)
         ]
     return {
+        "version": AUDIT_RESULT_VERSION,  # of the stored format (``autojudge.answers``)
         "judge": judge.describe(),
         "human_qrels": {"number": human.number, "hash": human.content_hash},
         "pool": pool.number,

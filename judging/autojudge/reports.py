@@ -1,24 +1,24 @@
 """Reads of judge audits and of estimates from human samples, as a user may see them (pages and
-API share these): run tags become what the user may see of them (their own runs by name, other
-researchers' anonymised, ``campaigns.selectors.run_labels``). Nothing here writes."""
+API share these): read into the types of ``autojudge.answers`` and rendered for the user, whose
+``ReportViewer`` shows the runs they name as the user may see them (their own by name, other
+researchers' anonymised). Nothing here writes."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from judging.autojudge.answers import HybridEstimate, read_audit_result
 from judging.autojudge.estimates import estimate, sample_progress
 from judging.autojudge.models import HumanSample, JudgeAudit
 from judging.campaigns.models import Campaign
-from judging.campaigns.selectors import run_labels
 from judging.core.roles import UserLike
-
-
-def _relabel_keys(mapping: dict[str, Any], labels: dict[str, str]) -> dict[str, Any]:
-    return {labels.get(k, k): v for k, v in mapping.items()}
+from judging.evaluation.selectors import report_viewer
+from metrics.results import parse, render
 
 
 def audit_view(audit: JudgeAudit, user: UserLike) -> dict[str, Any]:
-    """The stored audit with run tags as ``user`` may see them."""
+    """The stored audit as ``user`` may see it: its result read as an ``AuditResult`` and rendered
+    for the user (the runs it names shown or anonymised by their ``RunLabel`` type)."""
     out: dict[str, Any] = {
         "id": audit.pk,
         "judge": audit.judge.describe(),
@@ -30,27 +30,10 @@ def audit_view(audit: JudgeAudit, user: UserLike) -> dict[str, Any]:
     }
     if audit.state != "done":
         return out
-    labels = run_labels(audit.judge.campaign, user)
-    result = dict(audit.result)
-    scores = result.get("scores", {})
-    result["scores"] = {
-        kind: {m: _relabel_keys(v, labels) for m, v in by_m.items()}
-        for kind, by_m in scores.items()
-    }
-    gaps = {}
-    for m, families in result.get("family_gaps", {}).items():
-        gaps[m] = [{**g, "runs": [labels.get(r, r) for r in g.get("runs", [])]} for g in families]
-    result["family_gaps"] = gaps
-    rankings = {}
-    for m, r in result.get("rankings", {}).items():
-        rankings[m] = {
-            **r,
-            "top_runs": [labels.get(t, t) for t in r.get("top_runs", [])],
-            "rank_changes": [
-                {**c, "run": labels.get(c["run"], c["run"])} for c in r.get("rank_changes", [])
-            ],
-        }
-    result["rankings"] = rankings
+    typed = read_audit_result(audit.result)
+    result: dict[str, Any] = render(typed, report_viewer(audit.judge.campaign, user))
+    for key in ("scores", "family_gaps", "rankings"):  # a result without them shows them empty
+        result.setdefault(key, {})
     agreement = result.get("agreement", {})
     scale = agreement.get("scale", [])
     result["confusion_rows"] = [
@@ -64,11 +47,11 @@ def audit_view(audit: JudgeAudit, user: UserLike) -> dict[str, Any]:
 
 def sample_view(hs: HumanSample, user: UserLike, *, level: float = 0.95) -> dict[str, Any]:
     """A sample's design, progress and (when every sampled document is graded) the corrected
-    estimate of every run, with run tags as ``user`` may see them."""
+    estimate of every run, read as a ``HybridEstimate`` and rendered for ``user``."""
     report = estimate(hs, level=level)
     if report.get("ready"):
-        labels = run_labels(hs.judge.campaign, user)
-        report["runs"] = _relabel_keys(report["runs"], labels)
+        typed = parse(HybridEstimate, report)
+        report = render(typed, report_viewer(hs.judge.campaign, user))
         report["rows"] = board_rows(report)
     return report
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.db.models import QuerySet
 
 from judging.campaigns.models import Campaign, Document, Run
@@ -82,17 +80,3 @@ def group_labels(groups: dict[str, list[str]], visible: set[str]) -> dict[str, s
             hidden += 1
             out[name] = f"anonymous group #{hidden}"
     return out
-
-
-def anonymise(value: Any, labels: dict[str, str]) -> Any:
-    """``value`` with run tags replaced by their labels wherever they are keys or strings."""
-    if isinstance(value, dict):
-        return {
-            labels.get(k, k) if isinstance(k, str) else k: anonymise(v, labels)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [anonymise(v, labels) for v in value]
-    if isinstance(value, str):
-        return labels.get(value, value)
-    return value

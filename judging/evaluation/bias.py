@@ -36,6 +36,7 @@ from judging.evaluation.models import (
     EvalState,
     Reusability,
 )
+from judging.evaluation.results import BIAS_RESULT_VERSION
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from judging.pools.models import PoolState, PoolVersion
 from metrics.bias import (
@@ -496,6 +497,7 @@ BIAS_PARTS = (
 
 def _header(inputs: _Inputs) -> dict[str, Any]:
     return {
+        "version": BIAS_RESULT_VERSION,  # of the stored format (``evaluation.results``)
         "qrels_version": inputs.report.qrels.number,
         "qrels_kind": inputs.report.qrels.kind_label,
         "pooled": inputs.pooled,

@@ -29,6 +29,7 @@ from judging.evaluation.bias import (
     units,
 )
 from judging.evaluation.models import EvalState, Reusability
+from judging.evaluation.results import REUSABILITY_RESULT_VERSION
 from judging.evaluation.services import qrels_dict
 from judging.pools.models import PoolState, PoolVersion
 from metrics.io import Qrels
@@ -116,5 +117,10 @@ def _compute(campaign: Campaign, version: QrelsVersion) -> dict[str, Any]:
         topics=topics if spec else None,
         relevance_level=campaign.relevance_threshold,
     )
-    out: dict[str, Any] = {**report.to_dict(), "pooled": pooled, "topics_spec": spec}
+    out: dict[str, Any] = {
+        **report.to_dict(),
+        "pooled": pooled,
+        "topics_spec": spec,
+        "version": REUSABILITY_RESULT_VERSION,  # of the stored format (``evaluation.results``)
+    }
     return out

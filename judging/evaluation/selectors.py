@@ -5,7 +5,6 @@ reports are computed by tasks, on events or on an explicit request (a POST)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -17,7 +16,6 @@ from django.db.models.fields.json import KeyTransform
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run, Topic
 from judging.campaigns.selectors import (
-    anonymise,
     group_labels,
     run_label,
     run_labels,
@@ -38,10 +36,12 @@ from judging.evaluation.models import (
     Reusability,
     measures_key,
 )
+from judging.evaluation.results import read_bias_result, read_reusability_result
 from judging.evaluation.services import qrels_evaluation_key, run_evaluation_key
 from judging.evaluation.standing import pool_standing
 from metrics.names import parse_measure, parse_measures
 from metrics.problems import Problem
+from metrics.results import render
 from metrics.stats import BaselineComparison, compare_runs, compare_to_baseline
 
 
@@ -442,7 +442,7 @@ def bias_report(
         "computed_at": report.computed_at,
     }
     if report.state == EvalState.DONE:
-        out["result"] = anonymised(campaign, dict(report.result), user)
+        out["result"] = bias_result_for(campaign, report.result, user)
     return out
 
 
@@ -457,7 +457,7 @@ def reusability_report(version: QrelsVersion, user: UserLike) -> dict[str, Any] 
         return None
     result: dict[str, Any] = {}
     if report.state == EvalState.DONE:
-        result = anonymised(report.campaign, dict(report.result), user)
+        result = reusability_result_for(report.campaign, report.result, user)
     return {
         "qrels_version": version.number,
         "qrels_kind": version.kind_label,
@@ -468,14 +468,71 @@ def reusability_report(version: QrelsVersion, user: UserLike) -> dict[str, Any] 
     }
 
 
-def anonymised(campaign: Campaign, result: dict[str, Any], user: UserLike) -> dict[str, Any]:
-    """A stored result (bias or reusability report) as the user may see it."""
-    return _anonymised_result(
-        result,
-        run_labels(campaign, user),
-        visible_tags(campaign, user),
-        campaign_groups(campaign),
-    )
+class ReportViewer:
+    """How one user sees the runs and groups a stored report of a campaign names (a
+    ``metrics.results.Viewer``): runs as ``campaigns.selectors.run_labels`` shows them, and a
+    group by name only to a user who may see one of its runs, else as "anonymous group #n" (n
+    counting the hidden groups, by name, from 1; ``group_labels``). ``groups`` are the
+    campaign's groups with their runs' tags and those the report was computed with."""
+
+    def __init__(
+        self, labels: dict[str, str], visible: set[str], groups: dict[str, list[str]]
+    ) -> None:
+        self.labels = labels
+        names = group_labels(dict(sorted(groups.items())), visible)
+        self.hidden = {g: label for g, label in names.items() if g != label}
+        # a unit named by a run's tag (a run without a group) is shown as that run, but in the
+        # leave-one-group-out table, where every unit is a group
+        self.hidden_units = {g: label for g, label in self.hidden.items() if g not in labels}
+
+    def run(self, tag: str) -> str:
+        return self.labels.get(tag, tag)
+
+    def group(self, name: str) -> str:
+        return self.run(self.hidden.get(name, name))
+
+    def unit(self, name: str) -> str:
+        return self.run(self.hidden_units.get(name, name))
+
+
+def report_viewer(
+    campaign: Campaign, user: UserLike, computed_groups: dict[str, list[str]] | None = None
+) -> ReportViewer:
+    """The viewer of ``user`` for a report of ``campaign`` whose leave-one-group-out table had
+    ``computed_groups`` (group -> its runs' tags; a group of the campaign keeps its runs)."""
+    groups = campaign_groups(campaign)
+    for name, tags in (computed_groups or {}).items():
+        groups.setdefault(name, list(tags))
+    return ReportViewer(run_labels(campaign, user), visible_tags(campaign, user), groups)
+
+
+def campaign_names(campaign: Campaign) -> set[str]:
+    """The tags and group names of the campaign's runs: the names a report's sentences may
+    mention."""
+    names: set[str] = set()
+    for tag, group in campaign.runs.values_list("tag", "group"):
+        names.add(tag)
+        if group:
+            names.add(group)
+    return names
+
+
+def bias_result_for(campaign: Campaign, stored: dict[str, Any], user: UserLike) -> dict[str, Any]:
+    """A stored bias report's result as ``user`` may see it (``evaluation.results.BiasResult``
+    rendered for the user's ``ReportViewer``)."""
+    result = read_bias_result(stored, campaign_names(campaign))
+    viewer = report_viewer(campaign, user, result.group_runs())
+    rendered: dict[str, Any] = render(result, viewer)
+    return rendered
+
+
+def reusability_result_for(
+    campaign: Campaign, stored: dict[str, Any], user: UserLike
+) -> dict[str, Any]:
+    """A stored reusability report's result as ``user`` may see it."""
+    result = read_reusability_result(stored, campaign_names(campaign))
+    rendered: dict[str, Any] = render(result, report_viewer(campaign, user))
+    return rendered
 
 
 def campaign_groups(campaign: Campaign) -> dict[str, list[str]]:
@@ -485,76 +542,6 @@ def campaign_groups(campaign: Campaign) -> dict[str, list[str]]:
         if group:
             groups.setdefault(group, []).append(tag)
     return groups
-
-
-def _anonymised_result(
-    result: dict[str, Any],
-    labels: dict[str, str],
-    visible: set[str],
-    groups: dict[str, list[str]] | None = None,
-) -> dict[str, Any]:
-    """A report's result with the runs and groups the user may not see by name anonymised:
-    run tags wherever they appear (keys and values), and the names of groups with none of the
-    user's runs wherever a unit is named (leave-one-group-out's groups, the estimators' units,
-    the reusability report's unique relevant per unit and its largest-drop unit), one label per
-    group throughout; a hidden name inside a sentence (a verdict, a note) is replaced too."""
-    units = dict(groups or {})
-    loo = result.get("loo")
-    if isinstance(loo, dict) and isinstance(loo.get("groups"), dict):
-        for g, v in loo["groups"].items():
-            units.setdefault(g, list(v.get("runs", [])) if isinstance(v, dict) else [])
-    names = group_labels(dict(sorted(units.items())), visible)
-    hidden = {g: label for g, label in names.items() if g != label}
-    # units named by a run's tag (a run without a group) are anonymised as runs, but in the
-    # leave-one-group-out table, where every unit is a group
-    hidden_groups = {g: label for g, label in hidden.items() if g not in labels}
-
-    def unit(name: Any) -> Any:
-        return hidden_groups.get(name, name) if isinstance(name, str) else name
-
-    if isinstance(loo, dict) and isinstance(loo.get("groups"), dict):
-        result["loo"] = {**loo, "groups": {hidden.get(g, g): v for g, v in loo["groups"].items()}}
-    estimators = result.get("estimators")
-    if isinstance(estimators, dict) and isinstance(estimators.get("runs"), dict):
-        result["estimators"] = {
-            **estimators,
-            "runs": {
-                t: {**r, "unit": unit(r.get("unit"))} if isinstance(r, dict) else r
-                for t, r in estimators["runs"].items()
-            },
-        }
-    if isinstance(result.get("unique_relevant"), dict):
-        result["unique_relevant"] = {unit(u): n for u, n in result["unique_relevant"].items()}
-    loo_drop = result.get("leave_one_out")
-    if isinstance(loo_drop, dict) and "max_drop_unit" in loo_drop:
-        result["leave_one_out"] = {**loo_drop, "max_drop_unit": unit(loo_drop["max_drop_unit"])}
-    out: dict[str, Any] = anonymise(result, labels)
-    replacements = {t: label for t, label in labels.items() if t != label}
-    replacements.update(hidden_groups)
-    if replacements:
-        out = _scrubbed(out, replacements)
-    return out
-
-
-def _scrubbed(value: Any, replacements: dict[str, str]) -> Any:
-    """``value`` with every hidden name standing alone inside a sentence (a string with a space)
-    replaced by its label."""
-    pattern = re.compile(
-        r"(?<![\w.~-])("
-        + "|".join(re.escape(n) for n in sorted(replacements, key=len, reverse=True))
-        + r")(?![\w~-]|\.\w)"
-    )
-
-    def walk(v: Any) -> Any:
-        if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [walk(x) for x in v]
-        if isinstance(v, str) and " " in v:
-            return pattern.sub(lambda m: replacements[m.group(1)], v)
-        return v
-
-    return walk(value)
 
 
 def latest_qrels_version(campaign_id: int) -> QrelsVersion | None:

@@ -1,0 +1,562 @@
+"""What the evaluation selectors answer (a run's evaluations, the leaderboard, significance, a
+head-to-head of two runs), as types for the API's schema (``api.result_schemas``).
+
+The selectors still build these answers as dicts; these types say what their keys hold. Their
+keys depend on the mode and the state (trec_eval mode has no treatments, a pending evaluation no
+result), so each says ``SCHEMA_PARTIAL``: every key described, none promised. Run names in them
+are as the reader may see them (``campaigns.selectors.run_label``).
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import ClassVar
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A measure's aggregate over queries with its confidence interval."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    measure: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str | None
+    n_queries: int
+    average: str
+
+
+@dataclass(frozen=True)
+class Treatments:
+    """A measure with unjudged documents as non-relevant (lower), removed (condensed, Sakai
+    2007) and as relevant (upper)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    lower: Aggregate
+    condensed: Aggregate
+    upper: Aggregate
+
+
+@dataclass(frozen=True)
+class MeasureSummary:
+    """A measure's aggregate with its Judged@k, its achievable ceiling (Recall@k) and its
+    treatments of unjudged documents."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str | None
+    n_queries: int
+    average: str
+    judged: Aggregate | None
+    ceiling: Aggregate | None
+    treatments: Treatments | None
+
+
+@dataclass(frozen=True)
+class ConfidenceMethod:
+    method: str | None
+    level: float | None
+
+
+@dataclass(frozen=True)
+class ExcludedQuery:
+    qid: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """A stored evaluation (``metrics.evaluate``): aggregates, per-query values, and the
+    queries excluded or unanswered."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run: str
+    mode: str
+    average: str
+    relevance_level: int
+    complete: bool
+    ci: ConfidenceMethod | None
+    n_queries: int
+    excluded: list[ExcludedQuery]
+    unanswered: list[str]
+    excluded_summary: list[str]
+    measures: dict[str, MeasureSummary]
+    per_query: dict[str, dict[str, float | None]]
+    per_query_treatments: dict[str, dict[str, dict[str, float | None]]]
+
+
+@dataclass(frozen=True)
+class SliceValue:
+    """A measure's mean over the topics of one tag, with its interval."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_queries: int
+
+
+@dataclass(frozen=True)
+class RecallCurve:
+    """Recall@k for k = 1..depth with its ceiling, the elbow and plateau, and per query the
+    relevant documents never retrieved."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    averaging: str
+    k: list[int]
+    recall: list[float | None]
+    ceiling: list[float | None]
+    elbow: int | None
+    plateau: int | None
+    never_retrieved: dict[str, list[str]]
+    excluded: list[str]
+    queries: list[str]
+    num_queries: int
+    depth: int
+    k_sampling: str
+
+
+@dataclass(frozen=True)
+class EvaluationAnswer:
+    """One stored evaluation of a run: its qrels version, mode and state, and once done its
+    result, topic slices and recall curve."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run: str
+    qrels_version: int
+    qrels_kind: str
+    qrels_hash: str
+    mode: str
+    state: str
+    error: str
+    measures: list[str]
+    computed_at: datetime.datetime | None
+    result: EvaluationResult | None
+    slices: dict[str, dict[str, SliceValue]] | None
+    recall_curve: RecallCurve | None
+
+
+@dataclass(frozen=True)
+class RunEvaluationsAnswer:
+    """A run's stored evaluations (or the one asked for)."""
+
+    run: str
+    evaluations: list[EvaluationAnswer]
+
+
+# --- the leaderboard ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BoardFilters:
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    pooled: str
+    group: str
+    slice: str
+
+
+@dataclass(frozen=True)
+class PoolStanding:
+    """Whether a run is scored against a pool it did not help build, and why."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    outside: bool
+    why: str
+    k: int
+    judged: float | None
+
+
+@dataclass(frozen=True)
+class BoardRun:
+    """One run's row: its label, pooling, group (to who may see it) and aggregates."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run_id: int | None
+    run: str
+    pooled: bool
+    group: str | None
+    state: str | None
+    n_queries: int | None
+    excluded_summary: list[str]
+    slices: dict[str, dict[str, SliceValue]]
+    measures: dict[str, MeasureSummary]
+    pool_standing: PoolStanding | None
+
+
+@dataclass(frozen=True)
+class LeaderboardAnswer:
+    """Every run's aggregates under one qrels version, as sorted and filtered (``view`` says
+    how, ``shown`` of ``total`` runs)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    campaign: int
+    qrels_version: int
+    qrels_kind: str
+    qrels_hash: str
+    mode: str
+    measures: list[str]
+    campaign_measures: list[str]
+    sorted_by: str
+    order: str
+    filters: BoardFilters
+    slice: str | None
+    view: str
+    shown: int
+    total: int
+    groups: list[str]
+    slices: list[str]
+    runs: list[BoardRun]
+
+
+# --- significance -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunSelection:
+    """Which runs a table compares and why."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    how: str
+    text: str
+    n_available: int
+    cap: int
+    available: list[str]
+
+
+@dataclass(frozen=True)
+class RunMean:
+    run: str
+    mean: float | None
+
+
+@dataclass(frozen=True)
+class PairComparison:
+    """Two runs compared on the topics both scored (the pairs view)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run_a: str
+    run_b: str
+    mean_a: float | None
+    mean_b: float | None
+    diff: float | None
+    effect: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    significant: bool
+    test: str
+    correction: str
+    n: int
+    p_holm: float | None
+
+
+@dataclass(frozen=True)
+class MatrixCell:
+    """The row's run against the column's (the matrix view; null on the diagonal)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    diff: float | None
+    p: float | None
+    p_adjusted: float | None
+    effect: float | None
+    significant: bool
+
+
+@dataclass(frozen=True)
+class BaselineRow:
+    """A run against the baseline (the baseline view)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run: str
+    mean: float | None
+    diff: float | None
+    ci_low: float | None
+    ci_high: float | None
+    effect: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    wins: int
+    ties: int
+    losses: int
+    significant: bool
+
+
+@dataclass(frozen=True)
+class SignificanceAnswer:
+    """Paired tests between runs on one measure, by view: ``comparisons`` (pairs), ``cells``
+    (matrix) or ``rows`` (against ``baseline``); ``note`` when there is nothing to pair."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    campaign: int
+    qrels_version: int
+    qrels_kind: str
+    qrels_hash: str
+    measure: str
+    averaging: str
+    baseline: str
+    baseline_mean: float | None
+    test: str
+    test_name: str
+    correction: str
+    correction_name: str
+    alpha: float
+    level: float
+    n_queries: int
+    selection: RunSelection
+    runs: list[RunMean]
+    comparisons: list[PairComparison]
+    cells: list[list[MatrixCell | None]]
+    rows: list[BaselineRow]
+    note: str
+
+
+# --- two runs head to head ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VersusTopic:
+    """One topic's scores of A and B (a run that did not answer it scores 0: ``*_missing``)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    qid: str
+    title: str
+    description: str
+    narrative: str
+    a: float | None
+    b: float | None
+    diff: float | None
+    a_missing: bool
+    b_missing: bool
+
+
+@dataclass(frozen=True)
+class MissingScore:
+    qid: str
+    run: str
+    scored: float
+
+
+@dataclass(frozen=True)
+class VersusAnswer:
+    """Two runs topic by topic on one measure: wins, ties and losses, the paired test."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    campaign: int
+    qrels_version: int
+    qrels_kind: str
+    qrels_hash: str
+    mode: str
+    measure: str
+    a: str
+    b: str
+    difference: str
+    averaging: str
+    sort: str
+    tie: float
+    tie_rule: str
+    n_topics: int
+    wins: int
+    ties: int
+    losses: int
+    mean_a: float | None
+    mean_b: float | None
+    mean_diff: float | None
+    test: str
+    test_name: str
+    correction: str
+    statistic: float | None
+    p_value: float | None
+    note: str
+    missing: list[MissingScore]
+    topics: list[VersusTopic]
+
+
+@dataclass(frozen=True)
+class RankedDocument:
+    """A document of one run's ranking for the topic, with its judgment."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    rank: int
+    docid: str
+    title: str
+    grade: int | None
+    judged: bool
+    relevant: bool
+    in_other: int | None
+    in_other_top: bool
+
+
+@dataclass(frozen=True)
+class RankingColumn:
+    """One run's ranking for the topic (documents only for a run the reader sees by name)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run: str
+    score: float | None
+    shown: bool
+    retrieved: int | None
+    rows: list[RankedDocument]
+
+
+@dataclass(frozen=True)
+class VersusTopicAnswer:
+    """Two runs on one topic: their scores and their rankings side by side."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    campaign: int
+    qrels_version: int
+    qrels_kind: str
+    qrels_hash: str
+    mode: str
+    measure: str
+    a: str
+    b: str
+    difference: str
+    qid: str
+    title: str
+    description: str
+    narrative: str
+    depth: int
+    relevance_threshold: int
+    num_relevant: int
+    num_judged: int
+    relevant_missed_by_both: int
+    score_a: float | None
+    score_b: float | None
+    diff: float | None
+    columns: list[RankingColumn]
+    sort: str
+    prev: str | None
+    next: str | None
+    position: int | None
+    n_topics: int
+
+
+# --- regression check ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MeasureCheckRow:
+    """One measure of a regression check (``metrics.check.MeasureCheck``)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    measure: str
+    baseline: float | None
+    run: float | None
+    delta: float | None
+    relative_delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    p_adjusted: float | None
+    effect: float | None
+    wins: int
+    ties: int
+    losses: int
+    threshold: float | None
+    judged_measure: str | None
+    judged_run: float | None
+    judged_baseline: float | None
+    unjudged: bool
+    unjudged_note: str
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    run: int
+    baseline: int
+
+
+@dataclass(frozen=True)
+class EvaluationRequestBody:
+    qrels: int
+    mode: str
+
+
+@dataclass(frozen=True)
+class EvaluationRequest:
+    """The request that computes a missing or failed evaluation."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    method: str
+    url: str
+    body: EvaluationRequestBody
+
+
+@dataclass(frozen=True)
+class CheckedEvaluation:
+    """The state of one run's evaluation, while the check cannot be made."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run: str
+    run_id: int
+    state: str
+    error: str
+    request: EvaluationRequest
+
+
+@dataclass(frozen=True)
+class CheckAnswer:
+    """A regression check of a run against a baseline: when done, the verdict and a row per
+    measure; else the state of each run's evaluation and how to ask for a missing one."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    campaign: int
+    run_id: int
+    baseline_id: int
+    qrels_version: int
+    qrels_kind: str
+    qrels_hash: str
+    mode: str
+    run: str
+    baseline: str
+    state: str
+    passed: bool | None
+    detail: str
+    evaluations: list[CheckedEvaluation]
+    verdict: str
+    summary: str
+    method: str
+    test: str
+    correction: str
+    alpha: float
+    ci_level: float
+    n_resamples: int
+    max_drop: float
+    relative: bool
+    judged_tolerance: float
+    min_judged: float
+    average: str
+    n_queries: int
+    unanswered: Unanswered
+    notes: list[str]
+    measures: list[MeasureCheckRow]

@@ -1,0 +1,489 @@
+"""The stored results of the evaluation app as types: the bias report and the reusability report.
+
+Each is stored as JSON (``BiasReport.result``, ``Reusability.result``: the ``to_dict`` forms of
+``metrics``' results with a header) and read back into these dataclasses (``read_bias_result``,
+``read_reusability_result``), whose run and group names are ``metrics.results`` labels: a
+selector renders a result for a viewer (``metrics.results.render``) and every label is shown or
+anonymised by the viewer's rights, wherever it is (see ``evaluation.selectors``).
+
+Versions. A stored result carries the version of its format (``version``); one stored before
+versions were (no ``version``) is version 1, the format of the day the version was introduced.
+``read_*`` upgrades an older blob step by step (``_UPGRADES``) before reading it, so every stored
+result reads; a change of format adds its version and its upgrade step, with a test reading a
+blob of the previous format.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from metrics.results import (
+    OMIT_NONE,
+    STORED,
+    GroupLabel,
+    RunLabel,
+    Sentence,
+    UnitLabel,
+    upgraded,
+)
+from metrics.results import read_named as _read_named
+
+# The current version of each stored format; 1 is a blob stored before versions were.
+BIAS_RESULT_VERSION = 2
+REUSABILITY_RESULT_VERSION = 2
+
+Blob = dict[str, Any]
+
+
+def _stamp(blob: Blob) -> Blob:
+    """1 -> 2: the same keys; version 2 only says so (it is stored from then on)."""
+    return blob
+
+
+_UPGRADES: dict[str, dict[int, Callable[[Blob], Blob]]] = {
+    "bias": {1: _stamp},
+    "reusability": {1: _stamp},
+}
+
+
+def upgrade(kind: str, blob: Blob, current: int) -> Blob:
+    """``blob`` (a stored result of ``kind``) in the ``current`` format
+    (``metrics.results.upgraded`` with the steps of ``_UPGRADES``)."""
+    return upgraded(blob, current, _UPGRADES[kind], f"{kind} result")
+
+
+# --- the bias report --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TopicsAnalysed:
+    """The topics a report analysed: its spec, those with judgments, those named without any."""
+
+    spec: str
+    analysed: list[str]
+    without_judgments: list[str] | None
+
+
+@dataclass(frozen=True)
+class LooRun:
+    """One pooled run left out: its score with the full pool and without its own documents."""
+
+    score: float | None
+    score_without: float | None
+    delta: float | None
+    delta_pct: float | None
+    rank: int | None
+    rank_without: int | None
+    unique_relevant: int | None
+
+
+@dataclass(frozen=True)
+class LooGroup:
+    """One group left out: its runs and the relevant documents only it found."""
+
+    runs: list[RunLabel]
+    unique_relevant: int | None
+
+
+@dataclass(frozen=True)
+class Loo:
+    """Leave-one-run-out or leave-one-group-out (``metrics.bias.LooResult``)."""
+
+    measure: str
+    depth: int
+    kendall_tau: float | None
+    tau_ap: float | None
+    runs: dict[RunLabel, LooRun]
+    mean_delta: float | None
+    max_delta: float | None
+    max_delta_run: RunLabel | None
+    leave_out: str
+    mode: str
+    topics: list[str]
+    not_pooled: dict[RunLabel, float | None] | None = field(default=None, metadata=OMIT_NONE)
+    groups: dict[GroupLabel, LooGroup] | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class PenaltyBasis:
+    """What an estimated penalty rests on."""
+
+    source: Sentence
+    n_runs: int
+    measure: str
+    depth: int
+    leave_out: str
+    mode: str
+    n_topics: int
+    mean_delta: float | None
+    mean_delta_pct: float | None
+
+
+@dataclass(frozen=True)
+class PenaltyRun:
+    score: float | None
+    estimated_penalty: float | None
+    estimated_score: float | None
+
+
+@dataclass(frozen=True)
+class Penalty:
+    """The estimated pooling penalty of the runs not pooled (Webber & Park 2009)."""
+
+    estimate: bool
+    measure: str
+    method: str
+    penalty: float | None
+    basis: PenaltyBasis
+    runs: dict[RunLabel, PenaltyRun]
+
+
+# an applicable estimator has its errors, one that does not apply says why
+_APPLICABLE: dict[str, Any] = {"omit_when": lambda e: not e.applicable}
+_NOT_APPLICABLE: dict[str, Any] = {"omit_when": lambda e: e.applicable}
+
+
+@dataclass(frozen=True)
+class EstimatorError:
+    """One estimator's error measured on the campaign's pooled units (or why it does not apply)."""
+
+    label: str
+    applicable: bool
+    mae: float | None = field(default=None, metadata=_APPLICABLE)
+    sre: int | None = field(default=None, metadata=_APPLICABLE)
+    sre_star: int | None = field(default=None, metadata=_APPLICABLE)
+    kendall_tau: float | None = field(default=None, metadata=_APPLICABLE)
+    n_runs: int | None = field(default=None, metadata=_APPLICABLE)
+    why: Sentence | None = field(default=None, metadata=_NOT_APPLICABLE)
+
+
+@dataclass(frozen=True)
+class EstimatorRun:
+    """A pooled run left out with its unit: its score, the full pool's, and each estimator's."""
+
+    unit: UnitLabel | None
+    values: dict[str, float | None] = field(default_factory=dict, metadata={"flatten": True})
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One estimator's estimate for a run not pooled, with its prediction interval."""
+
+    estimate: float | None
+    penalty: float | None
+    penalty_pct: float | None
+    interval: list[float | None] | None
+
+
+@dataclass(frozen=True)
+class NotPooledEstimates:
+    score: float | None
+    estimates: dict[str, Estimate]
+
+
+@dataclass(frozen=True)
+class Deltas:
+    """The pooled units' leave-out deltas: how many, their mean and its interval."""
+
+    n: int
+    mean: float | None
+    ci: list[float | None] | None
+
+
+@dataclass(frozen=True)
+class Estimators:
+    """The penalty estimators validated on the campaign (``metrics.bias_estimators``)."""
+
+    measure: str
+    depth: int
+    leave_out: str
+    mode: str
+    top75: bool
+    topics: list[str]
+    n_units: int
+    estimators: dict[str, EstimatorError]
+    recommended: str | None
+    recommended_why: Sentence | None
+    runs: dict[RunLabel, EstimatorRun]
+    not_pooled: dict[RunLabel, NotPooledEstimates]
+    deltas: Deltas | None
+    top75_dropped: list[RunLabel] | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class CoverageRun:
+    mean: float | None
+    pooled: bool | None
+    per_query: dict[str, float | None]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """Judged@k of every run, pooled and not pooled."""
+
+    measure: str
+    k: int
+    mean_pooled: float | None
+    mean_not_pooled: float | None
+    runs: dict[RunLabel, CoverageRun]
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Mean relevant documents found per topic against judgments made, per pooling strategy
+    (every field absent: no pooled run to simulate)."""
+
+    budgets: list[int] | None = field(default=None, metadata=OMIT_NONE)
+    curves: dict[str, list[float | None]] | None = field(default=None, metadata=OMIT_NONE)
+    depth: int | None = field(default=None, metadata=OMIT_NONE)
+    topics: int | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class TopicSplit:
+    compared: list[str]
+    only_a: list[str]
+    only_b: list[str]
+    neither: list[str]
+
+
+@dataclass(frozen=True)
+class NewTopics:
+    score_b: float | None
+    rank_b: int | None
+    recall_b: float | None
+
+
+@dataclass(frozen=True)
+class RunChange:
+    """One run under the two qrels versions, on the compared topics."""
+
+    novel: bool
+    n_topics: int
+    score_a: float | None
+    score_b: float | None
+    rank_a: int | None
+    rank_b: int | None
+    rank_change: int | None
+    delta: float | None
+    delta_ci: list[float | None] | None
+    delta_p: float | None
+    recall_a: float | None
+    recall_b: float | None
+    recall_delta: float | None
+    recall_delta_ci: list[float | None] | None
+    recall_change: Sentence | None
+    new_topics: NewTopics | None
+
+
+@dataclass(frozen=True)
+class RecallChange:
+    a: float | None
+    b: float | None
+    delta: float | None
+    change: Sentence | None
+
+
+@dataclass(frozen=True)
+class BeforeAfter:
+    """Every run under the previous qrels version and this one (``compare_qrels_versions``)."""
+
+    from_: int = field(metadata={"key": "from"})
+    to: int
+    measure: str
+    recall_measure: str | None
+    mode: str | None
+    labels: list[str] | None  # absent, with ``topics``, from reports of before comparisons
+    ci_level: float | None  # were restricted to the topics both versions can score
+    topics: TopicSplit | None
+    topics_note: Sentence | None
+    kendall_tau: float | None
+    tau_ap: float | None
+    runs: dict[RunLabel, RunChange]
+    novel_gain: dict[RunLabel, float | None]
+    others_recall_change: dict[RunLabel, RecallChange]
+    mean_others_recall_change: float | None
+    others_recall_summary: Sentence | None
+
+
+@dataclass(frozen=True)
+class BiasResult:
+    """A stored bias report's result: the header, then each analysis or why there is none."""
+
+    qrels_version: int
+    qrels_kind: str | None
+    pooled: list[RunLabel]
+    topics: TopicsAnalysed | None  # absent from reports stored before topic subsets
+    loo: Loo | None = field(default=None, metadata=OMIT_NONE)
+    loo_unavailable: Sentence | None = field(default=None, metadata=OMIT_NONE)
+    penalty: Penalty | None = field(default=None, metadata=OMIT_NONE)
+    penalty_unavailable: Sentence | None = field(default=None, metadata=OMIT_NONE)
+    estimators: Estimators | None = field(default=None, metadata=OMIT_NONE)
+    estimators_unavailable: Sentence | None = field(default=None, metadata=OMIT_NONE)
+    coverage: Coverage | None = field(default=None, metadata=OMIT_NONE)
+    efficiency: Efficiency | None = field(default=None, metadata=OMIT_NONE)
+    before_after: BeforeAfter | None = field(default=None, metadata=OMIT_NONE)
+    before_after_unavailable: Sentence | None = field(default=None, metadata=OMIT_NONE)
+    version: int = field(default=BIAS_RESULT_VERSION, metadata=STORED)
+
+    def group_runs(self) -> dict[str, list[str]]:
+        """The groups of the leave-one-group-out table with their runs' tags (as computed)."""
+        groups = self.loo.groups if self.loo is not None and self.loo.groups else {}
+        return {g.name: [r.name for r in v.runs] for g, v in groups.items()}
+
+
+def read_bias_result(blob: Blob, names: Collection[str] = ()) -> BiasResult:
+    """A stored bias report's result (any version) as a ``BiasResult``; ``names`` (the
+    campaign's run tags and groups) are read as names in its sentences, besides those the result
+    declares."""
+    return _read_named(BiasResult, upgrade("bias", blob, BIAS_RESULT_VERSION), names)
+
+
+# --- the reusability report -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RelevantFound:
+    """Relevant documents, and those found by one unit (group or run) or one run only."""
+
+    total: int | None
+    by_one_unit: int | None
+    by_one_unit_share: float | None
+    by_one_run: int | None
+    by_one_run_share: float | None
+
+
+@dataclass(frozen=True)
+class LeaveOneUnitOut:
+    """The largest and mean drop of a run's score when its unit's documents leave the pool."""
+
+    max_drop: float | None
+    max_drop_unit: UnitLabel | None
+    mean_drop: float | None
+    kendall_tau: float | None
+    tau_ap: float | None
+
+
+@dataclass(frozen=True)
+class JudgedSplit:
+    pooled: float | None
+    not_pooled: float | None
+
+
+@dataclass(frozen=True)
+class DepthEfficiency:
+    """Judgments and relevant documents by pool depth."""
+
+    depths: list[int]
+    pooled: list[int] | None
+    judged: list[int]
+    relevant: list[int]
+    relevant_per_judgment: list[float | None]
+
+
+@dataclass(frozen=True)
+class TopicDepth:
+    """One topic's pool, judgments and relevant documents, overall and at the deepest ranks."""
+
+    pooled: int | None
+    relevant: int | None
+    judged: int | None
+    relevant_at_deepest: int | None
+    judged_at_deepest: int | None
+    rate: float | None
+    rate_at_deepest: float | None
+    shallow: bool | None
+
+
+@dataclass(frozen=True)
+class VerdictRules:
+    """The thresholds the verdict applies."""
+
+    shallow_window: int | None
+    shallow_ratio: float | None
+    tau_threshold: float | None
+    drop_threshold: float | None
+
+
+@dataclass(frozen=True)
+class ReusabilityResult:
+    """A stored reusability report's result (``metrics.reusability.ReusabilityReport`` with the
+    runs that were pooled and the topic spec)."""
+
+    depth: int
+    measure: str
+    relevance_level: int
+    mode: str
+    topics: list[str]
+    n_runs: int
+    n_pooled: int
+    n_units: int
+    leave_out: str
+    relevant: RelevantFound
+    unjudged_in_pool: int | None
+    unique_relevant: dict[UnitLabel, int]
+    leave_one_out: LeaveOneUnitOut
+    judged: dict[str, JudgedSplit]
+    efficiency: DepthEfficiency
+    per_topic: dict[str, TopicDepth]
+    shallow_topics: list[str]
+    expected_underestimate: list[float] | None
+    reusable: bool | None
+    rules: VerdictRules | None
+    verdict: Sentence
+    basis: list[Sentence]
+    pooled: list[RunLabel]
+    topics_spec: str | None
+    version: int = field(default=REUSABILITY_RESULT_VERSION, metadata=STORED)
+
+
+def read_reusability_result(blob: Blob, names: Collection[str] = ()) -> ReusabilityResult:
+    """A stored reusability report's result (any version) as a ``ReusabilityResult``."""
+    return _read_named(
+        ReusabilityResult, upgrade("reusability", blob, REUSABILITY_RESULT_VERSION), names
+    )
+
+
+# --- the answers that carry them (for the API's schema) -----------------------------------------
+
+
+def _empty_unless_done(schema_of: Callable[[Any], dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "anyOf": [
+            schema_of(ReusabilityResult),
+            {"type": "object", "maxProperties": 0, "description": "not computed (yet)"},
+        ]
+    }
+
+
+@dataclass(frozen=True)
+class BiasReportAnswer:
+    """A bias report as its reader may see it (``evaluation.selectors.bias_report``): its
+    parameters, its state and, once done, its result."""
+
+    qrels_version: int
+    qrels_kind: str
+    measure: str
+    depth: int
+    kind: str
+    topics: str
+    state: str
+    error: str
+    computed_at: datetime.datetime | None
+    result: BiasResult | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class ReusabilityAnswer:
+    """A reusability report as its reader may see it (``evaluation.selectors.
+    reusability_report``): its state and, once done, its result (empty before)."""
+
+    qrels_version: int
+    qrels_kind: str
+    state: str
+    error: str
+    computed_at: datetime.datetime | None
+    result: ReusabilityResult = field(metadata={"schema": _empty_unless_done})
