@@ -33,7 +33,7 @@ import scipy.stats
 from _runs import read_runs
 
 from metrics import evaluate, read_qrels
-from metrics.stats import (
+from metrics.stats.paired import (
     adjust,
     compare_runs,
     effect_size_matrix,

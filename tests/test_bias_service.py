@@ -251,7 +251,7 @@ def test_the_command_takes_topics_and_names_a_bad_spec(tiny: Campaign) -> None:
 
 # --- the estimators -------------------------------------------------------------------------
 
-ESTIMATORS = {  # the shape of metrics.bias_estimators' EstimatorReport.to_dict()
+ESTIMATORS = {  # the shape of metrics.bias.estimators' EstimatorReport.to_dict()
     "measure": "AP",
     "depth": 10,
     "leave_out": "group",
@@ -418,7 +418,7 @@ def test_the_real_estimators_are_stored_for_the_non_pooled_run(
 
 # --- before/after on the same topics (the demo's story) -------------------------------------
 
-COMPARISON = {  # the shape of metrics.bias.compare_qrels_versions(...).to_dict()
+COMPARISON = {  # the shape of metrics.bias.leaveout.compare_qrels_versions(...).to_dict()
     "measure": "AP",
     "labels": ["v1", "v2"],
     "topics": {"compared": ["1", "2", "3", "4", "5"], "only_a": [], "only_b": ["6"]},

@@ -28,9 +28,9 @@ from judging.evaluation.selectors import leaderboard
 from judging.evaluation.services import metrics_run, qrels_dict
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_published
-from metrics.bias_estimators import ALL
-from metrics.evaluator import Evaluator
-from metrics.stats import kendall_tau_b, t_ci
+from metrics.bias.estimators import ALL
+from metrics.evaluation.evaluator import Evaluator
+from metrics.stats.paired import kendall_tau_b, t_ci
 
 pytestmark = pytest.mark.django_db
 

@@ -17,7 +17,7 @@ from judging.evaluation import exports
 from judging.evaluation.models import Evaluation
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
-from metrics.stats import BaselineComparison, compare_to_baseline
+from metrics.stats.paired import BaselineComparison, compare_to_baseline
 
 QIDS = [str(q) for q in range(401, 421)]
 RELEVANT = {"d0", "d3", "d6"}

@@ -43,7 +43,7 @@ CALLS: list[dict[str, Any]] = []
 
 
 def fake_reusability(qrels: Any, runs: Any, **kwargs: Any) -> Fake:
-    """A report in metrics.reusability's shape, naming the units it was given."""
+    """A report in metrics.bias.reusability's shape, naming the units it was given."""
     CALLS.append({"runs": set(runs), "qrels_topics": set(qrels.qids), **kwargs})
     groups = kwargs["groups"] or {t: t for t in runs}
     units = sorted({groups[t] for t in kwargs["pooled"]})

@@ -18,7 +18,7 @@ from judging.campaigns.models import Topic
 from judging.evaluation.models import Evaluation
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
-from metrics.stats import (
+from metrics.stats.paired import (
     adjust,
     compare_runs,
     compare_to_baseline,

@@ -38,19 +38,19 @@ from judging.evaluation.models import (
 )
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from judging.pools.models import PoolState, PoolVersion
-from metrics.bias import (
+from metrics.bias.estimators import FAMILIES as ESTIMATED_FAMILIES
+from metrics.bias.estimators import estimator_report
+from metrics.bias.leaveout import (
     LeaveOneOut,
     LeaveOut,
     compare_qrels_versions,
     estimate_penalty,
     judged_at_k,
 )
-from metrics.bias_estimators import FAMILIES as ESTIMATED_FAMILIES
-from metrics.bias_estimators import estimator_report
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
-from metrics.names import parse_measure
-from metrics.pooling import make_strategy, parse_topic_spec, simulate, topic_sort_key
+from metrics.measures.names import parse_measure
+from metrics.pooling.strategies import make_strategy, parse_topic_spec, simulate, topic_sort_key
 from metrics.problems import Problem
 
 EFFICIENCY_STRATEGIES = ("docid", "rank", "mtf", "hedge")
@@ -77,8 +77,8 @@ def topic_filter(campaign: Campaign, spec: str | None) -> tuple[str, list[str]]:
     """The campaign's topics a topic spec names, and the spec normalised (the report's key).
 
     The spec is comma-separated parts: topic ids (``401``), numeric ranges (``601-650``: the
-    campaign's topics with a numeric id in it, as ``metrics.pooling.parse_topic_spec`` reads
-    them) and ``tag:NAME`` (the campaign's topics tagged NAME). Empty: every topic, normalised
+    campaign's topics with a numeric id in it, as ``metrics.pooling.strategies.parse_topic_spec``
+    reads them) and ``tag:NAME`` (the campaign's topics tagged NAME). Empty: every topic, normalised
     to ``""``. Otherwise the normalised spec lists the topics found, sorted, consecutive numeric
     ids as ranges (``"1-5,9"``), so that two spellings of one subset share a report.
 
@@ -767,7 +767,8 @@ def _before_after(
     level: int,
 ) -> dict[str, Any]:
     """``{"before_after": ...}``: every run under the previous version and this one, on the
-    topics both can score (``metrics.bias.compare_qrels_versions``); or why there is none."""
+    topics both can score (``metrics.bias.leaveout.compare_qrels_versions``); or why there is
+    none."""
     before = qrels_dict(previous)
     if not _scorable(before, level, topics) & _scorable(qrels_map, level, topics):
         where = " among the topics analysed" if topics is not None else ""

@@ -1,6 +1,6 @@
 """Exports for a paper: the leaderboard as CSV, LaTeX (booktabs) and Markdown, and per-query
 values as CSV and trec_eval ``-q`` format. Pure formatting of what the selectors read (a board
-dict from ``selectors.leaderboard``, comparisons from ``metrics.stats.compare_to_baseline``):
+dict from ``selectors.leaderboard``, comparisons from ``metrics.stats.paired.compare_to_baseline``):
 nothing here touches the database. Every export names its qrels version and content hash."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 from judging.core import csvfiles
 from judging.core.errors import InvalidInput
-from metrics.names import parse_measure
+from metrics.measures.names import parse_measure
 from metrics.problems import Problem
-from metrics.stats import CORRECTIONS, BaselineComparison
+from metrics.stats.paired import CORRECTIONS, BaselineComparison
 
 FORMATS = ("csv", "latex", "markdown")
 PER_QUERY_FORMATS = ("csv", "trec")
@@ -47,7 +47,7 @@ Comparisons = Mapping[str, Mapping[str, BaselineComparison]]
 class ExportOptions:
     """``format``: csv, latex or markdown; ``cis``: print the confidence intervals; ``baseline``:
     a run label as the user sees it (empty: no significance); ``test`` and ``correction`` as
-    ``metrics.stats.compare_to_baseline`` takes them."""
+    ``metrics.stats.paired.compare_to_baseline`` takes them."""
 
     format: str = "csv"
     cis: bool = True

@@ -1,5 +1,5 @@
 """Reusability reports: how far the pool behind a qrels version can be trusted to score a
-system that did not build it (``metrics.reusability``: relevant documents found by one group or
+system that did not build it (``metrics.bias.reusability``: relevant documents found by one group or
 run only, leave-one-unit-out drops, Judged@k of pooled and other runs, pooling efficiency by
 depth and a verdict with its basis).
 
@@ -31,8 +31,8 @@ from judging.evaluation.bias import (
 from judging.evaluation.models import EvalState, Reusability
 from judging.evaluation.services import qrels_dict
 from judging.pools.models import PoolState, PoolVersion
+from metrics.bias.reusability import reusability as compute_reusability
 from metrics.io import Qrels
-from metrics.reusability import reusability as compute_reusability
 
 # The measure whose expected underestimate the verdict states.
 REUSABILITY_MEASURE = "AP"

@@ -23,7 +23,7 @@ from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.evaluation.selectors import common_queries, per_query_values
 from metrics.problems import Problem
-from metrics.stats import (
+from metrics.stats.paired import (
     CORRECTIONS,
     adjust,
     compare_to_baseline,
@@ -66,7 +66,7 @@ def check_test(test: str) -> str:
 
 def check_correction(correction: str, test: str) -> str:
     """The correction applied: ``tukey`` for Tukey's HSD whatever was asked (it is its own
-    multiple comparison procedure), else one of ``metrics.stats.CORRECTIONS``."""
+    multiple comparison procedure), else one of ``metrics.stats.paired.CORRECTIONS``."""
     if correction and correction not in (*CORRECTIONS, "tukey"):
         raise _bad("correction", f"{correction[:40]!r} is not one of {', '.join(CORRECTIONS)}")
     if test == "tukey":
@@ -329,7 +329,7 @@ def baseline_comparison(
     top: int | None = None,
 ) -> dict[str, Any]:
     """Every chosen run against ``baseline`` (a label as the user may see it), the common case
-    in papers: ``metrics.stats.compare_to_baseline`` over the topics they all have a value
+    in papers: ``metrics.stats.paired.compare_to_baseline`` over the topics they all have a value
     for, the p-values adjusted over those m - 1 comparisons only. Rows in order of mean, best
     first: mean, diff with its paired bootstrap 95% interval, effect (d_z), p, p adjusted,
     wins/ties/losses, significant. Tukey's HSD compares all pairs, not against one run: a 400

@@ -31,7 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics import Qrels, Run, evaluate
-from metrics.bias import (
+from metrics.bias.leaveout import (
     LeaveOneOut,
     compare_qrels_versions,
     estimate_penalty,
@@ -39,8 +39,8 @@ from metrics.bias import (
     leave_one_out,
     restrict_qrels,
 )
-from metrics.cli import main
-from metrics.pooling import parse_topic_spec
+from metrics.cli.app import main
+from metrics.pooling.strategies import parse_topic_spec
 from tests.metrics.strategies import collections
 
 

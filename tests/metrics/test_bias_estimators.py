@@ -1,4 +1,4 @@
-"""The pooling-penalty estimators and their validation (metrics.bias_estimators).
+"""The pooling-penalty estimators and their validation (metrics.bias.estimators).
 
 Three kinds of checks: tiny collections worked by hand (the arithmetic is in the comments);
 a slow, literal reference written here from the definitions (pools rebuilt per scenario, qrels
@@ -18,12 +18,8 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run, UnknownMeasureError
-from metrics.bias_estimators import (
-    EstimatorAnalysis,
-    estimator_errors,
-    estimator_report,
-)
-from metrics.evaluator import Evaluator
+from metrics.bias.estimators import EstimatorAnalysis, estimator_errors, estimator_report
+from metrics.evaluation.evaluator import Evaluator
 
 QrelsDict = dict[str, dict[str, int]]
 RunDict = dict[str, dict[str, float]]
@@ -675,7 +671,7 @@ def test_p_composed_with_r_windows_agree_with_the_literal_order() -> None:
 def test_paired_p_values_match_scipy() -> None:
     import scipy.stats
 
-    from metrics.bias_estimators import _paired_p
+    from metrics.bias.estimators import _paired_p
 
     rng = np.random.default_rng(3)
     values = rng.random((6, 9))

@@ -25,9 +25,9 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run, read_qrels
-from metrics.bias import LeaveOneOut, restrict_qrels
-from metrics.bias_estimators import EstimatorAnalysis, EstimatorReport
-from metrics.pooling import parse_topic_spec
+from metrics.bias.estimators import EstimatorAnalysis, EstimatorReport
+from metrics.bias.leaveout import LeaveOneOut, restrict_qrels
+from metrics.pooling.strategies import parse_topic_spec
 from tests._shared_data import trec_groups, trec_runs
 
 pytestmark = pytest.mark.data

@@ -10,7 +10,7 @@ import pytest
 from scipy.stats import kendalltau, norm
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from metrics.judge_audit import (
+from metrics.judges.audit import (
     anchoring,
     family_gaps,
     label_agreement,

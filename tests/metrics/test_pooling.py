@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.pooling import (
+from metrics.pooling.strategies import (
     STRATEGIES,
     BordaStrategy,
     DepthStrategy,

@@ -1,4 +1,4 @@
-"""The reusability report (metrics.reusability) on a hand-worked tiny pool.
+"""The reusability report (metrics.bias.reusability) on a hand-worked tiny pool.
 
 Depth 2, two topics; runs A and B are group g1, C is group g2, D is not pooled. Relevant
 documents in capitals, u is in no qrels (unjudged), x and c are retrieved but outside the pool:
@@ -39,9 +39,9 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run
-from metrics.bias import restrict_qrels
-from metrics.bias_compare_cli import run_reusability
-from metrics.reusability import reusability
+from metrics.bias.leaveout import restrict_qrels
+from metrics.bias.reusability import reusability
+from metrics.cli.bias_compare import run_reusability
 
 
 def _run(tag: str, docs: dict[str, list[str]]) -> Run:

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from metrics import Qrels, Run, read_qrels
-from metrics.bias import judged_at_k
-from metrics.pooling import parse_topic_spec
-from metrics.reusability import ReusabilityReport, reusability
+from metrics.bias.leaveout import judged_at_k
+from metrics.bias.reusability import ReusabilityReport, reusability
+from metrics.pooling.strategies import parse_topic_spec
 from tests._shared_data import trec_groups, trec_runs
 
 pytestmark = pytest.mark.data

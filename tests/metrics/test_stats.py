@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import DescrStatsW
 
-from metrics.stats import (
+from metrics.stats.paired import (
     Comparison,
     PairedTest,
     bootstrap_ci,

@@ -17,7 +17,7 @@ from statsmodels.formula.api import ols
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
 from metrics import evaluate, read_qrels
-from metrics.stats import (
+from metrics.stats.paired import (
     compare_runs,
     effect_size,
     effect_size_matrix,

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from metrics.pool_cli import load_rankings
-from metrics.pooling import cut_runs, make_strategy, parse_topic_spec
-from metrics.stopping import (
+from metrics.cli.pool import load_rankings
+from metrics.pooling.strategies import cut_runs, make_strategy, parse_topic_spec
+from metrics.sampling.stopping import (
     DecayFit,
     expected_left,
     fit_decay,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from metrics.diversity import parse_diversity_measure
-from metrics.names import parse_measures
-from metrics.registry import PREFS_MEASURES
+from metrics.measures.diversity import parse_diversity_measure
+from metrics.measures.names import parse_measures
+from metrics.measures.registry import PREFS_MEASURES
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

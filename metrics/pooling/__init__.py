@@ -1,0 +1,1 @@
+"""Pooling: which documents of the runs to judge (strategies, simulation) and pool inference."""

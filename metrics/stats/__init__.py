@@ -1,0 +1,2 @@
+"""Statistics over per-topic scores: intervals, paired tests, multiple comparisons, rank
+correlations."""
