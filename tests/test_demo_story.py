@@ -30,7 +30,8 @@ from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_published
 from metrics.bias.estimators import ALL
 from metrics.evaluation.evaluator import Evaluator
-from metrics.stats.paired import kendall_tau_b, t_ci
+from metrics.stats.intervals import t_ci
+from metrics.stats.rank import kendall_tau_b
 
 pytestmark = pytest.mark.django_db
 

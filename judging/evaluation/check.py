@@ -42,7 +42,7 @@ from metrics.evaluation.check import (
 )
 from metrics.measures.names import parse_measure, parse_measures
 from metrics.problems import Problem
-from metrics.stats.paired import CORRECTIONS
+from metrics.stats.multiple import CORRECTIONS
 
 TESTS = ("t", "randomization", "bootstrap")
 BASELINE_MAX_LENGTH = 255  # Run.tag's and Run.name's max_length

@@ -15,7 +15,8 @@ from judging.core import csvfiles
 from judging.core.errors import InvalidInput
 from metrics.measures.names import parse_measure
 from metrics.problems import Problem
-from metrics.stats.paired import CORRECTIONS, BaselineComparison
+from metrics.stats.multiple import CORRECTIONS
+from metrics.stats.paired import BaselineComparison
 
 FORMATS = ("csv", "latex", "markdown")
 PER_QUERY_FORMATS = ("csv", "trec")

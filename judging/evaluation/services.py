@@ -27,7 +27,7 @@ from metrics.io import Run as MetricsRun
 from metrics.measures.curve import RecallCurve, recall_curve
 from metrics.measures.names import parse_measures
 from metrics.problems import Problem
-from metrics.stats.paired import bootstrap_ci
+from metrics.stats.intervals import bootstrap_ci
 
 CURVE_DEPTH = 100  # the depth of curves stored before full-depth curves (still read as such)
 CURVE_DENSE = 100  # every k up to this is stored; beyond it a log-spaced subset

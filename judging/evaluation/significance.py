@@ -23,15 +23,10 @@ from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.evaluation.selectors import common_queries, per_query_values
 from metrics.problems import Problem
-from metrics.stats.paired import (
-    CORRECTIONS,
-    adjust,
-    compare_to_baseline,
-    effect_size_matrix,
-    paired_resampling_matrix,
-    paired_t_matrix,
-    tukey_hsd,
-)
+from metrics.stats.matrices import effect_size_matrix, paired_resampling_matrix, paired_t_matrix
+from metrics.stats.multiple import CORRECTIONS, adjust
+from metrics.stats.paired import compare_to_baseline
+from metrics.stats.tukey import tukey_hsd
 
 TESTS: tuple[str, ...] = ("t", "randomization", "bootstrap", "tukey")
 RESAMPLING = frozenset({"randomization", "bootstrap"})
@@ -66,7 +61,7 @@ def check_test(test: str) -> str:
 
 def check_correction(correction: str, test: str) -> str:
     """The correction applied: ``tukey`` for Tukey's HSD whatever was asked (it is its own
-    multiple comparison procedure), else one of ``metrics.stats.paired.CORRECTIONS``."""
+    multiple comparison procedure), else one of ``metrics.stats.multiple.CORRECTIONS``."""
     if correction and correction not in (*CORRECTIONS, "tukey"):
         raise _bad("correction", f"{correction[:40]!r} is not one of {', '.join(CORRECTIONS)}")
     if test == "tukey":

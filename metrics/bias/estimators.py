@@ -855,7 +855,7 @@ def _pairwise_p(tags: list[str], per_topic: Mapping[str, Mapping[str, float]]) -
 
 
 def _errors_of(true: Mapping[str, float], estimate: Mapping[str, float], p: F64) -> dict[str, Any]:
-    from metrics.stats.paired import kendall_tau_b
+    from metrics.stats.rank import kendall_tau_b
 
     tags = list(true)
     t = np.array([true[x] for x in tags], dtype=np.float64)

@@ -79,7 +79,9 @@ from metrics.measures.basic import Ideal, Ranked
 from metrics.measures.names import Measure, parse_measure
 from metrics.measures.registry import compute
 from metrics.pooling.strategies import topic_sort_key
-from metrics.stats.paired import kendall_tau_b, paired_test, t_ci, tau_ap
+from metrics.stats.intervals import t_ci
+from metrics.stats.paired import paired_test
+from metrics.stats.rank import kendall_tau_b, tau_ap
 
 __all__ = [
     "CHANGE_TOLERANCE",
@@ -1165,7 +1167,7 @@ def compare_qrels_versions(
 
     Per run, on the compared topics: score and rank (1 + runs strictly better) under a and b,
     ``delta = score_b - score_a`` with the ``ci_level`` Student-t interval of the per-topic
-    differences b - a (:func:`metrics.stats.paired.t_ci`) and the paired t-test p
+    differences b - a (:func:`metrics.stats.intervals.t_ci`) and the paired t-test p
     (:func:`metrics.stats.paired.paired_test`; both None with fewer than two paired topics), and
     R@``recall_k`` under both with its change ("drop" / "gain" / "no change", within
     ``CHANGE_TOLERANCE``) and interval. ``new_topics``: the run's score, rank and recall under b on

@@ -50,7 +50,7 @@ def _fraction(text: str) -> float:
 
 def register(subparsers: Any) -> None:
     """Add ``check``."""
-    from metrics.stats.paired import CORRECTIONS
+    from metrics.stats.multiple import CORRECTIONS
 
     p: argparse.ArgumentParser = subparsers.add_parser(
         "check",

@@ -7,11 +7,11 @@ For each measure M, over the same queries Q for both runs (n = |Q|):
 
 - ``delta`` = mean_Q(M(run)) - mean_Q(M(baseline)) (macro average: the mean over queries);
 - its ``level`` paired bootstrap percentile interval: the interval of the mean of the per-query
-  differences d_q = M_q(run) - M_q(baseline) (:func:`metrics.stats.paired.bootstrap_ci`);
+  differences d_q = M_q(run) - M_q(baseline) (:func:`metrics.stats.intervals.bootstrap_ci`);
 - ``p``: a two-sided paired test of mean(d) = 0 (:func:`metrics.stats.paired.paired_test`: Student
   t, randomization or bootstrap), and ``p_adjusted`` after ``correction`` across the measures of
-  the check (:func:`metrics.stats.paired.adjust`). The default is **no correction** (``"none"``): a
-  check names a handful of measures chosen in advance, each a separate gate, and a correction
+  the check (:func:`metrics.stats.multiple.adjust`). The default is **no correction** (``"none"``):
+  a check names a handful of measures chosen in advance, each a separate gate, and a correction
   would only make a real drop on one of them harder to see. Asking ``holm`` controls the chance
   of any false alarm across the measures instead; the answer always says which was applied.
 - the threshold t: ``max_drop`` itself (absolute), or ``max_drop`` x mean(baseline) with
@@ -313,7 +313,8 @@ def check_values(
     ``judged[m]`` = (judged measure's name, run's mean, baseline's mean), or absent when not
     known. ``ValueError`` for no queries or measures, an unknown test or correction, a measure
     missing from ``baseline``, or ``alpha``, ``ci_level``, ``max_drop`` out of range."""
-    from metrics.stats.paired import CORRECTIONS, adjust, compare_to_baseline
+    from metrics.stats.multiple import CORRECTIONS, adjust
+    from metrics.stats.paired import compare_to_baseline
 
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be strictly between 0 and 1, got {alpha}")

@@ -539,7 +539,7 @@ class Evaluator:
         hi: float | None = None
         if self.ci is not None:
             # imported here, not at the top: reading files through the package stays scipy-free
-            from metrics.stats.paired import bootstrap_ci, t_ci
+            from metrics.stats.intervals import bootstrap_ci, t_ci
         if self.ci == "bootstrap":
             lo, hi = bootstrap_ci(
                 sample, level=self.ci_level, n_resamples=self.n_resamples, seed=self.seed

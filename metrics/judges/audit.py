@@ -55,7 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics.judges.agreement import check_scale, weight_matrix, weighted_kappa
-from metrics.stats.paired import kendall_tau_b, tau_ap
+from metrics.stats.rank import kendall_tau_b, tau_ap
 
 __all__ = [
     "FamilyGap",
@@ -297,8 +297,8 @@ def ranking_agreement(
 ) -> RankingAgreement:
     """Kendall tau-b, tau_AP (human = reference) and tau-b among the human top ``top_k`` runs.
 
-    tau-b is ``scipy.stats.kendalltau(variant="b")`` via :func:`metrics.stats.paired.kendall_tau_b`;
-    tau_AP is :func:`metrics.stats.paired.tau_ap` with the human ranking as the reference. Only runs
+    tau-b is ``scipy.stats.kendalltau(variant="b")`` via :func:`metrics.stats.rank.kendall_tau_b`;
+    tau_AP is :func:`metrics.stats.rank.tau_ap` with the human ranking as the reference. Only runs
     scored under both qrels count. With fewer than two runs (or two in the top set) a
     correlation is NaN. ``top_k`` must be at least 2.
     """

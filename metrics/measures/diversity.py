@@ -627,7 +627,7 @@ def evaluate_diversity(
     :data:`DEFAULT_MEASURES`. ``complete=True`` (ndeval ``-c``) averages over every qrels topic,
     a topic the run lacks scoring 0; ``complete=False`` (ndeval's default) over the qrels topics
     the run has. Run topics without qrels are excluded either way. ``ci_level`` (e.g. 0.95) adds
-    a percentile bootstrap interval of each mean (:func:`metrics.stats.paired.bootstrap_ci`).
+    a percentile bootstrap interval of each mean (:func:`metrics.stats.intervals.bootstrap_ci`).
     """
     if not isinstance(run, Run):
         run = Run.from_dict(run)
@@ -645,7 +645,7 @@ def evaluate_diversity(
     no_rel = tuple(t for t in topics if subtopic_qrels.topics[t].actual_subtopics(1) == 0)
     ci: dict[str, tuple[float, float]] | None = None
     if ci_level is not None:
-        from metrics.stats.paired import bootstrap_ci  # lazily: keeps import light
+        from metrics.stats.intervals import bootstrap_ci  # lazily: keeps import light
 
         ci = {
             m.name: bootstrap_ci(values[m], level=ci_level, n_resamples=ci_resamples, seed=ci_seed)

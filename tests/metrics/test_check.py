@@ -19,7 +19,8 @@ from metrics.evaluation.check import (
     regression_check,
 )
 from metrics.measures.names import parse_measure
-from metrics.stats.paired import bootstrap_ci, holm
+from metrics.stats.intervals import bootstrap_ci
+from metrics.stats.multiple import holm
 
 QIDS = [f"q{i:02d}" for i in range(1, 21)]
 # one relevant and one non-relevant document per query; q99 has no relevant document
