@@ -52,7 +52,7 @@ from judging.campaigns.models import Campaign
 from judging.core.roles import ANNOTATOR
 from judging.pools.models import PoolVersion
 from metrics.judges.agreement import consensus_grade
-from metrics.pooling.strategies import topic_sort_key
+from metrics.pooling.runs import topic_sort_key
 from metrics.sampling.stopping import (
     DEFAULT_WINDOW,
     expected_left,

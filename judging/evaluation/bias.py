@@ -50,7 +50,9 @@ from metrics.bias.leaveout import (
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
 from metrics.measures.names import parse_measure
-from metrics.pooling.strategies import make_strategy, parse_topic_spec, simulate, topic_sort_key
+from metrics.pooling.runs import parse_topic_spec, topic_sort_key
+from metrics.pooling.simulation import simulate
+from metrics.pooling.strategies import make_strategy
 from metrics.problems import Problem
 
 EFFICIENCY_STRATEGIES = ("docid", "rank", "mtf", "hedge")
@@ -77,7 +79,7 @@ def topic_filter(campaign: Campaign, spec: str | None) -> tuple[str, list[str]]:
     """The campaign's topics a topic spec names, and the spec normalised (the report's key).
 
     The spec is comma-separated parts: topic ids (``401``), numeric ranges (``601-650``: the
-    campaign's topics with a numeric id in it, as ``metrics.pooling.strategies.parse_topic_spec``
+    campaign's topics with a numeric id in it, as ``metrics.pooling.runs.parse_topic_spec``
     reads them) and ``tag:NAME`` (the campaign's topics tagged NAME). Empty: every topic, normalised
     to ``""``. Otherwise the normalised spec lists the topics found, sorted, consecutive numeric
     ids as ranges (``"1-5,9"``), so that two spellings of one subset share a report.

@@ -51,7 +51,7 @@ from judging.workflows.runs import run_submitted
 from metrics.io import Run
 from metrics.io.limits import id_problem
 from metrics.pooling.inference import PoolInference, infer_pooling
-from metrics.pooling.strategies import topic_sort_key
+from metrics.pooling.runs import topic_sort_key
 from metrics.problems import Problem
 
 POOLED_RUNS = ("all", "none", "infer")

@@ -78,7 +78,7 @@ from metrics.io import Qrels, Run
 from metrics.measures.basic import Ideal, Ranked
 from metrics.measures.names import Measure, parse_measure
 from metrics.measures.registry import compute
-from metrics.pooling.strategies import topic_sort_key
+from metrics.pooling.runs import topic_sort_key
 from metrics.stats.intervals import t_ci
 from metrics.stats.paired import paired_test
 from metrics.stats.rank import kendall_tau_b, tau_ap
@@ -859,7 +859,7 @@ def scorable_topics(
     """The topics ``qrels`` can score: at least one judgment with grade >= ``relevance_level``.
 
     Only topics among ``topics`` when given; in topic order
-    (:func:`metrics.pooling.strategies.topic_sort_key`).
+    (:func:`metrics.pooling.runs.topic_sort_key`).
     A topic whose judgments are all non-relevant cannot be scored (R = 0: AP, recall and nDCG are
     undefined), so it cannot be compared either.
     """

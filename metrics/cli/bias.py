@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from metrics.cli._read import SameTag, add_line_limit, line_limits, read_runs_said
 from metrics.io import InvalidInput, Problem, read_qrels
-from metrics.pooling.strategies import parse_topic_spec
+from metrics.pooling.runs import parse_topic_spec
 
 if TYPE_CHECKING:
     from metrics.bias.estimators import EstimatorReport

@@ -182,7 +182,7 @@ def _tags(text: str | None, option: str) -> list[str]:
 def _topics(spec: str | None) -> list[str] | None:
     if spec is None:
         return None
-    from metrics.pooling.strategies import parse_topic_spec
+    from metrics.pooling.runs import parse_topic_spec
 
     try:
         return parse_topic_spec(spec)

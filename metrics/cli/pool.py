@@ -26,15 +26,10 @@ from typing import Any, TextIO
 
 from metrics.cli._read import add_line_limit, line_limits
 from metrics.io import DEFAULT_LIMITS, Limits
-from metrics.pooling.strategies import (
-    STRATEGIES,
-    JSONValue,
-    SimulationResult,
-    Strategy,
-    make_strategy,
-    parse_topic_spec,
-    simulate,
-)
+from metrics.pooling.base import Strategy
+from metrics.pooling.runs import JSONValue, parse_topic_spec
+from metrics.pooling.simulation import SimulationResult, simulate
+from metrics.pooling.strategies import STRATEGIES, make_strategy
 
 __all__ = ["add_parser", "load_rankings", "parse_strata", "register"]
 

@@ -40,7 +40,7 @@ from metrics.bias.leaveout import (
     restrict_qrels,
 )
 from metrics.cli.app import main
-from metrics.pooling.strategies import parse_topic_spec
+from metrics.pooling.runs import parse_topic_spec
 from tests.metrics.strategies import collections
 
 

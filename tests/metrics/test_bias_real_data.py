@@ -26,7 +26,7 @@ import pytrec_eval
 
 from metrics import Qrels, Run, read_qrels
 from metrics.bias.leaveout import LeaveOneOut, judged_at_k, restrict_qrels
-from metrics.pooling.strategies import parse_topic_spec
+from metrics.pooling.runs import parse_topic_spec
 from tests._shared_data import trec_runs
 
 pytestmark = pytest.mark.data

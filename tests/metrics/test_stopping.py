@@ -10,7 +10,8 @@ import pytest
 from scipy.optimize import minimize
 
 from metrics.cli.pool import load_rankings
-from metrics.pooling.strategies import cut_runs, make_strategy, parse_topic_spec
+from metrics.pooling.runs import cut_runs, parse_topic_spec
+from metrics.pooling.strategies import make_strategy
 from metrics.sampling.stopping import (
     DecayFit,
     expected_left,
