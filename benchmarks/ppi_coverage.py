@@ -47,7 +47,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from metrics import read_qrels, read_run  # noqa: E402
-from metrics.sampling.ppi import Design, PoolStructure, pilot, sample  # noqa: E402
+from metrics.sampling.designs import Design, pilot, sample  # noqa: E402
+from metrics.sampling.structure import PoolStructure
 
 DATA = ROOT.parent.parent / "shared" / "data"
 if not DATA.exists():

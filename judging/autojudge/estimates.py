@@ -49,7 +49,7 @@ def _structure(judge: Judge, pool: PoolVersion) -> tuple[Any, dict[str, Any], li
     """The pool's structure over the campaign's runs, the runs' rankings, the judge's grade of
     every pool item in the structure's item order (0 where it gave none), and how many it
     lacked."""
-    from metrics.sampling.ppi import PoolStructure
+    from metrics.sampling.structure import PoolStructure
 
     campaign = judge.campaign
     runs = {r.tag: rankings(r) for r in campaign.runs.order_by("tag")}
@@ -73,7 +73,7 @@ def sample_create(
     created_by: Account | None = None,
 ) -> HumanSample:
     """Draw a human sample (or, for a design that needs one, its pilot slice) and queue it."""
-    from metrics.sampling.ppi import Design, pilot, sample
+    from metrics.sampling.designs import Design, pilot, sample
 
     if judge.campaign_id != pool.campaign_id:
         raise invalid("pool", "belongs to another campaign")
@@ -188,7 +188,7 @@ def sample_progress(
 
 def sample_advance(hs: HumanSample) -> HumanSample:
     """Draw the rest of a two-phase sample once people have graded its whole pilot slice."""
-    from metrics.sampling.ppi import Design, sample
+    from metrics.sampling.designs import Design, sample
 
     if hs.design_info.get("phase") != "pilot":
         raise Conflict("the sample is already drawn in full")
@@ -206,7 +206,7 @@ def sample_advance(hs: HumanSample) -> HumanSample:
         seed=hs.seed,
         allocation=cast(Allocation, hs.design_info.get("allocation", "neyman")),
     )
-    from metrics.sampling.ppi import pilot
+    from metrics.sampling.designs import pilot
 
     first = [int(i) for i in pilot(auto, d)]
     first_grades = [grades[st.items[i]] for i in first]

@@ -214,7 +214,7 @@ def test_a_neyman_design_queues_its_pilot_then_draws_the_rest(
 def test_an_active_design_weighs_documents_at_the_pilots_calibrated_predictions(
     world: dict[str, Any], as_committed: Any, monkeypatch: pytest.MonkeyPatch, with_scores: bool
 ) -> None:
-    from metrics.sampling.ppi import PoolStructure
+    from metrics.sampling.structure import PoolStructure
 
     campaign, pool = world["campaign"], world["pool"]
     judge = services.judge_create(campaign=campaign, name="act", kind=JudgeKind.IMPORTED, model="m")
