@@ -418,7 +418,7 @@ def test_the_real_estimators_are_stored_for_the_non_pooled_run(
 
 # --- before/after on the same topics (the demo's story) -------------------------------------
 
-COMPARISON = {  # the shape of metrics.bias.leaveout.compare_qrels_versions(...).to_dict()
+COMPARISON = {  # the shape of metrics.bias.versions.compare_qrels_versions(...).to_dict()
     "measure": "AP",
     "labels": ["v1", "v2"],
     "topics": {"compared": ["1", "2", "3", "4", "5"], "only_a": [], "only_b": ["6"]},

@@ -40,13 +40,10 @@ from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from judging.pools.models import PoolState, PoolVersion
 from metrics.bias.estimators import FAMILIES as ESTIMATED_FAMILIES
 from metrics.bias.estimators import estimator_report
-from metrics.bias.leaveout import (
-    LeaveOneOut,
-    LeaveOut,
-    compare_qrels_versions,
-    estimate_penalty,
-    judged_at_k,
-)
+from metrics.bias.judged import judged_at_k
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut
+from metrics.bias.penalty import estimate_penalty
+from metrics.bias.versions import compare_qrels_versions
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
 from metrics.measures.names import parse_measure
@@ -769,7 +766,7 @@ def _before_after(
     level: int,
 ) -> dict[str, Any]:
     """``{"before_after": ...}``: every run under the previous version and this one, on the
-    topics both can score (``metrics.bias.leaveout.compare_qrels_versions``); or why there is
+    topics both can score (``metrics.bias.versions.compare_qrels_versions``); or why there is
     none."""
     before = qrels_dict(previous)
     if not _scorable(before, level, topics) & _scorable(qrels_map, level, topics):

@@ -18,7 +18,7 @@ them, over the qrels topics after the ``topics`` filter) and reports, exactly:
   like it loses). ``max_drop`` (and ``max_drop_unit``) and ``mean_drop`` (each unit weighs one)
   over the units; ``kendall_tau`` (tau-b) and ``tau_ap`` between the full-pool ranking of the
   pooled runs and the ranking with each run scored without its unit, as in LeaveOneOut.
-- ``judged``: mean Judged@10 and Judged@100 (:func:`metrics.bias.leaveout.judged_at_k`, against the
+- ``judged``: mean Judged@10 and Judged@100 (:func:`metrics.bias.judged.judged_at_k`, against the
   qrels given) of the pooled runs and of the others (None when every run is pooled).
 - ``unjudged_in_pool``: documents of the depth-d pool with no judgment (grade >= 0) in the qrels
   (scored as not relevant, as everywhere); 0 when the qrels were made from this pool.
@@ -65,7 +65,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from metrics.bias.leaveout import Compat, LeaveOneOut, LeaveOut, judged_at_k
+from metrics.bias.judged import judged_at_k
+from metrics.bias.leaveout import Compat, LeaveOneOut, LeaveOut
 from metrics.io import Qrels, Run
 
 __all__ = ["ReusabilityReport", "reusability"]

@@ -8,7 +8,7 @@
                            [--compat trec_eval|honest] [-l LEVEL] [--format json|text]
 
 ``compare`` scores every run under both qrels versions on the topics both can score
-(:func:`metrics.bias.leaveout.compare_qrels_versions`; the topics that differ are named). ``json``
+(:func:`metrics.bias.versions.compare_qrels_versions`; the topics that differ are named). ``json``
 (default) is its ``to_dict()``; ``tsv`` is one row per run sorted by rank under the second
 version, with the topics note, the rank correlations and the other runs' recall change on
 stderr. ``reusability`` is :func:`metrics.bias.reusability.reusability`: ``json`` (default) its
@@ -219,7 +219,7 @@ def _measure(name: str) -> None:
 
 
 def _compare(args: argparse.Namespace, out: TextIO) -> int:
-    from metrics.bias.leaveout import compare_qrels_versions
+    from metrics.bias.versions import compare_qrels_versions
 
     if args.recall_k < 1:
         raise _Fail(f"--recall-k must be >= 1, got {args.recall_k}", EXIT_USAGE)

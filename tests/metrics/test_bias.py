@@ -31,14 +31,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics import Qrels, Run, evaluate
-from metrics.bias.leaveout import (
-    LeaveOneOut,
-    compare_qrels_versions,
-    estimate_penalty,
-    judged_at_k,
-    leave_one_out,
-    restrict_qrels,
-)
+from metrics.bias.judged import judged_at_k
+from metrics.bias.leaveout import LeaveOneOut, leave_one_out
+from metrics.bias.penalty import estimate_penalty
+from metrics.bias.topics import restrict_qrels
+from metrics.bias.versions import compare_qrels_versions
 from metrics.cli.app import main
 from metrics.pooling.runs import parse_topic_spec
 from tests.metrics.strategies import collections

@@ -26,7 +26,8 @@ import pytrec_eval
 
 from metrics import Qrels, Run, read_qrels
 from metrics.bias.estimators import EstimatorAnalysis, EstimatorReport
-from metrics.bias.leaveout import LeaveOneOut, restrict_qrels
+from metrics.bias.leaveout import LeaveOneOut
+from metrics.bias.topics import restrict_qrels
 from metrics.pooling.runs import parse_topic_spec
 from tests._shared_data import trec_groups, trec_runs
 

@@ -25,7 +25,9 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run, read_qrels
-from metrics.bias.leaveout import LeaveOneOut, judged_at_k, restrict_qrels
+from metrics.bias.judged import judged_at_k
+from metrics.bias.leaveout import LeaveOneOut
+from metrics.bias.topics import restrict_qrels
 from metrics.pooling.runs import parse_topic_spec
 from tests._shared_data import trec_runs
 

@@ -1,5 +1,5 @@
 """Two qrels versions compared on the topics both can score
-(metrics.bias.leaveout.compare_qrels_versions).
+(metrics.bias.versions.compare_qrels_versions).
 
 The hand-worked toy: three runs, three topics; qrels v1 judges topic 3 but finds nothing relevant
 there, v2 adds relevant documents to topics 1 and 2 and finds one in topic 3 (so topic 3 is new in
@@ -47,7 +47,8 @@ import pytrec_eval
 import scipy.stats
 
 from metrics import Qrels, Run
-from metrics.bias.leaveout import TopicSplit, common_topics, compare_qrels_versions, scorable_topics
+from metrics.bias.topics import TopicSplit, common_topics, scorable_topics
+from metrics.bias.versions import compare_qrels_versions
 from metrics.cli.bias_compare import run_compare
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics import Evaluator, Qrels, Run, evaluate
-from metrics.bias.leaveout import LeaveOneOut, restrict_qrels
+from metrics.bias.leaveout import LeaveOneOut
+from metrics.bias.topics import restrict_qrels
 from metrics.measures.names import Measure, parse_measure
 from metrics.measures.registry import FAMILIES, Family
 from tests.metrics.strategies import collections as shared_collections

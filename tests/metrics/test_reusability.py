@@ -39,8 +39,8 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run
-from metrics.bias.leaveout import restrict_qrels
 from metrics.bias.reusability import reusability
+from metrics.bias.topics import restrict_qrels
 from metrics.cli.bias_compare import run_reusability
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from metrics import Qrels, Run, read_qrels
-from metrics.bias.leaveout import judged_at_k
+from metrics.bias.judged import judged_at_k
 from metrics.bias.reusability import ReusabilityReport, reusability
 from metrics.pooling.runs import parse_topic_spec
 from tests._shared_data import trec_groups, trec_runs
