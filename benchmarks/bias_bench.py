@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from _runs import pytrec_dict, read_runs  # noqa: E402
 
 from metrics import Qrels, Run, read_qrels  # noqa: E402
-from metrics.bias.leaveout import LeaveOneOut  # noqa: E402
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut  # noqa: E402
 
 DATA = Path(os.environ.get("POOLJUDGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 MEASURES = {"AP": "map", "P@10": "P_10", "nDCG@10": "ndcg_cut_10"}
@@ -59,7 +59,7 @@ def fresh(runs: dict[str, Run]) -> dict[str, Run]:
 
 
 def ours(qrels: Qrels, runs: dict[str, Run], depth: int) -> Scores:
-    loo = LeaveOneOut(qrels, runs, depth=depth)
+    loo = LeaveOneOut(qrels, runs, LeaveOut(depth=depth))
     out: Scores = {}
     for m in MEASURES:
         res = loo.result(m)

@@ -57,6 +57,7 @@ from _runs import pytrec_dict, read_runs  # noqa: E402
 
 from metrics import Qrels, Run, read_qrels  # noqa: E402
 from metrics.bias.estimators import EstimatorAnalysis  # noqa: E402
+from metrics.bias.leaveout import LeaveOut  # noqa: E402
 
 DATA = Path(os.environ.get("POOLJUDGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 MEASURES = {"AP": "map", "P@10": "P_10"}
@@ -85,7 +86,7 @@ def fresh(runs: dict[str, Run]) -> dict[str, Run]:
 def ours(
     qrels: Qrels, runs: dict[str, Run], groups: dict[str, str], depth: int
 ) -> tuple[Estimates, Errors]:
-    an = EstimatorAnalysis(qrels, runs, depth=depth, leave_out="group", groups=groups)
+    an = EstimatorAnalysis(qrels, runs, LeaveOut(depth=depth, leave_out="group", groups=groups))
     est: Estimates = {}
     err: Errors = {}
     for m in MEASURES:

@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 from metrics import read_qrels, read_run  # noqa: E402
 from metrics.sampling.designs import Design, pilot, sample  # noqa: E402
-from metrics.sampling.structure import PoolStructure
+from metrics.sampling.structure import PoolStructure  # noqa: E402
 
 DATA = ROOT.parent.parent / "shared" / "data"
 if not DATA.exists():

@@ -309,8 +309,8 @@ def test_the_estimators_are_asked_for_the_non_pooled_runs_by_group_and_stored(
 ) -> None:
     calls: list[tuple[Any, ...]] = []
 
-    def fake(qrels: Any, runs: Any, measure: str, **kwargs: Any) -> Fake:
-        calls.append((set(runs), measure, kwargs))
+    def fake(qrels: Any, runs: Any, measure: str, leave: Any, **kwargs: Any) -> Fake:
+        calls.append((set(runs), measure, {**vars(leave), **kwargs}))
         return Fake(ESTIMATORS)
 
     monkeypatch.setattr(bias, "estimator_report", fake)
@@ -339,8 +339,8 @@ def test_without_groups_the_estimators_leave_out_runs(
 ) -> None:
     seen: dict[str, Any] = {}
 
-    def fake(qrels: Any, runs: Any, measure: str, **kwargs: Any) -> Fake:
-        seen.update(kwargs)
+    def fake(qrels: Any, runs: Any, measure: str, leave: Any, **kwargs: Any) -> Fake:
+        seen.update({**vars(leave), **kwargs})
         return Fake({**ESTIMATORS, "leave_out": "run"})
 
     monkeypatch.setattr(bias, "estimator_report", fake)

@@ -41,7 +41,7 @@ from judging.pools.models import PoolState, PoolVersion
 from metrics.bias.estimators import FAMILIES as ESTIMATED_FAMILIES
 from metrics.bias.estimators import estimator_report
 from metrics.bias.judged import judged_at_k
-from metrics.bias.leaveout import LeaveOneOut, LeaveOut
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut, LeaveOutUnit
 from metrics.bias.penalty import estimate_penalty
 from metrics.bias.versions import compare_qrels_versions
 from metrics.io import Qrels
@@ -406,7 +406,7 @@ def campaign_runs(
 
 def units(
     runs_models: Sequence[Run], pooled: Sequence[str]
-) -> tuple[LeaveOut, dict[str, str] | None]:
+) -> tuple[LeaveOutUnit, dict[str, str] | None]:
     """What the estimators and the reusability report leave out: groups when every pooled run
     has one (``leave_out="group"``, every run mapped to its group or, without one, its tag),
     else runs (no groups)."""
@@ -514,12 +514,14 @@ def _part(name: str, inputs: _Inputs) -> dict[str, Any]:
             loo = LeaveOneOut(
                 inputs.qrels,
                 inputs.runs,
-                depth=report.depth,
-                leave_out="group" if report.kind == BiasKind.LOO_GROUP else "run",
-                groups={r.tag: r.group or r.tag for r in inputs.runs_models},
-                pooled=pooled,
-                topics=topics,
-                relevance_level=level,
+                LeaveOut(
+                    depth=report.depth,
+                    leave_out="group" if report.kind == BiasKind.LOO_GROUP else "run",
+                    groups={r.tag: r.group or r.tag for r in inputs.runs_models},
+                    pooled=pooled,
+                    topics=topics,
+                    relevance_level=level,
+                ),
             ).result(report.measure)
             out["loo"] = loo.to_dict()
             if loo.not_pooled and any(not math.isnan(r.delta) for r in loo.runs.values()):
@@ -826,12 +828,14 @@ def _estimators(
         qrels,
         runs,
         report.measure,
-        depth=report.depth,
-        pooled=pooled,
-        groups=groups,
-        leave_out=leave_out,
-        topics=topics,
-        relevance_level=level,
+        LeaveOut(
+            depth=report.depth,
+            pooled=pooled,
+            groups=groups,
+            leave_out=leave_out,
+            topics=topics,
+            relevance_level=level,
+        ),
     )
     return {"estimators": result.to_dict()}
 

@@ -31,6 +31,7 @@ from judging.evaluation.bias import (
 from judging.evaluation.models import EvalState, Reusability
 from judging.evaluation.services import qrels_dict
 from judging.pools.models import PoolState, PoolVersion
+from metrics.bias.leaveout import LeaveOut
 from metrics.bias.reusability import reusability as compute_reusability
 from metrics.io import Qrels
 
@@ -109,12 +110,14 @@ def _compute(campaign: Campaign, version: QrelsVersion) -> dict[str, Any]:
     report = compute_reusability(
         Qrels.from_dict(qrels_dict(version)),
         runs,
-        depth=campaign.pool_depth,
-        pooled=pooled,
-        groups=groups,
+        LeaveOut(
+            depth=campaign.pool_depth,
+            pooled=pooled,
+            groups=groups,
+            topics=topics if spec else None,
+            relevance_level=campaign.relevance_threshold,
+        ),
         measure=REUSABILITY_MEASURE,
-        topics=topics if spec else None,
-        relevance_level=campaign.relevance_threshold,
     )
     out: dict[str, Any] = {**report.to_dict(), "pooled": pooled, "topics_spec": spec}
     return out

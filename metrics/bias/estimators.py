@@ -82,14 +82,14 @@ averaged as in :mod:`metrics.bias` (trec_eval mode: topics in the reduced qrels 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from metrics.bias.leaveout import Compat, LeaveOneOut, LeaveOut, _SparseRanked
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut, _SparseRanked
 from metrics.io import Qrels, Run
 from metrics.measures.basic import Ideal, Ranked, optimistic
 from metrics.measures.names import Measure, parse_measure
@@ -396,37 +396,19 @@ class _Scenario:
     ideal_removed: Bool | None  # (runs, ideal docs)
 
 
-class EstimatorAnalysis(LeaveOneOut):
-    """:class:`~metrics.bias.leaveout.LeaveOneOut` extended to nested leave-outs and ``p∘r`` runs.
+class EstimatorAnalysis:
+    """Nested leave-outs and ``p∘r`` runs over a prepared leave-out analysis.
 
-    Prepared once for a set of runs (pool, units, sparse judged rows); :meth:`report` per
-    measure. Same arguments as :class:`~metrics.bias.leaveout.LeaveOneOut`.
+    Prepared once for a set of runs (pool, units, sparse judged rows: :attr:`loo`, built from the
+    same arguments as :class:`~metrics.bias.leaveout.LeaveOneOut`); :meth:`report` per measure.
+    The estimators read the leave-out analysis through its public state and add their own
+    (contributor pairs, per-topic documents, the Lipani corrections).
     """
 
     def __init__(
-        self,
-        qrels: Qrels,
-        runs: Mapping[str, Run],
-        *,
-        depth: int = 10,
-        leave_out: LeaveOut = "run",
-        groups: Mapping[str, str] | None = None,
-        pooled: Iterable[str] | None = None,
-        topics: Iterable[str] | None = None,
-        relevance_level: int = 1,
-        compat: Compat = "trec_eval",
+        self, qrels: Qrels, runs: Mapping[str, Run], leave: LeaveOut | None = None
     ) -> None:
-        super().__init__(
-            qrels,
-            runs,
-            depth=depth,
-            leave_out=leave_out,
-            groups=groups,
-            pooled=pooled,
-            topics=topics,
-            relevance_level=relevance_level,
-            compat=compat,
-        )
+        self.loo = LeaveOneOut(qrels, runs, leave)
         self._cells_by_topic: tuple[I64, I64] | None = None
         self._contributor_pairs()
         self._topic_cache: dict[int, _Topic] = {}
@@ -435,12 +417,12 @@ class EstimatorAnalysis(LeaveOneOut):
     # -- contributor pairs -------------------------------------------------------------------
     def _contributor_pairs(self) -> None:
         """The two units of every judgment contributed by exactly two, and per-topic counts."""
-        nt, ne = len(self.topics), int(self.e_row.size)
-        nu = max(len(self.unit_names), 1)
+        nt, ne = len(self.loo.topics), int(self.loo.e_row.size)
+        nu = max(len(self.loo.unit_names), 1)
         self.nu = nu
-        unit_row = self.unit[self.cell // nt]
-        top = (self.pos <= self.depth) & (unit_row >= 0)
-        code = np.unique(self.entry[top] * nu + unit_row[top])
+        unit_row = self.loo.unit[self.loo.cell // nt]
+        top = (self.loo.pos <= self.loo.depth) & (unit_row >= 0)
+        code = np.unique(self.loo.entry[top] * nu + unit_row[top])
         ent, un = code // nu, code % nu
         ncontrib = np.bincount(ent, minlength=ne)
         two = ncontrib[ent] == 2
@@ -450,22 +432,22 @@ class EstimatorAnalysis(LeaveOneOut):
         lo[e2[0::2]] = u2[0::2]
         hi[e2[1::2]] = u2[1::2]
         self.e_lo, self.e_hi = lo, hi
-        self.row_lo, self.row_hi = lo[self.entry], hi[self.entry]
-        g = self.e_grade
-        pooled = self.e_pooled
+        self.row_lo, self.row_hi = lo[self.loo.entry], hi[self.loo.entry]
+        g = self.loo.e_grade
+        pooled = self.loo.e_pooled
         has = lo >= 0
-        cell = (lo[has] * nu + hi[has]) * nt + self.e_topic[has]
+        cell = (lo[has] * nu + hi[has]) * nt + self.loo.e_topic[has]
 
         def by_pair(mask: Bool) -> I64:
             c = np.bincount(cell[mask[has]], minlength=nu * nu * nt).reshape(nu, nu, nt)
             out: I64 = c + c.transpose(1, 0, 2)
             return out
 
-        self.pair_rel = by_pair(pooled & (g >= self.level))
-        self.pair_nonrel = by_pair(pooled & (g >= 0) & (g < self.level))
+        self.pair_rel = by_pair(pooled & (g >= self.loo.level))
+        self.pair_nonrel = by_pair(pooled & (g >= 0) & (g < self.loo.level))
         self.pair_found = by_pair(pooled)
         gi = np.flatnonzero(pooled & (g >= 1))
-        gi = gi[np.lexsort((-g[gi], self.e_topic[gi]))]  # the order of LeaveOneOut's ideal docs
+        gi = gi[np.lexsort((-g[gi], self.loo.e_topic[gi]))]  # the order of LeaveOneOut's ideal docs
         self._ideal_lo, self._ideal_hi = lo[gi], hi[gi]
 
     # -- scenarios -----------------------------------------------------------------------------
@@ -473,10 +455,10 @@ class EstimatorAnalysis(LeaveOneOut):
         """Every run scored on the pool without unit ``g`` (-1: none) and, when ``nested``,
         also without its own unit: judgments whose contributors all lie in {g, unit(run)}.
         ``ideal=False`` skips the ideal gains (only nDCG reads them)."""
-        nr = len(self.runs)
-        nt = len(self.topics)
-        runit_row = self.unit[self.cell // nt]
-        ro = self.e_owner[self.entry]
+        nr = len(self.loo.runs)
+        nt = len(self.loo.topics)
+        runit_row = self.loo.unit[self.loo.cell // nt]
+        ro = self.loo.e_owner[self.loo.entry]
         removed = (ro >= 0) & (ro == g)
         if nested:
             removed |= (ro >= 0) & (ro == runit_row)
@@ -485,23 +467,23 @@ class EstimatorAnalysis(LeaveOneOut):
                 removed |= (lo >= 0) & (
                     ((lo == g) & (hi == runit_row)) | ((hi == g) & (lo == runit_row))
                 )
-        rel = np.tile(self.rel_t, (nr, 1))
-        nonrel = np.tile(self.nonrel_t, (nr, 1))
-        found = np.tile(self.found_t, (nr, 1))
+        rel = np.tile(self.loo.rel_t, (nr, 1))
+        nonrel = np.tile(self.loo.nonrel_t, (nr, 1))
+        found = np.tile(self.loo.found_t, (nr, 1))
         if g >= 0:
-            rel -= self.removed_rel[g]
-            nonrel -= self.removed_nonrel[g]
-            found -= self.removed_found[g]
-        _, _, owner = self._ideal_docs
+            rel -= self.loo.removed_rel[g]
+            nonrel -= self.loo.removed_nonrel[g]
+            found -= self.loo.removed_found[g]
+        _, _, owner = self.loo.ideal_docs
         ideal_removed: Bool | None = None
         if g >= 0 and ideal:
             ideal_removed = np.broadcast_to(owner[None, :] == g, (nr, owner.size)).copy()
         if nested:
-            h = self.unit
+            h = self.loo.unit
             own = (h >= 0) & (h != g)
-            rel[own] -= self.removed_rel[h[own]]
-            nonrel[own] -= self.removed_nonrel[h[own]]
-            found[own] -= self.removed_found[h[own]]
+            rel[own] -= self.loo.removed_rel[h[own]]
+            nonrel[own] -= self.loo.removed_nonrel[h[own]]
+            found[own] -= self.loo.removed_found[h[own]]
             if g >= 0:
                 rel[own] -= self.pair_rel[g, h[own]]
                 nonrel[own] -= self.pair_nonrel[g, h[own]]
@@ -516,8 +498,8 @@ class EstimatorAnalysis(LeaveOneOut):
         return _Scenario(removed, rel, nonrel, found, ideal_removed)
 
     def _ideal_for(self, removed: Bool | None) -> Ideal:
-        nt, nr = len(self.topics), len(self.runs)
-        topic, gain, _ = self._ideal_docs
+        nt, nr = len(self.loo.topics), len(self.loo.runs)
+        topic, gain, _ = self.loo.ideal_docs
         keep = np.ones((nr, topic.size), dtype=bool) if removed is None else ~removed
         cells = (np.arange(nr, dtype=np.int64)[:, None] * nt + topic[None, :])[keep]
         gains = np.broadcast_to(gain, keep.shape)[keep]
@@ -527,8 +509,8 @@ class EstimatorAnalysis(LeaveOneOut):
 
     def _counted(self, sc: _Scenario) -> Bool:
         """The (run, topic) cells averaged in a scenario."""
-        if self.compat == "trec_eval":
-            out: Bool = self.answered & (sc.found > 0)
+        if self.loo.compat == "trec_eval":
+            out: Bool = self.loo.answered & (sc.found > 0)
             return out
         out = sc.rel > 0
         return out
@@ -539,49 +521,55 @@ class EstimatorAnalysis(LeaveOneOut):
         """Per-cell values of ``m`` in scenario ``sc``: "lower" (the measure), "condensed" or
         "upper"; shape (runs, topics). With ``only`` (per run), the other runs' cells are
         computed as if they retrieved nothing (cheaper when few runs are needed)."""
-        nt, nr = len(self.topics), len(self.runs)
+        nt, nr = len(self.loo.topics), len(self.loo.runs)
         ncell = nr * nt
         keep = ~sc.removed
         if only is not None:
-            keep &= only[self.cell // nt]
-        ideal = self._ideal_for(sc.ideal_removed) if m.spec.reads_ideal else self._no_ideal(ncell)
+            keep &= only[self.loo.cell // nt]
+        ideal = (
+            self._ideal_for(sc.ideal_removed) if m.spec.reads_ideal else self.loo.no_ideal(ncell)
+        )
         rel, nonrel = sc.rel.reshape(-1), sc.nonrel.reshape(-1)
         if treatment == "condensed":
-            keep &= self.row_grade >= 0  # unjudged (negative grade) rows go too
-            cell = self.cell[keep]
+            keep &= self.loo.row_grade >= 0  # unjudged (negative grade) rows go too
+            cell = self.loo.cell[keep]
             offsets = np.zeros(ncell + 1, dtype=np.int64)
             np.cumsum(np.bincount(cell, minlength=ncell), out=offsets[1:])
-            grade = self.row_grade[keep]
+            grade = self.loo.row_grade[keep]
             ones = np.ones(grade.size, dtype=bool)
-            r = Ranked(offsets, grade, ones, ones, rel, nonrel, ideal, self.level)
+            r = Ranked(offsets, grade, ones, ones, rel, nonrel, ideal, self.loo.level)
             return compute(m, r)[0].reshape(nr, -1)
         if treatment == "upper":
             assert m.cutoff is not None
             k = int(m.cutoff)
-            num_ret = self.num_ret if only is None else np.where(only[:, None], self.num_ret, 0)
+            num_ret = (
+                self.loo.num_ret if only is None else np.where(only[:, None], self.loo.num_ret, 0)
+            )
             take = np.minimum(num_ret.reshape(-1), k)
             offsets = np.zeros(ncell + 1, dtype=np.int64)
             np.cumsum(take, out=offsets[1:])
             n = int(offsets[-1])
             grade = np.zeros(n, dtype=np.int64)
             found = np.zeros(n, dtype=bool)
-            sel = keep & (self.pos <= k)
-            at = offsets[self.cell[sel]] + self.pos[sel] - 1
-            grade[at] = self.row_grade[sel]
+            sel = keep & (self.loo.pos <= k)
+            at = offsets[self.loo.cell[sel]] + self.loo.pos[sel] - 1
+            grade[at] = self.loo.row_grade[sel]
             found[at] = True
-            r = Ranked(offsets, grade, found, found & (grade >= 0), rel, nonrel, ideal, self.level)
+            r = Ranked(
+                offsets, grade, found, found & (grade >= 0), rel, nonrel, ideal, self.loo.level
+            )
             plain = compute(m, r)[0]
             up: F64 = np.maximum(compute(m, optimistic(r, k))[0], plain)
             return up.reshape(nr, -1)
         if m.spec.cuttable and m.cutoff is not None:
-            keep &= self.pos <= m.cutoff
-        cell = self.cell[keep]
+            keep &= self.loo.pos <= m.cutoff
+        cell = self.loo.cell[keep]
         offsets = np.zeros(ncell + 1, dtype=np.int64)
         np.cumsum(np.bincount(cell, minlength=ncell), out=offsets[1:])
-        grade = self.row_grade[keep]
+        grade = self.loo.row_grade[keep]
         sparse = _SparseRanked(
-            true_pos=self.pos[keep],
-            true_num_ret=self.num_ret.reshape(-1),
+            true_pos=self.loo.pos[keep],
+            true_num_ret=self.loo.num_ret.reshape(-1),
             offsets=offsets,
             grade=grade,
             pooled=np.ones(grade.size, dtype=bool),
@@ -589,7 +577,7 @@ class EstimatorAnalysis(LeaveOneOut):
             num_rel=rel,
             num_nonrel=nonrel,
             ideal=ideal,
-            level=self.level,
+            level=self.loo.level,
         )
         return compute(m, sparse)[0].reshape(nr, -1)
 
@@ -606,11 +594,11 @@ class EstimatorAnalysis(LeaveOneOut):
         """Document ids of topic ``t`` over every run (hash-keyed, confirmed on the bytes)."""
         if t in self._topic_cache:
             return self._topic_cache[t]
-        qid = self.topics[t]
+        qid = self.loo.topics[t]
         hashes: list[npt.NDArray[np.uint64]] = []
         docids: list[npt.NDArray[np.bytes_]] = []
-        lengths = np.zeros(len(self.runs), dtype=np.int64)
-        for i, run in enumerate(self.runs):
+        lengths = np.zeros(len(self.loo.runs), dtype=np.int64)
+        for i, run in enumerate(self.loo.runs):
             qi = run._index.get(qid)
             if qi is None:
                 continue
@@ -619,7 +607,7 @@ class EstimatorAnalysis(LeaveOneOut):
             docids.append(run.docids[rows])
             lengths[i] = rows.size
         width = int(lengths.max()) if lengths.size else 0
-        ids = np.full((len(self.runs), width), -1, dtype=np.int64)
+        ids = np.full((len(self.loo.runs), width), -1, dtype=np.int64)
         if not hashes:
             empty = np.zeros((self.nu + 1, 0), dtype=np.uint8)
             topic = _Topic(ids, 0, np.zeros(0, dtype=np.int64), None, empty)
@@ -632,15 +620,15 @@ class EstimatorAnalysis(LeaveOneOut):
             _, first, inv = np.unique(d, return_index=True, return_inverse=True)
         inv = inv.reshape(-1)
         ndocs = first.size
-        r_i = np.repeat(np.arange(len(self.runs)), lengths)
-        start = np.zeros(len(self.runs) + 1, dtype=np.int64)
+        r_i = np.repeat(np.arange(len(self.loo.runs)), lengths)
+        start = np.zeros(len(self.loo.runs) + 1, dtype=np.int64)
         np.cumsum(lengths, out=start[1:])
         j = np.arange(h.size) - start[r_i]
         ids[r_i, j] = inv
         entry = np.full(ndocs, -1, dtype=np.int64)
         mine = self._cells_of(t)
-        run_of = self.cell[mine] // len(self.topics)
-        entry[ids[run_of, self.pos[mine] - 1]] = self.entry[mine]
+        run_of = self.loo.cell[mine] // len(self.loo.topics)
+        entry[ids[run_of, self.loo.pos[mine] - 1]] = self.loo.entry[mine]
         tie: I64 | None = None
         if width >= 9999:  # x can tie only then: rank the docids in byte order
             order = np.argsort(d[first], kind="stable")
@@ -655,9 +643,9 @@ class EstimatorAnalysis(LeaveOneOut):
         once for every topic: selecting them with a mask over all cells per topic made the
         estimators' cost grow with the square of the topics."""
         if self._cells_by_topic is None:
-            topic_of = self.cell % len(self.topics)
+            topic_of = self.loo.cell % len(self.loo.topics)
             order = np.argsort(topic_of, kind="stable")
-            bounds = np.searchsorted(topic_of[order], np.arange(len(self.topics) + 1))
+            bounds = np.searchsorted(topic_of[order], np.arange(len(self.loo.topics) + 1))
             self._cells_by_topic = (order, bounds)
         order, bounds = self._cells_by_topic
         return order[bounds[t] : bounds[t + 1]]
@@ -666,9 +654,9 @@ class EstimatorAnalysis(LeaveOneOut):
         """``_Topic.kind`` for documents with judgments ``entry`` (-1: none)."""
         e = np.where(entry >= 0, entry, 0)
         judged = entry >= 0
-        g = self.e_grade[e]
-        code = (judged & (g >= self.level)) | ((judged & (g >= 0) & (g < self.level)) << 1)
-        owner = np.where(judged, self.e_owner[e], -1)
+        g = self.loo.e_grade[e]
+        code = (judged & (g >= self.loo.level)) | ((judged & (g >= 0) & (g < self.loo.level)) << 1)
+        owner = np.where(judged, self.loo.e_owner[e], -1)
         kind = np.repeat(code.astype(np.uint8)[None, :], self.nu + 1, axis=0)
         mine = owner >= 0
         kind[owner[mine], np.flatnonzero(mine)] = 0  # gone from the pool without its owner
@@ -677,15 +665,15 @@ class EstimatorAnalysis(LeaveOneOut):
     def _top_counts(self, n: int) -> tuple[I64, I64]:
         """Relevant and judged non-relevant judgments in each run's top n, per (run, topic,
         owner unit) with one more owner slot for judgments no single unit owns."""
-        nt, nr, nu = len(self.topics), len(self.runs), self.nu
-        sel = self.pos <= n
-        own = self.e_owner[self.entry[sel]]
+        nt, nr, nu = len(self.loo.topics), len(self.loo.runs), self.nu
+        sel = self.loo.pos <= n
+        own = self.loo.e_owner[self.loo.entry[sel]]
         own = np.where(own >= 0, own, nu)
-        code = self.cell[sel] * (nu + 1) + own
-        g = self.row_grade[sel]
+        code = self.loo.cell[sel] * (nu + 1) + own
+        g = self.loo.row_grade[sel]
         size = nr * nt * (nu + 1)
-        rel = np.bincount(code[g >= self.level], minlength=size).reshape(nr, nt, nu + 1)
-        non = np.bincount(code[(g >= 0) & (g < self.level)], minlength=size)
+        rel = np.bincount(code[g >= self.loo.level], minlength=size).reshape(nr, nt, nu + 1)
+        non = np.bincount(code[(g >= 0) & (g < self.loo.level)], minlength=size)
         return rel, non.reshape(nr, nt, nu + 1)
 
     def _lipani_deltas(self, n: int) -> tuple[F64, F64, Bool]:
@@ -693,10 +681,10 @@ class EstimatorAnalysis(LeaveOneOut):
         its unit; and which pairs are in r's pool (p pooled, not of r's unit)."""
         if n in self._lipani_cache:
             return self._lipani_cache[n]
-        nt, nr = len(self.topics), len(self.runs)
-        pooled_idx = np.flatnonzero(self.unit >= 0)
+        nt, nr = len(self.loo.topics), len(self.loo.runs)
+        pooled_idx = np.flatnonzero(self.loo.unit >= 0)
         npool = pooled_idx.size
-        ru = self.unit
+        ru = self.loo.unit
         in_pool = ru[pooled_idx][:, None] != ru[None, :]  # (pooled p, r)
         pp_all = np.repeat(pooled_idx, nr)
         rr_all = np.tile(np.arange(nr), npool)
@@ -728,8 +716,8 @@ class EstimatorAnalysis(LeaveOneOut):
         """P@n and anti-P@n per (run, topic), each run on the pool without its own unit (the
         full pool for runs not pooled)."""
         rel_c, non_c = self._top_counts(n)
-        nr = len(self.runs)
-        u = self.unit
+        nr = len(self.loo.runs)
+        u = self.loo.unit
         rel = rel_c.sum(axis=2).astype(np.float64)
         non = non_c.sum(axis=2).astype(np.float64)
         has = u >= 0
@@ -803,7 +791,7 @@ class EstimatorAnalysis(LeaveOneOut):
         if m.family == "P":
             per, plo, phi = s + corr, s + lo, s + hi
         else:
-            d = self.depth
+            d = self.loo.depth
             _, cd, lod, hid = self._lipani_topic(d)
             big_r = rel_count.astype(np.float64)
             extra = max(d - n, 0)
@@ -833,7 +821,7 @@ class EstimatorAnalysis(LeaveOneOut):
         if unknown:
             raise ValueError(f"unknown estimator(s) {', '.join(unknown)}; known: {', '.join(ALL)}")
         names = tuple(e for e in ALL if e in estimators)
-        if len(self.unit_names) < 2:
+        if len(self.loo.unit_names) < 2:
             raise ValueError(
                 "the estimators' validation needs at least 2 pooled units (leaving the only "
                 "one out empties the pool)"
@@ -930,20 +918,20 @@ class _Harness:
 
     def run(self) -> EstimatorReport:
         a, m = self.a, self.m
-        nr = len(a.runs)
+        nr = len(a.loo.runs)
         ideal = m.spec.reads_ideal
         full = a._scenario(-1, False, ideal)
         full_counted = a._counted(full)
         full_vals = a._cell_values(m, full)
         full_score = a._means(full_vals, full_counted)
-        pooled = np.flatnonzero(a.unit >= 0)
+        pooled = np.flatnonzero(a.loo.unit >= 0)
         est = {e: np.full(nr, np.nan) for e in self.active}
         score = np.full(nr, np.nan)
         # each run's own scenario (its unit left out; the full pool when it is not pooled)
         counted_r = full_counted.copy()
         rel_r = full.rel.copy()
-        for g in range(len(a.unit_names)):
-            members = np.flatnonzero(a.unit == g)
+        for g in range(len(a.loo.unit_names)):
+            members = np.flatnonzero(a.loo.unit == g)
             sc = a._scenario(g, False, ideal)
             counted = a._counted(sc)
             counted_r[members] = counted[members]
@@ -955,13 +943,13 @@ class _Harness:
             if "webber_park" in est:
                 nsc = a._scenario(g, True, ideal)
                 nest = a._means(a._cell_values(m, nsc), a._counted(nsc))
-                others = pooled[a.unit[pooled] != g]
+                others = pooled[a.loo.unit[pooled] != g]
                 d = red[others] - nest[others]
                 d = d[np.isfinite(d)]
                 est["webber_park"][members] = red[members] + (d.mean() if d.size else np.nan)
             for t in ("condensed", "upper"):
                 if t in est:
-                    v = a._means(a._cell_values(m, sc, t, only=a.unit == g), counted)
+                    v = a._means(a._cell_values(m, sc, t, only=a.loo.unit == g), counted)
                     est[t][members] = v[members]
         lip: dict[str, tuple[F64, F64, F64]] = {}
         if "lipani2015" in est:
@@ -975,23 +963,23 @@ class _Harness:
         runs_out: dict[str, dict[str, Any]] = {}
         for i in pooled.tolist():
             row: dict[str, Any] = {
-                "unit": a.unit_names[a.unit[i]],
+                "unit": a.loo.unit_names[a.loo.unit[i]],
                 "score": float(score[i]),
                 "score_full_pool": float(full_score[i]),
             }
             for e in self.active:
                 row[e] = float(est[e][i])
-            runs_out[a.tags[i]] = row
+            runs_out[a.loo.tags[i]] = row
         deltas, not_pooled = self._not_pooled(full, full_score, full_counted, lip)
         rec, rec_why = self._recommend(errors)
         return EstimatorReport(
             measure=m.name,
-            depth=a.depth,
-            leave_out=a.leave_out,
-            compat="trec_eval" if a.compat == "trec_eval" else "honest",
+            depth=a.loo.depth,
+            leave_out=a.loo.leave_out,
+            compat="trec_eval" if a.loo.compat == "trec_eval" else "honest",
             top75=self.top75,
-            topics=a.topics,
-            n_units=len(a.unit_names),
+            topics=a.loo.topics,
+            n_units=len(a.loo.unit_names),
             estimators=self.names,
             errors=errors,
             why_not=self.why,
@@ -1011,10 +999,10 @@ class _Harness:
         pooled: I64,
     ) -> dict[str, dict[str, Any]]:
         a = self.a
-        tags = [a.tags[i] for i in pooled.tolist()]
+        tags = [a.loo.tags[i] for i in pooled.tolist()]
         per_topic = {
             tag: {
-                a.topics[t]: float(true_vals[i, t])
+                a.loo.topics[t]: float(true_vals[i, t])
                 for t in np.flatnonzero(true_counted[i]).tolist()
             }
             for tag, i in zip(tags, pooled.tolist(), strict=True)
@@ -1036,7 +1024,7 @@ class _Harness:
         lip: dict[str, tuple[F64, F64, F64]],
     ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
         a, m = self.a, self.m
-        pooled = np.flatnonzero(a.unit >= 0)
+        pooled = np.flatnonzero(a.loo.unit >= 0)
         nsc = a._scenario(-1, True, m.spec.reads_ideal)
         nest = a._means(a._cell_values(m, nsc), a._counted(nsc))
         d = (full_score - nest)[pooled]
@@ -1049,7 +1037,7 @@ class _Harness:
         )
         ci = None if not math.isfinite(half) else [mean - half, mean + half]
         deltas = {"n": int(d.size), "mean": _num(mean), "ci": ci}
-        notp = np.flatnonzero(a.unit < 0)
+        notp = np.flatnonzero(a.loo.unit < 0)
         if notp.size == 0:
             return deltas, {}
         extra: dict[str, F64] = {}
@@ -1080,7 +1068,7 @@ class _Harness:
                     "penalty_pct": _num(100.0 * pen / s) if s != 0 and math.isfinite(s) else None,
                     "interval": interval,
                 }
-            out[a.tags[i]] = {"score": _num(s), "estimates": ests}
+            out[a.loo.tags[i]] = {"score": _num(s), "estimates": ests}
         return deltas, out
 
     def _recommend(self, errors: dict[str, dict[str, Any]]) -> tuple[str | None, str | None]:
@@ -1089,8 +1077,8 @@ class _Harness:
             return None, None
         best, mae = min(scored, key=lambda x: x[1])  # first of equals, in ALL order
         a = self.a
-        unit = "groups" if a.leave_out == "group" else "pooled runs"
-        n = len(a.unit_names)
+        unit = "groups" if a.loo.leave_out == "group" else "pooled runs"
+        n = len(a.loo.unit_names)
         why = (
             f"lowest mean absolute error ({mae:.4f}) of the {len(scored)} estimators that apply "
             f"to {self.m.name}, measured by leaving out each of the {n} {unit} in turn"
@@ -1102,39 +1090,27 @@ def estimator_report(
     qrels: Qrels,
     runs: Mapping[str, Run],
     measure: str | Measure,
+    leave: LeaveOut | None = None,
     *,
-    depth: int = 10,
-    pooled: Iterable[str] | None = None,
-    groups: Mapping[str, str] | None = None,
-    leave_out: LeaveOut = "group",
-    topics: Iterable[str] | None = None,
-    relevance_level: int = 1,
-    compat: Compat = "trec_eval",
     top75: bool = False,
     estimators: Sequence[str] = ALL,
 ) -> EstimatorReport:
     """Every estimator of the pooling penalty for ``measure``, validated on the pooled runs.
 
-    ``leave_out="group"`` falls back to ``"run"`` when ``groups`` is None. See the module
-    docstring for the definitions. For several measures over the same runs prepare an
-    :class:`EstimatorAnalysis` once and call :meth:`EstimatorAnalysis.report`.
+    ``leave`` defaults to leaving out groups (``LeaveOut(leave_out="group")``), which falls back
+    to runs when ``groups`` is None. See the module docstring for the definitions. For several
+    measures over the same runs prepare an :class:`EstimatorAnalysis` once and call
+    :meth:`EstimatorAnalysis.report`.
     """
-    if leave_out == "group" and groups is None:
-        leave_out = "run"
-    kwargs: dict[str, Any] = {
-        "depth": depth,
-        "leave_out": leave_out,
-        "groups": groups,
-        "topics": topics,
-        "relevance_level": relevance_level,
-        "compat": compat,
-    }
-    analysis = EstimatorAnalysis(qrels, runs, pooled=pooled, **kwargs)
+    leave = LeaveOut(leave_out="group") if leave is None else leave
+    if leave.leave_out == "group" and leave.groups is None:
+        leave = replace(leave, leave_out="run")
+    analysis = EstimatorAnalysis(qrels, runs, leave)
     if not top75:
         return analysis.report(measure, estimators=estimators)
-    keep, dropped = top75_pooled(analysis, measure)
+    keep, dropped = top75_pooled(analysis.loo, measure)
     runs2 = {t: r for t, r in runs.items() if t not in set(dropped)}
-    sub = EstimatorAnalysis(qrels, runs2, pooled=keep, **kwargs)
+    sub = EstimatorAnalysis(qrels, runs2, replace(leave, pooled=keep))
     rep = sub.report(measure, estimators=estimators, top75=True)
     return EstimatorReport(**{**rep.__dict__, "dropped": tuple(dropped)})
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
@@ -40,7 +40,8 @@ import numpy as np
 import numpy.typing as npt
 
 from metrics._docindex import DocIndex
-from metrics.bias.topics import _num, _topics_of
+from metrics.bias.results import LooResult, LooRun, PoolContributions
+from metrics.bias.topics import _topics_of
 from metrics.io import Qrels, Run
 from metrics.measures.basic import Ideal, Ranked
 from metrics.measures.names import Measure, parse_measure
@@ -49,9 +50,6 @@ from metrics.stats.rank import kendall_tau_b, tau_ap
 
 __all__ = [
     "LeaveOneOut",
-    "LooResult",
-    "LooRun",
-    "PoolContributions",
     "leave_one_out",
 ]
 
@@ -70,95 +68,41 @@ Bytes = npt.NDArray[np.bytes_]
 Compat = Literal["trec_eval"] | None
 
 
-LeaveOut = Literal["run", "group"]
+LeaveOutUnit = Literal["run", "group"]
 
 
 @dataclass(frozen=True)
-class LooRun:
-    """One run's leave-one-out figures (see the module docstring for the exact definitions)."""
+class LeaveOut:
+    """How a leave-out analysis pools and scores, given once to :class:`LeaveOneOut`,
+    :func:`leave_one_out`, :class:`~metrics.bias.estimators.EstimatorAnalysis`,
+    :func:`~metrics.bias.estimators.estimator_report` and
+    :func:`~metrics.bias.reusability.reusability`.
 
-    score: float
-    score_without: float
-    delta: float
-    delta_pct: float | None
-    rank: int
-    rank_without: int
-    unique_relevant: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form (NaN becomes None)."""
-        return {
-            "score": _num(self.score),
-            "score_without": _num(self.score_without),
-            "delta": _num(self.delta),
-            "delta_pct": _num(self.delta_pct),
-            "rank": self.rank,
-            "rank_without": self.rank_without,
-            "unique_relevant": self.unique_relevant,
-        }
-
-
-@dataclass(frozen=True)
-class LooResult:
-    """A leave-one-run-out or leave-one-group-out analysis of one measure.
-
-    ``runs`` holds the pooled runs; ``not_pooled`` the full-pool scores of runs given but not
-    pooled (they cannot be left out). ``groups`` (group mode) maps each group to its runs and
-    unique relevant documents.
+    ``depth``: the pool depth K; ``leave_out``: what is left out, each pooled ``"run"`` or each
+    ``"group"`` (then ``groups`` maps tag -> group, and every pooled run needs one);
+    ``pooled``: the tags that contribute to the pool (None: every run given); ``topics``: the
+    topics analysed (None: the qrels'); ``relevance_level``: the lowest relevant grade;
+    ``compat``: ``"trec_eval"`` (topics averaged = those in both the restricted qrels and the
+    run) or None (the honest mode). See the module docstring for the definitions.
     """
 
-    measure: str
-    depth: int
-    leave_out: str
-    compat: str
-    topics: tuple[str, ...]
-    kendall_tau: float
-    tau_ap: float
-    runs: dict[str, LooRun]
-    mean_delta: float
-    max_delta: float
-    max_delta_run: str | None
-    not_pooled: dict[str, float] = field(default_factory=dict)
-    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    depth: int = 10
+    leave_out: LeaveOutUnit = "run"
+    groups: Mapping[str, str] | None = None
+    pooled: Iterable[str] | None = None
+    topics: Iterable[str] | None = None
+    relevance_level: int = 1
+    compat: Compat = "trec_eval"
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{"measure", "depth", "kendall_tau", "tau_ap", "runs": {TAG: {...}}, ...}``."""
-        out: dict[str, Any] = {
-            "measure": self.measure,
-            "depth": self.depth,
-            "kendall_tau": _num(self.kendall_tau),
-            "tau_ap": _num(self.tau_ap),
-            "runs": {tag: r.to_dict() for tag, r in self.runs.items()},
-            "mean_delta": _num(self.mean_delta),
-            "max_delta": _num(self.max_delta),
-            "max_delta_run": self.max_delta_run,
-            "leave_out": self.leave_out,
-            "mode": self.compat,
-            "topics": list(self.topics),
-        }
-        if self.not_pooled:
-            out["not_pooled"] = {t: _num(s) for t, s in self.not_pooled.items()}
-        if self.groups:
-            out["groups"] = self.groups
-        return out
-
-
-@dataclass(frozen=True, eq=False)
-class PoolContributions:
-    """Judgments in a depth-K pool with their contributors; see :meth:`LeaveOneOut.contributions`.
-
-    Parallel arrays, one entry per judged (topic, document) pair in the pool (grade < 0, "pooled
-    but not judged", included: filter on ``grade >= 0`` to count judgments).
-    """
-
-    topics: tuple[str, ...]
-    units: tuple[str, ...]
-    topic: I64
-    grade: I64
-    first_rank: I64
-    n_units: I64
-    n_runs: I64
-    owner: I64
+    def __post_init__(self) -> None:
+        if self.depth < 1:
+            raise ValueError(f"depth must be >= 1, got {self.depth}")
+        if self.leave_out not in ("run", "group"):
+            raise ValueError(f"leave_out must be 'run' or 'group', got {self.leave_out!r}")
+        if self.compat not in (None, "trec_eval"):
+            raise ValueError(f"compat must be None or 'trec_eval', got {self.compat!r}")
+        if self.relevance_level < 1:
+            raise ValueError(f"relevance_level must be >= 1, got {self.relevance_level}")
 
 
 class _SparseRanked(Ranked):
@@ -205,32 +149,17 @@ class LeaveOneOut:
     """
 
     def __init__(
-        self,
-        qrels: Qrels,
-        runs: Mapping[str, Run],
-        *,
-        depth: int = 10,
-        leave_out: LeaveOut = "run",
-        groups: Mapping[str, str] | None = None,
-        pooled: Iterable[str] | None = None,
-        topics: Iterable[str] | None = None,
-        relevance_level: int = 1,
-        compat: Compat = "trec_eval",
+        self, qrels: Qrels, runs: Mapping[str, Run], leave: LeaveOut | None = None
     ) -> None:
-        if depth < 1:
-            raise ValueError(f"depth must be >= 1, got {depth}")
-        if leave_out not in ("run", "group"):
-            raise ValueError(f"leave_out must be 'run' or 'group', got {leave_out!r}")
-        if compat not in (None, "trec_eval"):
-            raise ValueError(f"compat must be None or 'trec_eval', got {compat!r}")
-        if relevance_level < 1:
-            raise ValueError(f"relevance_level must be >= 1, got {relevance_level}")
+        leave = LeaveOut() if leave is None else leave
         if not runs:
             raise ValueError("no runs given")
-        self.depth = depth
-        self.leave_out: LeaveOut = leave_out
-        self.compat = compat
-        self.level = relevance_level
+        self.leave = leave
+        self.depth = leave.depth
+        self.leave_out: LeaveOutUnit = leave.leave_out
+        self.compat = leave.compat
+        self.level = leave.relevance_level
+        pooled, groups, topics = leave.pooled, leave.groups, leave.topics
         self.tags = list(runs)
         self.runs = [runs[t] for t in self.tags]
         pooled_set = set(self.tags) if pooled is None else set(pooled)
@@ -369,7 +298,7 @@ class LeaveOneOut:
         # ideal documents (pooled, grade >= 1) in Ideal order (topic, grade descending)
         gi = np.flatnonzero(pooled & (g >= 1))
         gi = gi[np.lexsort((-g[gi], self.e_topic[gi]))]
-        self._ideal_docs = (self.e_topic[gi], g[gi].astype(np.float64), owner[gi])
+        self.ideal_docs = (self.e_topic[gi], g[gi].astype(np.float64), owner[gi])
         # rows whose judgment is in the (full) pool; the others are unjudged in every scenario
         keep = pooled[self.entry]
         self.cell, self.pos, self.entry = self.cell[keep], self.pos[keep], self.entry[keep]
@@ -399,7 +328,7 @@ class LeaveOneOut:
             judged=grade >= 0,
             num_rel=num_rel.reshape(-1),
             num_nonrel=num_nonrel.reshape(-1),
-            ideal=self._ideal(without) if m.spec.reads_ideal else self._no_ideal(ncell),
+            ideal=self._ideal(without) if m.spec.reads_ideal else self.no_ideal(ncell),
             level=self.level,
         )
 
@@ -424,12 +353,12 @@ class LeaveOneOut:
         return out
 
     @staticmethod
-    def _no_ideal(ncell: int) -> Ideal:
+    def no_ideal(ncell: int) -> Ideal:
         return Ideal(np.zeros(0), np.zeros(ncell + 1, dtype=np.int64))
 
     def _ideal(self, without: bool) -> Ideal:
         nt, nr = len(self.topics), len(self.runs)
-        topic, gain, owner = self._ideal_docs
+        topic, gain, owner = self.ideal_docs
         keep = np.ones((nr, topic.size), dtype=bool)
         if without:
             keep = ~((owner[None, :] >= 0) & (owner[None, :] == self.unit[:, None]))
@@ -565,17 +494,7 @@ class LeaveOneOut:
 
 
 def leave_one_out(
-    qrels: Qrels,
-    runs: Mapping[str, Run],
-    measure: str | Measure,
-    *,
-    depth: int = 10,
-    leave_out: LeaveOut = "run",
-    groups: Mapping[str, str] | None = None,
-    pooled: Iterable[str] | None = None,
-    topics: Iterable[str] | None = None,
-    relevance_level: int = 1,
-    compat: Compat = "trec_eval",
+    qrels: Qrels, runs: Mapping[str, Run], measure: str | Measure, leave: LeaveOut | None = None
 ) -> LooResult:
     """Leave-one-run-out (or leave-one-group-out) analysis of pooling bias (Zobel 1998).
 
@@ -584,14 +503,4 @@ def leave_one_out(
     score_without; tau-b and tau_AP between the two rankings. Exact definitions in the module
     docstring. For several measures over the same runs, prepare a :class:`LeaveOneOut` once.
     """
-    return LeaveOneOut(
-        qrels,
-        runs,
-        depth=depth,
-        leave_out=leave_out,
-        groups=groups,
-        pooled=pooled,
-        topics=topics,
-        relevance_level=relevance_level,
-        compat=compat,
-    ).result(measure)
+    return LeaveOneOut(qrels, runs, leave).result(measure)

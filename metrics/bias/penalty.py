@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from metrics.bias.topics import _num
 
 if TYPE_CHECKING:
-    from metrics.bias.leaveout import LooResult
+    from metrics.bias.results import LooResult
 
 
 __all__ = [

@@ -58,15 +58,15 @@ All counts are vectorised from the contributor counts of every judgment
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from metrics.bias.judged import judged_at_k
-from metrics.bias.leaveout import Compat, LeaveOneOut, LeaveOut
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut, LeaveOutUnit
 from metrics.io import Qrels, Run
 
 __all__ = ["ReusabilityReport", "reusability"]
@@ -154,14 +154,9 @@ class ReusabilityReport:
 def reusability(
     qrels: Qrels,
     runs: Mapping[str, Run],
+    leave: LeaveOut | None = None,
     *,
-    depth: int = 10,
-    pooled: Iterable[str] | None = None,
-    groups: Mapping[str, str] | None = None,
     measure: str = "AP",
-    topics: Iterable[str] | None = None,
-    relevance_level: int = 1,
-    compat: Compat = "trec_eval",
     shallow_window: int | None = None,
     shallow_ratio: float = 0.75,
     tau_threshold: float = 0.9,
@@ -169,11 +164,14 @@ def reusability(
 ) -> ReusabilityReport:
     """Reusability of ``qrels`` for systems outside the depth-``depth`` pool of ``pooled``.
 
-    ``runs`` maps tag -> run; ``pooled`` the tags that build the pool (default all); ``groups``
-    tag -> group (units are groups; runs when None). ``shallow_window`` (default
+    ``runs`` maps tag -> run; ``leave`` the pool and scoring (:class:`LeaveOut`: ``pooled`` the
+    tags that build the pool, default all; ``groups`` tag -> group: units are groups, runs when
+    None, whatever ``leave.leave_out`` says). ``shallow_window`` (default
     ``max(1, round(depth / 5))``), ``shallow_ratio``, ``tau_threshold`` and ``drop_threshold``
     are the rules' parameters. Every figure and rule is defined in the module docstring.
     """
+    leave = LeaveOut() if leave is None else leave
+    depth, groups, relevance_level = leave.depth, leave.groups, leave.relevance_level
     if shallow_window is None:
         shallow_window = max(1, round(depth / 5))
     if not 1 <= shallow_window <= max(depth, 1):
@@ -186,18 +184,8 @@ def reusability(
         raise ValueError(f"tau_threshold must be between -1 and 1, got {tau_threshold}")
     if not drop_threshold >= 0.0:
         raise ValueError(f"drop_threshold must be >= 0, got {drop_threshold}")
-    leave_out: LeaveOut = "run" if groups is None else "group"
-    loo = LeaveOneOut(
-        qrels,
-        runs,
-        depth=depth,
-        leave_out=leave_out,
-        groups=groups,
-        pooled=pooled,
-        topics=topics,
-        relevance_level=relevance_level,
-        compat=compat,
-    )
+    leave_out: LeaveOutUnit = "run" if groups is None else "group"
+    loo = LeaveOneOut(qrels, runs, replace(leave, leave_out=leave_out))
     res = loo.result(measure)
     con = loo.contributions()
     nt = len(con.topics)

@@ -14,7 +14,7 @@ topic of the qrels. ``runs.tsv`` is ``run<TAB>group`` with a header line (as in 
 A run's tag is the tag in its file (the path when the file has none); the same tag twice is an
 error. See :mod:`metrics.bias` for the exact definitions.
 
-Output: ``json`` (default) is :meth:`metrics.bias.leaveout.LooResult.to_dict`; ``tsv`` is one row
+Output: ``json`` (default) is :meth:`metrics.bias.results.LooResult.to_dict`; ``tsv`` is one row
 per run (``run score score_without delta delta_pct rank rank_without unique_relevant``, sorted by
 rank) with a summary (measure, depth, tau, tau_AP, largest delta) on stderr.
 
@@ -46,13 +46,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from metrics.bias.leaveout import LeaveOut
 from metrics.cli._read import SameTag, add_line_limit, line_limits, read_runs_said
 from metrics.io import InvalidInput, Problem, read_qrels
 from metrics.pooling.runs import parse_topic_spec
 
 if TYPE_CHECKING:
     from metrics.bias.estimators import EstimatorReport
-    from metrics.bias.leaveout import LooResult
+    from metrics.bias.results import LooResult
 
 __all__ = [
     "SUBCOMMANDS",
@@ -187,12 +188,14 @@ def run_bias(args: argparse.Namespace, out: TextIO) -> int:
         qrels,
         runs,
         args.measure,
-        depth=args.depth,
-        leave_out=args.leave_out,
-        groups=groups,
-        topics=topics,
-        relevance_level=args.level,
-        compat="trec_eval" if args.compat == "trec_eval" else None,
+        LeaveOut(
+            depth=args.depth,
+            leave_out=args.leave_out,
+            groups=groups,
+            topics=topics,
+            relevance_level=args.level,
+            compat="trec_eval" if args.compat == "trec_eval" else None,
+        ),
     )
     if args.format == "json":
         json.dump(result.to_dict(), out, indent=2)
@@ -348,13 +351,15 @@ def run_estimators(argv: list[str], out: TextIO) -> int:
         qrels,
         runs,
         args.measure,
-        depth=args.depth,
-        pooled=pooled,
-        groups=groups if leave_out == "group" else None,
-        leave_out=leave_out,
-        topics=topics,
-        relevance_level=args.level,
-        compat="trec_eval" if args.compat == "trec_eval" else None,
+        LeaveOut(
+            depth=args.depth,
+            pooled=pooled,
+            groups=groups if leave_out == "group" else None,
+            leave_out=leave_out,
+            topics=topics,
+            relevance_level=args.level,
+            compat="trec_eval" if args.compat == "trec_eval" else None,
+        ),
         top75=args.top75,
         estimators=ALL if names is None else names,
     )

@@ -31,6 +31,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from metrics.bias.leaveout import LeaveOut
 from metrics.cli._read import SameTag, add_line_limit, line_limits, read_runs_said
 from metrics.cli.bias import add_scoring_options
 from metrics.io import InvalidInput, Run, read_qrels
@@ -365,13 +366,15 @@ def _reusability(args: argparse.Namespace, out: TextIO) -> int:
         rep = reusability(
             qrels,
             runs,
-            depth=args.depth,
-            pooled=pooled,
-            groups=groups,
+            LeaveOut(
+                depth=args.depth,
+                pooled=pooled,
+                groups=groups,
+                topics=topics,
+                relevance_level=args.level,
+                compat="trec_eval" if args.compat == "trec_eval" else None,
+            ),
             measure=args.measure,
-            topics=topics,
-            relevance_level=args.level,
-            compat="trec_eval" if args.compat == "trec_eval" else None,
         )
     except UnknownMeasureError:
         raise

@@ -13,6 +13,7 @@ import pytest
 
 from metrics import Qrels, Run, write_qrels, write_run
 from metrics.bias.estimators import estimator_report
+from metrics.bias.leaveout import LeaveOut
 from metrics.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,8 +91,7 @@ def test_estimators_json(files: tuple[Path, list[Path], Path]) -> None:
             for t, v in RANKINGS.items()
         },
         "P@2",
-        depth=2,
-        pooled=["A", "B", "C"],
+        LeaveOut(depth=2, leave_out="group", pooled=["A", "B", "C"]),
     ).to_dict()
     assert d == json.loads(json.dumps(lib))
 
