@@ -28,7 +28,7 @@ from judging.evaluation.selectors import leaderboard
 from judging.evaluation.services import metrics_run, qrels_dict
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_published
-from metrics.bias.estimators import ALL
+from metrics.bias.estimator_report import ALL
 from metrics.evaluation.evaluator import Evaluator
 from metrics.stats.intervals import t_ci
 from metrics.stats.rank import kendall_tau_b

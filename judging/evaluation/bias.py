@@ -38,7 +38,7 @@ from judging.evaluation.models import (
 )
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from judging.pools.models import PoolState, PoolVersion
-from metrics.bias.estimators import FAMILIES as ESTIMATED_FAMILIES
+from metrics.bias.estimator_report import FAMILIES as ESTIMATED_FAMILIES
 from metrics.bias.estimators import estimator_report
 from metrics.bias.judged import judged_at_k
 from metrics.bias.leaveout import LeaveOneOut, LeaveOut, LeaveOutUnit

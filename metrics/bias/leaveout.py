@@ -74,7 +74,7 @@ LeaveOutUnit = Literal["run", "group"]
 @dataclass(frozen=True)
 class LeaveOut:
     """How a leave-out analysis pools and scores, given once to :class:`LeaveOneOut`,
-    :func:`leave_one_out`, :class:`~metrics.bias.estimators.EstimatorAnalysis`,
+    :func:`leave_one_out`, :class:`~metrics.bias.nested.EstimatorAnalysis`,
     :func:`~metrics.bias.estimators.estimator_report` and
     :func:`~metrics.bias.reusability.reusability`.
 

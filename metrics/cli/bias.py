@@ -21,7 +21,7 @@ rank) with a summary (measure, depth, tau, tau_AP, largest delta) on stderr.
 ``bias estimators`` (:func:`metrics.bias.estimators.estimator_report`): every estimator of the
 pooling penalty and its error measured by leaving out each group (with ``--groups``; each run
 without) of the pooled runs (every run given, except those named by ``--not-pooled``). ``json``
-(default) is :meth:`metrics.bias.estimators.EstimatorReport.to_dict` (``measure``, ``depth``,
+(default) is :meth:`metrics.bias.estimator_report.EstimatorReport.to_dict` (``measure``, ``depth``,
 ``estimators`` with ``mae``/``sre``/``sre_star``/``kendall_tau``, ``runs`` with ``score``,
 ``score_full_pool`` and each estimate, ``not_pooled``, ``recommended``, ...); ``tsv`` is one row
 per estimator (``estimator applicable mae sre sre_star kendall_tau n_runs why``) with the
@@ -52,7 +52,7 @@ from metrics.io import InvalidInput, Problem, read_qrels
 from metrics.pooling.runs import parse_topic_spec
 
 if TYPE_CHECKING:
-    from metrics.bias.estimators import EstimatorReport
+    from metrics.bias.estimator_report import EstimatorReport
     from metrics.bias.results import LooResult
 
 __all__ = [
@@ -345,7 +345,8 @@ def run_estimators(argv: list[str], out: TextIO) -> int:
         return _fail_as(
             prog, f"--topics {args.topics}: none of these topics is in the qrels", EXIT_INPUT
         )
-    from metrics.bias.estimators import ALL, estimator_report  # needs scipy: imported here
+    from metrics.bias.estimator_report import ALL  # needs scipy: imported here
+    from metrics.bias.estimators import estimator_report
 
     report = estimator_report(
         qrels,

@@ -18,8 +18,10 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run, UnknownMeasureError
-from metrics.bias.estimators import EstimatorAnalysis, estimator_errors, estimator_report
+from metrics.bias.estimators import estimator_report
 from metrics.bias.leaveout import LeaveOut
+from metrics.bias.nested import EstimatorAnalysis
+from metrics.bias.validation import estimator_errors
 from metrics.evaluation.evaluator import Evaluator
 
 QrelsDict = dict[str, dict[str, int]]
@@ -695,7 +697,7 @@ def test_p_composed_with_r_windows_agree_with_the_literal_order() -> None:
 def test_paired_p_values_match_scipy() -> None:
     import scipy.stats
 
-    from metrics.bias.estimators import _paired_p
+    from metrics.bias.estimator_report import _paired_p
 
     rng = np.random.default_rng(3)
     values = rng.random((6, 9))

@@ -25,8 +25,9 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run, read_qrels
-from metrics.bias.estimators import EstimatorAnalysis, EstimatorReport
+from metrics.bias.estimator_report import EstimatorReport
 from metrics.bias.leaveout import LeaveOneOut, LeaveOut
+from metrics.bias.nested import EstimatorAnalysis
 from metrics.bias.topics import restrict_qrels
 from metrics.pooling.runs import parse_topic_spec
 from tests._shared_data import trec_groups, trec_runs
