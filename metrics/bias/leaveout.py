@@ -43,8 +43,8 @@ from metrics._docindex import DocIndex
 from metrics.bias.results import LooResult, LooRun, PoolContributions
 from metrics.bias.topics import _topics_of
 from metrics.io import Qrels, Run
-from metrics.measures.basic import Ideal, Ranked
 from metrics.measures.names import Measure, parse_measure
+from metrics.measures.ranked import Ideal, Ranked
 from metrics.measures.registry import compute
 from metrics.stats.rank import kendall_tau_b, tau_ap
 

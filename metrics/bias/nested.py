@@ -15,8 +15,9 @@ from metrics.bias.leaveout import LeaveOneOut, _SparseRanked
 from metrics.bias.lipani import topic_documents
 from metrics.bias.validation import _Harness
 from metrics.io import Qrels, Run
-from metrics.measures.basic import Ideal, Ranked, optimistic
+from metrics.measures.basic import optimistic
 from metrics.measures.names import Measure, parse_measure
+from metrics.measures.ranked import Ideal, Ranked
 from metrics.measures.registry import compute
 
 if TYPE_CHECKING:

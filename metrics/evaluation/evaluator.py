@@ -54,8 +54,9 @@ import numpy.typing as npt
 
 from metrics._docindex import DocIndex
 from metrics.io import Qrels, Run
-from metrics.measures.basic import Ideal, Ranked, condensed, optimistic, truncated
+from metrics.measures.basic import condensed, optimistic, truncated
 from metrics.measures.names import Measure, parse_measures
+from metrics.measures.ranked import Ideal, Ranked
 from metrics.measures.registry import FAMILIES, compute
 
 __all__ = ["Aggregate", "EvaluationResult", "Evaluator", "Excluded", "evaluate"]

@@ -56,8 +56,8 @@ from metrics.io import Qrels, Run
 from metrics.io._tokenizer import Parser, read_pieces
 from metrics.io.limits import DEFAULT_LIMITS, Limits, id_problem, show
 from metrics.io.trec import Source, _open_source
-from metrics.measures.basic import Ranked
 from metrics.measures.names import UnknownMeasureError, parse_measures
+from metrics.measures.ranked import Ranked
 from metrics.problems import Problems
 
 __all__ = [

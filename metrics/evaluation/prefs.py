@@ -35,7 +35,7 @@ from metrics.io.limits import DEFAULT_LIMITS, Limits
 from metrics.io.prefs import Format, read_rows
 from metrics.io.trec import Source
 from metrics.measures.names import UnknownMeasureError, expand_groups
-from metrics.measures.registry import PREFS_MEASURES
+from metrics.measures.prefs_registry import PREFS_MEASURES
 from metrics.prefs.counts import count_topic
 from metrics.prefs.groups import JudgmentGroup, Prefs, TopicPrefs, build_prefs
 

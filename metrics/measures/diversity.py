@@ -103,6 +103,7 @@ import numpy.typing as npt
 
 from metrics.io import Run
 from metrics.io.trec import Source, _open_source
+from metrics.measures.grammar import split_name, split_params
 from metrics.problems import Problems
 
 __all__ = [
@@ -279,8 +280,6 @@ _ALIASES["\u03b1-dcg"] = "alpha_DCG"
 _ALIASES["\u03b1-ndcg"] = "alpha_nDCG"
 _ALIASES["strecall"] = "StRecall"
 
-_NAME = re.compile(r"^\s*([^\s(@]+)\s*(?:\((.*)\))?\s*(?:@\s*([^\s]+))?\s*$")
-
 
 class UnknownDiversityMeasure(ValueError):
     """A measure name that :func:`parse_diversity_measure` cannot read."""
@@ -345,8 +344,8 @@ def diversity_hint(text: str) -> str | None:
     cutoff aside), where to compute it: they need subtopic qrels, which ordinary qrels are not;
     None for any other name. Read by :mod:`metrics.measures.names` for its unknown-measure
     message."""
-    m = _NAME.match(text)
-    if not m or m.group(1).lower() not in _ALIASES:
+    m = split_name(text)
+    if not m or m.base.lower() not in _ALIASES:
         return None
     name = text.strip()
     return (
@@ -362,19 +361,19 @@ def parse_diversity_measure(text: str) -> DiversityMeasure:
     Raises :class:`UnknownDiversityMeasure` naming the known measures when the name is not one
     of them, and when the cutoff or a parameter is missing or malformed.
     """
-    m = _NAME.match(text)
+    m = split_name(text)
     if not m:
         raise UnknownDiversityMeasure(
             f"unknown diversity measure {text!r}; known: {_known_names()}"
         )
-    base, params, cutoff = m.group(1), m.group(2), m.group(3)
+    base, params, cutoff = m.base, m.params, m.cutoff
     kind = _ALIASES.get(base.lower())
     if kind is None:
         raise UnknownDiversityMeasure(
             f"unknown diversity measure {text!r}; known: {_known_names()}"
         )
     values: dict[str, Any] = {}
-    for part in (p.strip() for p in (params or "").split(",") if p.strip()):
+    for part in split_params(params or ""):
         key, eq, value = part.partition("=")
         key = key.strip().lower().replace("\u03b1", "alpha")
         try:
@@ -465,15 +464,6 @@ def _ideal_ideal(k: int, alpha: float, discount: F64) -> F64:
     geo = np.power(1.0 - alpha, np.arange(k, dtype=np.float64))
     out: F64 = np.cumsum(geo * discount[:k])
     return out
-
-
-@dataclass
-class _Group:
-    """The top-K judgments of a run for one (alpha, rel, judged_only)."""
-
-    rel: Bool  # (topics, K, Smax)
-    nsub: F64  # |S| per topic
-    ideal: F64  # (topics, K): greedy ideal gains
 
 
 def _topk_rel(

@@ -27,7 +27,7 @@ from functools import lru_cache
 import numpy as np
 import numpy.typing as npt
 
-from metrics.measures.basic import Ideal, Ranked, Result, _ratio, _seg_cumsum, _seg_of, _value
+from metrics.measures.ranked import Ideal, Ranked, Result, _ratio, _seg_cumsum, _seg_of, _value
 
 __all__ = [
     "DCG_KINDS",

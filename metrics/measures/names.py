@@ -32,7 +32,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from metrics.measures.registry import FAMILIES, PREFS_MEASURES, TREC_ORDER, Family
+from metrics.measures.grammar import split_name, split_params
+from metrics.measures.prefs_registry import PREFS_MEASURES
+from metrics.measures.registry import FAMILIES, TREC_ORDER, Family
 
 __all__ = [
     "TREC_GROUPS",
@@ -83,7 +85,9 @@ _TREC_ROOTS = sorted(_TREC, key=len, reverse=True)  # longest first: ndcg_cut be
 _TREC_RANK = {root.lower(): i for i, root in enumerate(TREC_ORDER)}
 _SELECTABLE = sorted([*_TREC_ROOTS, "relstring"], key=len, reverse=True)
 
-_IR_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9_-]*?)\s*(?:\((.*)\))?\s*(?:@\s*(\S+))?\s*$")
+_IR_BASE = re.compile(
+    r"[A-Za-z][A-Za-z0-9_-]*"
+)  # a family name of the grammar (metrics.measures.grammar)
 
 
 class UnknownMeasureError(ValueError):
@@ -275,26 +279,6 @@ def _cutoff(text: str, fam: Family, raw: str, *, trec: bool = False) -> int | fl
     return int(raw)
 
 
-def _split_args(text: str) -> list[str]:
-    """``a=1, b='x,y', c={1:2,3:4}`` -> its top-level comma-separated parts."""
-    parts: list[str] = []
-    depth, quote, start = 0, "", 0
-    for i, ch in enumerate(text):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            parts.append(text[start:i])
-            start = i + 1
-    parts.append(text[start:])
-    return [p.strip() for p in parts if p.strip()]
-
-
 def _param_value(text: str, raw: str) -> str:
     raw = raw.strip()
     if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "'\"":
@@ -415,20 +399,22 @@ def parse_measure(text: str) -> Measure:
 
 
 def _parse_many(text: str) -> list[Measure]:
-    m = _IR_RE.match(text)
-    if m and (m.group(2) is not None or m.group(3) is not None):
-        fam = _IR_ALIASES.get(m.group(1).lower())
+    m = split_name(text)
+    if m is not None and not _IR_BASE.fullmatch(m.base):
+        m = None  # not an ir_measures-style family name: perhaps trec_eval's spelling
+    if m and (m.params is not None or m.cutoff is not None):
+        fam = _IR_ALIASES.get(m.base.lower())
         if fam is not None:
             given: dict[str, str] = {}
-            for part in _split_args(m.group(2) or ""):
+            for part in split_params(m.params or ""):
                 key, eq, raw = part.partition("=")
                 if not eq or not key.strip().isidentifier():
                     raise _unknown(text, f"parameter {part!r} is not name=value")
                 given[key.strip()] = _param_value(text, raw)
             spec = FAMILIES[fam]
-            cut = None if m.group(3) is None else _cutoff(text, spec, m.group(3))
+            cut = None if m.cutoff is None else _cutoff(text, spec, m.cutoff)
             return [_make(text, fam, cut, given)]
-        if m.group(2) is not None:
+        if m.params is not None:
             raise _unknown(text)
     stripped = text.strip()
     low = stripped.lower()

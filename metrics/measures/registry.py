@@ -55,33 +55,59 @@ Adding a measure family:
 3. Add tests: a hand-worked example in ``tests/metrics/test_measures.py``, a cross-check against
    pytrec_eval if trec_eval has the measure (``tests/metrics/test_pytrec_eval_property.py``), and
    for a cuttable or treated family a leave-one-out check (``tests/metrics/test_bias.py``).
+
+Where else a measure is defined, and why:
+
+- **PPI's forms** (:mod:`metrics.sampling.forms` and :mod:`metrics.sampling.gradients`): P@k,
+  R@k, nDCG@k and AP once more, as functions of every pool item's (corrected, fractional) label
+  functionals f_h(y) = [y >= h], with their derivative per item. Prediction-powered inference
+  needs per-document gradients: its variance is that of a linearisation (the sum over sampled
+  items of the gradient times the residual), its model-assisted correction is taken along the
+  gradient, and its ``active`` design samples items by their influence. The functions here
+  compute values over one qrels, vectorised over queries, and give no derivative; so PPI keeps
+  its own forms, which must agree with trec_eval on integer labels
+  (``tests/metrics/test_ppi.py`` checks the full-judgment values against pytrec_eval).
+- **Diversity measures** (:mod:`metrics.measures.diversity`): alpha-nDCG, ERR-IA, P-IA and
+  StRecall read subtopic qrels, which a :class:`~metrics.measures.ranked.Ranked` does not
+  hold; they are parsed by the same name grammar (:mod:`metrics.measures.grammar`).
+- **Preference measures** (:data:`metrics.measures.prefs_registry.PREFS_MEASURES`, functions
+  in :mod:`metrics.measures.prefs`): they read preference judgments, not grades.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from metrics.measures import basic as ms
 from metrics.measures import gain as mg
-from metrics.measures import prefs as mp
 from metrics.measures import trec as mt
-from metrics.measures.basic import Ranked, Result
-from metrics.prefs.counts import TopicCounts
+from metrics.measures.ranked import Ranked, Result
 
-if TYPE_CHECKING:
-    from metrics.measures.names import Measure
+
+class MeasureLike(Protocol):
+    """What :func:`compute` reads of a parsed measure (:class:`metrics.measures.names.Measure`;
+    named by its attributes here, since the names module reads this registry)."""
+
+    @property
+    def family(self) -> str: ...
+
+    @property
+    def cutoff(self) -> int | float | None: ...
+
+    @property
+    def kwargs(self) -> dict[str, Any]: ...
+
 
 __all__ = [
     "FAMILIES",
-    "PREFS_MEASURES",
     "TREC_ORDER",
     "Cutoff",
     "Family",
     "MeasureFn",
+    "MeasureLike",
     "Param",
-    "PrefsMeasure",
     "compute",
 ]
 
@@ -536,60 +562,7 @@ FAMILIES: dict[str, Family] = _registry(
 )
 
 
-@dataclass(frozen=True)
-class PrefsMeasure:
-    """A preference measure of trec_eval (``-R prefs`` / ``-R qrels_prefs``): its name, its
-    value from a topic's preference counts (:mod:`metrics.measures.prefs`), a one-line
-    description, and ``count`` when the summary is the sum over topics, not the mean."""
-
-    name: str
-    compute: Callable[[TopicCounts], float]
-    doc: str
-    count: bool = False
-
-
-def _prefs_registry(*measures: PrefsMeasure) -> dict[str, PrefsMeasure]:
-    out = {m.name: m for m in measures}
-    assert len(out) == len(measures), "two preference measures share a name"
-    assert list(out) == [n for n in TREC_ORDER if n in out], "not in trec_eval's order"
-    assert not {n.lower() for n in out} & {f.name.lower() for f in FAMILIES.values()}
-    return out
-
-
-# The preference measures, in trec_eval's order; they read preference judgments, not qrels, so
-# they are not families of rankings (``metrics.prefs`` evaluates them).
-PREFS_MEASURES: dict[str, PrefsMeasure] = _prefs_registry(
-    PrefsMeasure("prefs_num_prefs_poss", mp.num_prefs_poss, "preferences expressed", count=True),
-    PrefsMeasure("prefs_num_prefs_ful", mp.num_prefs_ful, "preferences fulfilled", count=True),
-    PrefsMeasure(
-        "prefs_num_prefs_ful_ret",
-        mp.num_prefs_ful_ret,
-        "preferences fulfilled, both documents retrieved",
-        count=True,
-    ),
-    PrefsMeasure("prefs_simp", mp.simp, "fulfilled / possible preferences"),
-    PrefsMeasure("prefs_pair", mp.pair, "mean over document pairs of the share fulfilled"),
-    PrefsMeasure("prefs_avgjg", mp.avgjg, "mean over judgment groups of fulfilled / possible"),
-    PrefsMeasure(
-        "prefs_avgjg_Rnonrel",
-        mp.avgjg_rnonrel,
-        "prefs_avgjg with as many non-relevant documents as relevant ones",
-    ),
-    PrefsMeasure("prefs_simp_ret", mp.simp_ret, "prefs_simp, both documents retrieved"),
-    PrefsMeasure("prefs_pair_ret", mp.pair_ret, "prefs_pair, both documents retrieved"),
-    PrefsMeasure("prefs_avgjg_ret", mp.avgjg_ret, "prefs_avgjg, both documents retrieved"),
-    PrefsMeasure(
-        "prefs_avgjg_Rnonrel_ret",
-        mp.avgjg_rnonrel_ret,
-        "prefs_avgjg_Rnonrel, both documents retrieved",
-    ),
-    PrefsMeasure("prefs_simp_imp", mp.simp_imp, "prefs_simp, at least one document retrieved"),
-    PrefsMeasure("prefs_pair_imp", mp.pair_imp, "prefs_pair, at least one document retrieved"),
-    PrefsMeasure("prefs_avgjg_imp", mp.avgjg_imp, "prefs_avgjg, at least one document retrieved"),
-)
-
-
-def compute(measure: Measure, r: Ranked) -> Result:
+def compute(measure: MeasureLike, r: Ranked) -> Result:
     """Per-query ``(value, numerator, denominator)`` of ``measure`` over ``r``.
 
     For ratio-of-counts measures (``micro`` families: P, R, ceiling, Rprec, Judged, Unjudged,

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from metrics.measures.basic import F64, I64, Ranked, Result, _frac, _ratio, _value
+from metrics.measures.ranked import F64, I64, Ranked, Result, _frac, _ratio, _value
 
 __all__ = [
     "DEFAULT_11PT_LEVELS",

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from metrics.measures.grammar import split_name
+
 __all__ = [
     "DEFAULT_MEASURES",
 ]
@@ -32,16 +34,19 @@ Bool = npt.NDArray[np.bool_]
 DEFAULT_MEASURES = ("P@10", "R@10", "nDCG@10", "AP")
 
 
-_MEASURE = re.compile(r"^(?:(P|R|nDCG)@([1-9][0-9]*)|(AP))$")
+_CUTOFF = re.compile(r"[1-9][0-9]*")
 
 
 def _parse_measure(name: str) -> tuple[str, int]:
-    m = _MEASURE.match(name)
-    if m is None:
-        raise ValueError(f"unknown measure {name!r}: expected P@k, R@k, nDCG@k or AP")
-    if m.group(3):
-        return "AP", 0
-    return m.group(1), int(m.group(2))
+    """``P@k``, ``R@k``, ``nDCG@k`` (k >= 1, no leading zero) or ``AP``, written exactly so (no
+    blank, no parameter), in the measure-name grammar (:mod:`metrics.measures.grammar`)."""
+    m = split_name(name)
+    if m is not None and m.params is None and not re.search(r"\s", name):
+        if m.base in ("P", "R", "nDCG") and m.cutoff and _CUTOFF.fullmatch(m.cutoff):
+            return m.base, int(m.cutoff)
+        if m.base == "AP" and m.cutoff is None:
+            return "AP", 0
+    raise ValueError(f"unknown measure {name!r}: expected P@k, R@k, nDCG@k or AP")
 
 
 def _discount_sum(m: F64, k: int) -> F64:

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from metrics import Evaluator, Qrels, Run, _docindex
 from metrics._docindex import docid_hashes
-from metrics.measures.basic import INFAP_EPSILON, Ideal, Ranked
+from metrics.measures.basic import INFAP_EPSILON
 from metrics.measures.names import parse_measures
+from metrics.measures.ranked import Ideal, Ranked
 from metrics.measures.registry import compute
 
 TREC = {

@@ -11,7 +11,7 @@ import pytest
 
 from metrics.measures.diversity import parse_diversity_measure
 from metrics.measures.names import parse_measures
-from metrics.measures.registry import PREFS_MEASURES
+from metrics.measures.prefs_registry import PREFS_MEASURES
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
