@@ -6,9 +6,9 @@ Usage::
               [--run-topics-only] [--ci LEVEL]
 
 The subtopic qrels are ndeval's ``topic subtopic docno grade`` lines
-(:func:`metrics.measures.diversity.read_subtopic_qrels`); runs are TREC runs, ranked as trec_eval
-ranks them (ndeval's ``-traditional``). Measures (``-m``, repeatable, either naming style) default
-to ndeval's report at k = 5, 10, 20 of ERR-IA, nERR-IA, alpha-nDCG, P-IA and strec.
+(:func:`metrics.measures.subtopic_qrels.read_subtopic_qrels`); runs are TREC runs, ranked as
+trec_eval ranks them (ndeval's ``-traditional``). Measures (``-m``, repeatable, either naming style)
+default to ndeval's report at k = 5, 10, 20 of ERR-IA, nERR-IA, alpha-nDCG, P-IA and strec.
 
 ``--format ndeval`` (default) prints ndeval's CSV: a ``runid,topic,MEASURE...`` header, with
 ``-q`` one row per topic (values ``%.6f``), then the ``RUNID,amean,...`` row; with several runs
@@ -28,14 +28,13 @@ import sys
 from typing import Any, TextIO
 
 from metrics.cli._read import add_line_limit
-from metrics.measures.diversity import (
+from metrics.measures.diversity import DiversityResult, evaluate_diversity
+from metrics.measures.diversity_names import (
     DEFAULT_MEASURES,
-    DiversityResult,
     UnknownDiversityMeasure,
-    evaluate_diversity,
     parse_diversity_measure,
-    read_subtopic_qrels,
 )
+from metrics.measures.subtopic_qrels import read_subtopic_qrels
 
 __all__ = ["add_parser", "format_json", "format_ndeval", "register", "run_diversity"]
 

@@ -93,334 +93,43 @@ References
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from metrics.io import Run
-from metrics.io.trec import Source, _open_source
-from metrics.measures.grammar import split_name, split_params
-from metrics.problems import Problems
+from metrics.measures.diversity_names import (
+    _USES_ALPHA,
+    DEFAULT_MEASURES,
+    DiversityMeasure,
+    UnknownDiversityMeasure,
+    _known_names,
+    parse_diversity_measure,
+)
+from metrics.measures.subtopic_qrels import topic_sort_key
+
+if TYPE_CHECKING:
+    from metrics.measures.subtopic_qrels import SubtopicQrels
+
 
 __all__ = [
-    "DEFAULT_MEASURES",
-    "DiversityMeasure",
     "DiversityResult",
-    "SubtopicQrels",
-    "TopicJudgments",
-    "UnknownDiversityMeasure",
-    "diversity_hint",
     "evaluate_diversity",
-    "parse_diversity_measure",
-    "read_subtopic_qrels",
-    "topic_sort_key",
 ]
 
 I64 = npt.NDArray[np.int64]
+
+
 F64 = npt.NDArray[np.float64]
+
+
 Bytes = npt.NDArray[np.bytes_]
+
+
 Bool = npt.NDArray[np.bool_]
-
-
-# --------------------------------------------------------------------------------------------
-# Subtopic qrels
-
-
-@dataclass(frozen=True, eq=False)
-class TopicJudgments:
-    """One topic's subtopic judgments: ``grades[i, j]`` is the grade of ``docids[i]`` for
-    ``subtopics[j]`` (0 where that pair has no qrels line). ``docids`` are UTF-8 bytes sorted in
-    byte order; every docno with a qrels line for the topic is there (it is "judged")."""
-
-    subtopics: tuple[str, ...]
-    docids: Bytes
-    grades: I64
-
-    def relevant(self, rel: int = 1) -> Bool:
-        """``J``: (documents, subtopics) booleans, grade >= ``rel``."""
-        out: Bool = self.grades >= rel
-        return out
-
-    def actual_subtopics(self, rel: int = 1) -> int:
-        """|S|: the subtopics with at least one relevant document."""
-        return int(self.relevant(rel).any(axis=0).sum())
-
-
-@dataclass(frozen=True, eq=False)
-class SubtopicQrels:
-    """Subtopic qrels per topic (see :func:`read_subtopic_qrels`), topics in file order."""
-
-    topics: Mapping[str, TopicJudgments]
-
-    @classmethod
-    def from_tuples(cls, rows: Iterable[tuple[str, str, str, int]]) -> SubtopicQrels:
-        """Build from ``(topic, subtopic, docno, grade)`` tuples; a repeated triple is an error."""
-        seen: dict[tuple[str, str, str], int] = {}
-        for topic, subtopic, docno, grade in rows:
-            key = (str(topic), str(subtopic), str(docno))
-            if key in seen:
-                raise ValueError(f"topic {key[0]} subtopic {key[1]} docno {key[2]} judged twice")
-            seen[key] = int(grade)
-        return cls._build(seen)
-
-    @classmethod
-    def _build(cls, judged: Mapping[tuple[str, str, str], int]) -> SubtopicQrels:
-        per: dict[str, list[tuple[str, str, int]]] = {}
-        for (topic, subtopic, docno), grade in judged.items():
-            per.setdefault(topic, []).append((subtopic, docno, grade))
-        topics: dict[str, TopicJudgments] = {}
-        for topic, rows in per.items():
-            subs = tuple(sorted({s for s, _, _ in rows}, key=topic_sort_key))
-            docs = sorted({d.encode() for _, d, _ in rows})
-            s_at = {s: j for j, s in enumerate(subs)}
-            d_at = {d: i for i, d in enumerate(docs)}
-            grades = np.zeros((len(docs), len(subs)), dtype=np.int64)
-            for s, d, g in rows:
-                grades[d_at[d.encode()], s_at[s]] = g
-            docids = np.array(docs, dtype=np.bytes_)
-            topics[topic] = TopicJudgments(subs, docids, grades)
-        return cls(topics)
-
-    def __len__(self) -> int:
-        return len(self.topics)
-
-
-_INT = re.compile(rb"[+-]?[0-9]+\Z")
-
-
-def read_subtopic_qrels(
-    src: Source, *, source: str | None = None, max_problems: int = 100
-) -> SubtopicQrels:
-    """Read ndeval subtopic qrels (``topic subtopic docno grade``) and validate the whole file.
-
-    Every problem is collected with its 1-based line (a line without exactly 4 fields, a grade
-    that is not an integer, bad UTF-8, a (topic, subtopic, docno) judged twice, no data lines)
-    and raised together as :class:`~metrics.problems.InvalidInput`. ``src`` is a path, bytes or
-    a binary file object, gzip or not, as for :func:`metrics.io.read_qrels`.
-    """
-    stream, name, closer = _open_source(src, source)
-    try:
-        parts = []
-        while chunk := bytes(stream.read(1 << 20)):  # a stream may hand out less than asked
-            parts.append(chunk)
-        data = b"".join(parts)
-    finally:
-        if closer is not None:
-            closer.close()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    problems = Problems(max(1, max_problems))
-    judged: dict[tuple[str, str, str], int] = {}
-    first_line: dict[tuple[str, str, str], int] = {}
-    for lineno, raw in enumerate(data.split(b"\n"), start=1):
-        fields = raw.split()
-        if not fields or fields[0].startswith(b"#"):
-            continue
-        if len(fields) != 4:
-            problems.add(
-                lineno, f"expected 4 fields (topic subtopic docno grade), found {len(fields)}"
-            )
-            continue
-        try:
-            topic, subtopic, docno = (f.decode("utf-8") for f in fields[:3])
-        except UnicodeDecodeError:
-            problems.add(lineno, "not valid UTF-8")
-            continue
-        if not _INT.match(fields[3]):
-            problems.add(
-                lineno, f"grade {fields[3].decode('utf-8', 'replace')!r} is not an integer"
-            )
-            continue
-        key = (topic, subtopic, docno)
-        if key in judged:
-            problems.add(
-                lineno,
-                f"duplicate judgment of docno {docno!r} for topic {topic!r} subtopic "
-                f"{subtopic!r} (first on line {first_line[key]})",
-            )
-            continue
-        judged[key] = int(fields[3])
-        first_line[key] = lineno
-    if not judged and not problems:
-        problems.add(0, "no data lines (empty file)")
-    problems.raise_if_any(name)
-    return SubtopicQrels._build(judged)
-
-
-def topic_sort_key(topic: str) -> tuple[int, int, str]:
-    """Numeric ids in numeric order (as ndeval orders topics), then other ids as strings."""
-    return (0, int(topic), "") if topic.isdigit() else (1, 0, topic)
-
-
-# --------------------------------------------------------------------------------------------
-# Measures and their names
-
-
-KINDS = ("alpha_DCG", "alpha_nDCG", "ERR_IA", "nERR_IA", "P_IA", "StRecall")
-_NDEVAL = {
-    "alpha_DCG": "alpha-DCG",
-    "alpha_nDCG": "alpha-nDCG",
-    "ERR_IA": "ERR-IA",
-    "nERR_IA": "nERR-IA",
-    "P_IA": "P-IA",
-    "StRecall": "strec",
-}
-_USES_ALPHA = {"alpha_DCG", "alpha_nDCG", "ERR_IA", "nERR_IA"}
-_ALIASES: dict[str, str] = {}
-for _k, _n in _NDEVAL.items():
-    _ALIASES[_k.lower()] = _k
-    _ALIASES[_n.lower()] = _k
-_ALIASES["\u03b1_dcg"] = "alpha_DCG"
-_ALIASES["\u03b1_ndcg"] = "alpha_nDCG"
-_ALIASES["\u03b1-dcg"] = "alpha_DCG"
-_ALIASES["\u03b1-ndcg"] = "alpha_nDCG"
-_ALIASES["strecall"] = "StRecall"
-
-
-class UnknownDiversityMeasure(ValueError):
-    """A measure name that :func:`parse_diversity_measure` cannot read."""
-
-
-@dataclass(frozen=True, order=True)
-class DiversityMeasure:
-    """One diversity measure at a cutoff: ``kind`` (an ir_measures name in :data:`KINDS`),
-    ``cutoff`` k >= 1, ``alpha`` (redundancy intolerance; ignored by P_IA and StRecall),
-    ``rel`` (minimum grade that is relevant) and ``judged_only``."""
-
-    kind: str
-    cutoff: int
-    alpha: float = 0.5
-    rel: int = 1
-    judged_only: bool = False
-
-    def _params(self) -> str:
-        parts = []
-        if self.kind in _USES_ALPHA and self.alpha != 0.5:
-            parts.append(f"alpha={self.alpha:g}")
-        if self.judged_only:
-            parts.append("judged_only=True")
-        if self.rel != 1:
-            parts.append(f"rel={self.rel}")
-        return f"({','.join(parts)})" if parts else ""
-
-    @property
-    def name(self) -> str:
-        """The ir_measures-style name, parameters shown only when not the default."""
-        return f"{self.kind}{self._params()}@{self.cutoff}"
-
-    @property
-    def ndeval_name(self) -> str:
-        """ndeval's column name (``alpha-nDCG@20``), with non-default parameters appended."""
-        return f"{_NDEVAL[self.kind]}{self._params()}@{self.cutoff}"
-
-    def __str__(self) -> str:
-        return self.name
-
-
-def _known_names() -> str:
-    ir = ", ".join(f"{k}@k" for k in KINDS)
-    nd = ", ".join(f"{v}@k" for v in _NDEVAL.values())
-    return (
-        f"ir_measures style {ir} (parameters alpha=, rel=, judged_only=, as in "
-        f"alpha_nDCG(alpha=0.5)@20); ndeval style {nd}"
-    )
-
-
-def _bool(text: str) -> bool:
-    low = text.strip().lower()
-    if low in ("true", "1", "yes"):
-        return True
-    if low in ("false", "0", "no"):
-        return False
-    raise ValueError(f"{text!r} is not a boolean")
-
-
-def diversity_hint(text: str) -> str | None:
-    """When ``text`` names one of the diversity measures here (either style, parameters and
-    cutoff aside), where to compute it: they need subtopic qrels, which ordinary qrels are not;
-    None for any other name. Read by :mod:`metrics.measures.names` for its unknown-measure
-    message."""
-    m = split_name(text)
-    if not m or m.base.lower() not in _ALIASES:
-        return None
-    name = text.strip()
-    return (
-        f"{name} is a diversity measure: use `python -m metrics diversity SUBTOPIC_QRELS RUN "
-        f"-m {name}` (metrics.measures.diversity.evaluate_diversity in Python), over subtopic "
-        "qrels: ndeval's `topic subtopic docno grade` lines, one per document and subtopic"
-    )
-
-
-def parse_diversity_measure(text: str) -> DiversityMeasure:
-    """Parse ``alpha_nDCG(alpha=0.5)@20``, ``ERR-IA@10``, ``strec@5``... (case-insensitive).
-
-    Raises :class:`UnknownDiversityMeasure` naming the known measures when the name is not one
-    of them, and when the cutoff or a parameter is missing or malformed.
-    """
-    m = split_name(text)
-    if not m:
-        raise UnknownDiversityMeasure(
-            f"unknown diversity measure {text!r}; known: {_known_names()}"
-        )
-    base, params, cutoff = m.base, m.params, m.cutoff
-    kind = _ALIASES.get(base.lower())
-    if kind is None:
-        raise UnknownDiversityMeasure(
-            f"unknown diversity measure {text!r}; known: {_known_names()}"
-        )
-    values: dict[str, Any] = {}
-    for part in split_params(params or ""):
-        key, eq, value = part.partition("=")
-        key = key.strip().lower().replace("\u03b1", "alpha")
-        try:
-            if not eq:
-                raise ValueError("expected NAME=VALUE")
-            if key == "alpha" and kind in _USES_ALPHA:
-                values["alpha"] = float(value)
-                if not 0.0 <= values["alpha"] <= 1.0:
-                    raise ValueError("alpha must be in [0, 1]")
-            elif key == "rel":
-                values["rel"] = int(value)
-                if values["rel"] < 1:
-                    raise ValueError("rel must be >= 1")
-            elif key == "judged_only":
-                values["judged_only"] = _bool(value)
-            elif key == "cutoff":
-                if cutoff is not None:
-                    raise ValueError("cutoff given twice")
-                cutoff = value.strip()
-            else:
-                allowed = "alpha, rel, judged_only" if kind in _USES_ALPHA else "rel, judged_only"
-                raise ValueError(f"unknown parameter {key!r} (allowed: {allowed})")
-        except ValueError as exc:
-            raise UnknownDiversityMeasure(f"{text!r}: parameter {part!r}: {exc}") from None
-    if cutoff is None:
-        raise UnknownDiversityMeasure(
-            f"{text!r}: a cutoff is needed, as in {_NDEVAL[kind]}@20 or {kind}@20"
-        )
-    try:
-        k = int(cutoff)
-    except ValueError:
-        k = 0
-    if k < 1 or not cutoff.isdigit():
-        raise UnknownDiversityMeasure(f"{text!r}: cutoff {cutoff!r} must be an integer >= 1")
-    return DiversityMeasure(kind, k, **values)
-
-
-#: ndeval's default report, restricted to the measures computed here, in ndeval's column order.
-DEFAULT_MEASURES: tuple[str, ...] = tuple(
-    f"{name}@{k}"
-    for name in ("ERR-IA", "nERR-IA", "alpha-nDCG", "P-IA", "strec")
-    for k in (5, 10, 20)
-)
-
-
-# --------------------------------------------------------------------------------------------
-# Computation
 
 
 def _greedy_ideal(rel: Bool, k: int, alpha: float) -> F64:
@@ -541,10 +250,6 @@ def _compute(
                 v = J[:, :k].any(axis=1).sum(axis=1) / safe
             values[m] = np.where(has, v, 0.0).astype(np.float64)
     return values
-
-
-# --------------------------------------------------------------------------------------------
-# Evaluation
 
 
 @dataclass(frozen=True)

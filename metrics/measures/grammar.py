@@ -9,7 +9,7 @@ base, parameter or cutoff may be is the reader's to check against its own measur
 
 - :func:`metrics.measures.names.parse_measure`: the registry's families (and trec_eval's own
   spellings, ``ndcg_cut_10``, which are not of this grammar);
-- :func:`metrics.measures.diversity.parse_diversity_measure`: the diversity measures;
+- :func:`metrics.measures.diversity_names.parse_diversity_measure`: the diversity measures;
 - PPI's four measures (:mod:`metrics.sampling.forms`): ``P@k``, ``R@k``, ``nDCG@k``, ``AP``.
 """
 

@@ -240,7 +240,7 @@ def _example_cut(f: Family) -> str:
 def _unknown(text: str, why: str = "") -> UnknownMeasureError:
     import difflib  # only for messages: kept out of every reader's start-up
 
-    from metrics.measures.diversity import diversity_hint  # alpha_nDCG@20 is computed there
+    from metrics.measures.diversity_names import diversity_hint  # alpha_nDCG@20 is computed there
 
     hint = diversity_hint(text)
     if hint is not None:

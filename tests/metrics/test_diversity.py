@@ -17,15 +17,14 @@ import pytest
 
 from metrics.cli.diversity import register, run_diversity
 from metrics.io import InvalidInput, Run
-from metrics.measures.diversity import (
+from metrics.measures.diversity import evaluate_diversity
+from metrics.measures.diversity_names import (
     DEFAULT_MEASURES,
     DiversityMeasure,
-    SubtopicQrels,
     UnknownDiversityMeasure,
-    evaluate_diversity,
     parse_diversity_measure,
-    read_subtopic_qrels,
 )
+from metrics.measures.subtopic_qrels import SubtopicQrels, read_subtopic_qrels
 
 L3 = math.log2(3)
 L5 = math.log2(5)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from metrics.measures.diversity import parse_diversity_measure
+from metrics.measures.diversity_names import parse_diversity_measure
 from metrics.measures.names import parse_measures
 from metrics.measures.prefs_registry import PREFS_MEASURES
 
