@@ -108,7 +108,8 @@ def _scores(
 
 def compute_audit(judge: Judge, human: QrelsVersion, pool: PoolVersion) -> dict[str, Any]:
     from judging.evaluation.bias import campaign_runs
-    from metrics.judges.audit import family_gaps, label_agreement, ranking_agreement
+    from metrics.judges.audit import label_agreement, ranking_agreement
+    from metrics.judges.families import family_gaps
 
     campaign = judge.campaign
     scale = campaign.grade_values()
@@ -174,8 +175,8 @@ def run_probes(judge: Judge, people: dict[tuple[str, str], int], threshold: int)
     that cross the relevance threshold is the probe's result."""
     from judging.autojudge import services
     from judging.autojudge.labellers import document_texts, topic_texts
-    from metrics.judges.audit import probe_result
     from metrics.judges.probes import inject_instruction, probe_items, stuff_query_words
+    from metrics.judges.robustness import probe_result
 
     if judge.kind == JudgeKind.IMPORTED:
         return {"available": False, "reason": "an imported judge cannot be asked again"}

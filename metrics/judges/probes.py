@@ -3,7 +3,7 @@
 Alaofi et al. (2025) showed that LLM relevance judges can be moved by text that says nothing
 new about the topic. The audit measures how much, on the real pool, with two transforms applied
 to documents that the humans (or the judge) found non-relevant, judged again by the same judge
-version; :func:`metrics.judges.audit.probe_result` counts the labels that flip.
+version; :func:`metrics.judges.robustness.probe_result` counts the labels that flip.
 
 - **Query-word stuffing** (:func:`stuff_query_words`): the topic's terms, the title's words less
   stop words, lower-cased, each once in order of first appearance, are appended to the document
