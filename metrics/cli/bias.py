@@ -43,30 +43,31 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
-from metrics.bias.leaveout import LeaveOut
+from metrics.cli._bias_options import add_compat_options, add_scoring_options, read_groups
 from metrics.cli._read import SameTag, add_line_limit, line_limits, read_runs_said
-from metrics.io import InvalidInput, Problem, read_qrels
+from metrics.io import read_qrels
 from metrics.pooling.runs import parse_topic_spec
+
+__all__ = [
+    "SUBCOMMANDS",
+    "dispatch",
+    "register",
+    "run_estimators",
+]
 
 if TYPE_CHECKING:
     from metrics.bias.estimator_report import EstimatorReport
     from metrics.bias.results import LooResult
 
-__all__ = [
-    "SUBCOMMANDS",
-    "add_compat_options",
-    "add_scoring_options",
-    "dispatch",
-    "read_groups",
-    "register",
-    "run_estimators",
-]
 
 EXIT_OK = 0
+
+
 EXIT_USAGE = 2
+
+
 EXIT_INPUT = 3
 
 
@@ -103,53 +104,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run_bias)
 
 
-def add_scoring_options(p: argparse.ArgumentParser, *, compat: bool = True) -> None:
-    """``-m/--measure`` and ``--topics`` (and, unless ``compat=False``, ``--compat`` and
-    ``-l/--level``): the options every ``bias`` subcommand shares, worded once."""
-    p.add_argument("-m", "--measure", default="AP", help="measure (default AP): AP, P@10, ...")
-    p.add_argument("--topics", help="topics to analyse, e.g. 601-650 or 301,303,310-320")
-    if compat:
-        add_compat_options(p)
-
-
-def add_compat_options(p: argparse.ArgumentParser) -> None:
-    """``--compat`` (scoring mode) and ``-l/--level`` (relevance level)."""
-    p.add_argument(
-        "--compat",
-        choices=("trec_eval", "honest"),
-        default="trec_eval",
-        help="scoring mode (default trec_eval-compatible)",
-    )
-    p.add_argument(
-        "-l", "--level", type=int, default=1, help="relevance level: relevant = grade >= LEVEL"
-    )
-
-
-def read_groups(path: str) -> dict[str, str]:
-    """``run<TAB>group`` lines after a header line; raises InvalidInput listing problems."""
-    problems: list[Problem] = []
-    groups: dict[str, str] = {}
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
-    lines = text.splitlines()
-    if not lines or lines[0].split("\t")[0].strip().lower() != "run":
-        problems.append(Problem(1, "expected a header line 'run<TAB>group'"))
-    for n, line in enumerate(lines[1:], start=2):
-        if not line.strip() or line.startswith("#"):
-            continue
-        fields = line.rstrip("\r").split("\t")
-        if len(fields) != 2 or not fields[0].strip() or not fields[1].strip():
-            problems.append(Problem(n, f"expected 'run<TAB>group', found {line[:60]!r}"))
-            continue
-        tag = fields[0].strip()
-        if tag in groups:
-            problems.append(Problem(n, f"run {tag!r} listed twice"))
-            continue
-        groups[tag] = fields[1].strip()
-    if problems:
-        raise InvalidInput(path, problems[:100], len(problems))
-    return groups
-
-
 def _fail(message: str, code: int) -> int:
     print(f"python -m metrics bias: error: {message}", file=sys.stderr)
     return code
@@ -182,7 +136,7 @@ def run_bias(args: argparse.Namespace, out: TextIO) -> int:
                 return _fail(f"{args.groups}: no group for run(s) {shown}", EXIT_INPUT)
     if topics is not None and not set(topics) & set(qrels.qids):
         return _fail(f"--topics {args.topics}: none of these topics is in the qrels", EXIT_INPUT)
-    from metrics.bias.leaveout import leave_one_out  # imported here: it needs scipy
+    from metrics.bias.leaveout import LeaveOut, leave_one_out  # imported here: it needs scipy
 
     result = leave_one_out(
         qrels,
@@ -242,9 +196,6 @@ def _write_tsv(res: LooResult, out: TextIO) -> None:
         file=sys.stderr,
     )
 
-
-# --------------------------------------------------------------------------------------------
-# bias estimators | compare | reusability
 
 PROG = "python -m metrics bias"
 
@@ -347,6 +298,7 @@ def run_estimators(argv: list[str], out: TextIO) -> int:
         )
     from metrics.bias.estimator_report import ALL  # needs scipy: imported here
     from metrics.bias.estimators import estimator_report
+    from metrics.bias.leaveout import LeaveOut
 
     report = estimator_report(
         qrels,

@@ -31,9 +31,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-from metrics.bias.leaveout import LeaveOut
+from metrics.cli._bias_options import add_scoring_options
 from metrics.cli._read import SameTag, add_line_limit, line_limits, read_runs_said
-from metrics.cli.bias import add_scoring_options
 from metrics.io import InvalidInput, Run, read_qrels
 from metrics.measures.names import UnknownMeasureError
 
@@ -340,8 +339,9 @@ def _compare_tsv(res: dict[str, Any], out: TextIO) -> None:
 
 
 def _reusability(args: argparse.Namespace, out: TextIO) -> int:
+    from metrics.bias.leaveout import LeaveOut
     from metrics.bias.reusability import reusability
-    from metrics.cli.bias import read_groups
+    from metrics.cli._bias_options import read_groups
 
     if args.depth < 1:
         raise _Fail(f"--depth must be >= 1, got {args.depth}", EXIT_USAGE)
