@@ -167,3 +167,23 @@ def _paired_p(values: F64, valid: Bool) -> F64:
     t = np.abs(mean[vary]) / np.sqrt(var[vary] / n[vary])
     p[vary] = 2.0 * scipy.special.stdtr(n[vary] - 1.0, -t)
     return p
+
+
+@dataclass
+class _Scenario:
+    """Which judgments a run is scored without: rows removed, counts and ideal gains per cell."""
+
+    removed: Bool  # per sparse row
+    rel: I64  # (runs, topics)
+    nonrel: I64
+    found: I64
+    ideal_removed: Bool | None  # (runs, ideal docs)
+
+
+def cell_means(values: F64, counted: Bool) -> F64:
+    """Per run, the mean of ``values`` (runs, topics) over the cells ``counted`` (NaN: none)."""
+    n = counted.sum(axis=1)
+    total = np.where(counted, values, 0.0).sum(axis=1)
+    out = np.full(values.shape[0], np.nan)
+    np.divide(total, n, out=out, where=n > 0)
+    return out

@@ -3,17 +3,17 @@ the precision / anti-precision changes they give, per topic and overall."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from metrics.bias.estimator_report import _t_half
+from metrics.bias.estimator_report import _t_half, cell_means
 from metrics.measures.names import Measure
 
 if TYPE_CHECKING:
     from metrics.bias.estimator_report import F64, I64, Bool
-    from metrics.bias.nested import EstimatorAnalysis
+    from metrics.bias.leaveout import LeaveOneOut
 
 
 class _Topic:
@@ -141,7 +141,19 @@ class _Topic:
         return out
 
 
-def topic_documents(ea: EstimatorAnalysis, t: int) -> _Topic:
+class Prepared(Protocol):
+    """What Lipani's corrections read of a prepared analysis
+    (:class:`metrics.bias.nested.EstimatorAnalysis`): the leave-out analysis, the number of
+    units, and their caches."""
+
+    loo: LeaveOneOut
+    nu: int
+    _cells_by_topic: tuple[I64, I64] | None
+    _topic_cache: dict[int, _Topic]
+    _lipani_cache: dict[int, tuple[F64, F64, Bool]]
+
+
+def topic_documents(ea: Prepared, t: int) -> _Topic:
     """Document ids of topic ``t`` over every run (hash-keyed, confirmed on the bytes)."""
     if t in ea._topic_cache:
         return ea._topic_cache[t]
@@ -190,7 +202,7 @@ def topic_documents(ea: EstimatorAnalysis, t: int) -> _Topic:
     return topic
 
 
-def cells_of(ea: EstimatorAnalysis, t: int) -> I64:
+def cells_of(ea: Prepared, t: int) -> I64:
     """Indices of topic ``t``'s retrieved-and-judged cells, in their stored order. Grouped
     once for every topic: selecting them with a mask over all cells per topic made the
     estimators' cost grow with the square of the topics."""
@@ -203,7 +215,7 @@ def cells_of(ea: EstimatorAnalysis, t: int) -> I64:
     return order[bounds[t] : bounds[t + 1]]
 
 
-def kinds_of(ea: EstimatorAnalysis, entry: I64) -> npt.NDArray[np.uint8]:
+def kinds_of(ea: Prepared, entry: I64) -> npt.NDArray[np.uint8]:
     """``_Topic.kind`` for documents with judgments ``entry`` (-1: none)."""
     e = np.where(entry >= 0, entry, 0)
     judged = entry >= 0
@@ -216,7 +228,7 @@ def kinds_of(ea: EstimatorAnalysis, entry: I64) -> npt.NDArray[np.uint8]:
     return kind
 
 
-def top_counts(ea: EstimatorAnalysis, n: int) -> tuple[I64, I64]:
+def top_counts(ea: Prepared, n: int) -> tuple[I64, I64]:
     """Relevant and judged non-relevant judgments in each run's top n, per (run, topic,
     owner unit) with one more owner slot for judgments no single unit owns."""
     nt, nr, nu = len(ea.loo.topics), len(ea.loo.runs), ea.nu
@@ -231,7 +243,7 @@ def top_counts(ea: EstimatorAnalysis, n: int) -> tuple[I64, I64]:
     return rel, non.reshape(nr, nt, nu + 1)
 
 
-def lipani_deltas(ea: EstimatorAnalysis, n: int) -> tuple[F64, F64, Bool]:
+def lipani_deltas(ea: Prepared, n: int) -> tuple[F64, F64, Bool]:
     """dS and dA per (pooled run p, run r, topic) for P@n, each r scored on the pool without
     its unit; and which pairs are in r's pool (p pooled, not of r's unit)."""
     if n in ea._lipani_cache:
@@ -268,7 +280,7 @@ def lipani_deltas(ea: EstimatorAnalysis, n: int) -> tuple[F64, F64, Bool]:
     return out
 
 
-def own_precision(ea: EstimatorAnalysis, n: int) -> tuple[F64, F64]:
+def own_precision(ea: Prepared, n: int) -> tuple[F64, F64]:
     """P@n and anti-P@n per (run, topic), each run on the pool without its own unit (the
     full pool for runs not pooled)."""
     rel_c, non_c = top_counts(ea, n)
@@ -284,7 +296,7 @@ def own_precision(ea: EstimatorAnalysis, n: int) -> tuple[F64, F64]:
     return rel / n, non / n
 
 
-def lipani_topic(ea: EstimatorAnalysis, n: int) -> tuple[F64, F64, F64, F64]:
+def lipani_topic(ea: Prepared, n: int) -> tuple[F64, F64, F64, F64]:
     """Per (run, topic): P@n s, the correction, and the interval ends of the correction.
 
     correction = k * max(DK, 0) if DS a - DA s > 0 else 0, DS, DA, DK the means over r's
@@ -312,7 +324,7 @@ def lipani_topic(ea: EstimatorAnalysis, n: int) -> tuple[F64, F64, F64, F64]:
     return s, corr, lo, hi
 
 
-def lipani2015(ea: EstimatorAnalysis, n: int, counted: Bool) -> tuple[F64, F64, F64]:
+def lipani2015(ea: Prepared, n: int, counted: Bool) -> tuple[F64, F64, F64]:
     """Aggregate estimate per run (lipani2015), with its interval ends."""
     ds, da, in_pool = lipani_deltas(ea, n)
     s_t, a_t = own_precision(ea, n)
@@ -342,9 +354,7 @@ def lipani2015(ea: EstimatorAnalysis, n: int, counted: Bool) -> tuple[F64, F64, 
     return est, lo, hi
 
 
-def lipani2016(
-    ea: EstimatorAnalysis, m: Measure, counted: Bool, rel_count: I64
-) -> tuple[F64, F64, F64]:
+def lipani2016(ea: Prepared, m: Measure, counted: Bool, rel_count: I64) -> tuple[F64, F64, F64]:
     """Per-topic estimate averaged (lipani2016), with interval ends."""
     assert m.cutoff is not None
     n = int(m.cutoff)
@@ -365,4 +375,4 @@ def lipani2016(
             return np.where(np.isnan(c_n), np.nan, out)
 
         per, plo, phi = rec(corr, cd), rec(lo, lod), rec(hi, hid)
-    return ea._means(per, counted), ea._means(plo, counted), ea._means(phi, counted)
+    return cell_means(per, counted), cell_means(plo, counted), cell_means(phi, counted)

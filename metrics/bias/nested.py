@@ -5,12 +5,11 @@ deltas), from per-judgment owners and contributor pairs."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from metrics.bias.estimator_report import ALL, FAMILIES
+from metrics.bias.estimator_report import ALL, FAMILIES, _Scenario
 from metrics.bias.leaveout import LeaveOneOut, _SparseRanked
 from metrics.bias.lipani import topic_documents
 from metrics.bias.validation import _Harness
@@ -29,17 +28,6 @@ if TYPE_CHECKING:
 __all__ = [
     "EstimatorAnalysis",
 ]
-
-
-@dataclass
-class _Scenario:
-    """Which judgments a run is scored without: rows removed, counts and ideal gains per cell."""
-
-    removed: Bool  # per sparse row
-    rel: I64  # (runs, topics)
-    nonrel: I64
-    found: I64
-    ideal_removed: Bool | None  # (runs, ideal docs)
 
 
 class EstimatorAnalysis:
@@ -226,14 +214,6 @@ class EstimatorAnalysis:
             level=self.loo.level,
         )
         return compute(m, sparse)[0].reshape(nr, -1)
-
-    @staticmethod
-    def _means(values: F64, counted: Bool) -> F64:
-        n = counted.sum(axis=1)
-        total = np.where(counted, values, 0.0).sum(axis=1)
-        out = np.full(values.shape[0], np.nan)
-        np.divide(total, n, out=out, where=n > 0)
-        return out
 
     # -- Lipani: p∘r ---------------------------------------------------------------------------
     def _topic(self, t: int) -> _Topic:

@@ -7,17 +7,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from metrics.bias.estimator_report import _SIG, EstimatorReport, _num, _paired_p, _t_half, _why_not
-from metrics.bias.lipani import lipani2015, lipani2016
+from metrics.bias.estimator_report import (
+    _SIG,
+    EstimatorReport,
+    _num,
+    _paired_p,
+    _t_half,
+    _why_not,
+    cell_means,
+)
+from metrics.bias.lipani import Prepared, lipani2015, lipani2016
 from metrics.measures.names import Measure
 
 if TYPE_CHECKING:
-    from metrics.bias.estimator_report import F64, I64, Bool
-    from metrics.bias.nested import EstimatorAnalysis, _Scenario
+    from metrics.bias.estimator_report import F64, I64, Bool, _Scenario
 
 
 __all__ = [
@@ -99,12 +106,24 @@ def estimator_errors(
     return _errors_of(true, estimate, _pairwise_p(tags, per_topic))
 
 
+class Analysis(Prepared, Protocol):
+    """What the harness reads of a prepared analysis
+    (:class:`metrics.bias.nested.EstimatorAnalysis`): its scenarios and their cell values,
+    besides what Lipani's corrections read."""
+
+    def _scenario(self, g: int, nested: bool, ideal: bool = True) -> _Scenario: ...
+
+    def _counted(self, sc: _Scenario) -> Bool: ...
+
+    def _cell_values(
+        self, m: Measure, sc: _Scenario, treatment: str = "lower", only: Bool | None = None
+    ) -> F64: ...
+
+
 class _Harness:
     """One measure's estimates: the leave-one-unit-out validation and the non-pooled runs."""
 
-    def __init__(
-        self, a: EstimatorAnalysis, m: Measure, names: tuple[str, ...], *, top75: bool
-    ) -> None:
+    def __init__(self, a: Analysis, m: Measure, names: tuple[str, ...], *, top75: bool) -> None:
         self.a = a
         self.m = m
         self.names = names
@@ -119,7 +138,7 @@ class _Harness:
         full = a._scenario(-1, False, ideal)
         full_counted = a._counted(full)
         full_vals = a._cell_values(m, full)
-        full_score = a._means(full_vals, full_counted)
+        full_score = cell_means(full_vals, full_counted)
         pooled = np.flatnonzero(a.loo.unit >= 0)
         est = {e: np.full(nr, np.nan) for e in self.active}
         score = np.full(nr, np.nan)
@@ -132,20 +151,20 @@ class _Harness:
             counted = a._counted(sc)
             counted_r[members] = counted[members]
             rel_r[members] = sc.rel[members]
-            red = a._means(a._cell_values(m, sc), counted)
+            red = cell_means(a._cell_values(m, sc), counted)
             score[members] = red[members]
             if "pool" in est:
                 est["pool"][members] = red[members]
             if "webber_park" in est:
                 nsc = a._scenario(g, True, ideal)
-                nest = a._means(a._cell_values(m, nsc), a._counted(nsc))
+                nest = cell_means(a._cell_values(m, nsc), a._counted(nsc))
                 others = pooled[a.loo.unit[pooled] != g]
                 d = red[others] - nest[others]
                 d = d[np.isfinite(d)]
                 est["webber_park"][members] = red[members] + (d.mean() if d.size else np.nan)
             for t in ("condensed", "upper"):
                 if t in est:
-                    v = a._means(a._cell_values(m, sc, t, only=a.loo.unit == g), counted)
+                    v = cell_means(a._cell_values(m, sc, t, only=a.loo.unit == g), counted)
                     est[t][members] = v[members]
         lip: dict[str, tuple[F64, F64, F64]] = {}
         if "lipani2015" in est:
@@ -222,7 +241,7 @@ class _Harness:
         a, m = self.a, self.m
         pooled = np.flatnonzero(a.loo.unit >= 0)
         nsc = a._scenario(-1, True, m.spec.reads_ideal)
-        nest = a._means(a._cell_values(m, nsc), a._counted(nsc))
+        nest = cell_means(a._cell_values(m, nsc), a._counted(nsc))
         d = (full_score - nest)[pooled]
         d = d[np.isfinite(d)]
         mean = float(d.mean()) if d.size else math.nan
@@ -239,7 +258,7 @@ class _Harness:
         extra: dict[str, F64] = {}
         for t in ("condensed", "upper"):
             if t in self.active:
-                extra[t] = a._means(a._cell_values(m, full, t), full_counted)
+                extra[t] = cell_means(a._cell_values(m, full, t), full_counted)
         out: dict[str, dict[str, Any]] = {}
         for i in notp.tolist():
             s = float(full_score[i])

@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from metrics.sampling.forms import functionals
+from metrics.sampling.forms import PoolView, functionals
 
 if TYPE_CHECKING:
     from metrics.sampling.forms import F64, I64
-    from metrics.sampling.structure import PoolStructure
 
 
 def _calibrated(a: I64, Fa: F64, Fy: F64, certain: I64, groups: I64 | None = None) -> F64:
@@ -116,7 +115,7 @@ def _calibrated_scores(a: I64, score: F64, Fy: F64, certain: I64, groups: I64 | 
 
 
 def pilot_predictions(
-    ps: PoolStructure,
+    ps: PoolView,
     auto: Sequence[int] | I64,
     pilot: Sequence[int] | I64 | None,
     pilot_grades: Sequence[int] | I64 | None,

@@ -10,7 +10,7 @@ import numpy as np
 
 from metrics.sampling.calibration import _calibrated, _predictor
 from metrics.sampling.designs import DESIGNS
-from metrics.sampling.forms import _f64, functionals
+from metrics.sampling.forms import PoolView, _f64, functionals
 from metrics.sampling.gradients import measure_cells, point_gradients
 from metrics.sampling.variance import (
     ArrayEstimate,
@@ -23,7 +23,6 @@ from metrics.sampling.variance import (
 
 if TYPE_CHECKING:
     from metrics.sampling.forms import F64, I64, Bool
-    from metrics.sampling.structure import PoolStructure
 
 
 # a topic whose non-pilot sample is expected to hold fewer relevant items than this is estimated
@@ -45,7 +44,7 @@ _DRAWS_SEED = 20240517
 
 
 def model_covariance(
-    ps: PoolStructure,
+    ps: PoolView,
     grads: F64,
     live: Bool,
     Fy: F64,
@@ -110,7 +109,7 @@ def model_covariance(
     return out
 
 
-def expected_cells(ps: PoolStructure, Fp: F64, Fy: F64, cols: I64, topics: Bool) -> tuple[F64, F64]:
+def expected_cells(ps: PoolView, Fp: F64, Fy: F64, cols: I64, topics: Bool) -> tuple[F64, F64]:
     """What :meth:`metrics.sampling.structure.PoolStructure._expected_cells` returns."""
     sub, keep = ps._part(topics)
     labelled = np.zeros(ps.n_items, dtype=bool)
@@ -144,7 +143,7 @@ def expected_cells(ps: PoolStructure, Fp: F64, Fy: F64, cols: I64, topics: Bool)
 
 
 def estimate_pass(
-    ps: PoolStructure, Fp: F64, Fy: F64, p: F64, cols: I64, certain: I64, depth: int
+    ps: PoolView, Fp: F64, Fy: F64, p: F64, cols: I64, certain: I64, depth: int
 ) -> tuple[F64, F64, F64, int, F64]:
     """One estimate with predictions ``Fp`` (G, N): the values (R, M), the per-item
     linearised errors v (M, R, n) over the sampled items ``cols``, their gradients
@@ -214,7 +213,7 @@ def estimate_pass(
 
 
 def estimate(
-    ps: PoolStructure,
+    ps: PoolView,
     auto: Sequence[int] | I64,
     human: Sequence[int] | I64,
     sampled: Sequence[bool] | Bool,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -101,3 +101,32 @@ def functionals(grades: F64 | I64, depth: int) -> F64:
     """(G, N): f_h = [grade >= h], h = 1..G."""
     g = np.asarray(grades, dtype=np.float64)
     return (g[None, :] >= np.arange(1, depth + 1, dtype=np.float64)[:, None]).astype(np.float64)
+
+
+class PoolView(Protocol):
+    """What the estimator's functions (:mod:`metrics.sampling.gradients`,
+    :mod:`metrics.sampling.calibration`, :mod:`metrics.sampling.estimator`) read of a
+    :class:`~metrics.sampling.structure.PoolStructure`, which calls them: named by its members
+    here so that they do not import it back."""
+
+    measures: tuple[str, ...]
+    threshold: int
+    topics: tuple[str, ...]
+    run_names: tuple[str, ...]
+    topic_of: I64
+    rank: I64
+    _parsed: list[tuple[str, int]]
+    _e_run: I64
+    _e_item: I64
+    _e_rank: F64
+    _e_cell: I64
+    _e_start: I64
+
+    @property
+    def n_items(self) -> int: ...
+
+    def _part(self, topics: Bool) -> tuple[PoolView, I64]: ...
+
+    def _top(self, k: int) -> tuple[I64, I64, F64]: ...
+
+    def _check_grades(self, g: I64, what: str) -> None: ...

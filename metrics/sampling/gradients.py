@@ -10,15 +10,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from metrics.sampling.calibration import _mean_influence, pilot_predictions
-from metrics.sampling.forms import _discount_slope, _discount_sum, _f64, _Point, _ratio
+from metrics.sampling.forms import PoolView, _discount_slope, _discount_sum, _f64, _Point, _ratio
 
 if TYPE_CHECKING:
     from metrics.sampling.forms import F64, I64
-    from metrics.sampling.structure import PoolStructure
 
 
 def measure_cells(
-    ps: PoolStructure, F: F64, at_point: bool = False
+    ps: PoolView, F: F64, at_point: bool = False
 ) -> tuple[list[_Point], dict[str, Any]]:
     """Per-topic cell values of every measure from (corrected) functionals F (G, N);
     ``at_point``: F is a fixed linearisation point (:func:`_ratio`)."""
@@ -58,7 +57,7 @@ def measure_cells(
 
 
 def item_influence(
-    ps: PoolStructure,
+    ps: PoolView,
     points: list[_Point],
     aux: dict[str, Any],
     cols: I64,
@@ -100,7 +99,7 @@ def item_influence(
     return out
 
 
-def ap_numerator_gradient(ps: PoolStructure, aux: dict[str, Any], cols: I64) -> F64:
+def ap_numerator_gradient(ps: PoolView, aux: dict[str, Any], cols: I64) -> F64:
     """(R, n): d numerator / d rel_i for items ``cols`` (0 where the run did not retrieve
     them): (1 + rel above i) / rank_i + sum over items below i of rel / rank."""
     g, before = aux["ap_g"], aux["ap_before"]
@@ -119,7 +118,7 @@ def ap_numerator_gradient(ps: PoolStructure, aux: dict[str, Any], cols: I64) -> 
 
 
 def pool_influence(
-    ps: PoolStructure,
+    ps: PoolView,
     auto: Sequence[int] | I64,
     *,
     pilot: Sequence[int] | I64 | None = None,
@@ -133,7 +132,7 @@ def pool_influence(
 
 
 def active_weights(
-    ps: PoolStructure,
+    ps: PoolView,
     auto: Sequence[int] | I64,
     *,
     pilot: Sequence[int] | I64,
@@ -149,7 +148,7 @@ def active_weights(
     return _mean_influence(g), np.asarray(weights, dtype=np.float64)
 
 
-def item_gradients(ps: PoolStructure, F: F64, depth: int) -> F64:
+def item_gradients(ps: PoolView, F: F64, depth: int) -> F64:
     """(M, R, N) d theta / d rel_i of every item, at the labels or predictions ``F``."""
     points, aux = measure_cells(ps, F)
     cols = np.arange(ps.n_items)
@@ -157,7 +156,7 @@ def item_gradients(ps: PoolStructure, F: F64, depth: int) -> F64:
 
 
 def point_gradients(
-    ps: PoolStructure, points: list[_Point], aux: dict[str, Any], cols: I64, depth: int
+    ps: PoolView, points: list[_Point], aux: dict[str, Any], cols: I64, depth: int
 ) -> F64:
     """(G, M, R, n): d theta / d f_h,i for items ``cols``, one functional h at a time, so
     that v = sum_h grad_h resid_h (:meth:`_influence` is linear in each resid_h). Only
