@@ -480,7 +480,7 @@ def per_query_trec(
     version: int, content_hash: str, values: PerQuery, kind: str = "human"
 ) -> Iterator[str]:
     """trec_eval ``-q`` lines, without their line ends (``measure<TAB>qid<TAB>value``, the
-    measure padded to 22 as ``metrics/cli.py`` prints it, 4 decimals), one block per run:
+    measure padded to 22 as ``metrics/cli/evaluate.py`` prints it, 4 decimals), one block per run:
     ``runid  all  TAG``, then ``qrels_version  all  N``, ``qrels_kind  all  KIND`` and
     ``qrels_hash  all  HASH``, then each query's values; one at a time, as the CSV's rows."""
     measures = {m for v in values.values() for m in v}

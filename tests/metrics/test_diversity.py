@@ -549,7 +549,7 @@ def test_matches_ir_measures(seed: int) -> None:
 def test_cli_through_metrics_main(
     files: tuple[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``python -m metrics diversity`` as registered in metrics/cli.py, errors included."""
+    """``python -m metrics diversity`` as registered in metrics/cli/app.py, errors included."""
     from metrics.cli import app as cli
 
     assert "metrics.cli.diversity" in [getattr(r, "module", "") for r in cli.SUBCOMMANDS]
