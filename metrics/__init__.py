@@ -3,7 +3,8 @@
 No Django import here (checked by ruff's banned-api rule).
 """
 
-from metrics.evaluation.evaluator import Aggregate, EvaluationResult, Evaluator, Excluded, evaluate
+from metrics.evaluation.evaluator import Evaluator, evaluate
+from metrics.evaluation.results import Aggregate, EvaluationResult, Excluded
 from metrics.io import (
     InvalidInput,
     Problem,

@@ -189,7 +189,9 @@ def test_per_query_trec_format_parses_back_to_the_stored_values(
     assert lines[1].split() == ["qrels_version", "all", str(version.number)]
     assert lines[2].split() == ["qrels_kind", "all", "human"]
     assert lines[3].split() == ["qrels_hash", "all", version.content_hash]
-    assert all(len(ln.split("\t")[0]) == 22 for ln in lines)  # padded as metrics/cli/evaluate.py does
+    assert all(
+        len(ln.split("\t")[0]) == 22 for ln in lines
+    )  # padded as metrics/cli/evaluate.py does
     parsed = exports.read_trec_q(lines)
     assert list(parsed) == ["base_run", "strong&co"]  # the board's order
     for m in paper.measures:

@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from metrics.cli._read import add_line_limit, line_limits, read_run_said
-from metrics.evaluation.evaluator import EvaluationResult, Evaluator
+from metrics.evaluation.evaluator import Evaluator
+from metrics.evaluation.results import EvaluationResult
 from metrics.evaluation.zscores import ZScores, read_zscores, zscore_jg, zscore_result
 from metrics.io import Run, read_qrels
 from metrics.measures.names import (

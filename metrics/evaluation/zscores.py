@@ -30,8 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from metrics.evaluation.evaluator import GEO_MEAN_FLOOR, Aggregate, EvaluationResult
+from metrics.evaluation.evaluator import GEO_MEAN_FLOOR
 from metrics.evaluation.judgment_groups import JudgmentGroupResult
+from metrics.evaluation.results import Aggregate, EvaluationResult
 from metrics.io.limits import DEFAULT_LIMITS, Limits, id_problem, show
 from metrics.io.prefs import read_bytes, split_lines
 from metrics.io.trec import Source
