@@ -8,8 +8,8 @@ given to pytrec_eval as a value below every other score, its sort leaving NaN's 
 compute, for AP, P@10 and nDCG@10, every run's score on the depth-10 pool of all runs and its score
 with the pool rebuilt without it.
 
-- "ours": :class:`metrics.bias.LeaveOneOut` prepared once on fresh run objects (nothing cached),
-  then ``result(measure)`` for the three measures.
+- "ours": :class:`metrics.bias.leaveout.LeaveOneOut` prepared once on fresh run objects (nothing
+  cached), then ``result(measure)`` for the three measures.
 - "pytrec_eval loop": the straightforward method. Untimed preparation, in its favour: every run's
   top-10 lists and ``{qid: {docid: score}}`` dicts. Timed: the full pool, its restricted qrels and
   one ``RelevanceEvaluator`` (all three measures at once) scoring every run; then for each run,
@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 from _runs import pytrec_dict, read_runs  # noqa: E402
 
 from metrics import Qrels, Run, read_qrels  # noqa: E402
-from metrics.bias import LeaveOneOut  # noqa: E402
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut  # noqa: E402
 
 DATA = Path(os.environ.get("POOLJUDGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 MEASURES = {"AP": "map", "P@10": "P_10", "nDCG@10": "ndcg_cut_10"}
@@ -59,7 +59,7 @@ def fresh(runs: dict[str, Run]) -> dict[str, Run]:
 
 
 def ours(qrels: Qrels, runs: dict[str, Run], depth: int) -> Scores:
-    loo = LeaveOneOut(qrels, runs, depth=depth)
+    loo = LeaveOneOut(qrels, runs, LeaveOut(depth=depth))
     out: Scores = {}
     for m in MEASURES:
         res = loo.result(m)
@@ -147,7 +147,7 @@ def main() -> int:
         f"{len(qrels.qids)} topics, measures {', '.join(MEASURES)}, median of {args.repeat}"
     )
     print("                                   wall s    cpu s")
-    print(f"ours (metrics.bias.LeaveOneOut)   {mo:8.2f} {co:8.2f}")
+    print(f"ours (metrics.bias.leaveout.LeaveOneOut)   {mo:8.2f} {co:8.2f}")
     print(f"pytrec_eval loop (per-run qrels)  {ml:8.2f} {cl:8.2f}")
     print(f"ratio loop / ours                 {ml / mo:7.1f}x {cl / co:7.1f}x")
     print(f"same scores and deltas: {same} (max abs difference {worst:.2e})")

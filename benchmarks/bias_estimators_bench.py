@@ -11,7 +11,7 @@ with every run pooled at depth 10: every run's score on the pool without its gro
 pool, and every estimator (pool, webber_park, lipani2015 and lipani2016 for P@10, condensed, upper
 for P@10), then MAE, SRE, SRE* and Kendall tau-b of each.
 
-- "ours": :class:`metrics.bias_estimators.EstimatorAnalysis` prepared once on fresh run objects
+- "ours": :class:`metrics.bias.nested.EstimatorAnalysis` prepared once on fresh run objects
   (nothing cached), then ``report(measure)`` for both measures.
 - "pytrec_eval loop": the straightforward method. Untimed preparation, in its favour: every run's
   ranking, top-10 lists and ``{qid: {docid: score}}`` dicts. Timed: the full pool and its
@@ -56,7 +56,8 @@ sys.path.insert(0, str(ROOT))
 from _runs import pytrec_dict, read_runs  # noqa: E402
 
 from metrics import Qrels, Run, read_qrels  # noqa: E402
-from metrics.bias_estimators import EstimatorAnalysis  # noqa: E402
+from metrics.bias.leaveout import LeaveOut  # noqa: E402
+from metrics.bias.nested import EstimatorAnalysis  # noqa: E402
 
 DATA = Path(os.environ.get("POOLJUDGE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 MEASURES = {"AP": "map", "P@10": "P_10"}
@@ -85,7 +86,7 @@ def fresh(runs: dict[str, Run]) -> dict[str, Run]:
 def ours(
     qrels: Qrels, runs: dict[str, Run], groups: dict[str, str], depth: int
 ) -> tuple[Estimates, Errors]:
-    an = EstimatorAnalysis(qrels, runs, depth=depth, leave_out="group", groups=groups)
+    an = EstimatorAnalysis(qrels, runs, LeaveOut(depth=depth, leave_out="group", groups=groups))
     est: Estimates = {}
     err: Errors = {}
     for m in MEASURES:

@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
+from metrics.cli.pool import load_rankings  # noqa: E402
 from metrics.io import InvalidInput, read_run  # noqa: E402
-from metrics.pool_cli import load_rankings  # noqa: E402
-from metrics.pooling import make_strategy  # noqa: E402
+from metrics.pooling.strategies import make_strategy  # noqa: E402
 
 
 def data_root() -> Path:

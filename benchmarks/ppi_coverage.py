@@ -19,7 +19,7 @@ pairs on TREC 2011 Medical).
 - Cranfield (225 queries, pool depth 10 of runs built here: three BM25 variants, TF-IDF and a
   dense run): humans = cranqrel (binary); automatic = the real embedding judge
   (``judging.autojudge.embedding``), cosines mapped to grades by
-  ``metrics.calibration.calibrate_thresholds`` fitted on the pilot slice (part of the budget,
+  ``metrics.judges.calibration.calibrate_thresholds`` fitted on the pilot slice (part of the budget,
   judged first, pi = 1: apart from the correction sample, so the predictor is fixed given it);
   the estimate calibrates on the cosines themselves (``score=``, as the service does when every
   pool document has the judge's score).
@@ -47,7 +47,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from metrics import read_qrels, read_run  # noqa: E402
-from metrics.ppi import Design, PoolStructure, pilot, sample  # noqa: E402
+from metrics.sampling.designs import Design, pilot, sample  # noqa: E402
+from metrics.sampling.structure import PoolStructure  # noqa: E402
 
 DATA = ROOT.parent.parent / "shared" / "data"
 if not DATA.exists():
@@ -378,7 +379,7 @@ def _simulated(grades):
 
 
 def _calibrated_judge(grades, scores):
-    from metrics.calibration import calibrate_thresholds, grades_from_thresholds
+    from metrics.judges.calibration import calibrate_thresholds, grades_from_thresholds
 
     def auto_for(_rng, p_idx):
         thr = calibrate_thresholds(scores[p_idx], grades[p_idx], [0, 1])

@@ -33,14 +33,10 @@ import scipy.stats
 from _runs import read_runs
 
 from metrics import evaluate, read_qrels
-from metrics.stats import (
-    adjust,
-    compare_runs,
-    effect_size_matrix,
-    paired_resampling_matrix,
-    paired_t_matrix,
-    tukey_hsd,
-)
+from metrics.stats.matrices import effect_size_matrix, paired_resampling_matrix, paired_t_matrix
+from metrics.stats.multiple import adjust
+from metrics.stats.paired import compare_runs
+from metrics.stats.tukey import tukey_hsd
 
 DATA = Path(
     os.environ.get("POOLJUDGE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")

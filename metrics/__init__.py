@@ -3,7 +3,8 @@
 No Django import here (checked by ruff's banned-api rule).
 """
 
-from metrics.evaluator import Aggregate, EvaluationResult, Evaluator, Excluded, evaluate
+from metrics.evaluation.evaluator import Evaluator, evaluate
+from metrics.evaluation.results import Aggregate, EvaluationResult, Excluded
 from metrics.io import (
     InvalidInput,
     Problem,
@@ -17,7 +18,7 @@ from metrics.io import (
     write_qrels,
     write_run,
 )
-from metrics.names import Measure, UnknownMeasureError, parse_measure, parse_measures
+from metrics.measures.names import Measure, UnknownMeasureError, parse_measure, parse_measures
 
 __all__ = [
     "Aggregate",

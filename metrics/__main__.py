@@ -1,5 +1,5 @@
 """``python -m metrics``: see :mod:`metrics.cli`."""
 
-from metrics.cli import main
+from metrics.cli.app import main
 
 raise SystemExit(main())

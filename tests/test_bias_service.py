@@ -251,7 +251,7 @@ def test_the_command_takes_topics_and_names_a_bad_spec(tiny: Campaign) -> None:
 
 # --- the estimators -------------------------------------------------------------------------
 
-ESTIMATORS = {  # the shape of metrics.bias_estimators' EstimatorReport.to_dict()
+ESTIMATORS = {  # the shape of metrics.bias.estimators' EstimatorReport.to_dict()
     "measure": "AP",
     "depth": 10,
     "leave_out": "group",
@@ -309,8 +309,8 @@ def test_the_estimators_are_asked_for_the_non_pooled_runs_by_group_and_stored(
 ) -> None:
     calls: list[tuple[Any, ...]] = []
 
-    def fake(qrels: Any, runs: Any, measure: str, **kwargs: Any) -> Fake:
-        calls.append((set(runs), measure, kwargs))
+    def fake(qrels: Any, runs: Any, measure: str, leave: Any, **kwargs: Any) -> Fake:
+        calls.append((set(runs), measure, {**vars(leave), **kwargs}))
         return Fake(ESTIMATORS)
 
     monkeypatch.setattr(bias, "estimator_report", fake)
@@ -339,8 +339,8 @@ def test_without_groups_the_estimators_leave_out_runs(
 ) -> None:
     seen: dict[str, Any] = {}
 
-    def fake(qrels: Any, runs: Any, measure: str, **kwargs: Any) -> Fake:
-        seen.update(kwargs)
+    def fake(qrels: Any, runs: Any, measure: str, leave: Any, **kwargs: Any) -> Fake:
+        seen.update({**vars(leave), **kwargs})
         return Fake({**ESTIMATORS, "leave_out": "run"})
 
     monkeypatch.setattr(bias, "estimator_report", fake)
@@ -418,7 +418,7 @@ def test_the_real_estimators_are_stored_for_the_non_pooled_run(
 
 # --- before/after on the same topics (the demo's story) -------------------------------------
 
-COMPARISON = {  # the shape of metrics.bias.compare_qrels_versions(...).to_dict()
+COMPARISON = {  # the shape of metrics.bias.versions.compare_qrels_versions(...).to_dict()
     "measure": "AP",
     "labels": ["v1", "v2"],
     "topics": {"compared": ["1", "2", "3", "4", "5"], "only_a": [], "only_b": ["6"]},

@@ -28,7 +28,7 @@ from judging.web.charts import Box
 from judging.web.results import curve_note
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
-from metrics.curve import recall_curve
+from metrics.measures.curve import recall_curve
 from tests import _bias_reports as fx
 from tests._page_checks import wording_problems
 from tests._shared_data import needs_shared_data

@@ -19,7 +19,8 @@ from judging.campaigns.models import Campaign, Topic
 from judging.evaluation.models import EvalState, Evaluation
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
-from metrics.stats import bootstrap_ci, paired_test
+from metrics.stats.intervals import bootstrap_ci
+from metrics.stats.paired import paired_test
 from tests._shared_data import needs_shared_data
 
 pytestmark = pytest.mark.django_db

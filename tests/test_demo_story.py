@@ -28,9 +28,10 @@ from judging.evaluation.selectors import leaderboard
 from judging.evaluation.services import metrics_run, qrels_dict
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_published
-from metrics.bias_estimators import ALL
-from metrics.evaluator import Evaluator
-from metrics.stats import kendall_tau_b, t_ci
+from metrics.bias.estimator_report import ALL
+from metrics.evaluation.evaluator import Evaluator
+from metrics.stats.intervals import t_ci
+from metrics.stats.rank import kendall_tau_b
 
 pytestmark = pytest.mark.django_db
 

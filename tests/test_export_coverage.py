@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from judging.campaigns.models import Campaign
-from metrics.names import parse_measure
+from metrics.measures.names import parse_measure
 from tests._page_checks import body_text
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,7 @@ from judging.evaluation import exports
 from judging.evaluation.models import Evaluation
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
-from metrics.stats import BaselineComparison, compare_to_baseline
+from metrics.stats.paired import BaselineComparison, compare_to_baseline
 from tests.knobs import set_knobs
 
 QIDS = [str(q) for q in range(401, 421)]
@@ -190,7 +190,9 @@ def test_per_query_trec_format_parses_back_to_the_stored_values(
     assert lines[1].split() == ["qrels_version", "all", str(version.number)]
     assert lines[2].split() == ["qrels_kind", "all", "human"]
     assert lines[3].split() == ["qrels_hash", "all", version.content_hash]
-    assert all(len(ln.split("\t")[0]) == 22 for ln in lines)  # padded as metrics/cli.py does
+    assert all(
+        len(ln.split("\t")[0]) == 22 for ln in lines
+    )  # padded as metrics/cli/evaluate.py does
     parsed = exports.read_trec_q(lines)
     assert list(parsed) == ["base_run", "strong&co"]  # the board's order
     for m in paper.measures:

@@ -310,7 +310,7 @@ def test_the_judging_queue_asks_an_adaptive_strategy_for_the_next_document(
     campaign: Any, researcher: Any, annotator: Any, strategy: str, as_committed: Any
 ) -> None:
     from judging.assessments.queue import judgment_record, lease_next
-    from metrics.pooling import make_strategy
+    from metrics.pooling.strategies import make_strategy
 
     runs = {
         "A": ["a1", "a2", "a3", "a4"],

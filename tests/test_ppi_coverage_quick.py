@@ -10,7 +10,7 @@ import pytest
 import pytrec_eval
 
 from benchmarks.ppi_coverage import DESIGNS, MEASURES, _simulated, run_block, trec_collection
-from metrics.ppi import PoolStructure
+from metrics.sampling.structure import PoolStructure
 from tests._shared_data import needs_shared_data, shared_data_path
 
 pytestmark = [pytest.mark.data, needs_shared_data("robust03")]

@@ -42,8 +42,9 @@ class Fake:
 CALLS: list[dict[str, Any]] = []
 
 
-def fake_reusability(qrels: Any, runs: Any, **kwargs: Any) -> Fake:
-    """A report in metrics.reusability's shape, naming the units it was given."""
+def fake_reusability(qrels: Any, runs: Any, leave: Any, **kwargs: Any) -> Fake:
+    """A report in metrics.bias.reusability's shape, naming the units it was given."""
+    kwargs = {**vars(leave), **kwargs}
     CALLS.append({"runs": set(runs), "qrels_topics": set(qrels.qids), **kwargs})
     groups = kwargs["groups"] or {t: t for t in runs}
     units = sorted({groups[t] for t in kwargs["pooled"]})

@@ -18,14 +18,9 @@ from judging.campaigns.models import Topic
 from judging.evaluation.models import Evaluation
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
-from metrics.stats import (
-    adjust,
-    compare_runs,
-    compare_to_baseline,
-    effect_size,
-    paired_test,
-    tukey_hsd,
-)
+from metrics.stats.multiple import adjust
+from metrics.stats.paired import compare_runs, compare_to_baseline, effect_size, paired_test
+from metrics.stats.tukey import tukey_hsd
 from tests.knobs import set_knobs
 
 pytestmark = pytest.mark.django_db

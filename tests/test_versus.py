@@ -36,7 +36,7 @@ from judging.evaluation.versus import run_versus, topic_versus
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from metrics import read_qrels, read_run
-from metrics.stats import TestName, paired_test
+from metrics.stats.paired import TestName, paired_test
 from tests._shared_data import needs_shared_data
 from tests.knobs import override_knobs
 

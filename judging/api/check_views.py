@@ -1,7 +1,7 @@
 """The regression check of a run against a baseline run (researchers and admins), from stored
 evaluations: ``GET /api/v1/runs/<id>/check/?baseline=...&max_drop=...``. Reading never
-computes; see :mod:`judging.evaluation.check` for the decisions and :mod:`metrics.check` for
-the figures."""
+computes; see :mod:`judging.evaluation.check` for the decisions and :mod:`metrics.evaluation.check`
+for the figures."""
 
 from __future__ import annotations
 

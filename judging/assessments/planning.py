@@ -16,10 +16,10 @@ Definitions (the page and the API answer say them too):
   only by excluded assessors counts as judged (nobody is served it again) but stays out of the
   relevant found and the discovery curve (``items_only_excluded``).
 - *recent rate*: relevant among the topic's last 50 items judged, in the order of each item's
-  first judgment (``metrics.stopping.recent_rate``).
+  first judgment (``metrics.sampling.stopping.recent_rate``).
 - *relevant left*: the expected relevant among the items nobody has judged yet, from the topic's
-  discovery curve (``metrics.stopping.fit_decay``): a decaying curve for orders that put likely
-  relevant documents first (rank, fusion and adaptive strategies), a flat one (the sampling
+  discovery curve (``metrics.sampling.stopping.fit_decay``): a decaying curve for orders that put
+  likely relevant documents first (rank, fusion and adaptive strategies), a flat one (the sampling
   estimate) for docid order (the ``depth`` and ``docid`` strategies), whose order says nothing
   about relevance. The recent rate times the items left is shown beside it.
 - *time left*: the open slots that can be filled times the median active seconds per judgment,
@@ -51,9 +51,9 @@ from judging.assessments.services import current_human_grades
 from judging.campaigns.models import Campaign
 from judging.core.roles import ANNOTATOR
 from judging.pools.models import PoolVersion
-from metrics.agreement import consensus_grade
-from metrics.pooling import topic_sort_key
-from metrics.stopping import (
+from metrics.judges.agreement import consensus_grade
+from metrics.pooling.runs import topic_sort_key
+from metrics.sampling.stopping import (
     DEFAULT_WINDOW,
     expected_left,
     fit_decay,

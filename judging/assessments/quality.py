@@ -1,7 +1,7 @@
 """Quality control of assessors: gold accuracy, agreement, grade distribution, pace, drift.
 
 Reads for admins (the quality page, the API's quality report and the progress page's alerts);
-the statistics are ``metrics.quality``'s. Writes (gold items, exclusions) are in
+the statistics are ``metrics.judges.quality``'s. Writes (gold items, exclusions) are in
 ``assessments.gold``.
 
 Alerts, per assessor:
@@ -29,7 +29,7 @@ from django.db.models import Count, F, Q
 from judging.assessments.models import AnnotatorExclusion, GoldItem, Judgment
 from judging.assessments.selectors import current_judgments
 from judging.campaigns.models import Campaign
-from metrics.quality import (
+from metrics.judges.quality import (
     Block,
     agreement_with_others,
     drift,

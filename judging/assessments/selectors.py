@@ -24,7 +24,7 @@ from judging.assessments.models import (
 )
 from judging.campaigns.models import Campaign, Topic
 from judging.core.roles import UserLike
-from metrics.agreement import agreement, agreement_by_topic, disagreements
+from metrics.judges.agreement import agreement, agreement_by_topic, disagreements
 
 
 def qrels_version(campaign: Campaign, number: str | int | None = None) -> QrelsVersion | None:

@@ -226,7 +226,7 @@ def consensus(campaign: Campaign) -> dict[tuple[str, str], int]:
     relevant and not counts as the lower grade). Judgments of gold items (quality control) and
     of assessors an admin excluded (``AnnotatorExclusion`` in force) are left out.
     """
-    from metrics.agreement import consensus_grade
+    from metrics.judges.agreement import consensus_grade
 
     excluded = AnnotatorExclusion.objects.filter(campaign=campaign, lifted_at__isnull=True)
     grades: dict[tuple[str, str], list[int]] = {}

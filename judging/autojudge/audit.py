@@ -1,7 +1,7 @@
 """The audit of a judge version against people (issue 17, point 3), computed by a task and
 stored (``JudgeAudit``): how far its labels and the rankings they give can be trusted.
 
-- label agreement on the pool documents both graded (``metrics.judge_audit.label_agreement``);
+- label agreement on the pool documents both graded (``metrics.judges.audit.label_agreement``);
 - the ranking of every campaign run under the judge's labels vs the human grades, both over the
   same pool (Kendall tau-b, tau_AP, tau among the human top 10), per measure;
 - the score gap per run family (the models runs declare; circular: the judge's own model);
@@ -94,7 +94,7 @@ def _scores(
     runs: dict[str, Any], qrels: dict[str, dict[str, int]], measures: list[str], level: int
 ) -> dict[str, dict[str, float]]:
     """measure -> run tag -> mean (honest mode, no intervals: a ranking needs only means)."""
-    from metrics.evaluator import Evaluator
+    from metrics.evaluation.evaluator import Evaluator
 
     evaluator = Evaluator(qrels, measures, relevance_level=level, ci=None)
     out: dict[str, dict[str, float]] = {m: {} for m in measures}
@@ -109,7 +109,8 @@ def _scores(
 
 def compute_audit(judge: Judge, human: QrelsVersion, pool: PoolVersion) -> dict[str, Any]:
     from judging.evaluation.bias import campaign_runs
-    from metrics.judge_audit import family_gaps, label_agreement, ranking_agreement
+    from metrics.judges.audit import label_agreement, ranking_agreement
+    from metrics.judges.families import family_gaps
 
     campaign = judge.campaign
     scale = campaign.grade_values()
@@ -176,8 +177,8 @@ def run_probes(judge: Judge, people: dict[tuple[str, str], int], threshold: int)
     that cross the relevance threshold is the probe's result."""
     from judging.autojudge import services
     from judging.autojudge.texts import document_texts, topic_texts
-    from metrics.judge_audit import probe_result
-    from metrics.probes import inject_instruction, probe_items, stuff_query_words
+    from metrics.judges.probes import inject_instruction, probe_items, stuff_query_words
+    from metrics.judges.robustness import probe_result
 
     if judge.kind == JudgeKind.IMPORTED:
         return {"available": False, "reason": "an imported judge cannot be asked again"}

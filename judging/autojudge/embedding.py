@@ -11,8 +11,8 @@ runs without them; :func:`available` says whether they are installed, and buildi
 without them raises :class:`EmbeddingUnavailable` with the install hint.
 
 Scores are cosines in [-1, 1] (in practice about -0.1 to 0.8 for topic/document pairs).
-Turning them into the campaign's grades is :mod:`metrics.calibration`'s job, on a sample people
-judged. No Django import here: the benchmarks and the metrics-side tools use it as a library.
+Turning them into the campaign's grades is :mod:`metrics.judges.calibration`'s job, on a sample
+people judged. No Django import here: the benchmarks and the metrics-side tools use it as a library.
 
 Text handling: each text is cut to its first ``max_chars`` characters before encoding (the model
 reads at most 256 word pieces anyway; the cut bounds tokenizer work on long documents). A text

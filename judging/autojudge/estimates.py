@@ -1,6 +1,6 @@
 """Human samples chosen by the service, and run measures estimated from a judge's labels for the
 whole pool corrected by the people's grades of the sample (prediction-powered inference,
-``metrics.ppi``), with 95% intervals (issue 17, point 4).
+``metrics.sampling.ppi``), with 95% intervals (issue 17, point 4).
 
 A sample is drawn over the documents of one pool version, for one judge version, by a design:
 ``uniform``, ``stratified`` by the judge's grade (Neyman allocation needs a pilot), or ``active``
@@ -49,7 +49,7 @@ def _structure(judge: Judge, pool: PoolVersion) -> tuple[Any, dict[str, Any], li
     """The pool's structure over the campaign's runs, the runs' rankings, the judge's grade of
     every pool item in the structure's item order (0 where it gave none), and how many it
     lacked."""
-    from metrics.ppi import PoolStructure
+    from metrics.sampling.structure import PoolStructure
 
     campaign = judge.campaign
     runs = {r.tag: rankings(r) for r in campaign.runs.order_by("tag")}
@@ -73,7 +73,7 @@ def sample_create(
     created_by: Account | None = None,
 ) -> HumanSample:
     """Draw a human sample (or, for a design that needs one, its pilot slice) and queue it."""
-    from metrics.ppi import Design, pilot, sample
+    from metrics.sampling.designs import Design, pilot, sample
 
     if judge.campaign_id != pool.campaign_id:
         raise invalid("pool", "belongs to another campaign")
@@ -188,7 +188,7 @@ def sample_progress(
 
 def sample_advance(hs: HumanSample) -> HumanSample:
     """Draw the rest of a two-phase sample once people have graded its whole pilot slice."""
-    from metrics.ppi import Design, sample
+    from metrics.sampling.designs import Design, sample
 
     if hs.design_info.get("phase") != "pilot":
         raise Conflict("the sample is already drawn in full")
@@ -206,7 +206,7 @@ def sample_advance(hs: HumanSample) -> HumanSample:
         seed=hs.seed,
         allocation=cast(Allocation, hs.design_info.get("allocation", "neyman")),
     )
-    from metrics.ppi import pilot
+    from metrics.sampling.designs import pilot
 
     first = [int(i) for i in pilot(auto, d)]
     first_grades = [grades[st.items[i]] for i in first]
@@ -254,7 +254,7 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     """The corrected estimates of every run's measures, with the automatic-labels-only value and
     the human-sample-alone estimate beside each; or, while the sample is not complete, only its
     progress (``{"ready": False, ...}``). Nothing is written."""
-    from metrics.ppi import estimate_runs
+    from metrics.sampling.ppi import estimate_runs
 
     people = sample_human_grades(hs)
     progress = sample_progress(hs, people)
@@ -309,7 +309,8 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     return {**out, **result}
 
 
-# bump when metrics.ppi's estimator changes, so that no figure computed by the old one is served
+# bump when metrics.sampling.ppi's estimator changes, so that no figure computed by the old one is
+# served
 _ESTIMATOR_VERSION = "2026-12-03d"
 
 

@@ -115,7 +115,7 @@ class EmbeddingLabeller:
         yield from label_pool_pairs(self, self.judge, pairs)
 
     def label_texts(self, items: Sequence[tuple[tuple[str, str], str, str]]) -> Iterator[Label]:
-        from metrics.calibration import grades_from_thresholds
+        from metrics.judges.calibration import grades_from_thresholds
 
         batch = 256
         for start in range(0, len(items), batch):

@@ -288,7 +288,7 @@ class SampleDesign(models.TextChoices):
 class HumanSample(models.Model):
     """Pool documents chosen by the service for people to judge, with the inclusion probability
     of every pool document, so that metric estimates from a judge's labels can be corrected by
-    the human grades (prediction-powered inference, ``metrics.ppi``)."""
+    the human grades (prediction-powered inference, ``metrics.sampling.ppi``)."""
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="samples")
     pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="+")

@@ -591,12 +591,12 @@ def embedding_calibrate(
     """The next version of an embedding judge with thresholds fitted on people's grades: the
     pool documents ``human`` grades (all, or a seeded sample of ``sample``), scored by the
     model, cut where linear-weighted kappa with the human grades is highest
-    (``metrics.calibration``). The new version's parameters say what it was calibrated on."""
+    (``metrics.judges.calibration``). The new version's parameters say what it was calibrated on."""
     import numpy as np
 
     from judging.autojudge.texts import document_texts, topic_texts
-    from metrics.calibration import calibrate_thresholds, grades_from_thresholds
-    from metrics.judge_audit import label_agreement
+    from metrics.judges.audit import label_agreement
+    from metrics.judges.calibration import calibrate_thresholds, grades_from_thresholds
 
     if judge.kind != JudgeKind.EMBEDDING:
         raise Conflict(f"judge {judge} is {judge.kind}: only an embedding judge is calibrated")

@@ -7,7 +7,7 @@ own, then it is revealed ("The automatic judge said: ..."). Which arm a slot is 
 a hash of (campaign, slot), never by the assessor, so the two arms are a randomised split of the
 items (``arm_of``): agreement between people and the judge is then comparable across the arms,
 and the difference (shown - hidden) estimates how much seeing the grade pulls assessors towards
-it (the anchoring effect, ``metrics.judge_audit.anchoring``).
+it (the anchoring effect, ``metrics.judges.robustness.anchoring``).
 
 What the assessor is told never names the judge, its model, or anything about runs: a grade and
 its label only. The arm and the grade are computed on the server when a judgment is recorded
@@ -40,7 +40,7 @@ from judging.campaigns.models import Campaign, Topic
 from judging.core.cache import cache_delete, cache_get, cache_set
 from judging.core.errors import InvalidInput, NotAllowed
 from judging.core.roles import UserLike, is_admin
-from metrics.judge_audit import anchoring
+from metrics.judges.robustness import anchoring
 from metrics.problems import Problem
 
 SHOWN, HIDDEN = "shown", "hidden"
@@ -271,7 +271,7 @@ def report_judge(campaign: Campaign, judge_id: int | None) -> Judge | None:
 
 def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str, Any]:
     """Human-automatic agreement in the shown and the hidden arm, and the difference with its
-    95% interval (``metrics.judge_audit.anchoring``), from the recorded judgments.
+    95% interval (``metrics.judges.robustness.anchoring``), from the recorded judgments.
 
     Human grade: ``Judgment.grade`` (the current one); arm: ``Judgment.suggestion_arm``;
     automatic grade: ``Judgment.suggested_grade``, what the assessor was (or would have been)

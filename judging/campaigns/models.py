@@ -334,13 +334,13 @@ class Campaign(models.Model):
                     )
                 )
             raise ValidationError(errors)
-        from metrics.pooling import STRATEGIES
+        from metrics.pooling.strategies import STRATEGIES
 
         if self.pool_strategy not in STRATEGIES:
             raise ValidationError(
                 {"pool_strategy": f"unknown strategy; known: {', '.join(STRATEGIES)}"}
             )
-        from metrics.names import parse_measures
+        from metrics.measures.names import parse_measures
 
         try:
             parse_measures(list(self.measures))

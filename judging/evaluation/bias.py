@@ -39,19 +39,18 @@ from judging.evaluation.models import (
 from judging.evaluation.results import BIAS_RESULT_VERSION
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from judging.pools.models import PoolState, PoolVersion
-from metrics.bias import (
-    LeaveOneOut,
-    LeaveOut,
-    compare_qrels_versions,
-    estimate_penalty,
-    judged_at_k,
-)
-from metrics.bias_estimators import FAMILIES as ESTIMATED_FAMILIES
-from metrics.bias_estimators import estimator_report
+from metrics.bias.estimator_report import FAMILIES as ESTIMATED_FAMILIES
+from metrics.bias.estimators import estimator_report
+from metrics.bias.judged import judged_at_k
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut, LeaveOutUnit
+from metrics.bias.penalty import estimate_penalty
+from metrics.bias.versions import compare_qrels_versions
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
-from metrics.names import parse_measure
-from metrics.pooling import make_strategy, parse_topic_spec, simulate, topic_sort_key
+from metrics.measures.names import parse_measure
+from metrics.pooling.runs import parse_topic_spec, topic_sort_key
+from metrics.pooling.simulation import simulate
+from metrics.pooling.strategies import make_strategy
 from metrics.problems import Problem
 
 EFFICIENCY_STRATEGIES = ("docid", "rank", "mtf", "hedge")
@@ -78,8 +77,8 @@ def topic_filter(campaign: Campaign, spec: str | None) -> tuple[str, list[str]]:
     """The campaign's topics a topic spec names, and the spec normalised (the report's key).
 
     The spec is comma-separated parts: topic ids (``401``), numeric ranges (``601-650``: the
-    campaign's topics with a numeric id in it, as ``metrics.pooling.parse_topic_spec`` reads
-    them) and ``tag:NAME`` (the campaign's topics tagged NAME). Empty: every topic, normalised
+    campaign's topics with a numeric id in it, as ``metrics.pooling.runs.parse_topic_spec``
+    reads them) and ``tag:NAME`` (the campaign's topics tagged NAME). Empty: every topic, normalised
     to ``""``. Otherwise the normalised spec lists the topics found, sorted, consecutive numeric
     ids as ranges (``"1-5,9"``), so that two spellings of one subset share a report.
 
@@ -410,7 +409,7 @@ def campaign_runs(
 
 def units(
     runs_models: Sequence[Run], pooled: Sequence[str]
-) -> tuple[LeaveOut, dict[str, str] | None]:
+) -> tuple[LeaveOutUnit, dict[str, str] | None]:
     """What the estimators and the reusability report leave out: groups when every pooled run
     has one (``leave_out="group"``, every run mapped to its group or, without one, its tag),
     else runs (no groups)."""
@@ -519,12 +518,14 @@ def _part(name: str, inputs: _Inputs) -> dict[str, Any]:
             loo = LeaveOneOut(
                 inputs.qrels,
                 inputs.runs,
-                depth=report.depth,
-                leave_out="group" if report.kind == BiasKind.LOO_GROUP else "run",
-                groups={r.tag: r.group or r.tag for r in inputs.runs_models},
-                pooled=pooled,
-                topics=topics,
-                relevance_level=level,
+                LeaveOut(
+                    depth=report.depth,
+                    leave_out="group" if report.kind == BiasKind.LOO_GROUP else "run",
+                    groups={r.tag: r.group or r.tag for r in inputs.runs_models},
+                    pooled=pooled,
+                    topics=topics,
+                    relevance_level=level,
+                ),
             ).result(report.measure)
             out["loo"] = loo.to_dict()
             if loo.not_pooled and any(not math.isnan(r.delta) for r in loo.runs.values()):
@@ -771,7 +772,8 @@ def _before_after(
     level: int,
 ) -> dict[str, Any]:
     """``{"before_after": ...}``: every run under the previous version and this one, on the
-    topics both can score (``metrics.bias.compare_qrels_versions``); or why there is none."""
+    topics both can score (``metrics.bias.versions.compare_qrels_versions``); or why there is
+    none."""
     before = qrels_dict(previous)
     if not _scorable(before, level, topics) & _scorable(qrels_map, level, topics):
         where = " among the topics analysed" if topics is not None else ""
@@ -830,12 +832,14 @@ def _estimators(
         qrels,
         runs,
         report.measure,
-        depth=report.depth,
-        pooled=pooled,
-        groups=groups,
-        leave_out=leave_out,
-        topics=topics,
-        relevance_level=level,
+        LeaveOut(
+            depth=report.depth,
+            pooled=pooled,
+            groups=groups,
+            leave_out=leave_out,
+            topics=topics,
+            relevance_level=level,
+        ),
     )
     return {"estimators": result.to_dict()}
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from judging.core.errors import InvalidInput
 from judging.evaluation.models import EvalMode
-from metrics.names import parse_measure
+from metrics.measures.names import parse_measure
 from metrics.problems import Problem
 
 FIXED_SORTS = ("run", "pooled", "group")

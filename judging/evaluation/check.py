@@ -1,6 +1,6 @@
 """The regression check of a run against a baseline run from STORED evaluations (the API's
-``GET /api/v1/runs/<id>/check/``): the figures of :func:`metrics.check.check_values` on the
-per-query values the honest evaluations of both runs under one qrels version hold
+``GET /api/v1/runs/<id>/check/``): the figures of :func:`metrics.evaluation.check.check_values` on
+the per-query values the honest evaluations of both runs under one qrels version hold
 (:func:`judging.evaluation.selectors.per_query_values`). Nothing here computes an evaluation or
 writes a row: when either evaluation is not done, the answer says so and how to ask for it.
 
@@ -33,16 +33,16 @@ from judging.core.errors import InvalidInput, NotFound
 from judging.core.roles import UserLike
 from judging.evaluation.models import EvalMode, EvalState
 from judging.evaluation.selectors import common_queries, per_query_values, run_evaluation
-from metrics.check import (
+from metrics.evaluation.check import (
     DEFAULT_JUDGED_TOLERANCE,
     DEFAULT_MIN_JUDGED,
     check_values,
     judged_measure,
     parse_max_drop,
 )
-from metrics.names import parse_measure, parse_measures
+from metrics.measures.names import parse_measure, parse_measures
 from metrics.problems import Problem
-from metrics.stats import CORRECTIONS
+from metrics.stats.multiple import CORRECTIONS
 
 TESTS = ("t", "randomization", "bootstrap")
 BASELINE_MAX_LENGTH = 255  # Run.tag's and Run.name's max_length
@@ -183,8 +183,8 @@ def regression_check(
     params: dict[str, Any],
 ) -> dict[str, Any]:
     """The check as the API answers it: ``state`` ``done`` with ``passed``, ``verdict``,
-    ``summary`` and a row per measure (:meth:`metrics.check.CheckResult.to_dict`); else the
-    state (``pending``, ``missing``, ``failed``) of each run's evaluation and how to ask for a
+    ``summary`` and a row per measure (:meth:`metrics.evaluation.check.CheckResult.to_dict`); else
+    the state (``pending``, ``missing``, ``failed``) of each run's evaluation and how to ask for a
     missing one. Always the qrels version's number and content hash."""
     campaign = run.campaign
     head: dict[str, Any] = {

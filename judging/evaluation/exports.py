@@ -1,6 +1,6 @@
 """Exports for a paper: the leaderboard as CSV, LaTeX (booktabs) and Markdown, and per-query
 values as CSV and trec_eval ``-q`` format. Pure formatting of what the selectors read (a board
-dict from ``selectors.leaderboard``, comparisons from ``metrics.stats.compare_to_baseline``):
+dict from ``selectors.leaderboard``, comparisons from ``metrics.stats.paired.compare_to_baseline``):
 nothing here touches the database. Every export names its qrels version and content hash."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import Any
 
 from judging.core import csvfiles
 from judging.core.errors import InvalidInput
-from metrics.names import parse_measure
+from metrics.measures.names import parse_measure
 from metrics.problems import Problem
-from metrics.stats import CORRECTIONS, BaselineComparison
+from metrics.stats.multiple import CORRECTIONS
+from metrics.stats.paired import BaselineComparison
 
 FORMATS = ("csv", "latex", "markdown")
 PER_QUERY_FORMATS = ("csv", "trec")
@@ -47,7 +48,7 @@ Comparisons = Mapping[str, Mapping[str, BaselineComparison]]
 class ExportOptions:
     """``format``: csv, latex or markdown; ``cis``: print the confidence intervals; ``baseline``:
     a run label as the user sees it (empty: no significance); ``test`` and ``correction`` as
-    ``metrics.stats.compare_to_baseline`` takes them."""
+    ``metrics.stats.paired.compare_to_baseline`` takes them."""
 
     format: str = "csv"
     cis: bool = True
@@ -479,7 +480,7 @@ def per_query_trec(
     version: int, content_hash: str, values: PerQuery, kind: str = "human"
 ) -> Iterator[str]:
     """trec_eval ``-q`` lines, without their line ends (``measure<TAB>qid<TAB>value``, the
-    measure padded to 22 as ``metrics/cli.py`` prints it, 4 decimals), one block per run:
+    measure padded to 22 as ``metrics/cli/evaluate.py`` prints it, 4 decimals), one block per run:
     ``runid  all  TAG``, then ``qrels_version  all  N``, ``qrels_kind  all  KIND`` and
     ``qrels_hash  all  HASH``, then each query's values; one at a time, as the CSV's rows."""
     measures = {m for v in values.values() for m in v}

@@ -131,7 +131,7 @@ class BiasReport(StoredReport):
 
 class Reusability(StoredReport):
     """How reusable the pool behind one qrels version is for a system that did not build it
-    (``metrics.reusability``): computed by a task when the version is imported or published, or
+    (``metrics.bias.reusability``): computed by a task when the version is imported or published, or
     on request for a version stored before reports existed."""
 
     qrels = models.OneToOneField(QrelsVersion, on_delete=models.CASCADE, related_name="reusability")

@@ -1,5 +1,5 @@
 """Reusability reports: how far the pool behind a qrels version can be trusted to score a
-system that did not build it (``metrics.reusability``: relevant documents found by one group or
+system that did not build it (``metrics.bias.reusability``: relevant documents found by one group or
 run only, leave-one-unit-out drops, Judged@k of pooled and other runs, pooling efficiency by
 depth and a verdict with its basis).
 
@@ -32,8 +32,9 @@ from judging.evaluation.models import EvalState, Reusability
 from judging.evaluation.results import REUSABILITY_RESULT_VERSION
 from judging.evaluation.services import qrels_dict
 from judging.pools.models import PoolState, PoolVersion
+from metrics.bias.leaveout import LeaveOut
+from metrics.bias.reusability import reusability as compute_reusability
 from metrics.io import Qrels
-from metrics.reusability import reusability as compute_reusability
 
 # The measure whose expected underestimate the verdict states.
 REUSABILITY_MEASURE = "AP"
@@ -110,12 +111,14 @@ def _compute(campaign: Campaign, version: QrelsVersion) -> dict[str, Any]:
     report = compute_reusability(
         Qrels.from_dict(qrels_dict(version)),
         runs,
-        depth=campaign.pool_depth,
-        pooled=pooled,
-        groups=groups,
+        LeaveOut(
+            depth=campaign.pool_depth,
+            pooled=pooled,
+            groups=groups,
+            topics=topics if spec else None,
+            relevance_level=campaign.relevance_threshold,
+        ),
         measure=REUSABILITY_MEASURE,
-        topics=topics if spec else None,
-        relevance_level=campaign.relevance_threshold,
     )
     out: dict[str, Any] = {
         **report.to_dict(),

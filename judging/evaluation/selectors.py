@@ -39,10 +39,10 @@ from judging.evaluation.models import (
 from judging.evaluation.results import read_bias_result, read_reusability_result
 from judging.evaluation.services import qrels_evaluation_key, run_evaluation_key
 from judging.evaluation.standing import pool_standing
-from metrics.names import parse_measure, parse_measures
+from metrics.measures.names import parse_measure, parse_measures
 from metrics.problems import Problem
 from metrics.results import render
-from metrics.stats import BaselineComparison, compare_runs, compare_to_baseline
+from metrics.stats.paired import BaselineComparison, compare_runs, compare_to_baseline
 
 
 def run_evaluations(run: Run) -> QuerySet[Evaluation]:
@@ -204,8 +204,8 @@ def baseline_comparisons(
 ) -> dict[str, dict[str, BaselineComparison]]:
     """Each effectiveness measure of the board (coverage figures such as Judged@k are not
     tested: ``exports.is_coverage``): every run it shows (with per-query values) against the
-    baseline (a label as the user sees it), ``metrics.stats.compare_to_baseline`` on the stored
-    per-query values (``per_query_values``), paired on the topics every compared run has a
+    baseline (a label as the user sees it), ``metrics.stats.paired.compare_to_baseline`` on the
+    stored per-query values (``per_query_values``), paired on the topics every compared run has a
     value for (with a slice: those of the slice); {} without a baseline. A baseline the board
     does not show, or a board in trec_eval mode (per-query values are honest), is a 400."""
     if not options.baseline:

@@ -21,13 +21,13 @@ from judging.campaigns.models import Campaign, RankedList, Run, ScorePrecision, 
 from judging.core import outbox
 from judging.core.errors import InvalidInput
 from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
-from metrics.curve import RecallCurve, recall_curve
-from metrics.evaluator import Evaluator
+from metrics.evaluation.evaluator import Evaluator
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
-from metrics.names import parse_measures
+from metrics.measures.curve import RecallCurve, recall_curve
+from metrics.measures.names import parse_measures
 from metrics.problems import Problem
-from metrics.stats import bootstrap_ci
+from metrics.stats.intervals import bootstrap_ci
 
 CURVE_DEPTH = 100  # the depth of curves stored before full-depth curves (still read as such)
 CURVE_DENSE = 100  # every k up to this is stored; beyond it a log-spaced subset

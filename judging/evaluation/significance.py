@@ -23,15 +23,10 @@ from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
 from judging.evaluation.selectors import common_queries, per_query_values
 from metrics.problems import Problem
-from metrics.stats import (
-    CORRECTIONS,
-    adjust,
-    compare_to_baseline,
-    effect_size_matrix,
-    paired_resampling_matrix,
-    paired_t_matrix,
-    tukey_hsd,
-)
+from metrics.stats.matrices import effect_size_matrix, paired_resampling_matrix, paired_t_matrix
+from metrics.stats.multiple import CORRECTIONS, adjust
+from metrics.stats.paired import compare_to_baseline
+from metrics.stats.tukey import tukey_hsd
 
 TESTS: tuple[str, ...] = ("t", "randomization", "bootstrap", "tukey")
 RESAMPLING = frozenset({"randomization", "bootstrap"})
@@ -66,7 +61,7 @@ def check_test(test: str) -> str:
 
 def check_correction(correction: str, test: str) -> str:
     """The correction applied: ``tukey`` for Tukey's HSD whatever was asked (it is its own
-    multiple comparison procedure), else one of ``metrics.stats.CORRECTIONS``."""
+    multiple comparison procedure), else one of ``metrics.stats.multiple.CORRECTIONS``."""
     if correction and correction not in (*CORRECTIONS, "tukey"):
         raise _bad("correction", f"{correction[:40]!r} is not one of {', '.join(CORRECTIONS)}")
     if test == "tukey":
@@ -329,7 +324,7 @@ def baseline_comparison(
     top: int | None = None,
 ) -> dict[str, Any]:
     """Every chosen run against ``baseline`` (a label as the user may see it), the common case
-    in papers: ``metrics.stats.compare_to_baseline`` over the topics they all have a value
+    in papers: ``metrics.stats.paired.compare_to_baseline`` over the topics they all have a value
     for, the p-values adjusted over those m - 1 comparisons only. Rows in order of mean, best
     first: mean, diff with its paired bootstrap 95% interval, effect (d_z), p, p adjusted,
     wins/ties/losses, significant. Tukey's HSD compares all pairs, not against one run: a 400

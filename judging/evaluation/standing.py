@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from metrics.names import parse_measure
+from metrics.measures.names import parse_measure
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ Conventions, stated in every answer:
   topic that one run has a value for and the other not is scored 0 for the other (as the board
   scores a topic a run did not answer) and listed in ``missing``;
 - means are macro averages over the compared topics; the paired test
-  (``metrics.stats.paired_test``) pairs on the same topics.
+  (``metrics.stats.paired.paired_test``) pairs on the same topics.
 
 Who sees what: scores of any run under its label (``run_label``; the leaderboard shows every
 run's aggregates anonymised); the documents of a ranking only for runs the user sees by name
@@ -39,7 +39,7 @@ from judging.core.roles import UserLike
 from judging.evaluation.models import EvalState
 from judging.evaluation.selectors import leaderboard, per_query_values
 from metrics.problems import Problem
-from metrics.stats import TestName, paired_test
+from metrics.stats.paired import TestName, paired_test
 
 DIFFERENCE = "A \u2212 B"
 TESTS = ("t", "randomization", "bootstrap")
@@ -295,8 +295,8 @@ def run_versus(
     diff = A - B, in ``sort`` order (``diff``: A's largest gain first, ``-diff`` the reverse,
     ``qid``, ``a``/``b``: that run's best first, a leading ``-`` reverses). ``wins``/``ties``/
     ``losses`` count the topics A wins, ties (|A - B| <= ``tie``) and loses; ``p_value`` is
-    ``metrics.stats.paired_test(A, B, test=test)`` over the same topics (None, with a note, for
-    fewer than two topics). Bad parameters are an ``InvalidInput`` naming the parameter."""
+    ``metrics.stats.paired.paired_test(A, B, test=test)`` over the same topics (None, with a note,
+    for fewer than two topics). Bad parameters are an ``InvalidInput`` naming the parameter."""
     _check_test(test)
     _check_sort(sort)
     _check_tie(tie)

@@ -26,7 +26,9 @@ from judging.core.errors import Conflict, InvalidInput
 from judging.core.outbox import beating
 from judging.core.roles import Account
 from judging.pools.models import PENDING, PoolDocument, PoolState, PoolVersion
-from metrics.pooling import STRATEGIES, Strategy, make_strategy, topic_sort_key
+from metrics.pooling.base import Strategy
+from metrics.pooling.runs import topic_sort_key
+from metrics.pooling.strategies import STRATEGIES, make_strategy
 from metrics.problems import Problem
 
 log = logging.getLogger(__name__)

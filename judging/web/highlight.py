@@ -26,7 +26,7 @@ from typing import Any
 import snowballstemmer
 from django.utils.safestring import SafeString
 
-from metrics.probes import STOPWORDS  # one English stop list, shared with the stuffing probe
+from metrics.judges.probes import STOPWORDS  # one English stop list, shared with the stuffing probe
 
 
 def _words(text: str) -> frozenset[str]:

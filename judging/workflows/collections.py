@@ -7,7 +7,7 @@ as after any qrels import (``workflows.qrels``). Without a topics file the topic
 from the topic ids of the qrels and runs, with no title (``Topic.id_only``).
 
 Which runs are pooled is said once for the collection: all, none, or inferred from the qrels
-(``metrics.pool_inference``: the runs whose top documents are judged, on every analysed topic,
+(``metrics.pooling.inference``: the runs whose top documents are judged, on every analysed topic,
 to the depth the qrels show), and an explicit list (the admin page's checkboxes) wins over all
 three. The campaign's ``run_pooling`` is for runs submitted later, not these. An inferred
 pooling also sets the campaign's ``pool_depth`` and, inferred on a subset of the topics, its
@@ -50,8 +50,8 @@ from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from metrics.io import Run
 from metrics.io.limits import id_problem
-from metrics.pool_inference import PoolInference, infer_pooling
-from metrics.pooling import topic_sort_key
+from metrics.pooling.inference import PoolInference, infer_pooling
+from metrics.pooling.runs import topic_sort_key
 from metrics.problems import Problem
 
 POOLED_RUNS = ("all", "none", "infer")

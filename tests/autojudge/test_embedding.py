@@ -28,9 +28,9 @@ from judging.autojudge.embedding import (
     EmbeddingUnavailable,
     available,
 )
-from metrics.calibration import calibrate_thresholds, grades_from_thresholds
-from metrics.judge_audit import probe_result
-from metrics.probes import inject_instruction, probe_items, stuff_query_words
+from metrics.judges.calibration import calibrate_thresholds, grades_from_thresholds
+from metrics.judges.probes import inject_instruction, probe_items, stuff_query_words
+from metrics.judges.robustness import probe_result
 from tests._shared_data import needs_shared_data, shared_data_path
 
 needs_model = pytest.mark.skipif(

@@ -91,8 +91,8 @@ def test_a_uniform_sample_is_queued_first_and_the_estimate_waits_for_it(
 def test_an_estimate_is_computed_once_until_what_it_rests_on_changes(
     world: dict[str, Any], as_committed: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import metrics.ppi as ppi
     from judging.autojudge.estimates import sample_human_grades
+    from metrics.sampling import ppi as ppi
 
     campaign, pool = world["campaign"], world["pool"]
     judge = make_judge(campaign, perfect=False)
@@ -214,7 +214,7 @@ def test_a_neyman_design_queues_its_pilot_then_draws_the_rest(
 def test_an_active_design_weighs_documents_at_the_pilots_calibrated_predictions(
     world: dict[str, Any], as_committed: Any, monkeypatch: pytest.MonkeyPatch, with_scores: bool
 ) -> None:
-    from metrics.ppi import PoolStructure
+    from metrics.sampling.structure import PoolStructure
 
     campaign, pool = world["campaign"], world["pool"]
     judge = services.judge_create(campaign=campaign, name="act", kind=JudgeKind.IMPORTED, model="m")

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 
-from metrics.agreement import (
+from metrics.judges.agreement import (
     Agreement,
     Disagreement,
     PairKappa,

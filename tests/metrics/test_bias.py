@@ -31,16 +31,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics import Qrels, Run, evaluate
-from metrics.bias import (
-    LeaveOneOut,
-    compare_qrels_versions,
-    estimate_penalty,
-    judged_at_k,
-    leave_one_out,
-    restrict_qrels,
-)
-from metrics.cli import main
-from metrics.pooling import parse_topic_spec
+from metrics.bias.judged import judged_at_k
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut, leave_one_out
+from metrics.bias.penalty import estimate_penalty
+from metrics.bias.topics import restrict_qrels
+from metrics.bias.versions import compare_qrels_versions
+from metrics.cli.app import main
+from metrics.pooling.runs import parse_topic_spec
 from tests.metrics.strategies import collections
 
 
@@ -59,7 +56,7 @@ RUNS = {
 
 
 def test_leave_one_run_out_matches_the_hand_worked_toy() -> None:
-    res = leave_one_out(QRELS, RUNS, "AP", depth=2)
+    res = leave_one_out(QRELS, RUNS, "AP", LeaveOut(depth=2))
     a, b, c = res.runs["A"], res.runs["B"], res.runs["C"]
     assert a.score == pytest.approx(2 / 3)
     assert a.score_without == pytest.approx(1 / 4)
@@ -79,7 +76,7 @@ def test_leave_one_run_out_matches_the_hand_worked_toy() -> None:
 
 
 def test_json_has_exactly_the_documented_run_keys() -> None:
-    doc = leave_one_out(QRELS, RUNS, "AP", depth=2).to_dict()
+    doc = leave_one_out(QRELS, RUNS, "AP", LeaveOut(depth=2)).to_dict()
     assert {"measure", "depth", "kendall_tau", "tau_ap", "runs"} <= set(doc)
     assert doc["measure"] == "AP" and doc["depth"] == 2 and doc["leave_out"] == "run"
     assert set(doc["runs"]["A"]) == {
@@ -97,7 +94,10 @@ def test_json_has_exactly_the_documented_run_keys() -> None:
 def test_delta_pct_is_none_when_the_score_without_is_zero() -> None:
     # Groups: A and B together contribute a and b alone, so without them A finds nothing.
     res = leave_one_out(
-        QRELS, RUNS, "AP", depth=2, leave_out="group", groups={"A": "g1", "B": "g1", "C": "g2"}
+        QRELS,
+        RUNS,
+        "AP",
+        LeaveOut(depth=2, leave_out="group", groups={"A": "g1", "B": "g1", "C": "g2"}),
     )
     a, b, c = res.runs["A"], res.runs["B"], res.runs["C"]
     assert (a.score_without, a.delta_pct) == (0.0, None)
@@ -112,13 +112,13 @@ def test_delta_pct_is_none_when_the_score_without_is_zero() -> None:
 
 def test_group_mode_needs_a_group_for_every_pooled_run() -> None:
     with pytest.raises(ValueError, match="no group for run"):
-        leave_one_out(QRELS, RUNS, "AP", depth=2, leave_out="group", groups={"A": "g"})
+        leave_one_out(QRELS, RUNS, "AP", LeaveOut(depth=2, leave_out="group", groups={"A": "g"}))
     with pytest.raises(ValueError, match="needs the run -> group mapping"):
-        leave_one_out(QRELS, RUNS, "AP", depth=2, leave_out="group")
+        leave_one_out(QRELS, RUNS, "AP", LeaveOut(depth=2, leave_out="group"))
 
 
 def test_precision_and_ndcg_on_the_toy() -> None:
-    loo = LeaveOneOut(QRELS, RUNS, depth=2)
+    loo = LeaveOneOut(QRELS, RUNS, LeaveOut(depth=2))
     p2 = loo.result("P@2")
     assert p2.runs["A"].score == pytest.approx(1.0)
     assert p2.runs["A"].score_without == pytest.approx(0.5)  # a is unjudged without A
@@ -131,7 +131,7 @@ def test_precision_and_ndcg_on_the_toy() -> None:
 
 def test_pooled_subset_scores_the_others_without_pooling_them() -> None:
     runs = {**RUNS, "D": _run("D", {"1": ["g", "a", "z"]})}
-    loo = LeaveOneOut(QRELS, runs, depth=2, pooled=["A", "B", "C"])
+    loo = LeaveOneOut(QRELS, runs, LeaveOut(depth=2, pooled=["A", "B", "C"]))
     res = loo.result("AP")
     assert set(res.runs) == {"A", "B", "C"}
     # D against the pool of A, B, C: g is unjudged there, a relevant at rank 2, R = 3
@@ -181,10 +181,10 @@ def test_parse_topic_spec_reads_ranges_and_lists() -> None:
 def test_topics_filter_limits_the_pool_and_the_average() -> None:
     qrels = Qrels.from_dict({**QRELS.to_dict(), "2": {"a": 1}})
     runs = {t: _run(t, {**{"1": r.ranking("1")}, "2": ["z", "a"]}) for t, r in RUNS.items()}
-    only1 = leave_one_out(qrels, runs, "AP", depth=2, topics=["1"])
+    only1 = leave_one_out(qrels, runs, "AP", LeaveOut(depth=2, topics=["1"]))
     assert only1.topics == ("1",)
     assert only1.runs["A"].score == pytest.approx(2 / 3)
-    both = leave_one_out(qrels, runs, "AP", depth=2)
+    both = leave_one_out(qrels, runs, "AP", LeaveOut(depth=2))
     assert both.runs["A"].score == pytest.approx((2 / 3 + 1 / 2) / 2)
 
 
@@ -215,7 +215,7 @@ def test_vectorised_loo_equals_pytrec_eval_on_explicit_qrels(
     data: tuple[Qrels, dict[str, Run]], depth: int
 ) -> None:
     qrels, runs = data
-    loo = LeaveOneOut(qrels, runs, depth=depth)
+    loo = LeaveOneOut(qrels, runs, LeaveOut(depth=depth))
     tags = list(runs)
     for ours, theirs in (("AP", "map"), ("P@3", "P_3"), ("nDCG@3", "ndcg_cut_3")):
         res = loo.result(ours)
@@ -238,7 +238,7 @@ def test_honest_mode_loo_equals_evaluate_on_explicit_qrels(
     # The honest mode has no external peer: check it against metrics.evaluate (same definitions:
     # zero-relevant topics excluded, unanswered topics score 0) on explicitly restricted qrels.
     qrels, runs = data
-    res = leave_one_out(qrels, runs, "AP", depth=depth, compat=None)
+    res = leave_one_out(qrels, runs, "AP", LeaveOut(depth=depth, compat=None))
     tags = list(runs)
     for tag in tags:
         others = restrict_qrels(qrels, _pool(runs, [t for t in tags if t != tag], depth))

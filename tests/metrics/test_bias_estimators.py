@@ -1,4 +1,4 @@
-"""The pooling-penalty estimators and their validation (metrics.bias_estimators).
+"""The pooling-penalty estimators and their validation (metrics.bias.estimators).
 
 Three kinds of checks: tiny collections worked by hand (the arithmetic is in the comments);
 a slow, literal reference written here from the definitions (pools rebuilt per scenario, qrels
@@ -18,12 +18,11 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run, UnknownMeasureError
-from metrics.bias_estimators import (
-    EstimatorAnalysis,
-    estimator_errors,
-    estimator_report,
-)
-from metrics.evaluator import Evaluator
+from metrics.bias.estimators import estimator_report
+from metrics.bias.leaveout import LeaveOut
+from metrics.bias.nested import EstimatorAnalysis
+from metrics.bias.validation import estimator_errors
+from metrics.evaluation.evaluator import Evaluator
 
 QrelsDict = dict[str, dict[str, int]]
 RunDict = dict[str, dict[str, float]]
@@ -52,7 +51,9 @@ WP_RUNS = {
 
 
 def test_webber_park_and_pool_by_hand() -> None:
-    rep = estimator_report(WP_QRELS, WP_RUNS, "P@2", depth=2, pooled=["A", "B", "C"])
+    rep = estimator_report(
+        WP_QRELS, WP_RUNS, "P@2", LeaveOut(depth=2, leave_out="group", pooled=["A", "B", "C"])
+    )
     assert rep.leave_out == "run"  # no groups: each run is a unit
     runs = rep.runs
     # full pool {d1..d5}: A d1 rel d2 non -> 0.5; B d1 d3 -> 1.0; C d4 d5 -> 0.5
@@ -95,9 +96,12 @@ def test_leave_one_group_out_uses_pairs_of_groups() -> None:
         WP_QRELS,
         WP_RUNS,
         "P@2",
-        depth=2,
-        pooled=["A", "B", "C"],
-        groups={"A": "g1", "B": "g1", "C": "g2"},
+        LeaveOut(
+            depth=2,
+            leave_out="group",
+            pooled=["A", "B", "C"],
+            groups={"A": "g1", "B": "g1", "C": "g2"},
+        ),
     )
     assert rep.leave_out == "group" and rep.n_units == 2
     assert rep.runs["A"]["unit"] == "g1" and rep.runs["C"]["unit"] == "g2"
@@ -116,7 +120,7 @@ def test_honest_mode_scores_an_emptied_topic_as_excluded_not_nan_when_others_rem
         "A": _run({"1": ["a"], "2": ["c"]}, "A"),
         "B": _run({"1": ["b"], "2": ["c", "x"]}, "B"),
     }
-    rep = estimator_report(qrels, runs, "P@1", depth=1, compat=None)
+    rep = estimator_report(qrels, runs, "P@1", LeaveOut(depth=1, leave_out="group", compat=None))
     # A out: pool = B's top 1: {b} on topic 1, {c} on topic 2. R(1) = 1, R(2) = 1: both topics
     # count. A: topic 1 "a" unjudged -> 0; topic 2 "c" rel -> 1: score 0.5; full pool 1.0.
     assert rep.runs["A"]["score"] == 0.5 and rep.runs["A"]["score_full_pool"] == 1.0
@@ -138,7 +142,9 @@ LP_RUNS = {
 
 
 def test_lipani_estimators_by_hand() -> None:
-    rep = estimator_report(LP_QRELS, LP_RUNS, "P@2", depth=2, pooled=["A", "B"])
+    rep = estimator_report(
+        LP_QRELS, LP_RUNS, "P@2", LeaveOut(depth=2, leave_out="group", pooled=["A", "B"])
+    )
     est = rep.to_dict()["not_pooled"]["N"]["estimates"]
     # Topic 1, r = N: s = 0.5 (x1 unjudged, d1 rel), a = 0, k = 0.5.
     #   A∘N: d1 has N rank 2, A rank 1 (lower in N: fix (1+1)/1e4) -> x 2.0002; d2 not in N ->
@@ -162,7 +168,9 @@ def test_lipani_estimators_by_hand() -> None:
 
 
 def test_lipani2016_recall_by_hand() -> None:
-    rep = estimator_report(LP_QRELS, LP_RUNS, "R@2", depth=2, pooled=["A", "B"])
+    rep = estimator_report(
+        LP_QRELS, LP_RUNS, "R@2", LeaveOut(depth=2, leave_out="group", pooled=["A", "B"])
+    )
     est = rep.to_dict()["not_pooled"]["N"]["estimates"]
     # n = d = 2: topic 1 (n P@n + n c_n) / (R + n c_n) = (1 + 0.5) / (2 + 0.5) = 0.6; topic 2:
     # c = 0, R = 2: (2 + 0) / 2 = 1. Mean 0.8 (plain R@2: 0.5 and 1 -> 0.75).
@@ -173,7 +181,9 @@ def test_lipani2016_recall_by_hand() -> None:
 
 
 def test_lipani2016_recall_below_the_depth_by_hand() -> None:
-    rep = estimator_report(LP_QRELS, LP_RUNS, "R@1", depth=2, pooled=["A", "B"])
+    rep = estimator_report(
+        LP_QRELS, LP_RUNS, "R@1", LeaveOut(depth=2, leave_out="group", pooled=["A", "B"])
+    )
     est = rep.to_dict()["not_pooled"]["N"]["estimates"]
     # topic 1, n = 1: s = 0 (x1), a = 0, k = 1; A∘N and B∘N both start with x1 (P 0, anti 0)
     #   while A and B start with a relevant document: DS = -1, DA = 0, lambda = -1*0 - 0*0 = 0:
@@ -183,7 +193,9 @@ def test_lipani2016_recall_below_the_depth_by_hand() -> None:
 
 
 def test_harness_rows_for_lipani_by_hand() -> None:
-    rep = estimator_report(LP_QRELS, LP_RUNS, "P@2", depth=2, pooled=["A", "B"])
+    rep = estimator_report(
+        LP_QRELS, LP_RUNS, "P@2", LeaveOut(depth=2, leave_out="group", pooled=["A", "B"])
+    )
     # A left out: pool = B's top 2 ({d3 d4}, {e1 e2}); A: topic 1 d1 d2 unjudged -> 0, topic 2
     # -> 1: 0.5. B∘A, topic 1: d3 1.0001, d4 2.0001, x1 (A 3, B 3: 3.0001): B's order, no change;
     # topic 2: B∘A = e1 e2, both relevant as in B: no change. Every dS and dA is 0: lambda = 0,
@@ -243,7 +255,9 @@ def test_sre_star_counts_significant_pairs_only() -> None:
 
 
 def test_estimators_that_do_not_apply_say_why() -> None:
-    rep = estimator_report(WP_QRELS, WP_RUNS, "AP", depth=2, pooled=["A", "B", "C"]).to_dict()
+    rep = estimator_report(
+        WP_QRELS, WP_RUNS, "AP", LeaveOut(depth=2, leave_out="group", pooled=["A", "B", "C"])
+    ).to_dict()
     est = rep["estimators"]
     assert est["lipani2015"] == {
         "label": est["lipani2015"]["label"],
@@ -268,7 +282,11 @@ def test_estimators_that_do_not_apply_say_why() -> None:
 
 def test_only_the_estimators_asked_for() -> None:
     rep = estimator_report(
-        WP_QRELS, WP_RUNS, "P@2", depth=2, pooled=["A", "B", "C"], estimators=("webber_park",)
+        WP_QRELS,
+        WP_RUNS,
+        "P@2",
+        LeaveOut(depth=2, leave_out="group", pooled=["A", "B", "C"]),
+        estimators=("webber_park",),
     ).to_dict()
     assert list(rep["estimators"]) == ["webber_park"]
     assert rep["recommended"] == "webber_park"
@@ -276,23 +294,25 @@ def test_only_the_estimators_asked_for() -> None:
 
 def test_bad_input() -> None:
     with pytest.raises(ValueError, match="no pooled run"):
-        estimator_report(WP_QRELS, WP_RUNS, "P@2", pooled=[])
+        estimator_report(WP_QRELS, WP_RUNS, "P@2", LeaveOut(leave_out="group", pooled=[]))
     with pytest.raises(UnknownMeasureError):
         estimator_report(WP_QRELS, WP_RUNS, "PP@2")
     with pytest.raises(ValueError, match="no group for run"):
-        estimator_report(WP_QRELS, WP_RUNS, "P@2", groups={"A": "g"})
+        estimator_report(WP_QRELS, WP_RUNS, "P@2", LeaveOut(leave_out="group", groups={"A": "g"}))
     with pytest.raises(ValueError, match="estimators are defined for"):
         estimator_report(WP_QRELS, WP_RUNS, "NumRel")
     with pytest.raises(ValueError, match="unknown estimator"):
         estimator_report(WP_QRELS, WP_RUNS, "P@2", estimators=("webber",))
     with pytest.raises(ValueError, match="at least 2 pooled units"):
-        estimator_report(WP_QRELS, WP_RUNS, "P@2", pooled=["A"])
+        estimator_report(WP_QRELS, WP_RUNS, "P@2", LeaveOut(leave_out="group", pooled=["A"]))
     with pytest.raises(ValueError, match="pooled runs not among"):
-        estimator_report(WP_QRELS, WP_RUNS, "P@2", pooled=["Z"])
+        estimator_report(WP_QRELS, WP_RUNS, "P@2", LeaveOut(leave_out="group", pooled=["Z"]))
 
 
 def test_json_has_no_nan_and_the_issue_shape() -> None:
-    rep = estimator_report(LP_QRELS, LP_RUNS, "P@2", depth=2, pooled=["A", "B"]).to_dict()
+    rep = estimator_report(
+        LP_QRELS, LP_RUNS, "P@2", LeaveOut(depth=2, leave_out="group", pooled=["A", "B"])
+    ).to_dict()
     for key in ("measure", "depth", "estimators", "runs", "not_pooled", "deltas", "topics"):
         assert key in rep
     for e in rep["estimators"].values():
@@ -310,7 +330,7 @@ def test_top75_drops_the_worst_quarter_from_the_pool() -> None:
         "C": _run({"1": ["c", "a"]}, "C"),
         "Z": _run({"1": ["z", "a"]}, "Z"),
     }
-    rep = estimator_report(qrels, runs, "P@1", depth=1, top75=True)
+    rep = estimator_report(qrels, runs, "P@1", LeaveOut(depth=1, leave_out="group"), top75=True)
     assert rep.top75 and rep.dropped == ("Z",)
     assert set(rep.runs) == {"A", "B", "C"}
     assert rep.to_dict()["top75_dropped"] == ["Z"]
@@ -618,11 +638,13 @@ def test_vectorised_estimates_match_the_literal_reference(seed: int) -> None:
     analysis = EstimatorAnalysis(
         qrels,
         runs,
-        depth=depth,
-        pooled=pooled,
-        groups=groups if by_group else None,
-        leave_out="group" if by_group else "run",
-        compat="trec_eval" if compat == "trec_eval" else None,
+        LeaveOut(
+            depth=depth,
+            pooled=pooled,
+            groups=groups if by_group else None,
+            leave_out="group" if by_group else "run",
+            compat="trec_eval" if compat == "trec_eval" else None,
+        ),
     )
     if len(set(units.values())) < 2:
         pytest.skip("one unit")
@@ -658,7 +680,7 @@ def test_p_composed_with_r_windows_agree_with_the_literal_order() -> None:
     for i in range(6):
         ranked = rng.sample(docs, rng.choice([3, 12, 50, 200]))
         runs[f"r{i}"] = _run({"1": ranked}, f"r{i}")
-    an = EstimatorAnalysis(qrels, runs, depth=400, compat="trec_eval")
+    an = EstimatorAnalysis(qrels, runs, LeaveOut(depth=400, compat="trec_eval"))
     topic = an._topic(0)
     qd = qrels.to_dict()["1"]
     grid_p, grid_r = np.meshgrid(np.arange(6), np.arange(6), indexing="ij")
@@ -675,7 +697,7 @@ def test_p_composed_with_r_windows_agree_with_the_literal_order() -> None:
 def test_paired_p_values_match_scipy() -> None:
     import scipy.stats
 
-    from metrics.bias_estimators import _paired_p
+    from metrics.bias.estimator_report import _paired_p
 
     rng = np.random.default_rng(3)
     values = rng.random((6, 9))

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from metrics import Qrels, Run, write_qrels, write_run
-from metrics.bias_estimators import estimator_report
-from metrics.cli import main
+from metrics.bias.estimators import estimator_report
+from metrics.bias.leaveout import LeaveOut
+from metrics.cli.app import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,8 +91,7 @@ def test_estimators_json(files: tuple[Path, list[Path], Path]) -> None:
             for t, v in RANKINGS.items()
         },
         "P@2",
-        depth=2,
-        pooled=["A", "B", "C"],
+        LeaveOut(depth=2, leave_out="group", pooled=["A", "B", "C"]),
     ).to_dict()
     assert d == json.loads(json.dumps(lib))
 
@@ -160,10 +160,10 @@ def test_old_form_still_works(files: tuple[Path, list[Path], Path]) -> None:
 def test_compare_and_reusability_are_dispatched(monkeypatch: pytest.MonkeyPatch) -> None:
     import types
 
-    from metrics import bias_cli
+    from metrics.cli import bias as bias_cli
 
     seen: list[tuple[str, list[str]]] = []
-    fake = types.ModuleType("metrics.bias_compare_cli")
+    fake = types.ModuleType("metrics.cli.bias_compare")
 
     def run_compare(argv: list[str], out: io.StringIO) -> int:
         seen.append(("compare", argv))
@@ -184,13 +184,13 @@ def test_compare_and_reusability_are_dispatched(monkeypatch: pytest.MonkeyPatch)
 def test_compare_without_its_module_is_a_usage_error(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from metrics import bias_cli
+    from metrics.cli import bias as bias_cli
 
     monkeypatch.setattr(bias_cli, "_compare_module", lambda: None)
     assert _main(["bias", "compare", "a", "b"])[0] == 2
     err = capsys.readouterr().err
     assert "python -m metrics bias compare: error:" in err
-    assert "metrics.bias_compare_cli is not installed" in err
+    assert "metrics.cli.bias_compare is not installed" in err
 
 
 def test_fresh_process_and_evaluate_does_not_load_scipy(
@@ -223,9 +223,9 @@ def test_fresh_process_and_evaluate_does_not_load_scipy(
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["runs"]["A"]["webber_park"] == 1.25
     probe = (
-        "import sys\nfrom metrics.cli import main\nmain(['evaluate', '--help'])\n"
+        "import sys\nfrom metrics.cli.app import main\nmain(['evaluate', '--help'])\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'scipy' "
-        "or m in ('metrics.bias', 'metrics.stats', 'metrics.bias_estimators')))"
+        "or m in ('metrics.bias', 'metrics.stats', 'metrics.bias.estimators')))"
     )
     res = subprocess.run(
         [sys.executable, "-c", probe],

@@ -25,9 +25,11 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run, read_qrels
-from metrics.bias import LeaveOneOut, restrict_qrels
-from metrics.bias_estimators import EstimatorAnalysis, EstimatorReport
-from metrics.pooling import parse_topic_spec
+from metrics.bias.estimator_report import EstimatorReport
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut
+from metrics.bias.nested import EstimatorAnalysis
+from metrics.bias.topics import restrict_qrels
+from metrics.pooling.runs import parse_topic_spec
 from tests._shared_data import trec_groups, trec_runs
 
 pytestmark = pytest.mark.data
@@ -94,7 +96,7 @@ def reports(collections: dict[str, Collection]) -> dict[tuple[str, int, str], Es
         topics = ROBUST_TOPICS if name == "robust03" else None
         for depth in (10, 20):
             an = EstimatorAnalysis(
-                qrels, runs, depth=depth, leave_out="group", groups=groups, topics=topics
+                qrels, runs, LeaveOut(depth=depth, leave_out="group", groups=groups, topics=topics)
             )
             for m in ("AP", "P@10"):
                 out[name, depth, m] = an.report(m)
@@ -147,10 +149,10 @@ def test_robust_leave_one_run_out_matches_leave_one_out(
 ) -> None:
     # the harness in run mode is the leave-one-run-out of metrics.bias: uic0301 +0.0253
     qrels, runs, _ = collections["robust03"]
-    rep = EstimatorAnalysis(qrels, runs, depth=10, topics=ROBUST_TOPICS).report(
+    rep = EstimatorAnalysis(qrels, runs, LeaveOut(depth=10, topics=ROBUST_TOPICS)).report(
         "AP", estimators=("pool", "webber_park")
     )
-    loo = LeaveOneOut(qrels, runs, depth=10, topics=ROBUST_TOPICS).result("AP")
+    loo = LeaveOneOut(qrels, runs, LeaveOut(depth=10, topics=ROBUST_TOPICS)).result("AP")
     row = rep.runs["uic0301"]
     assert row["score_full_pool"] - row["score"] == pytest.approx(0.0253, abs=5e-5)
     for tag, r in loo.runs.items():

@@ -25,8 +25,10 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run, read_qrels
-from metrics.bias import LeaveOneOut, judged_at_k, restrict_qrels
-from metrics.pooling import parse_topic_spec
+from metrics.bias.judged import judged_at_k
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut
+from metrics.bias.topics import restrict_qrels
+from metrics.pooling.runs import parse_topic_spec
 from tests._shared_data import trec_runs
 
 pytestmark = pytest.mark.data
@@ -43,7 +45,7 @@ def robust(shared_data: Path) -> tuple[Qrels, dict[str, Run]]:
 @pytest.fixture(scope="module")
 def robust_loo10(robust: tuple[Qrels, dict[str, Run]]) -> LeaveOneOut:
     qrels, runs = robust
-    return LeaveOneOut(qrels, runs, depth=10, topics=ROBUST_TOPICS)
+    return LeaveOneOut(qrels, runs, LeaveOut(depth=10, topics=ROBUST_TOPICS))
 
 
 def _explicit_pool(runs: dict[str, Run], tags: list[str], depth: int) -> dict[str, set[str]]:
@@ -85,7 +87,7 @@ def test_robust03_leave_one_group_out_matches_pytrec_eval_for_the_two_run_group(
     with (shared_data / "robust03" / "runs.tsv").open() as f:
         groups = {row["run"]: row["group"] for row in csv.DictReader(f, delimiter="\t")}
     res = LeaveOneOut(
-        qrels, runs, depth=10, topics=ROBUST_TOPICS, leave_out="group", groups=groups
+        qrels, runs, LeaveOut(depth=10, topics=ROBUST_TOPICS, leave_out="group", groups=groups)
     ).result("AP")
     members = [t for t in runs if groups[t] == "uglasgow.ounis"]
     assert len(members) == 2
@@ -98,7 +100,7 @@ def test_robust03_leave_one_group_out_matches_pytrec_eval_for_the_two_run_group(
 
 def test_robust03_depth100_largest_gain_is_small(robust: tuple[Qrels, dict[str, Run]]) -> None:
     qrels, runs = robust
-    res = LeaveOneOut(qrels, runs, depth=100, topics=ROBUST_TOPICS).result("AP")
+    res = LeaveOneOut(qrels, runs, LeaveOut(depth=100, topics=ROBUST_TOPICS)).result("AP")
     assert res.max_delta == pytest.approx(0.006, abs=0.002)
 
 

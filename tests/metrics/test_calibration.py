@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from metrics.calibration import calibrate_thresholds, grades_from_thresholds
+from metrics.judges.calibration import calibrate_thresholds, grades_from_thresholds
 
 
 def _table(a, b, k: int) -> np.ndarray:

@@ -1,6 +1,6 @@
-"""``metrics.check``: the regression check of a run against a baseline, on hand-built runs whose
-drops are known (significant or not), relative thresholds, the judged@k flag and the query set.
-The figures are checked against scipy's paired t test and hand-worked values."""
+"""``metrics.evaluation.check``: the regression check of a run against a baseline, on hand-built
+runs whose drops are known (significant or not), relative thresholds, the judged@k flag and the
+query set. The figures are checked against scipy's paired t test and hand-worked values."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 import pytest
 import scipy.stats
 
-from metrics.check import (
+from metrics.evaluation.check import (
     FAIL,
     PASS,
     WARN,
@@ -18,8 +18,9 @@ from metrics.check import (
     parse_max_drop,
     regression_check,
 )
-from metrics.names import parse_measure
-from metrics.stats import bootstrap_ci, holm
+from metrics.measures.names import parse_measure
+from metrics.stats.intervals import bootstrap_ci
+from metrics.stats.multiple import holm
 
 QIDS = [f"q{i:02d}" for i in range(1, 21)]
 # one relevant and one non-relevant document per query; q99 has no relevant document

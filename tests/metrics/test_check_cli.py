@@ -1,7 +1,8 @@
 """``python -m metrics check``: the table and its PASS/FAIL line, JSON, exit codes (0 pass,
 1 regression, 2 usage, 3 bad file, 4 unknown measure), and on Robust 2003 in a fresh process: a
 run passes against a weaker baseline and fails against a stronger one, with the delta and p that
-``metrics.stats.paired_test`` gives on ``python -m metrics evaluate -q``'s per-query values."""
+``metrics.stats.paired.paired_test`` gives on ``python -m metrics evaluate -q``'s per-query
+values."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from pathlib import Path
 import pytest
 import scipy.stats
 
-from metrics.cli import main
-from metrics.stats import paired_test
+from metrics.cli.app import main
+from metrics.stats.paired import paired_test
 from tests._shared_data import needs_shared_data
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from metrics.cli import SUBCOMMANDS, build_parser, main
+from metrics.cli.app import SUBCOMMANDS, build_parser, main
 
 QRELS = "q1 0 a 1\nq1 0 b 0\nq1 0 c 2\nq2 0 d 1\nq3 0 e 0\n"
 RUN_A = "q1 Q0 a 1 3.0 sysA\nq1 Q0 x 2 2.0 sysA\nq1 Q0 c 3 1.0 sysA\nq2 Q0 z 1 1.0 sysA\n"
@@ -288,7 +288,7 @@ def test_evaluate_does_not_import_scipy_or_the_analyses(
     assert "metrics" in modules and "numpy" in modules  # the probe sees imports at all
     heavy = {m for m in modules if m.split(".")[0] in ("scipy", "statsmodels", "krippendorff")}
     assert not heavy
-    assert not modules & {"metrics.bias", "metrics.bias_estimators", "metrics.agreement"}
+    assert not modules & {"metrics.bias", "metrics.bias.estimators", "metrics.judges.agreement"}
 
 
 def test_t_intervals_and_t_tests_still_import_scipy_and_work(files: dict[str, str]) -> None:

@@ -1,4 +1,5 @@
-"""Two qrels versions compared on the topics both can score (metrics.bias.compare_qrels_versions).
+"""Two qrels versions compared on the topics both can score
+(metrics.bias.versions.compare_qrels_versions).
 
 The hand-worked toy: three runs, three topics; qrels v1 judges topic 3 but finds nothing relevant
 there, v2 adds relevant documents to topics 1 and 2 and finds one in topic 3 (so topic 3 is new in
@@ -46,8 +47,9 @@ import pytrec_eval
 import scipy.stats
 
 from metrics import Qrels, Run
-from metrics.bias import TopicSplit, common_topics, compare_qrels_versions, scorable_topics
-from metrics.bias_compare_cli import run_compare
+from metrics.bias.topics import TopicSplit, common_topics, scorable_topics
+from metrics.bias.versions import compare_qrels_versions
+from metrics.cli.bias_compare import run_compare
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -399,7 +401,7 @@ def test_cli_exit_codes(files: dict[str, str], tmp_path: Path) -> None:
 
 def test_cli_runs_in_a_fresh_process(files: dict[str, str]) -> None:
     code = (
-        "import sys; from metrics.bias_compare_cli import run_compare; "
+        "import sys; from metrics.cli.bias_compare import run_compare; "
         "sys.exit(run_compare(sys.argv[1:], sys.stdout))"
     )
     proc = subprocess.run(

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.curve import kneedle, recall_curve
+from metrics.measures.curve import kneedle, recall_curve
 
 # The essay's query: four relevant documents, three retrieved at ranks 2, 5 and 9.
 ESSAY_QRELS = {"q1": {"r1": 1, "r2": 1, "r3": 1, "r4": 1, "n0": 0}}

@@ -1,6 +1,6 @@
-"""ndeval's diversity measures (metrics.diversity): hand-worked values, edge cases, the reader's
-errors, the names, the CLI, and agreement with pyndeval / ir_measures (when installed) and with a
-slow plain-Python reference written from the definitions."""
+"""ndeval's diversity measures (metrics.measures.diversity): hand-worked values, edge cases, the
+reader's errors, the names, the CLI, and agreement with pyndeval / ir_measures (when installed) and
+with a slow plain-Python reference written from the definitions."""
 
 from __future__ import annotations
 
@@ -15,17 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from metrics.diversity import (
+from metrics.cli.diversity import register, run_diversity
+from metrics.io import InvalidInput, Run
+from metrics.measures.diversity import evaluate_diversity
+from metrics.measures.diversity_names import (
     DEFAULT_MEASURES,
     DiversityMeasure,
-    SubtopicQrels,
     UnknownDiversityMeasure,
-    evaluate_diversity,
     parse_diversity_measure,
-    read_subtopic_qrels,
 )
-from metrics.diversity_cli import register, run_diversity
-from metrics.io import InvalidInput, Run
+from metrics.measures.subtopic_qrels import SubtopicQrels, read_subtopic_qrels
 
 L3 = math.log2(3)
 L5 = math.log2(5)
@@ -183,7 +182,10 @@ def test_ci_is_lazy_and_optional() -> None:
     assert res.ci is not None
     lo, hi = res.ci["StRecall@4"]
     assert 0.0 <= lo <= res.mean["StRecall@4"] <= hi <= 1.0
-    code = "import sys, metrics.diversity, metrics.diversity_cli; print('scipy' in sys.modules)"
+    code = (
+        "import sys, metrics.measures.diversity, metrics.cli.diversity; "
+        "print('scipy' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -499,7 +501,7 @@ def test_matches_pyndeval(seed: int) -> None:
     ks = [1, 2, 5, 10, 20]
     names = [f"{nd}@{k}" for nd in _ND.values() for k in ks]
     # pyndeval numbers subtopics in first-seen order and sums gains in that order; in numeric
-    # order, as ndeval.c (whose subtopic ids are numbers) and metrics.diversity do, so that
+    # order, as ndeval.c (whose subtopic ids are numbers) and metrics.measures.diversity do, so that
     # ties that are exact only in arithmetic (alpha != 0.5) round the same way
     ordered = sorted(qrels, key=lambda q: int(q[1]))
     sq = [pyndeval.SubtopicQrel(t, s, d, g) for t, s, d, g in ordered]
@@ -547,10 +549,10 @@ def test_matches_ir_measures(seed: int) -> None:
 def test_cli_through_metrics_main(
     files: tuple[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``python -m metrics diversity`` as registered in metrics/cli.py, errors included."""
-    from metrics import cli
+    """``python -m metrics diversity`` as registered in metrics/cli/app.py, errors included."""
+    from metrics.cli import app as cli
 
-    assert "metrics.diversity_cli" in [getattr(r, "module", "") for r in cli.SUBCOMMANDS]
+    assert "metrics.cli.diversity" in [getattr(r, "module", "") for r in cli.SUBCOMMANDS]
     out = io.StringIO()
     assert cli.main(["diversity", *files, "-m", "strec@4"], out) == 0
     assert out.getvalue().splitlines()[-1] == "sysA,amean,0.333333"

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 
 from metrics import Evaluator, Qrels, Run, _docindex
 from metrics._docindex import docid_hashes
-from metrics.measures import INFAP_EPSILON, Ideal, Ranked
-from metrics.names import parse_measures
-from metrics.registry import compute
+from metrics.measures.basic import INFAP_EPSILON
+from metrics.measures.names import parse_measures
+from metrics.measures.ranked import Ideal, Ranked
+from metrics.measures.registry import compute
 
 TREC = {
     "P_5": "P@5",

@@ -166,7 +166,7 @@ def test_the_command_line_limit_is_a_flag_0_for_none(tmp_path: Path) -> None:
 def test_every_command_that_reads_runs_takes_the_flag(
     command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from metrics.cli import main
+    from metrics.cli.app import main
 
     assert main([*command, "--help"]) == 0
     assert "--max-line-length N" in capsys.readouterr().out

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from metrics import Evaluator, Qrels, ReadWarning, Run, parse_run, read_qrels, read_run
-from metrics.cli import main
+from metrics.cli.app import main
 from metrics.io import InvalidInput, _tokenizer
 from metrics.io._reference import read_reference
 

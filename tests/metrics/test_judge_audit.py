@@ -10,15 +10,9 @@ import pytest
 from scipy.stats import kendalltau, norm
 from statsmodels.stats.inter_rater import cohens_kappa
 
-from metrics.judge_audit import (
-    anchoring,
-    family_gaps,
-    label_agreement,
-    model_family,
-    probe_result,
-    ranking_agreement,
-    same_family,
-)
+from metrics.judges.audit import label_agreement, ranking_agreement
+from metrics.judges.families import family_gaps, model_family, same_family
+from metrics.judges.robustness import anchoring, probe_result
 
 # --- label agreement --------------------------------------------------------------------------
 

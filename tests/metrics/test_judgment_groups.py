@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 
-from metrics.io import Run, read_run
-from metrics.judgment_groups import (
+from metrics.evaluation.judgment_groups import (
     JudgmentGroups,
     evaluate_jg,
     format_trec,
     read_qrels_jg,
 )
-from metrics.names import UnknownMeasureError
+from metrics.io import Run, read_run
+from metrics.measures.names import UnknownMeasureError
 from metrics.problems import InvalidInput
 from tests._trec_eval_test_dir import needs_test_dir, trec_eval_test_dir
 

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics import Evaluator
-from metrics.names import Measure, UnknownMeasureError, parse_measure
+from metrics.measures.names import Measure, UnknownMeasureError, parse_measure
 
 DOCS = st.sampled_from([f"d{i}" for i in range(12)])
 qrels_st = st.dictionaries(

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from metrics import evaluate
-from metrics.names import Measure, UnknownMeasureError, parse_measure, parse_measures
+from metrics.measures.names import Measure, UnknownMeasureError, parse_measure, parse_measures
 
 
 def _ranked(docs: list[str]) -> dict[str, float]:

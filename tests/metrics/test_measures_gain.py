@@ -1,4 +1,4 @@
-"""Graded-gain measures (metrics/measures_gain.py): hand-worked values, and the reference tools.
+"""Graded-gain measures (metrics/measures/gain.py): hand-worked values, and the reference tools.
 
 References: pytrec_eval (trec_eval 9 code: ndcg_rel, Rndcg, G, binG; gain maps through mapped
 qrels, as ir_measures does, since pytrec_eval cannot take ``ndcg.1=3``), ranx (``ndcg_burges``),
@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics import Evaluator, evaluate
-from metrics.names import parse_measure
+from metrics.measures.names import parse_measure
 from tests.metrics.test_pytrec_eval_property import DOCS, qrels_st, run_st  # shared collections
 
 # The example: q has a=2, b=1, c=0, d=1; the run ranks a, x (unjudged), b, c; d is not retrieved.
@@ -412,7 +412,7 @@ def test_gain_maps_rbp_and_residual_equal_the_binary(
 
 
 def test_cli_prints_trec_eval_labels_of_raw_parameters(tmp_path: Path) -> None:
-    from metrics.cli import main
+    from metrics.cli.app import main
 
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("".join(f"q 0 {d} {g}\n" for d, g in QRELS["q"].items()))
@@ -431,7 +431,7 @@ def test_the_output_says_which_rbp_is_graded_and_which_binary(
     import csv
     import json
 
-    from metrics.cli import main
+    from metrics.cli.app import main
 
     qrels, run = tmp_path / "qrels", tmp_path / "run"
     qrels.write_text("".join(f"q 0 {d} {g}\n" for d, g in QRELS["q"].items()))

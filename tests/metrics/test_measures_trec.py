@@ -1,4 +1,4 @@
-"""trec_eval's set and trec-only measures (metrics/measures_trec.py): hand-worked values, both
+"""trec_eval's set and trec-only measures (metrics/measures/trec.py): hand-worked values, both
 name styles, pytrec_eval for what it has, and (with TREC_EVAL set) the trec_eval 10.0 binary.
 
 pytrec_eval embeds trec_eval 9, which turns recall level x into the c-th relevant document by
@@ -22,8 +22,8 @@ import pytrec_eval_ext
 from hypothesis import HealthCheck, assume, given, settings
 
 from metrics import Evaluator
-from metrics.cli import main
-from metrics.names import Measure, parse_measures
+from metrics.cli.app import main
+from metrics.measures.names import Measure, parse_measures
 from tests._trec_eval_test_dir import needs_test_dir, trec_eval_test_dir
 from tests.metrics.test_pytrec_eval_property import qrels_st, run_st
 

@@ -1,4 +1,4 @@
-"""Which runs were pooled, and how deep, recovered from the qrels (``metrics.pool_inference``):
+"""Which runs were pooled, and how deep, recovered from the qrels (``metrics.pooling.inference``):
 hand-made pools whose answer is known, then the two shared TREC collections (data README:
 Robust 2003 pooled at depth >= 125 on topics 601-650; TREC 2011 Medical, 41 runs at depth 10)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from metrics import read_qrels
-from metrics.pool_inference import infer_pooling
+from metrics.pooling.inference import infer_pooling
 from tests._shared_data import needs_shared_data, trec_runs
 
 

@@ -12,9 +12,11 @@ import json
 
 import pytest
 
-from metrics.cli import main as cli_main
-from metrics.pool_cli import load_rankings, parse_strata
-from metrics.pooling import make_strategy, parse_topic_spec, simulate
+from metrics.cli.app import main as cli_main
+from metrics.cli.pool import load_rankings, parse_strata
+from metrics.pooling.runs import parse_topic_spec
+from metrics.pooling.simulation import simulate
+from metrics.pooling.strategies import make_strategy
 from tests._shared_data import SHARED_DATA, needs_shared_data
 
 

@@ -9,23 +9,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.pooling import (
-    STRATEGIES,
-    BordaStrategy,
-    DepthStrategy,
-    DocidStrategy,
+from metrics.pooling.adaptive import (
     HedgeStrategy,
     MaxMeanStrategy,
     MoveToFrontStrategy,
+    ThompsonStrategy,
+)
+from metrics.pooling.runs import cut_runs, priority_runs
+from metrics.pooling.simulation import simulate
+from metrics.pooling.static import (
+    BordaStrategy,
+    DepthStrategy,
+    DocidStrategy,
     RankStrategy,
     RRFStrategy,
     StratifiedStrategy,
-    ThompsonStrategy,
-    cut_runs,
-    make_strategy,
-    priority_runs,
-    simulate,
 )
+from metrics.pooling.strategies import STRATEGIES, make_strategy
 
 ADAPTIVE = ("mtf", "maxmean", "thompson", "hedge")
 

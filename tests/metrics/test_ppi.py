@@ -1,4 +1,4 @@
-"""Prediction-powered estimates of run measures (metrics.ppi): hand-worked values, exact
+"""Prediction-powered estimates of run measures (metrics.sampling.ppi): hand-worked values, exact
 unbiasedness by enumerating every sample of small designs, coverage on synthetic pools, the
 designs, and the errors."""
 
@@ -13,14 +13,9 @@ import numpy as np
 import pytest
 import pytrec_eval
 
-from metrics.ppi import (
-    Design,
-    PoolStructure,
-    by_item,
-    estimate_runs,
-    pilot,
-    sample,
-)
+from metrics.sampling.designs import Design, pilot, sample
+from metrics.sampling.ppi import by_item, estimate_runs
+from metrics.sampling.structure import PoolStructure
 
 # one topic, pool a b c d with human grades 1 0 2 0; the run ranks a, x (outside the pool), c, b
 POOL = {"q": ["a", "b", "c", "d"]}
@@ -246,14 +241,14 @@ def test_the_expected_measure_of_a_thin_topic_is_the_mean_ratio_not_the_ratio_of
     # two items, each relevant with probability 1/2, the run ranks "a" first: R@1 is 1 (a only),
     # 1/2 (both), 0 (b only or neither), expected 3/8; the ratio of the expected totals says
     # 1/2, and a topic that may hold no relevant item is what separates them
-    import metrics.ppi as ppi
+    from metrics.sampling import estimator
 
     st = PoolStructure({"r": {"q": ["a", "b"]}}, {"q": ["a", "b"]}, measures=("R@1",))
     Fp = np.array([[0.5, 0.5]])
     args = (Fp, np.zeros((1, 2)), np.array([], dtype=np.int64), np.array([True]))
     got, _ = st._expected_cells(*args)
     assert got[0, 0, 0] == st._expected_cells(*args)[0][0, 0, 0]  # reproducible: a fixed seed
-    monkeypatch.setattr(ppi, "_DRAWS", 20_000)
+    monkeypatch.setattr(estimator, "_DRAWS", 20_000)
     many, spread = st._expected_cells(*args)
     assert many[0, 0, 0] == pytest.approx(3 / 8, abs=0.01)
     # and what the two unknown items leave open: R@1 is 1, 1/2 or 0 with probabilities 1/4,
@@ -457,7 +452,7 @@ def test_active_sample_spends_the_budget_in_expectation_with_a_floor():
 
 
 def test_a_defensive_active_design_predicts_no_measure_worse_than_the_uniform_design():
-    from metrics.ppi import _defensive
+    from metrics.sampling.designs import _defensive
 
     auto = np.repeat([0, 1, 2], [500, 300, 200])
     human = np.repeat([0, 1, 2], [500, 300, 200])
@@ -616,7 +611,7 @@ def test_judging_every_item_through_the_mapping_api_gives_the_hand_worked_values
 
 
 def test_a_raw_score_calibrates_by_a_logistic_fit_monotone_in_the_score_and_the_grade_level():
-    from metrics.ppi import _calibrated_scores
+    from metrics.sampling.calibration import _calibrated_scores
 
     rng = np.random.default_rng(5)
     n = 400
@@ -704,7 +699,7 @@ def test_the_active_designs_influence_is_taken_at_the_pilots_calibrated_predicti
 def test_intervals_take_students_t_at_the_design_variances_degrees_of_freedom():
     from scipy.stats import t as student_t
 
-    from metrics.ppi import _dof
+    from metrics.sampling.variance import _dof
 
     rng = np.random.default_rng(3)
     # Satterthwaite's count: about n for normal terms, about 2 when one term dominates

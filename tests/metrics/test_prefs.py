@@ -16,11 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics import Run, cli
+from metrics import Run
+from metrics.cli import app as cli
+from metrics.evaluation.prefs import evaluate_prefs, format_trec, read_prefs
 from metrics.io.limits import NO_LIMITS
-from metrics.names import UnknownMeasureError, parse_measures
-from metrics.prefs import evaluate_prefs, format_trec, read_prefs
-from metrics.prefs_io import _LAYOUT, _by_line, _whole, split_lines
+from metrics.io.prefs import _LAYOUT, _by_line, _whole, split_lines
+from metrics.measures.names import UnknownMeasureError, parse_measures
 from metrics.problems import InvalidInput, Problems
 
 ALL = [

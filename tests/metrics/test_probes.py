@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from metrics.probes import (
+from metrics.judges.probes import (
     INJECTION,
     STOPWORDS,
     inject_instruction,

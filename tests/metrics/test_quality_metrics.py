@@ -1,5 +1,5 @@
-"""metrics.quality: Wilson intervals, gold accuracy, kappa against the other assessors, drift;
-checked by hand and against statsmodels."""
+"""metrics.judges.quality: Wilson intervals, gold accuracy, kappa against the other assessors,
+drift; checked by hand and against statsmodels."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from statsmodels.stats.inter_rater import cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
-from metrics.quality import (
+from metrics.judges.quality import (
     agreement_with_others,
     cohen_kappa,
     drift,

@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics import Evaluator, Qrels, Run, evaluate
-from metrics.bias import LeaveOneOut, restrict_qrels
-from metrics.names import Measure, parse_measure
-from metrics.registry import FAMILIES, Family
+from metrics.bias.leaveout import LeaveOneOut, LeaveOut
+from metrics.bias.topics import restrict_qrels
+from metrics.measures.names import Measure, parse_measure
+from metrics.measures.registry import FAMILIES, Family
 from tests.metrics.strategies import collections as shared_collections
 
 
@@ -68,7 +69,7 @@ def test_leave_one_out_scores_every_family_as_the_evaluator_does(
     data: tuple[Qrels, dict[str, Run]], depth: int
 ) -> None:
     qrels, runs = data
-    loo = LeaveOneOut(qrels, runs, depth=depth)
+    loo = LeaveOneOut(qrels, runs, LeaveOut(depth=depth))
     full = restrict_qrels(qrels, loo.pools())
     for m in _measures():
         scores = loo.scores(m)

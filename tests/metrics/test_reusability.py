@@ -1,4 +1,4 @@
-"""The reusability report (metrics.reusability) on a hand-worked tiny pool.
+"""The reusability report (metrics.bias.reusability) on a hand-worked tiny pool.
 
 Depth 2, two topics; runs A and B are group g1, C is group g2, D is not pooled. Relevant
 documents in capitals, u is in no qrels (unjudged), x and c are retrieved but outside the pool:
@@ -39,9 +39,10 @@ import pytest
 import pytrec_eval
 
 from metrics import Qrels, Run
-from metrics.bias import restrict_qrels
-from metrics.bias_compare_cli import run_reusability
-from metrics.reusability import reusability
+from metrics.bias.leaveout import LeaveOut
+from metrics.bias.reusability import reusability
+from metrics.bias.topics import restrict_qrels
+from metrics.cli.bias_compare import run_reusability
 
 
 def _run(tag: str, docs: dict[str, list[str]]) -> Run:
@@ -68,7 +69,7 @@ POOLED = ["A", "B", "C"]
 
 @pytest.fixture(scope="module")
 def report() -> dict[str, Any]:
-    rep = reusability(QRELS, RUNS, depth=2, pooled=POOLED, groups=GROUPS)
+    rep = reusability(QRELS, RUNS, LeaveOut(depth=2, pooled=POOLED, groups=GROUPS))
     return json.loads(json.dumps(rep.to_dict(), allow_nan=False))
 
 
@@ -92,7 +93,7 @@ def test_relevant_found_by_only_one_group_or_run(report: dict[str, Any]) -> None
 
 
 def test_units_are_runs_when_groups_are_unknown() -> None:
-    rep = reusability(QRELS, RUNS, depth=2, pooled=POOLED)
+    rep = reusability(QRELS, RUNS, LeaveOut(depth=2, pooled=POOLED))
     assert rep.leave_out == "run" and rep.n_units == 3
     assert rep.unique_relevant == {"A": 2, "B": 0, "C": 2}
     assert rep.relevant["by_one_unit"] == rep.relevant["by_one_run"] == 4
@@ -127,7 +128,9 @@ def test_per_topic_counts_and_the_shallow_rule(report: dict[str, Any]) -> None:
     assert report["per_topic"]["2"]["pooled"] == 5 and report["per_topic"]["2"]["judged"] == 4
     assert report["shallow_topics"] == []
     assert report["rules"]["shallow_window"] == 1 and report["rules"]["shallow_ratio"] == 0.75
-    lenient = reusability(QRELS, RUNS, depth=2, pooled=POOLED, groups=GROUPS, shallow_ratio=0.5)
+    lenient = reusability(
+        QRELS, RUNS, LeaveOut(depth=2, pooled=POOLED, groups=GROUPS), shallow_ratio=0.5
+    )
     assert lenient.shallow_topics == ("1",)  # 1/2 >= 0.5 * 3/4
     assert "the pool is shallow for topic 1." in lenient.verdict
 
@@ -162,7 +165,7 @@ def test_judged_at_k_of_pooled_and_other_runs(report: dict[str, Any]) -> None:
     # u not: 1/2
     want = {"pooled": pytest.approx((5 / 6 + 1 + 2 / 3) / 3), "not_pooled": 0.5}
     assert report["judged"] == {"10": want, "100": want}
-    everyone = reusability(QRELS, RUNS, depth=2, groups={**GROUPS, "D": "g3"})
+    everyone = reusability(QRELS, RUNS, LeaveOut(depth=2, groups={**GROUPS, "D": "g3"}))
     assert everyone.judged["10"]["not_pooled"] is None
 
 
@@ -191,13 +194,13 @@ def test_the_verdict_states_the_range_the_shallow_topics_and_the_threshold(
 
 def test_identical_groups_cannot_be_judged_and_say_so() -> None:
     runs = {"A": RUNS["A"], "A2": _run("A2", {"1": ["a", "b", "c"], "2": ["p", "q"]})}
-    rep = reusability(QRELS, runs, depth=2, groups={"A": "g1", "A2": "g2"})
+    rep = reusability(QRELS, runs, LeaveOut(depth=2, groups={"A": "g1", "A2": "g2"}))
     assert rep.expected_underestimate == (0.0, 0.0)
     assert rep.reusable is None  # every score tied: no tau-b
     assert rep.verdict.startswith("A new system's AP is unlikely to be underestimated")
     assert "Reusability cannot be judged" in rep.verdict
     json.dumps(rep.to_dict(), allow_nan=False)
-    one = reusability(QRELS, runs, depth=2, groups={"A": "g1", "A2": "g1"})
+    one = reusability(QRELS, runs, LeaveOut(depth=2, groups={"A": "g1", "A2": "g1"}))
     assert one.expected_underestimate is None and one.reusable is None
     assert one.verdict.startswith("There are too few pooled groups (1)")
     json.dumps(one.to_dict(), allow_nan=False)
@@ -205,15 +208,15 @@ def test_identical_groups_cannot_be_judged_and_say_so() -> None:
 
 def test_bad_parameters_are_clear_errors() -> None:
     with pytest.raises(ValueError, match="shallow_window"):
-        reusability(QRELS, RUNS, depth=2, shallow_window=3)
+        reusability(QRELS, RUNS, LeaveOut(depth=2), shallow_window=3)
     with pytest.raises(ValueError, match="shallow_ratio"):
-        reusability(QRELS, RUNS, depth=2, shallow_ratio=0)
+        reusability(QRELS, RUNS, LeaveOut(depth=2), shallow_ratio=0)
     with pytest.raises(ValueError, match="depth"):
-        reusability(QRELS, RUNS, depth=0)
+        reusability(QRELS, RUNS, LeaveOut(depth=0))
     with pytest.raises(ValueError, match="no group"):
-        reusability(QRELS, RUNS, depth=2, groups={"A": "g1"})
+        reusability(QRELS, RUNS, LeaveOut(depth=2, groups={"A": "g1"}))
     with pytest.raises(ValueError, match="no topic"):
-        reusability(QRELS, RUNS, depth=2, topics=["9"])
+        reusability(QRELS, RUNS, LeaveOut(depth=2, topics=["9"]))
 
 
 # --------------------------------------------------------------------------------------------

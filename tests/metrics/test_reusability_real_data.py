@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from metrics import Qrels, Run, read_qrels
-from metrics.bias import judged_at_k
-from metrics.pooling import parse_topic_spec
-from metrics.reusability import ReusabilityReport, reusability
+from metrics.bias.judged import judged_at_k
+from metrics.bias.leaveout import LeaveOut
+from metrics.bias.reusability import ReusabilityReport, reusability
+from metrics.pooling.runs import parse_topic_spec
 from tests._shared_data import trec_groups, trec_runs
 
 pytestmark = pytest.mark.data
@@ -36,14 +37,14 @@ def robust(shared_data: Path) -> tuple[Qrels, dict[str, Run], dict[str, str]]:
 @pytest.fixture(scope="module")
 def robust_groups(robust: tuple[Qrels, dict[str, Run], dict[str, str]]) -> ReusabilityReport:
     qrels, runs, groups = robust
-    return reusability(qrels, runs, depth=10, groups=groups, topics=ROBUST_TOPICS)
+    return reusability(qrels, runs, LeaveOut(depth=10, groups=groups, topics=ROBUST_TOPICS))
 
 
 def test_robust_leave_one_run_out_keeps_the_reference_figures(
     robust: tuple[Qrels, dict[str, Run], dict[str, str]],
 ) -> None:
     qrels, runs, _ = robust
-    rep = reusability(qrels, runs, depth=10, topics=ROBUST_TOPICS)
+    rep = reusability(qrels, runs, LeaveOut(depth=10, topics=ROBUST_TOPICS))
     loo = rep.leave_one_out
     assert rep.leave_out == "run" and rep.n_units == 17
     assert loo["max_drop_unit"] == "uic0301"
@@ -127,7 +128,7 @@ def test_medical_reusability_of_the_41_pooled_runs(shared_data: Path) -> None:
     assert len(runs) == 127
     first = judged_at_k(qrels, runs, k=10)
     pooled = [t for t, per_q in first.per_query.items() if min(per_q.values()) == 1.0]
-    rep = reusability(qrels, runs, depth=10, groups=groups, pooled=pooled)
+    rep = reusability(qrels, runs, LeaveOut(depth=10, groups=groups, pooled=pooled))
     assert (rep.n_runs, rep.n_pooled, rep.n_units, len(rep.topics)) == (127, 41, 21, 34)
     rel = rep.relevant
     assert (rel["total"], rel["by_one_unit"], rel["by_one_run"]) == (1437, 682, 545)

@@ -18,18 +18,10 @@ from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import DescrStatsW
 
-from metrics.stats import (
-    Comparison,
-    PairedTest,
-    bootstrap_ci,
-    compare_runs,
-    holm,
-    kendall_tau_b,
-    paired_test,
-    t_ci,
-    tau_ap,
-    tau_ap_symmetric,
-)
+from metrics.stats.intervals import bootstrap_ci, t_ci
+from metrics.stats.multiple import holm
+from metrics.stats.paired import Comparison, PairedTest, compare_runs, paired_test
+from metrics.stats.rank import kendall_tau_b, tau_ap, tau_ap_symmetric
 
 scores = st.floats(min_value=0.0, max_value=1.0, allow_nan=False, allow_subnormal=False)
 score_lists = st.lists(scores, min_size=2, max_size=60)

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from metrics.stats import adjust, compare_runs, compare_to_baseline, effect_size, paired_test
+from metrics.stats.multiple import adjust
+from metrics.stats.paired import compare_runs, compare_to_baseline, effect_size, paired_test
 
 multitest = pytest.importorskip("statsmodels.stats.multitest")
 

@@ -17,16 +17,9 @@ from statsmodels.formula.api import ols
 from statsmodels.stats.multicomp import pairwise_tukeyhsd
 
 from metrics import evaluate, read_qrels
-from metrics.stats import (
-    compare_runs,
-    effect_size,
-    effect_size_matrix,
-    paired_resampling_matrix,
-    paired_t_matrix,
-    paired_test,
-    studentized_range_sf,
-    tukey_hsd,
-)
+from metrics.stats.matrices import effect_size_matrix, paired_resampling_matrix, paired_t_matrix
+from metrics.stats.paired import compare_runs, effect_size, paired_test
+from metrics.stats.tukey import studentized_range_sf, tukey_hsd
 from tests._shared_data import needs_shared_data, trec_runs
 
 

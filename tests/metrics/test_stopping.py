@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from metrics.pool_cli import load_rankings
-from metrics.pooling import cut_runs, make_strategy, parse_topic_spec
-from metrics.stopping import (
+from metrics.cli.pool import load_rankings
+from metrics.pooling.runs import cut_runs, parse_topic_spec
+from metrics.pooling.strategies import make_strategy
+from metrics.sampling.stopping import (
     DecayFit,
     expected_left,
     fit_decay,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from metrics.diversity import parse_diversity_measure
-from metrics.names import parse_measures
-from metrics.registry import PREFS_MEASURES
+from metrics.measures.diversity_names import parse_diversity_measure
+from metrics.measures.names import parse_measures
+from metrics.measures.prefs_registry import PREFS_MEASURES
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "guide" / "switching.md"
 

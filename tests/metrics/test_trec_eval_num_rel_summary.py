@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from metrics import Evaluator
-from metrics.cli import main
+from metrics.cli.app import main
 from tests._shared_data import SHARED_DATA, missing_reason
 from tests.metrics.test_pytrec_eval_property import qrels_st, run_st
 

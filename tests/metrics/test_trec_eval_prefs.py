@@ -18,7 +18,7 @@ inputs generated here (fixed seeds; trec_eval's own files are read only by
   of 150-900 documents per topic, and three groups per topic) and ``-Z``;
 * a z-scores file of every measure of every topic but a few, some with a zero deviation, a qid
   the qrels do not have, and a last line above every qid and measure (past its last entry
-  trec_eval reads outside its arrays: see :mod:`metrics.zscores`).
+  trec_eval reads outside its arrays: see :mod:`metrics.evaluation.zscores`).
 
 Then random preference files and runs (25 seeds) against the binary. Without ``TREC_EVAL``
 the comparisons are skipped; the always-on checks of the same code are in ``test_prefs.py`` and

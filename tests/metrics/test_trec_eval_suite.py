@@ -56,7 +56,7 @@ from pathlib import Path
 
 import pytest
 
-from metrics import cli
+from metrics.cli import app as cli
 from tests._trec_eval_test_dir import needs_test_dir, trec_eval_test_dir
 
 pytrec_eval = pytest.importorskip("pytrec_eval")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from metrics import cli
+from metrics.cli import app as cli
+from metrics.evaluation.zscores import MISSING, ZScores, read_zscores
 from metrics.problems import InvalidInput
-from metrics.zscores import MISSING, ZScores, read_zscores
 
 QRELS = "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 1\nq2 0 d1 1\nq2 0 d9 0\n"
 RUN = "q1 Q0 d2 1 5 tag\nq1 Q0 d1 2 4 tag\nq2 Q0 d1 2 4 tag\n"

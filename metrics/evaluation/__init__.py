@@ -1,0 +1,2 @@
+"""Evaluating runs against judgments: :class:`~metrics.evaluation.evaluator.Evaluator`,
+judgment groups, preference judgments, z-scores and regression checks against a baseline."""
