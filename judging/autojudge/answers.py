@@ -48,7 +48,7 @@ class QrelsNamed:
 @dataclass(frozen=True)
 class LabelAgreement:
     """The judge's labels against people's on the same pool documents
-    (``metrics.judge_audit``): confusion, base rates, exact and within-one agreement, kappas."""
+    (``metrics.judges.audit``): confusion, base rates, exact and within-one agreement, kappas."""
 
     SCHEMA_PARTIAL: ClassVar[bool] = True
 

@@ -461,7 +461,7 @@ class VersusTopicAnswer:
 
 @dataclass(frozen=True)
 class MeasureCheckRow:
-    """One measure of a regression check (``metrics.check.MeasureCheck``)."""
+    """One measure of a regression check (``metrics.evaluation.check.MeasureCheck``)."""
 
     SCHEMA_PARTIAL: ClassVar[bool] = True
 

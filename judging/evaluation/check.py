@@ -4,7 +4,7 @@ the per-query values the honest evaluations of both runs under one qrels version
 (:func:`judging.evaluation.selectors.per_query_values`). Nothing here computes an evaluation or
 writes a row: when either evaluation is not done, the answer says so and how to ask for it.
 
-Decisions (documented in the README's API row):
+Decisions (documented in docs/guide/api.md):
 
 - both runs must be visible to the user (``Run.objects.visible_to``: researchers their own
   runs, admins every run) and in the same campaign; the baseline is named by its id, or by its

@@ -90,7 +90,7 @@ class LooGroup:
 
 @dataclass(frozen=True)
 class Loo:
-    """Leave-one-run-out or leave-one-group-out (``metrics.bias.LooResult``)."""
+    """Leave-one-run-out or leave-one-group-out (``metrics.bias.results.LooResult``)."""
 
     measure: str
     depth: int
@@ -195,7 +195,7 @@ class Deltas:
 
 @dataclass(frozen=True)
 class Estimators:
-    """The penalty estimators validated on the campaign (``metrics.bias_estimators``)."""
+    """The penalty estimators validated on the campaign (``metrics.bias.estimators``)."""
 
     measure: str
     depth: int
@@ -410,7 +410,7 @@ class VerdictRules:
 
 @dataclass(frozen=True)
 class ReusabilityResult:
-    """A stored reusability report's result (``metrics.reusability.ReusabilityReport`` with the
+    """A stored reusability report's result (``metrics.bias.reusability.ReusabilityReport`` with the
     runs that were pooled and the topic spec)."""
 
     depth: int
