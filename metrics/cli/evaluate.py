@@ -87,7 +87,7 @@ def _add_eval_options(p: argparse.ArgumentParser) -> None:
         "-J",
         "--judged-only",
         action="store_true",
-        help="remove unjudged documents before evaluating (trec_eval -J; biased, see docs/guide/metrics.md)",
+        help="remove unjudged documents before evaluating (trec_eval -J; biased, see the guide)",
     )
     p.add_argument(
         "-N",
