@@ -344,6 +344,8 @@ def test_the_api_imports_a_collection_for_admins_and_answers_the_summary(
     assert answer.status_code == 201, answer.content
     got = answer.json()
     assert got["campaign"]["name"] == "api-collection" and got["campaign"]["num_topics"] == 2
+    # the campaign as the admin who imported it sees it, not as an annotator would
+    assert got["campaign"]["num_runs"] == 2 and "run_pooling" in got["campaign"]
     summary = got["summary"]
     assert summary["stored"] and summary["topics_from"] == "ids" and summary["judgments"] == 4
     topics = api_client_for(admin_user).get(f"/api/v1/campaigns/{got['campaign']['id']}/topics/")

@@ -83,7 +83,7 @@ class CollectionImportView(APIView):
         campaign = None
         if plan.campaign_id is not None:
             stored = campaign_list(user=request.user).get(pk=plan.campaign_id)
-            campaign = s.CampaignSerializer(stored).data
+            campaign = s.CampaignSerializer(stored, context={"request": request}).data
         return Response(
             {"campaign": campaign, "summary": plan.as_dict()},
             status=status.HTTP_200_OK if dry_run else status.HTTP_201_CREATED,
