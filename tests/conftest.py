@@ -140,6 +140,24 @@ def campaign(db: Any, admin_user: Any) -> Any:
 
 
 @pytest.fixture
+def pool_without_text() -> tuple[str, ...]:
+    """The documents ``pooled`` stores no text for: none (a module overrides this fixture)."""
+    return ()
+
+
+@pytest.fixture
+def pooled(campaign: Any, researcher: Any, pool_without_text: tuple[str, ...]) -> Any:
+    """The built pool version 1 of ``campaign``: the researcher's two runs over four documents
+    of each of its three topics, every document in the pool, with a text except
+    ``pool_without_text`` (``tests.test_judging_api.build_pool`` over ``THREE_TOPICS``)."""
+    from judging.pools.models import PoolVersion
+    from tests.test_judging_api import THREE_TOPICS, build_pool
+
+    build_pool(campaign, researcher, THREE_TOPICS, without_text=pool_without_text)
+    return PoolVersion.objects.get(campaign=campaign)
+
+
+@pytest.fixture
 def as_committed(django_capture_on_commit_callbacks: Any) -> Callable[[], Any]:
     """``with as_committed(): ...`` runs the block's ``transaction.on_commit`` callbacks when it
     ends, as its commit would: a test's transaction never commits, and services enqueue their
