@@ -6,11 +6,12 @@ import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
-from tests._shared_data import shared_data_path
+from metrics import Qrels, Run, read_qrels
+from tests._shared_data import shared_data_path, trec_groups, trec_runs
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 
@@ -62,6 +63,23 @@ def _fresh_cache() -> Iterator[None]:
 def shared_data() -> Path:
     """The shared real TREC data folder (for every test, metrics too); skipped when absent."""
     return shared_data_path()
+
+
+class TrecData(NamedTuple):
+    """A shared real collection as read: its qrels, its runs by tag (``trec_runs``: float32
+    scores, as pytrec_eval stores them) and the group of each run (``runs.tsv``)."""
+
+    qrels: Qrels
+    runs: dict[str, Run]
+    groups: dict[str, str]
+
+
+@pytest.fixture(scope="session")
+def robust() -> TrecData:
+    """TREC 2003 Robust (../shared/data/robust03: 17 runs, 100 topics), read once per test
+    process for every module that reads it; skipped when absent. Read-only."""
+    root = shared_data_path("robust03")
+    return TrecData(read_qrels(root / "qrels.txt"), trec_runs(root), trec_groups(root))
 
 
 @pytest.fixture
