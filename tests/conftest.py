@@ -83,6 +83,18 @@ def robust() -> TrecData:
 
 
 @pytest.fixture
+def files(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
+    """The test module's ``FILES`` (file name -> text) written to the test's ``tmp_path``: their
+    paths, as strings, by file name without its suffix (``"qrels.txt"`` -> ``files["qrels"]``)."""
+    out = {}
+    for name, text in request.module.FILES.items():
+        path = tmp_path / name
+        path.write_text(text)
+        out[Path(name).stem] = str(path)
+    return out
+
+
+@pytest.fixture
 def make_user(db: Any) -> Callable[..., Any]:
     from django.contrib.auth import get_user_model
 
