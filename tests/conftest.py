@@ -59,6 +59,39 @@ def _fresh_cache() -> Iterator[None]:
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _follow_ups_on_request(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A new qrels version asks for its bias and reusability reports (``after_qrels`` in
+    judging/workflows/qrels.py), computed inline in tests, which costs more than the rest of a
+    small campaign's setup. A test that reads them, or the tasks and rows they leave, is marked
+    ``follow_ups``; for every other test of the database they are not asked for. The reports
+    asked for by name (the API, the pages, ``load_demo``'s headline report) and the evaluations
+    are computed as always, and so is what a module- or session-scoped fixture builds (the demo,
+    the authorization matrix's dataset), which is set up before this function-scoped switch."""
+    if request.node.get_closest_marker("follow_ups") or not _uses_the_database(request):
+        yield
+        return
+    from judging.workflows import qrels as qrels_workflow
+
+    with pytest.MonkeyPatch.context() as patch:
+        # raising=True (the default): if these names move, this fails loudly, not silently
+        patch.setattr(qrels_workflow, "bias_report_request", _not_asked_for)
+        patch.setattr(qrels_workflow, "reusability_request", _not_asked_for)
+        yield
+
+
+def _uses_the_database(request: pytest.FixtureRequest) -> bool:
+    names = set(request.fixturenames)
+    return bool(
+        request.node.get_closest_marker("django_db")
+        or names & {"db", "transactional_db", "django_db_setup"}
+    )
+
+
+def _not_asked_for(**_: Any) -> None:
+    return None
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The shared real TREC data folder (for every test, metrics too); skipped when absent."""

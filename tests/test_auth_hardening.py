@@ -23,7 +23,7 @@ from judging.workflows.runs import run_submitted
 from tests.test_api_errors import assert_shape
 from tests.test_settings_env import PRODUCTION_ENV, _manage
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "pw-for-tests-only"

@@ -35,6 +35,8 @@ from tests._shared_data import needs_shared_data
 from tests.test_bias_page import page as bias_page
 from tests.test_bias_page import store, world  # noqa: F401 (the bias report fixture)
 
+pytestmark = pytest.mark.follow_ups
+
 NS = "{http://www.w3.org/2000/svg}"
 
 

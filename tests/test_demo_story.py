@@ -32,7 +32,7 @@ from metrics.bias_estimators import ALL
 from metrics.evaluator import Evaluator
 from metrics.stats import kendall_tau_b, t_ci
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 NOVEL = "novel-neural"
 README = Path(__file__).resolve().parent.parent / "README.md"
