@@ -22,7 +22,7 @@ from judging.workflows.runs import run_submitted
 from metrics.stats import bootstrap_ci, paired_test
 from tests._shared_data import needs_shared_data
 
-pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
+pytestmark = pytest.mark.django_db
 
 TOPICS = [str(q) for q in range(401, 421)]  # 20 topics, one relevant document each
 QRELS = "".join(f"{q} 0 rel{q} 1\n{q} 0 non{q} 0\n" for q in TOPICS)

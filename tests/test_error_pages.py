@@ -16,7 +16,7 @@ from judging.campaigns.models import Run
 from judging.workflows.pools import pool_requested
 from judging.workflows.runs import run_submitted
 
-pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
+pytestmark = pytest.mark.django_db
 
 
 def _client(user: Any) -> Client:

@@ -14,7 +14,7 @@ from judging.evaluation.services import evaluate_runs
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 
-pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
+pytestmark = pytest.mark.django_db
 
 RUNS = {
     "alpha": {

@@ -20,7 +20,7 @@ from judging.workflows.qrels import qrels_imported
 from metrics import evaluate
 from tests.test_judging_api import build_pool
 
-pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
+pytestmark = pytest.mark.django_db
 
 DOCS = {q: [f"d{q}-{i}" for i in range(1, 9)] for q in ("401", "402", "403")}  # 24 documents
 # people: documents 1-3 of each topic relevant (1 highly); the judge is right except on 3 and 7
