@@ -48,10 +48,10 @@ typecheck: $(STAMP)
 
 # Two test processes (pytest-xdist): much of the suite waits on PostgreSQL, Redis, Celery workers
 # and Chromium, so two keep a 2-core machine busy (about 3x faster than one); PYTEST_WORKERS=0
-# runs it in this process. The 20 slowest tests (over 5 s) are printed, to keep the suite short.
+# runs it in this process. The 25 slowest tests are printed, to keep the suite short.
 PYTEST_WORKERS ?= 2
 pytest: $(STAMP)
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --durations=20 --durations-min=5
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --durations=25
 
 # The documentation site (mkdocs.yml, docs/) into var/site; --strict fails on a broken link or
 # anchor. Nothing is downloaded: the theme's web fonts are off.

@@ -6,11 +6,12 @@ import functools
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
-from tests._shared_data import shared_data_path
+from metrics import Qrels, Run, read_qrels
+from tests._shared_data import shared_data_path, trec_groups, trec_runs
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 
@@ -58,10 +59,72 @@ def _fresh_cache() -> Iterator[None]:
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _follow_ups_on_request(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A new qrels version asks for its bias and reusability reports (``after_qrels`` in
+    judging/workflows/qrels.py), computed inline in tests, which costs more than the rest of a
+    small campaign's setup. A test that reads them, or the tasks and rows they leave, is marked
+    ``follow_ups``; for every other test of the database they are not asked for. The reports
+    asked for by name (the API, the pages, ``load_demo``'s headline report) and the evaluations
+    are computed as always, and so is what a module- or session-scoped fixture builds (the demo,
+    the authorization matrix's dataset), which is set up before this function-scoped switch."""
+    if request.node.get_closest_marker("follow_ups") or not _uses_the_database(request):
+        yield
+        return
+    from judging.workflows import qrels as qrels_workflow
+
+    with pytest.MonkeyPatch.context() as patch:
+        # raising=True (the default): if these names move, this fails loudly, not silently
+        patch.setattr(qrels_workflow, "bias_report_request", _not_asked_for)
+        patch.setattr(qrels_workflow, "reusability_request", _not_asked_for)
+        yield
+
+
+def _uses_the_database(request: pytest.FixtureRequest) -> bool:
+    names = set(request.fixturenames)
+    return bool(
+        request.node.get_closest_marker("django_db")
+        or names & {"db", "transactional_db", "django_db_setup"}
+    )
+
+
+def _not_asked_for(**_: Any) -> None:
+    return None
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The shared real TREC data folder (for every test, metrics too); skipped when absent."""
     return shared_data_path()
+
+
+class TrecData(NamedTuple):
+    """A shared real collection as read: its qrels, its runs by tag (``trec_runs``: float32
+    scores, as pytrec_eval stores them) and the group of each run (``runs.tsv``)."""
+
+    qrels: Qrels
+    runs: dict[str, Run]
+    groups: dict[str, str]
+
+
+@pytest.fixture(scope="session")
+def robust() -> TrecData:
+    """TREC 2003 Robust (../shared/data/robust03: 17 runs, 100 topics), read once per test
+    process for every module that reads it; skipped when absent. Read-only."""
+    root = shared_data_path("robust03")
+    return TrecData(read_qrels(root / "qrels.txt"), trec_runs(root), trec_groups(root))
+
+
+@pytest.fixture
+def files(request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, str]:
+    """The test module's ``FILES`` (file name -> text) written to the test's ``tmp_path``: their
+    paths, as strings, by file name without its suffix (``"qrels.txt"`` -> ``files["qrels"]``)."""
+    out = {}
+    for name, text in request.module.FILES.items():
+        path = tmp_path / name
+        path.write_text(text)
+        out[Path(name).stem] = str(path)
+    return out
 
 
 @pytest.fixture
@@ -137,6 +200,24 @@ def campaign(db: Any, admin_user: Any) -> Any:
     for qid in ("401", "402", "403"):
         Topic.objects.create(campaign=c, qid=qid, title=f"topic {qid}")
     return c
+
+
+@pytest.fixture
+def pool_without_text() -> tuple[str, ...]:
+    """The documents ``pooled`` stores no text for: none (a module overrides this fixture)."""
+    return ()
+
+
+@pytest.fixture
+def pooled(campaign: Any, researcher: Any, pool_without_text: tuple[str, ...]) -> Any:
+    """The built pool version 1 of ``campaign``: the researcher's two runs over four documents
+    of each of its three topics, every document in the pool, with a text except
+    ``pool_without_text`` (``tests.test_judging_api.build_pool`` over ``THREE_TOPICS``)."""
+    from judging.pools.models import PoolVersion
+    from tests.test_judging_api import THREE_TOPICS, build_pool
+
+    build_pool(campaign, researcher, THREE_TOPICS, without_text=pool_without_text)
+    return PoolVersion.objects.get(campaign=campaign)
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from tests.knobs import set_knobs
 from tests.test_api_errors import assert_shape
 from tests.test_settings_env import PRODUCTION_ENV, _manage
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "pw-for-tests-only"

@@ -20,7 +20,7 @@ from tests.knobs import override_knobs
 from tests.test_annotator_pages import _lease, _page, judging_campaign  # noqa: F401
 from tests.test_api_errors import assert_shape
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 RUNS = {
     "alpha": {"401": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "402": {"d5": 2.0, "d4": 1.0}},

@@ -10,6 +10,8 @@ from judging.campaigns.models import Campaign
 from judging.evaluation.models import BiasReport, Reusability
 from tests.test_bias_service import tiny  # noqa: F401
 
+pytestmark = pytest.mark.follow_ups
+
 
 @pytest.mark.django_db(transaction=True)
 def test_reports_stored_before_topic_subsets_are_kept_as_reports_of_every_topic(

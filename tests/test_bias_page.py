@@ -22,7 +22,7 @@ from judging.workflows.runs import run_submitted
 from tests import _bias_reports as fx
 from tests._page_checks import page_text, wording_problems
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 QRELS_V1 = "401 0 d1 1\n401 0 d2 0\n402 0 d4 1\n"
 QRELS_V2 = "401 0 d1 1\n401 0 d2 0\n402 0 d4 1\n403 0 d7 1\n"

@@ -24,7 +24,7 @@ from tests.knobs import override_knobs
 from tests.test_api_errors import assert_shape
 from tests.test_demo_story import judge_everything_left
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 TOPICS = ("401", "402", "403", "404", "405", "410", "LA-7")
 TAGS = {"401": ["hard"], "402": ["hard", "long"], "404": ["long"], "LA-7": ["odd"]}

@@ -19,7 +19,7 @@ from tests import _bias_reports as fx
 from tests.test_bias_page import store, world  # noqa: F401 (the bias report fixture)
 from tests.test_browser_judging import page  # noqa: F401 (the browser fixture)
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.follow_ups]
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

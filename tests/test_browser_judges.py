@@ -14,16 +14,13 @@ from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.autojudge.models import Judge
 from tests.autojudge.judge_setup import LABELS
 from tests.test_browser_judging import page  # noqa: F401 (the browser fixture)
-from tests.test_judging_api import THREE_TOPICS, build_pool
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def pooled(campaign: Any, researcher: Any, make_user: Any) -> Any:
-    build_pool(campaign, researcher, THREE_TOPICS)
-    make_user("judges-admin", "admin", password="look-at-the-judges")
-    return campaign
+def judges_admin(make_user: Any) -> Any:
+    return make_user("judges-admin", "admin", password="look-at-the-judges")
 
 
 def fits(page: Any) -> bool:  # noqa: F811
@@ -33,10 +30,11 @@ def fits(page: Any) -> bool:  # noqa: F811
 def test_an_admin_creates_an_imported_judge_and_builds_automatic_qrels_in_the_browser(
     page: Any,  # noqa: F811
     live_server: Any,
+    campaign: Any,
     pooled: Any,
+    judges_admin: Any,
     tmp_path: Path,
 ) -> None:
-    campaign = pooled
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(f"{live_server.url}/login/?next=/campaigns/{campaign.pk}/judges/")
     page.fill("#id_username", "judges-admin")

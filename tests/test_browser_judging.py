@@ -17,7 +17,7 @@ from judging.workflows.pools import pool_requested
 from judging.workflows.runs import run_submitted
 from tests.conftest import need_service
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True), pytest.mark.follow_ups]
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # Chromium must not try to reach the network (this machine has none): no background services.

@@ -21,6 +21,7 @@ pytestmark = [
     pytest.mark.data,
     pytest.mark.django_db(transaction=True),
     needs_shared_data("robust03"),
+    pytest.mark.follow_ups,
 ]
 
 

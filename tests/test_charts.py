@@ -36,6 +36,8 @@ from tests.knobs import set_knobs
 from tests.test_bias_page import page as bias_page
 from tests.test_bias_page import store, world  # noqa: F401 (the bias report fixture)
 
+pytestmark = pytest.mark.follow_ups
+
 NS = "{http://www.w3.org/2000/svg}"
 
 

@@ -33,7 +33,7 @@ from metrics.evaluation.evaluator import Evaluator
 from metrics.stats.intervals import t_ci
 from metrics.stats.rank import kendall_tau_b
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 NOVEL = "novel-neural"
 # the demo page of the documentation quotes the figures (the README tells the story in brief)

@@ -15,7 +15,7 @@ from judging.evaluation.models import BiasReport, Evaluation, Reusability, measu
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 
-pytestmark = [pytest.mark.django_db]
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 RUNS = {
     "alpha": {"401": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "402": {"d5": 2.0, "d4": 1.0}},

@@ -22,7 +22,7 @@ from judging.workflows.collections import IMPORT_ACCOUNT, NamedFile, collection_
 from tests._shared_data import needs_shared_data
 from tests.knobs import set_knobs
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 # Printed to 4 decimals (as tests/metrics/test_real_data.py compares them)
 TOLERANCE = 0.5e-4 + 1e-5

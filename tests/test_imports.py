@@ -60,7 +60,7 @@ def test_importing_documents_twice_updates_instead_of_duplicating(
 
 
 @pytest.fixture
-def robust(shared_data: Path, researcher: Any) -> Campaign:
+def robust_campaign(shared_data: Path, researcher: Any) -> Campaign:
     root = shared_data / "robust03"
     call_command("create_campaign", "robust03")
     c = Campaign.objects.get(name="robust03")
@@ -70,7 +70,7 @@ def robust(shared_data: Path, researcher: Any) -> Campaign:
 
 
 def test_robust_runs_and_qrels_import_with_exact_counts(
-    shared_data: Path, robust: Campaign, researcher: Any
+    shared_data: Path, robust_campaign: Campaign, researcher: Any
 ) -> None:
     root = shared_data / "robust03"
     paths = sorted((root / "runs").glob("input.*.gz"))[:3]
@@ -85,7 +85,7 @@ def test_robust_runs_and_qrels_import_with_exact_counts(
         with gzip.open(path, "rt") as fh:
             lines = [ln for ln in fh if ln.strip()]
         tag = path.name[len("input.") : -3]
-        run = Run.objects.get(campaign=robust, tag=tag)
+        run = Run.objects.get(campaign=robust_campaign, tag=tag)
         assert run.num_entries == len(lines)
         assert sum(r.size for r in RankedList.objects.filter(run=run)) == len(lines)
         per_topic: dict[str, int] = {}
@@ -94,7 +94,7 @@ def test_robust_runs_and_qrels_import_with_exact_counts(
         assert run.topic_counts == per_topic
         assert run.group  # from runs.tsv
     call_command("import_qrels", str(root / "qrels.txt"), campaign="robust03")
-    version = QrelsVersion.objects.get(campaign=robust)
+    version = QrelsVersion.objects.get(campaign=robust_campaign)
     assert version.num_judgments == 128_796
     assert QrelsEntry.objects.filter(version=version).count() == 128_796
     # export gives back the same judgments (lossless), in canonical order

@@ -24,7 +24,7 @@ from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_published
 from tests._page_checks import wording_problems
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 
 def client_for(username: str) -> Client:

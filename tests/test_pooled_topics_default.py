@@ -26,7 +26,7 @@ from judging.evaluation.reusability import reusability_compute
 from judging.workflows.collections import NamedFile, collection_imported
 from tests._shared_data import needs_shared_data
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 TOPICS = ("1", "2", "3", "4")
 

@@ -17,7 +17,7 @@ pytestmark = [pytest.mark.data, needs_shared_data("robust03")]
 
 
 @pytest.fixture(scope="module")
-def robust():
+def robust_structure():
     shared_data_path("robust03")
     ranked, pool, judged = trec_collection("robust03", 20, [str(q) for q in range(601, 651)])
     st = PoolStructure(ranked, pool, measures=MEASURES)
@@ -25,8 +25,8 @@ def robust():
     return ranked, pool, st, grades
 
 
-def test_the_target_is_trec_evals_score_against_the_pools_qrels(robust):
-    ranked, pool, st, grades = robust
+def test_the_target_is_trec_evals_score_against_the_pools_qrels(robust_structure):
+    ranked, pool, st, grades = robust_structure
     qrels: dict[str, dict[str, int]] = {q: {} for q in pool}
     for (q, d), g in zip(st.items, grades.tolist(), strict=True):
         qrels[q][d] = g
@@ -42,8 +42,8 @@ def test_the_target_is_trec_evals_score_against_the_pools_qrels(robust):
         assert truth[i] == pytest.approx(want, abs=1e-12)
 
 
-def test_intervals_cover_and_beat_the_human_sample_alone_on_robust_2003(robust):
-    _, _, st, grades = robust
+def test_intervals_cover_and_beat_the_human_sample_alone_on_robust_2003(robust_structure):
+    _, _, st, grades = robust_structure
     truth = st.values(grades)
     rows: list[tuple[Any, ...]] = []
     diff_rows: list[tuple[Any, ...]] = []

@@ -14,7 +14,7 @@ from judging.campaigns.models import Campaign, Run
 from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 SECRET_RUN = "dense-v1"  # the demo's one run of group vector-co
 SECRET_GROUP = "vector-co"

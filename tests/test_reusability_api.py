@@ -25,7 +25,7 @@ from tests.test_api_errors import assert_shape
 from tests.test_demo_story import judge_everything_left
 from tests.test_get_never_writes import writes_during
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 SECRET_RUN = "dense-v1"  # the demo's one run of group vector-co
 SECRET_GROUP = "vector-co"

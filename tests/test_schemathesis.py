@@ -139,34 +139,73 @@ def _judges(demo: Any) -> tuple[list[int], list[int]]:
     return [imported.pk, embedding.pk], [run.pk]
 
 
-@pytest.fixture
-def real_ids(demo: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, list[int]]]:
+def _live_lease_ids(annotator: Any) -> list[int]:
+    from judging.assessments.models import Lease
+
+    return sorted(Lease.objects.filter(annotator=annotator).values_list("pk", flat=True))
+
+
+@pytest.fixture(scope="module")
+def module_ids(demo_data: None, django_db_blocker: Any) -> dict[str, list[int]]:
     """The demo's objects, plus a judgment and a live lease of the demo annotator, and
-    automatic judges (the embedding model replaced by a fixed scorer)."""
+    automatic judges (the embedding model replaced by a fixed scorer): made once per module,
+    inside the demo's outer transaction (each example's changes are rolled back)."""
+    import judging.autojudge.embedding as embedding
+
+    with django_db_blocker.unblock(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(embedding, "EmbeddingScorer", _FixedScorer)
+        from django.contrib.auth import get_user_model
+
+        from judging.assessments import queue
+        from judging.assessments.models import Judgment, QrelsVersion
+        from judging.campaigns.models import Campaign, Run
+        from judging.pools.models import PoolVersion
+
+        demo = Campaign.objects.get()
+        annotator = get_user_model().objects.get(username="annotator")
+        judged = queue.lease_next(campaign=demo, annotator=annotator)
+        assert judged is not None, "the demo leaves topic 6 to the annotator"
+        queue.judgment_record(lease_id=judged.pk, annotator=annotator, grade=1)
+        assert queue.lease_next(campaign=demo, annotator=annotator) is not None
+        ids = {
+            "campaign": [demo.pk],
+            "run": sorted(Run.objects.values_list("pk", flat=True)),
+            "pool": sorted(PoolVersion.objects.values_list("pk", flat=True)),
+            "qrels": sorted(QrelsVersion.objects.values_list("pk", flat=True)),
+            "lease": _live_lease_ids(annotator),
+            "judgment": sorted(
+                Judgment.objects.filter(annotator=annotator).values_list("pk", flat=True)
+            ),
+        }
+        ids["judge"], ids["judge_run"] = _judges(demo)
+    return ids
+
+
+@pytest.fixture
+def real_ids(
+    module_ids: dict[str, list[int]], demo: Any, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[dict[str, list[int]]]:
+    """``module_ids`` for this test, its annotator's lease live (a new one if the module has
+    run for longer than the campaign's lease), the embedding model replaced by a fixed scorer."""
     import judging.autojudge.embedding as embedding
 
     monkeypatch.setattr(embedding, "EmbeddingScorer", _FixedScorer)
+    from datetime import timedelta
+
     from django.contrib.auth import get_user_model
+    from django.utils import timezone
 
     from judging.assessments import queue
-    from judging.assessments.models import Judgment, Lease, QrelsVersion
-    from judging.campaigns.models import Run
-    from judging.pools.models import PoolVersion
+    from judging.assessments.models import Lease, LeaseState
 
+    REAL_IDS.update(module_ids)
     annotator = get_user_model().objects.get(username="annotator")
-    judged = queue.lease_next(campaign=demo, annotator=annotator)
-    assert judged is not None, "the demo leaves topic 6 to the annotator"
-    queue.judgment_record(lease_id=judged.pk, annotator=annotator, grade=1)
-    assert queue.lease_next(campaign=demo, annotator=annotator) is not None
-    REAL_IDS.update(
-        campaign=[demo.pk],
-        run=sorted(Run.objects.values_list("pk", flat=True)),
-        pool=sorted(PoolVersion.objects.values_list("pk", flat=True)),
-        qrels=sorted(QrelsVersion.objects.values_list("pk", flat=True)),
-        lease=sorted(Lease.objects.filter(annotator=annotator).values_list("pk", flat=True)),
-        judgment=sorted(Judgment.objects.filter(annotator=annotator).values_list("pk", flat=True)),
-    )
-    REAL_IDS["judge"], REAL_IDS["judge_run"] = _judges(demo)
+    soon = timezone.now() + timedelta(seconds=60)
+    if not Lease.objects.filter(
+        annotator=annotator, state=LeaseState.ACTIVE, expires_at__gt=soon
+    ).exists():
+        assert queue.lease_next(campaign=demo, annotator=annotator) is not None
+        REAL_IDS["lease"] = _live_lease_ids(annotator)
     yield REAL_IDS
     REAL_IDS.clear()
 

@@ -29,6 +29,8 @@ from judging.workflows.runs import run_submitted
 from judging.workflows.sweep import sweep
 from tests.workers import ROOT, celery_worker, require_broker, wait_for
 
+pytestmark = pytest.mark.follow_ups
+
 TOPICS = [str(q) for q in range(1, 9)]
 GROUPS = ["lab-a", "lab-a", "lab-b", "lab-c", "lab-c", "lab-d"]
 

@@ -19,7 +19,7 @@ from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from tests.test_judging_api import THREE_TOPICS, build_pool
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
 
 @pytest.fixture

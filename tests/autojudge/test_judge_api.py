@@ -28,15 +28,8 @@ from tests.autojudge.judge_setup import (
     imported_judge,
 )
 from tests.knobs import override_knobs
-from tests.test_judging_api import THREE_TOPICS, build_pool
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def pooled(campaign: Campaign, researcher: Any) -> PoolVersion:
-    build_pool(campaign, researcher, THREE_TOPICS)
-    return PoolVersion.objects.get(campaign=campaign)
 
 
 @pytest.fixture

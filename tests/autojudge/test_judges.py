@@ -21,17 +21,11 @@ from judging.evaluation.selectors import latest_qrels_version
 from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
 from tests.knobs import override_knobs
-from tests.test_judging_api import THREE_TOPICS, build_pool
+from tests.test_judging_api import THREE_TOPICS
 
 pytestmark = pytest.mark.django_db
 
 ENDPOINTS = {"local": {"base_url": "http://127.0.0.1:9/v1", "api_key": "sk-secret-123"}}
-
-
-@pytest.fixture
-def pooled(campaign: Campaign, researcher: Any) -> PoolVersion:
-    build_pool(campaign, researcher, THREE_TOPICS)
-    return PoolVersion.objects.get(campaign=campaign)
 
 
 def imported_judge(campaign: Campaign, name: str = "umbrela-file") -> Judge:

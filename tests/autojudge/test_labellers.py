@@ -21,7 +21,7 @@ from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
 from tests.autojudge import protocol_server as ps
 from tests.knobs import override_knobs
-from tests.test_judging_api import THREE_TOPICS, build_pool
+from tests.test_judging_api import build_pool
 
 pytestmark = pytest.mark.django_db
 
@@ -29,9 +29,9 @@ KEY = "sk-pooljudge-test-0123456789abcdef"
 
 
 @pytest.fixture
-def pooled(campaign: Campaign, researcher: Any) -> PoolVersion:
-    build_pool(campaign, researcher, THREE_TOPICS, without_text=("d403-4",))
-    return PoolVersion.objects.get(campaign=campaign)
+def pool_without_text() -> tuple[str, ...]:
+    """``pooled`` without the text of d403-4."""
+    return ("d403-4",)
 
 
 @pytest.fixture

@@ -22,7 +22,8 @@ from judging.autojudge.models import Judge, JudgeKind, Suggestions
 from judging.campaigns.models import Campaign, Topic
 from judging.campaigns.services import campaign_create
 from judging.core.errors import InvalidInput, NotAllowed
-from tests.test_judging_api import THREE_TOPICS, build_pool, lease
+from judging.pools.models import PoolVersion
+from tests.test_judging_api import THREE_TOPICS, lease
 from tests.test_judging_queries import JUDGMENT_QUERIES, LEASE_QUERIES
 
 pytestmark = pytest.mark.django_db
@@ -43,14 +44,9 @@ def u_of(campaign_id: int, slot_id: int) -> float:
 
 
 @pytest.fixture
-def pooled(campaign: Campaign, researcher: Any) -> Campaign:
-    return build_pool(campaign, researcher, THREE_TOPICS)
-
-
-@pytest.fixture
-def judge(pooled: Campaign) -> Judge:
+def judge(campaign: Campaign, pooled: PoolVersion) -> Judge:
     made = services.judge_create(
-        campaign=pooled, name=JUDGE_NAME, kind=JudgeKind.IMPORTED, model=JUDGE_MODEL
+        campaign=campaign, name=JUDGE_NAME, kind=JudgeKind.IMPORTED, model=JUDGE_MODEL
     )
     labels = [
         services.Label(qid, docid, auto_grade(docid))

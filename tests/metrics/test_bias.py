@@ -258,15 +258,17 @@ def _write(tmp: Path, name: str, lines: list[str]) -> str:
     return str(path)
 
 
-@pytest.fixture
-def files(tmp_path: Path) -> dict[str, str]:
-    qrels = [f"1 0 {d} {g}" for d, g in QRELS.judgments("1").items()]
-    out = {"qrels": _write(tmp_path, "qrels.txt", qrels)}
-    for tag, run in RUNS.items():
-        lines = [f"1 Q0 {d} {i + 1} {10 - i} {tag}" for i, d in enumerate(run.ranking("1"))]
-        out[tag] = _write(tmp_path, f"{tag}.run", lines)
-    out["groups"] = _write(tmp_path, "runs.tsv", ["run\tgroup", "A\tg1", "B\tg1", "C\tg2"])
-    return out
+# written by conftest's ``files`` fixture (``files["groups"]`` is groups.tsv)
+FILES = {
+    "qrels.txt": "".join(f"1 0 {d} {g}\n" for d, g in QRELS.judgments("1").items()),
+    **{
+        f"{tag}.run": "".join(
+            f"1 Q0 {d} {i + 1} {10 - i} {tag}\n" for i, d in enumerate(run.ranking("1"))
+        )
+        for tag, run in RUNS.items()
+    },
+    "groups.tsv": "run\tgroup\nA\tg1\nB\tg1\nC\tg2\n",
+}
 
 
 def _cli(argv: list[str]) -> tuple[int, str]:

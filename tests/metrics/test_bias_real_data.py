@@ -30,6 +30,7 @@ from metrics.bias.leaveout import LeaveOneOut, LeaveOut
 from metrics.bias.topics import restrict_qrels
 from metrics.pooling.runs import parse_topic_spec
 from tests._shared_data import trec_runs
+from tests.conftest import TrecData
 
 pytestmark = pytest.mark.data
 
@@ -37,14 +38,8 @@ ROBUST_TOPICS = parse_topic_spec("601-650")
 
 
 @pytest.fixture(scope="module")
-def robust(shared_data: Path) -> tuple[Qrels, dict[str, Run]]:
-    root = shared_data / "robust03"
-    return read_qrels(root / "qrels.txt"), trec_runs(root)
-
-
-@pytest.fixture(scope="module")
-def robust_loo10(robust: tuple[Qrels, dict[str, Run]]) -> LeaveOneOut:
-    qrels, runs = robust
+def robust_loo10(robust: TrecData) -> LeaveOneOut:
+    qrels, runs, _ = robust
     return LeaveOneOut(qrels, runs, LeaveOut(depth=10, topics=ROBUST_TOPICS))
 
 
@@ -66,9 +61,9 @@ def test_robust03_depth10_largest_gain_is_uic0301(robust_loo10: LeaveOneOut) -> 
 
 
 def test_robust03_depth10_uic0301_scores_match_pytrec_eval_on_explicit_qrels(
-    robust: tuple[Qrels, dict[str, Run]], robust_loo10: LeaveOneOut
+    robust: TrecData, robust_loo10: LeaveOneOut
 ) -> None:
-    qrels, runs = robust
+    qrels, runs, _ = robust
     tags = list(runs)
     full = restrict_qrels(qrels, _explicit_pool(runs, tags, 10))
     without = restrict_qrels(qrels, _explicit_pool(runs, [t for t in tags if t != "uic0301"], 10))
@@ -81,9 +76,9 @@ def test_robust03_depth10_uic0301_scores_match_pytrec_eval_on_explicit_qrels(
 
 
 def test_robust03_leave_one_group_out_matches_pytrec_eval_for_the_two_run_group(
-    shared_data: Path, robust: tuple[Qrels, dict[str, Run]]
+    shared_data: Path, robust: TrecData
 ) -> None:
-    qrels, runs = robust
+    qrels, runs, _ = robust
     with (shared_data / "robust03" / "runs.tsv").open() as f:
         groups = {row["run"]: row["group"] for row in csv.DictReader(f, delimiter="\t")}
     res = LeaveOneOut(
@@ -98,8 +93,8 @@ def test_robust03_leave_one_group_out_matches_pytrec_eval_for_the_two_run_group(
         )
 
 
-def test_robust03_depth100_largest_gain_is_small(robust: tuple[Qrels, dict[str, Run]]) -> None:
-    qrels, runs = robust
+def test_robust03_depth100_largest_gain_is_small(robust: TrecData) -> None:
+    qrels, runs, _ = robust
     res = LeaveOneOut(qrels, runs, LeaveOut(depth=100, topics=ROBUST_TOPICS)).result("AP")
     assert res.max_delta == pytest.approx(0.006, abs=0.002)
 

@@ -32,22 +32,15 @@ def _run_lines(tag: str, worse: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.fixture
-def files(tmp_path: Path) -> dict[str, str]:
-    texts = {
-        "qrels": "".join(f"{q} 0 r{q} 1\n{q} 0 n{q} 0\n" for q in QIDS),
-        "base": _run_lines("base", 0),
-        "worse": _run_lines("new", 10),
-        "slightly": _run_lines("new", 1),
-        "bad_run": "q01 Q0 d 1 notascore sys\n",
-        "bad_qrels": "q01 0 d1 1\nq01 0 d2\n",
-    }
-    paths = {}
-    for name, text in texts.items():
-        p = tmp_path / f"{name}.txt"
-        p.write_text(text)
-        paths[name] = str(p)
-    return paths
+# written by conftest's ``files`` fixture
+FILES = {
+    "qrels.txt": "".join(f"{q} 0 r{q} 1\n{q} 0 n{q} 0\n" for q in QIDS),
+    "base.txt": _run_lines("base", 0),
+    "worse.txt": _run_lines("new", 10),
+    "slightly.txt": _run_lines("new", 1),
+    "bad_run.txt": "q01 Q0 d 1 notascore sys\n",
+    "bad_qrels.txt": "q01 0 d1 1\nq01 0 d2\n",
+}
 
 
 def _check(args: list[str]) -> tuple[int, str]:

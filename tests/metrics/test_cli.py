@@ -19,14 +19,8 @@ RUN_A = "q1 Q0 a 1 3.0 sysA\nq1 Q0 x 2 2.0 sysA\nq1 Q0 c 3 1.0 sysA\nq2 Q0 z 1 1
 RUN_B = "q1 Q0 c 1 3.0 sysB\nq1 Q0 a 2 2.0 sysB\nq2 Q0 d 1 1.0 sysB\nq3 Q0 e 1 1.0 sysB\n"
 
 
-@pytest.fixture
-def files(tmp_path: Path) -> dict[str, str]:
-    paths = {}
-    for name, text in (("qrels", QRELS), ("a", RUN_A), ("b", RUN_B)):
-        p = tmp_path / f"{name}.txt"
-        p.write_text(text)
-        paths[name] = str(p)
-    return paths
+# written by conftest's ``files`` fixture
+FILES = {"qrels.txt": QRELS, "a.txt": RUN_A, "b.txt": RUN_B}
 
 
 def _run(argv: list[str]) -> tuple[int, str]:

@@ -330,25 +330,23 @@ def test_the_demo_before_after_compares_topics_1_to_5_only() -> None:
 # CLI
 
 
-@pytest.fixture
-def files(tmp_path: Path) -> dict[str, str]:
-    def qrels_file(name: str, q: Qrels) -> str:
-        path = tmp_path / name
-        lines = [f"{t} 0 {d} {g}" for t, j in q.to_dict().items() for d, g in j.items()]
-        path.write_text("\n".join(lines) + "\n")
-        return str(path)
+def _qrels_text(q: Qrels) -> str:
+    return "".join(f"{t} 0 {d} {g}\n" for t, j in q.to_dict().items() for d, g in j.items())
 
-    out = {"v1": qrels_file("v1.txt", V1), "v2": qrels_file("v2.txt", V2)}
-    for tag, run in RUNS.items():
-        path = tmp_path / f"{tag}.run"
-        rows = [
-            f"{q} Q0 {d} {i + 1} {s} {tag}"
+
+# written by conftest's ``files`` fixture
+FILES = {
+    "v1.txt": _qrels_text(V1),
+    "v2.txt": _qrels_text(V2),
+    **{
+        f"{tag}.run": "".join(
+            f"{q} Q0 {d} {i + 1} {s} {tag}\n"
             for q in run.qids
             for i, (d, s) in enumerate(run.scores_of(q).items())
-        ]
-        path.write_text("\n".join(rows) + "\n")
-        out[tag] = str(path)
-    return out
+        )
+        for tag, run in RUNS.items()
+    },
+}
 
 
 def _cli(files: dict[str, str], *extra: str) -> tuple[int, str]:

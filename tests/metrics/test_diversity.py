@@ -308,16 +308,12 @@ def _cli(argv: list[str]) -> tuple[int, str]:
     return code, out.getvalue()
 
 
-@pytest.fixture
-def files(tmp_path: Path) -> tuple[str, str]:
-    q, r = tmp_path / "sub.qrels", tmp_path / "run.txt"
-    q.write_text(QRELS)
-    r.write_text(RUN)
-    return str(q), str(r)
+# written by conftest's ``files`` fixture: files["sub"], files["run"]
+FILES = {"sub.qrels": QRELS, "run.txt": RUN}
 
 
-def test_cli_ndeval_format(files: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out = _cli(["diversity", *files, "-q"])
+def test_cli_ndeval_format(files: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out = _cli(["diversity", *files.values(), "-q"])
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "runid,topic," + ",".join(DEFAULT_MEASURES)
@@ -329,13 +325,23 @@ def test_cli_ndeval_format(files: tuple[str, str], capsys: pytest.CaptureFixture
     assert row1["nERR-IA@5"] == "0.906250"
     err = capsys.readouterr().err
     assert "not in the run scored 0: 3" in err and "not averaged: 9" in err
-    code, out = _cli(["diversity", *files])
+    code, out = _cli(["diversity", *files.values()])
     assert [ln.split(",")[1] for ln in out.splitlines()] == ["topic", "amean"]
 
 
-def test_cli_json_and_measures(files: tuple[str, str]) -> None:
+def test_cli_json_and_measures(files: dict[str, str]) -> None:
     code, out = _cli(
-        ["diversity", *files, "-m", "alpha_nDCG@4", "-m", "ERR-IA@4", "--format", "json", "-q"]
+        [
+            "diversity",
+            *files.values(),
+            "-m",
+            "alpha_nDCG@4",
+            "-m",
+            "ERR-IA@4",
+            "--format",
+            "json",
+            "-q",
+        ]
     )
     assert code == 0
     doc = json.loads(out)["runs"][0]
@@ -347,21 +353,21 @@ def test_cli_json_and_measures(files: tuple[str, str]) -> None:
     assert doc["per_query"]["1"]["alpha_nDCG@4"] == pytest.approx(DCG4 / IDCG4)
     assert doc["mean"]["ERR_IA@4"] == pytest.approx(ERR4 / II_E4 / 3)
     code, out = _cli(
-        ["diversity", *files, "-m", "ERR-IA@4", "--run-topics-only", "--format", "json"]
+        ["diversity", *files.values(), "-m", "ERR-IA@4", "--run-topics-only", "--format", "json"]
     )
     assert json.loads(out)["runs"][0]["topics_averaged"] == ["1", "2"]
 
 
 def test_cli_errors(
-    files: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    files: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _ = _cli(["diversity", *files, "-m", "nDCG@5"])
+    code, _ = _cli(["diversity", *files.values(), "-m", "nDCG@5"])
     assert code == 4
     assert "known:" in capsys.readouterr().err
     bad = tmp_path / "bad.qrels"
     bad.write_text("1 1 A 1\n1 1 A\n")
     with pytest.raises(InvalidInput) as err:
-        _cli(["diversity", str(bad), files[1]])
+        _cli(["diversity", str(bad), files["run"]])
     assert err.value.problems[0].line == 2
 
 
@@ -547,16 +553,16 @@ def test_matches_ir_measures(seed: int) -> None:
 
 
 def test_cli_through_metrics_main(
-    files: tuple[str, str], capsys: pytest.CaptureFixture[str]
+    files: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``python -m metrics diversity`` as registered in metrics/cli/app.py, errors included."""
     from metrics.cli import app as cli
 
     assert "metrics.cli.diversity" in [getattr(r, "module", "") for r in cli.SUBCOMMANDS]
     out = io.StringIO()
-    assert cli.main(["diversity", *files, "-m", "strec@4"], out) == 0
+    assert cli.main(["diversity", *files.values(), "-m", "strec@4"], out) == 0
     assert out.getvalue().splitlines()[-1] == "sysA,amean,0.333333"
-    bad = Path(files[0]).with_name("bad.qrels")
+    bad = Path(files["sub"]).with_name("bad.qrels")
     bad.write_text("1 1 A one\n")
-    assert cli.main(["diversity", str(bad), files[1]], io.StringIO()) == 3
+    assert cli.main(["diversity", str(bad), files["run"]], io.StringIO()) == 3
     assert "bad.qrels line 1: grade 'one' is not an integer" in capsys.readouterr().err

@@ -145,19 +145,19 @@ needs_robust = needs_shared_data("robust03", "qrels.txt")
 
 
 @pytest.fixture(scope="module")
-def robust():
-    from metrics.io import read_qrels
-
+def robust_rankings(robust):
+    """The Robust runs' rankings to depth 100, and the qrels (conftest's ``robust``)."""
     runs = load_rankings(sorted(str(p) for p in (ROBUST / "runs").glob("input.*.gz")), 100)
-    qrels = read_qrels(ROBUST / "qrels.txt").to_dict()
-    return runs, qrels
+    return runs, robust.qrels.to_dict()
 
 
 @pytest.mark.data
 @needs_robust
 @pytest.mark.parametrize(("name", "expected"), REFERENCE_AT_100.items())
-def test_robust03_relevant_found_after_100_judgments_matches_the_reference(robust, name, expected):
-    runs, qrels = robust
+def test_robust03_relevant_found_after_100_judgments_matches_the_reference(
+    robust_rankings, name, expected
+):
+    runs, qrels = robust_rankings
     assert len(runs) == 17
     topics = parse_topic_spec("601-650")
     result = simulate(runs, qrels, make_strategy(name), depth=100, budgets=[100], topics=topics)
@@ -167,8 +167,8 @@ def test_robust03_relevant_found_after_100_judgments_matches_the_reference(robus
 
 @pytest.mark.data
 @needs_robust
-def test_robust03_thompson_is_reproducible_and_beats_rank_order(robust):
-    runs, qrels = robust
+def test_robust03_thompson_is_reproducible_and_beats_rank_order(robust_rankings):
+    runs, qrels = robust_rankings
     topics = parse_topic_spec("601-650")
 
     def run(name, **params):
@@ -183,8 +183,10 @@ def test_robust03_thompson_is_reproducible_and_beats_rank_order(robust):
 @pytest.mark.data
 @needs_robust
 @pytest.mark.parametrize("name", ["docid", "rank", "rrf", "borda", "mtf", "maxmean", "hedge"])
-def test_robust03_judging_the_whole_pool_finds_every_pooled_relevant_document(robust, name):
-    runs, qrels = robust
+def test_robust03_judging_the_whole_pool_finds_every_pooled_relevant_document(
+    robust_rankings, name
+):
+    runs, qrels = robust_rankings
     topics = parse_topic_spec("601-650")
     pooled_relevant = {
         q: sum(

@@ -76,7 +76,7 @@ class Collection:
 
 
 @pytest.fixture(scope="module")
-def robust(shared_data: Path) -> Collection:
+def robust_official(shared_data: Path) -> Collection:
     return Collection(shared_data / "robust03")
 
 
@@ -116,9 +116,9 @@ def _check_collection(c: Collection, expected_runs: int) -> None:
 
 
 def test_all_17_robust_2003_runs_reproduce_official_figures_and_pytrec_eval(
-    robust: Collection,
+    robust_official: Collection,
 ) -> None:
-    _check_collection(robust, 17)
+    _check_collection(robust_official, 17)
 
 
 def test_all_127_medical_2011_runs_reproduce_official_figures_and_pytrec_eval(
@@ -147,12 +147,12 @@ def test_the_run_with_nan_scores_reproduces_its_official_figures_exactly_unmodif
             assert f"{result.value(medical.names[measure]):.4f}" == f"{figure:.4f}", measure
 
 
-def test_robust_pool_facts_show_in_judged_at_k(robust: Collection) -> None:
+def test_robust_pool_facts_show_in_judged_at_k(robust_official: Collection) -> None:
     # data README: topics 601-650 are judged to rank 125 or deeper for every run; the 50 old
     # topics were not pooled, and judged@100 there ranges from about 0.54 to 0.96
-    ev = Evaluator(robust.qrels, ["Judged@100", "Judged@125"], ci=None)
+    ev = Evaluator(robust_official.qrels, ["Judged@100", "Judged@125"], ci=None)
     old_means = []
-    for _, run in robust.runs():
+    for _, run in robust_official.runs():
         res = ev.evaluate(run)
         new = [v for q, v in res.per_query["Judged@125"].items() if int(q) > 600]
         old = [v for q, v in res.per_query["Judged@100"].items() if int(q) < 600]

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -223,27 +222,21 @@ def test_bad_parameters_are_clear_errors() -> None:
 # CLI
 
 
-@pytest.fixture
-def files(tmp_path: Path) -> dict[str, str]:
-    qrels = tmp_path / "qrels.txt"
-    qrels.write_text(
-        "".join(f"{q} 0 {d} {g}\n" for q, j in QRELS.to_dict().items() for d, g in j.items())
-    )
-    out = {"qrels": str(qrels)}
-    for tag, run in RUNS.items():
-        path = tmp_path / f"{tag}.run"
-        path.write_text(
-            "".join(
-                f"{q} Q0 {d} {i + 1} {s} {tag}\n"
-                for q in run.qids
-                for i, (d, s) in enumerate(run.scores_of(q).items())
-            )
+# written by conftest's ``files`` fixture (``files["groups"]`` is groups.tsv)
+FILES = {
+    "qrels.txt": "".join(
+        f"{q} 0 {d} {g}\n" for q, j in QRELS.to_dict().items() for d, g in j.items()
+    ),
+    **{
+        f"{tag}.run": "".join(
+            f"{q} Q0 {d} {i + 1} {s} {tag}\n"
+            for q in run.qids
+            for i, (d, s) in enumerate(run.scores_of(q).items())
         )
-        out[tag] = str(path)
-    groups = tmp_path / "runs.tsv"
-    groups.write_text("run\tgroup\n" + "".join(f"{t}\t{g}\n" for t, g in GROUPS.items()))
-    out["groups"] = str(groups)
-    return out
+        for tag, run in RUNS.items()
+    },
+    "groups.tsv": "run\tgroup\n" + "".join(f"{t}\t{g}\n" for t, g in GROUPS.items()),
+}
 
 
 def _cli(files: dict[str, str], *extra: str) -> tuple[int, str]:

@@ -16,12 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from metrics import Qrels, Run, read_qrels
+from metrics import read_qrels
 from metrics.bias.judged import judged_at_k
 from metrics.bias.leaveout import LeaveOut
 from metrics.bias.reusability import ReusabilityReport, reusability
 from metrics.pooling.runs import parse_topic_spec
 from tests._shared_data import trec_groups, trec_runs
+from tests.conftest import TrecData
 
 pytestmark = pytest.mark.data
 
@@ -29,19 +30,13 @@ ROBUST_TOPICS = parse_topic_spec("601-650")
 
 
 @pytest.fixture(scope="module")
-def robust(shared_data: Path) -> tuple[Qrels, dict[str, Run], dict[str, str]]:
-    root = shared_data / "robust03"
-    return read_qrels(root / "qrels.txt"), trec_runs(root), trec_groups(root)
-
-
-@pytest.fixture(scope="module")
-def robust_groups(robust: tuple[Qrels, dict[str, Run], dict[str, str]]) -> ReusabilityReport:
+def robust_groups(robust: TrecData) -> ReusabilityReport:
     qrels, runs, groups = robust
     return reusability(qrels, runs, LeaveOut(depth=10, groups=groups, topics=ROBUST_TOPICS))
 
 
 def test_robust_leave_one_run_out_keeps_the_reference_figures(
-    robust: tuple[Qrels, dict[str, Run], dict[str, str]],
+    robust: TrecData,
 ) -> None:
     qrels, runs, _ = robust
     rep = reusability(qrels, runs, LeaveOut(depth=10, topics=ROBUST_TOPICS))
@@ -55,7 +50,7 @@ def test_robust_leave_one_run_out_keeps_the_reference_figures(
 
 
 def test_robust_unique_relevant_shares_match_explicit_pools(
-    robust: tuple[Qrels, dict[str, Run], dict[str, str]], robust_groups: ReusabilityReport
+    robust: TrecData, robust_groups: ReusabilityReport
 ) -> None:
     qrels, runs, groups = robust
     total = by_group = by_run = 0
