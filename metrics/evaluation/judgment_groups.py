@@ -53,7 +53,8 @@ import numpy.typing as npt
 
 from metrics.evaluation.evaluator import Evaluator
 from metrics.io import Qrels, Run
-from metrics.io._tokenizer import Parser, read_pieces
+from metrics.io._pieces import read_pieces
+from metrics.io._tokenizer import Parser
 from metrics.io.limits import DEFAULT_LIMITS, Limits, id_problem, show
 from metrics.io.trec import Source, _open_source
 from metrics.measures.names import UnknownMeasureError, parse_measures

@@ -14,8 +14,9 @@ The public interface:
   although unusual is a :class:`ReadWarning` whose message is one of :data:`NAN_SCORE`,
   :data:`INF_SCORE`, :data:`EXTRA_FIELDS`.
 
-The fast tokenizer behind the readers is private (:mod:`metrics.io._tokenizer`), as is the
-plain reference reader the tests compare it with (:mod:`metrics.io._reference`).
+The fast tokenizer behind the readers is private (:mod:`metrics.io._pieces`,
+:mod:`metrics.io._tokenizer`, :mod:`metrics.io._numbers`), as is the plain reference reader the
+tests compare it with (:mod:`metrics.io._reference`).
 """
 
 from metrics.io._tokenizer import EXTRA_FIELDS, INF_SCORE, NAN_SCORE

@@ -32,7 +32,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from metrics.io._tokenizer import read_pieces
+from metrics.io._pieces import read_pieces
 from metrics.io.limits import CONTROL_BYTES, DEFAULT_LIMITS, Limits, id_problem, show
 from metrics.io.trec import Source, _open_source
 from metrics.problems import Problems

@@ -27,7 +27,8 @@ future expansion"), ignored. Qrels lines still need exactly 4 fields.
 
 Speed: the file is streamed in pieces that end at line ends (256 KB growing to 1 MB), each parsed
 by a vectorised path over its raw bytes, so memory stays near the size of the result; numbers are
-exactly the values ``float()``/``strtod`` give. How, and why so: :mod:`metrics.io._tokenizer`.
+exactly the values ``float()``/``strtod`` give. How, and why so: :mod:`metrics.io._pieces`,
+:mod:`metrics.io._tokenizer` and :mod:`metrics.io._numbers`.
 :func:`read_run` validates the rank column but does not keep it (trec_eval ignores it);
 :func:`parse_run` keeps it.
 
@@ -47,7 +48,8 @@ from typing import IO, Any, Union, cast
 import numpy as np
 import numpy.typing as npt
 
-from metrics.io._tokenizer import Cols, Parser, read_pieces
+from metrics.io._pieces import read_pieces
+from metrics.io._tokenizer import Cols, Parser
 from metrics.io.limits import DEFAULT_LIMITS, Limits, show
 from metrics.io.tables import Qrels, Run, RunTable, segments
 from metrics.problems import Problems, ReadWarning

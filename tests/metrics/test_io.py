@@ -21,6 +21,7 @@ from metrics.io import (
     Problem,
     Qrels,
     Run,
+    _pieces,
     _tokenizer,
     parse_run,
     read_qrels,
@@ -506,8 +507,8 @@ class _Trickle(io.RawIOBase):
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
     """Pieces of a few hundred bytes (the heap primed from the third kilobyte on)."""
-    monkeypatch.setattr(_tokenizer, "_FIRST_CHUNK", 300)
-    monkeypatch.setattr(_tokenizer, "_CHUNK", 700)
+    monkeypatch.setattr(_pieces, "_FIRST_CHUNK", 300)
+    monkeypatch.setattr(_pieces, "_CHUNK", 700)
     monkeypatch.setattr(_tokenizer, "_PRIME_FROM", 2000)
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from metrics import Evaluator, Qrels, ReadWarning, Run, parse_run, read_qrels, read_run
 from metrics.cli.app import main
-from metrics.io import InvalidInput, _tokenizer
+from metrics.io import InvalidInput, _pieces
 from metrics.io._reference import read_reference
 
 NAN = "a NaN score (ranked after every other document of its query)"
@@ -152,8 +152,8 @@ def test_warnings_name_each_kind_with_its_count_and_first_ten_lines() -> None:
 
 
 def test_warning_lines_are_the_files_across_many_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_tokenizer, "_FIRST_CHUNK", 64)
-    monkeypatch.setattr(_tokenizer, "_CHUNK", 160)
+    monkeypatch.setattr(_pieces, "_FIRST_CHUNK", 64)
+    monkeypatch.setattr(_pieces, "_CHUNK", 160)
     lines = [f"q{i // 7} Q0 d{i} 1 {i}.5 t\n" for i in range(400)]
     for at in (17, 150, 151, 398):
         lines[at] = f"q{at // 7} Q0 d{at} 1 nan t\n"

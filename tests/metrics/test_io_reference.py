@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from metrics.io import InvalidInput, _tokenizer, read_qrels, read_run
+from metrics.io import InvalidInput, _pieces, _tokenizer, read_qrels, read_run
 from metrics.io._reference import Reference, read_reference
 
 WARNING_KINDS = {
@@ -110,8 +110,8 @@ def test_fast_reader_agrees_with_the_reference_reader(run: bool, small: bool) ->
         ref = read_reference(data, run=run)
         with pytest.MonkeyPatch.context() as mp:
             if small:
-                mp.setattr(_tokenizer, "_FIRST_CHUNK", 64)
-                mp.setattr(_tokenizer, "_CHUNK", 160)
+                mp.setattr(_pieces, "_FIRST_CHUNK", 64)
+                mp.setattr(_pieces, "_CHUNK", 160)
                 mp.setattr(_tokenizer, "_PRIME_FROM", 400)
             _expect_same(data, ref, run=run)
 
