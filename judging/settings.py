@@ -227,10 +227,6 @@ POOLJUDGE_BIAS_REPORTS_PER_HOUR = env_int("POOLJUDGE_BIAS_REPORTS_PER_HOUR", 20,
 # subset (or a range wider than this) is a 400 naming `topics`.
 POOLJUDGE_BIAS_MAX_TOPICS = env_int("POOLJUDGE_BIAS_MAX_TOPICS", 1000, minimum=1)
 
-# Bias reports are computed as one task per analysis (leave-one-out, the estimators, coverage,
-# each pooling strategy's efficiency, before/after) assembled when the last is stored, so more
-# workers finish a report sooner; off: one task computes the whole report.
-POOLJUDGE_BIAS_SPLIT = env_bool("POOLJUDGE_BIAS_SPLIT", True)
 # Runs evaluated per task when a qrels version is published or imported (its qrels are read and
 # prepared once per task): the campaign's runs are spread over that many tasks, one per worker.
 POOLJUDGE_EVAL_RUNS_PER_TASK = env_int("POOLJUDGE_EVAL_RUNS_PER_TASK", 10, minimum=1)

@@ -16,8 +16,8 @@ from judging.api.evaluation_views import QRELS_PARAM, qrels_version
 from judging.api.permissions import IsResearcher
 from judging.api.serializers import ErrorSerializer
 from judging.campaigns.models import Run
+from judging.core.models import JobState
 from judging.evaluation.check import baseline_run, check_params, regression_check
-from judging.evaluation.models import EvalState
 
 
 class RunCheckView(APIView):
@@ -104,9 +104,9 @@ class RunCheckView(APIView):
             user=request.user,
             params=settings,
         )
-        if answer["state"] == EvalState.PENDING:
+        if answer["state"] == JobState.PENDING:
             return Response(answer, status=status.HTTP_202_ACCEPTED)
-        if answer["state"] != EvalState.DONE:
+        if answer["state"] != JobState.DONE:
             body = {"error": "conflict", **answer}
             return Response(body, status=status.HTTP_409_CONFLICT)
         return Response(answer)
