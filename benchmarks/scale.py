@@ -20,7 +20,7 @@ processes, restarted before each step so the peak is the step's):
   pool, imported, until every task it causes is done (evaluations, default bias report,
   reusability) on one worker;
 - **evaluate** (per ``--workers`` count): the version's evaluations deleted and
-  ``evaluate_qrels_version`` recorded again, until every run's evaluation is stored (the
+  an ``evaluations`` job recorded again, until every run's evaluation is stored (the
   median of ``--repeat``);
 - **bias** (per ``--workers`` count): the default bias report (leave-one-run-out, depth 20,
   the campaign's headline measure) deleted and asked for again, until it is stored (the
@@ -378,10 +378,10 @@ def child(shape: str, size: float, workers: list[int], results: Results, repeat:
 
     from judging.campaigns.models import Campaign, Topic, UnknownTopicPolicy
     from judging.campaigns.services import campaign_create
-    from judging.core import outbox
+    from judging.core.models import JobState
     from judging.evaluation.bias import bias_report_request
-    from judging.evaluation.models import BiasReport, EvalState, Evaluation
-    from judging.evaluation.services import qrels_evaluation_key
+    from judging.evaluation.models import BiasReport, Evaluation
+    from judging.evaluation.services import evaluations_after_qrels
     from judging.pools.models import PoolVersion
     from judging.workflows.pools import pool_requested
     from judging.workflows.qrels import qrels_imported
@@ -500,15 +500,11 @@ def child(shape: str, size: float, workers: list[int], results: Results, repeat:
         def evaluate_again() -> None:
             Evaluation.objects.filter(qrels=qrels).delete()
             with transaction.atomic():
-                outbox.enqueue(
-                    "judging.evaluation.tasks.evaluate_qrels_version",
-                    qrels.pk,
-                    key=qrels_evaluation_key(qrels.pk),
-                )
+                evaluations_after_qrels(qrels)
 
         def evaluated() -> bool:
-            done = Evaluation.objects.filter(qrels=qrels, state=EvalState.DONE).count()
-            failed = Evaluation.objects.filter(qrels=qrels, state=EvalState.FAILED).first()
+            done = Evaluation.objects.filter(qrels=qrels, job__state=JobState.DONE).count()
+            failed = Evaluation.objects.filter(qrels=qrels, job__state=JobState.FAILED).first()
             if failed is not None:
                 raise SystemExit(f"an evaluation failed: {failed.error}")
             return done == nruns
@@ -522,9 +518,9 @@ def child(shape: str, size: float, workers: list[int], results: Results, repeat:
 
         def reported() -> bool:
             report = BiasReport.objects.filter(**report_key).first()
-            if report is not None and report.state == EvalState.FAILED:
+            if report is not None and report.state == JobState.FAILED:
                 raise SystemExit(f"the bias report failed: {report.error}")
-            return report is not None and report.state == EvalState.DONE
+            return report is not None and report.state == JobState.DONE
 
         on_workers(n, f"bias/{n}w", bias_again, reported, repeat)
     wait(outbox_idle, "the outbox to be idle", timeout=600)

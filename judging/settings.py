@@ -162,8 +162,6 @@ POOLJUDGE_EVALUATION = conf.Evaluation.from_env()
 POOLJUDGE_AUTOJUDGE = conf.Autojudge.from_env()
 POOLJUDGE_SECURITY = conf.Security.from_env()
 POOLJUDGE_CACHE = conf.Cache.from_env()
-# Read flat by judging/evaluation's tasks (being reworked on their own): the group's value.
-POOLJUDGE_EVAL_RUNS_PER_TASK = POOLJUDGE_EVALUATION.eval_runs_per_task
 
 # --- Uploads (Django's own limits) ---------------------------------------------------------
 # Files in one request (Django's own limit, 100 by default): a TREC collection has more runs.
@@ -171,10 +169,6 @@ DATA_UPLOAD_MAX_NUMBER_FILES = env_int("DJANGO_DATA_UPLOAD_MAX_NUMBER_FILES", 10
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", 64 * 1024**2)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_bytes("DJANGO_FILE_UPLOAD_MAX_MEMORY_SIZE", 8 * 1024**2)
 
-# Bias reports are computed as one task per analysis (leave-one-out, the estimators, coverage,
-# each pooling strategy's efficiency, before/after) assembled when the last is stored, so more
-# workers finish a report sooner; off: one task computes the whole report.
-POOLJUDGE_BIAS_SPLIT = env_bool("POOLJUDGE_BIAS_SPLIT", True)
 
 # --- REST API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -39,14 +39,25 @@ def test_reports_stored_before_topic_subsets_are_kept_as_reports_of_every_topic(
         executor = MigrationExecutor(connection)
         executor.migrate(after)
     try:
-        rows = BiasReport.objects.filter(campaign=tiny).order_by("pk")
+        # the model as it was at 0003 (later migrations give every report a job)
+        then = executor.loader.project_state(after).apps.get_model("evaluation", "BiasReport")
+        rows = then.objects.filter(campaign_id=tiny.pk).order_by("pk")
         assert [(r.measure, r.topics) for r in rows] == [("AP", ""), ("R@50", ""), ("P@5", "")]
         with pytest.raises(IntegrityError), transaction.atomic():
-            BiasReport.objects.create(
-                campaign=tiny, qrels=report.qrels, kind="loo_run", measure="P@5", depth=3
+            then.objects.create(
+                campaign_id=tiny.pk,
+                qrels_id=report.qrels_id,
+                kind="loo_run",
+                measure="P@5",
+                depth=3,
             )
-        BiasReport.objects.create(  # the same key on a subset of topics is another report
-            campaign=tiny, qrels=report.qrels, kind="loo_run", measure="P@5", depth=3, topics="401"
+        then.objects.create(  # the same key on a subset of topics is another report
+            campaign_id=tiny.pk,
+            qrels_id=report.qrels_id,
+            kind="loo_run",
+            measure="P@5",
+            depth=3,
+            topics="401",
         )
     finally:  # the later migrations back, for the tests after this one
         executor = MigrationExecutor(connection)
@@ -71,6 +82,10 @@ def test_migration_0005_gives_every_stored_evaluation_its_leaderboard_summary(
     try:
         executor = MigrationExecutor(connection)
         executor.migrate([("evaluation", "0005_evaluation_summary")])
+        # the model as it was at 0005 (later migrations give every evaluation a job)
+        Evaluation = executor.loader.project_state(
+            [("evaluation", "0005_evaluation_summary")]
+        ).apps.get_model("evaluation", "Evaluation")
         for ev in Evaluation.objects.filter(pk__in=stored):
             result = stored[ev.pk]
             assert ev.summary == {

@@ -16,6 +16,7 @@ from django.test import Client
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Run
+from judging.core.models import Job, JobState
 from judging.evaluation.models import BiasReport, Reusability
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
@@ -54,15 +55,14 @@ def store(campaign: Any, result: dict[str, Any], *, measure: str = "P@10", **key
     """Store ``result`` as the done report of qrels v2 for these parameters (replacing the
     pending one the import asked for, when it is the default report)."""
     version = QrelsVersion.objects.get(campaign=campaign, number=2)
-    report, _ = BiasReport.objects.update_or_create(
-        campaign=campaign,
-        qrels=version,
-        kind=key.pop("kind", "loo_run"),
-        measure=measure,
-        depth=10,
-        **key,
-        defaults={"state": "done", "result": result, "error": ""},
-    )
+    where = {"kind": key.pop("kind", "loo_run"), "measure": measure, "depth": 10, **key}
+    report = BiasReport.objects.filter(campaign=campaign, qrels=version, **where).first()
+    if report is None:
+        job = Job.objects.create(kind="bias_report", key="bias")
+        report = BiasReport.objects.create(campaign=campaign, qrels=version, job=job, **where)
+    Job.objects.filter(pk=report.job_id).update(state=JobState.DONE, error="")
+    BiasReport.objects.filter(pk=report.pk).update(result=result)
+    report.refresh_from_db()
     return report
 
 
@@ -213,7 +213,8 @@ def store_reusability(campaign: Any, result: dict[str, Any] | None) -> None:
     version = QrelsVersion.objects.get(campaign=campaign, number=2)
     Reusability.objects.filter(qrels=version).delete()
     if result is not None:
-        Reusability.objects.create(qrels=version, campaign=campaign, state="done", result=result)
+        job = Job.objects.create(kind="reusability", key="reusability", state=JobState.DONE)
+        Reusability.objects.create(qrels=version, campaign=campaign, job=job, result=result)
 
 
 def test_a_reusability_report_not_computed_yet_says_how_to_get_it(

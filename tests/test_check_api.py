@@ -12,16 +12,17 @@ from typing import Any
 
 import pytest
 from django.core.management import call_command
-from django.test import override_settings
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Topic
-from judging.evaluation.models import EvalState, Evaluation
+from judging.core.models import Job, JobState
+from judging.evaluation.models import Evaluation
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from metrics.stats.intervals import bootstrap_ci
 from metrics.stats.paired import paired_test
 from tests._shared_data import needs_shared_data
+from tests.knobs import override_knobs
 
 pytestmark = pytest.mark.django_db
 
@@ -48,7 +49,8 @@ def _results(kind: str) -> dict[str, dict[str, float]]:
 
 @pytest.fixture
 def checked(campaign: Any, researcher: Any, other_researcher: Any) -> Any:
-    from judging.evaluation.tasks import evaluate_qrels_version
+    from judging.core.jobs import compute_here
+    from judging.evaluation.services import evaluations_after_qrels
 
     for q in TOPICS[3:]:
         Topic.objects.create(campaign=campaign, qid=q, title=f"topic {q}")
@@ -58,7 +60,7 @@ def checked(campaign: Any, researcher: Any, other_researcher: Any) -> Any:
     version = qrels_imported(campaign=campaign, data=QRELS.encode())
     # the honest evaluations the import recorded, here (its bias and reusability reports,
     # sent after a commit that a test's transaction never makes, are not needed)
-    evaluate_qrels_version(version.pk)
+    compute_here(evaluations_after_qrels(version))
     return campaign
 
 
@@ -155,7 +157,8 @@ def test_a_drop_on_unjudged_documents_is_flagged_and_still_fails(
 def test_no_unjudged_note_where_run_and_baseline_are_judged_alike(
     checked: Any, api_client_for: Any, researcher: Any
 ) -> None:
-    from judging.evaluation.tasks import evaluate_qrels_version
+    from judging.core.jobs import compute_here
+    from judging.evaluation.services import evaluations_after_qrels
 
     # the same three documents (one unjudged) on every topic: Judged@5 = Judged = 2/3 for both,
     # below min_judged; on 10 topics the run ranks the relevant one last, so nDCG@5 and AP drop
@@ -163,7 +166,7 @@ def test_no_unjudged_note_where_run_and_baseline_are_judged_alike(
     last = {q: {f"new{q}": 3.0, f"non{q}": 2.0, f"rel{q}": 1.0} for q in WORSE}
     run_submitted(campaign=checked, owner=researcher, tag="alike", results=alike)
     run_submitted(campaign=checked, owner=researcher, tag="last", results=alike | last)
-    evaluate_qrels_version(QrelsVersion.objects.get(campaign=checked).pk)
+    compute_here(evaluations_after_qrels(QrelsVersion.objects.get(campaign=checked)))
     r = api_client_for(researcher).get(
         _url(checked, "last", "baseline=alike&measure=nDCG@5&measure=AP&max_drop=0.01")
     )
@@ -239,7 +242,7 @@ def test_pending_is_202_and_missing_is_409_saying_how_to_compute_it(
     client = api_client_for(researcher)
     base = checked.runs.get(tag="base")
     url = _url(checked, "worse", f"baseline={base.pk}&measure=AP&max_drop=0.01")
-    Evaluation.objects.filter(run=base).update(state=EvalState.PENDING)
+    Job.objects.filter(evaluation__run=base).update(state=JobState.PENDING)
     pending = client.get(url)
     assert pending.status_code == 202
     assert pending.json()["state"] == "pending" and pending.json()["passed"] is None
@@ -306,7 +309,8 @@ def test_a_baseline_of_another_campaign_is_400(
 def test_robust_2003_a_run_passes_against_a_weaker_baseline_and_fails_against_a_stronger(
     shared_data: Path, researcher: Any, api_client_for: Any
 ) -> None:
-    from judging.evaluation.tasks import evaluate_qrels_version
+    from judging.core.jobs import compute_here
+    from judging.evaluation.services import evaluations_after_qrels
 
     root = shared_data / "robust03"
     tags = ("uic0301", "humR03dc", "pircRBa1")
@@ -322,8 +326,8 @@ def test_robust_2003_a_run_passes_against_a_weaker_baseline_and_fails_against_a_
     )  # fmt: skip
     campaign = Campaign.objects.get(name="robust03")
     version = QrelsVersion.objects.get(campaign=campaign)
-    with override_settings(POOLJUDGE_EVAL_RUNS_PER_TASK=10_000):
-        evaluate_qrels_version(version.pk)  # the honest evaluations the import recorded
+    with override_knobs(eval_runs_per_task=10_000):
+        compute_here(evaluations_after_qrels(version))  # the honest evaluations, as recorded
     client = api_client_for(researcher)
     query = "measure=AP&measure=nDCG@10&measure=P@10&max_drop=0.01"
     weaker = client.get(_url(campaign, "uic0301", f"baseline=humR03dc&{query}"))
@@ -347,7 +351,7 @@ def test_reading_a_check_never_writes(checked: Any, api_client_for: Any, researc
     url = _url(checked, "worse", f"baseline={base.pk}&max_drop=0.01")
     for status in (200, 202, 409):
         if status == 202:
-            Evaluation.objects.filter(run=base).update(state=EvalState.PENDING)
+            Job.objects.filter(evaluation__run=base).update(state=JobState.PENDING)
         if status == 409:
             Evaluation.objects.filter(run=base).delete()
         with CaptureQueriesContext(connection) as ctx:

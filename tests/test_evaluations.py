@@ -52,7 +52,7 @@ def scored(campaign: Any, researcher: Any, other_researcher: Any, as_committed: 
 
 def test_importing_qrels_evaluates_every_run_against_that_version(scored: Any) -> None:
     rows = Evaluation.objects.filter(run__campaign=scored)
-    assert sorted(rows.values_list("run__tag", "qrels__number", "state")) == [
+    assert sorted(rows.values_list("run__tag", "qrels__number", "job__state")) == [
         ("alpha", 1, "done"),
         ("beta", 1, "done"),
     ]

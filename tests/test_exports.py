@@ -60,7 +60,7 @@ def paper(db: Any, campaign: Any, researcher: Any, other_researcher: Any, as_com
 def stored(campaign: Any, measure: str) -> dict[str, dict[str, float]]:
     return {
         e.run.tag: {q: float(v) for q, v in e.result["per_query"][measure].items()}
-        for e in Evaluation.objects.filter(run__campaign=campaign, state="done", mode="honest")
+        for e in Evaluation.objects.filter(run__campaign=campaign, job__state="done", mode="honest")
     }
 
 

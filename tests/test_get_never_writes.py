@@ -11,6 +11,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from judging.core.models import Job
 from judging.evaluation.models import BiasReport, Evaluation, Reusability, measures_key
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
@@ -142,6 +143,7 @@ def test_an_evaluation_being_computed_answers_202_with_its_state(
         mode="trec_eval",
         measures=scored.measures,
         measures_key=measures_key(scored.measures),
+        job=Job.objects.create(kind="evaluation", key="evaluate_run"),
     )
     r = api_client_for(researcher).get(f"/api/v1/runs/{alpha.pk}/evaluations/?mode=trec_eval")
     assert r.status_code == 202
@@ -171,7 +173,11 @@ def test_a_bias_report_being_computed_answers_202_with_its_state(
     scored: Any, api_client_for: Any, researcher: Any
 ) -> None:
     BiasReport.objects.create(
-        campaign=scored, qrels=scored.qrels_versions.get(), measure="P@10", depth=scored.pool_depth
+        campaign=scored,
+        qrels=scored.qrels_versions.get(),
+        measure="P@10",
+        depth=scored.pool_depth,
+        job=Job.objects.create(kind="bias_report", key="bias"),
     )
     r = api_client_for(researcher).get(f"/api/v1/campaigns/{scored.pk}/bias/?measure=P@10")
     assert r.status_code == 202 and r.json()["state"] == "pending"

@@ -13,14 +13,13 @@ from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.test import override_settings
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run, Topic
 from judging.core.models import OutboxTask
 from judging.workflows.collections import IMPORT_ACCOUNT, NamedFile, collection_imported
 from tests._shared_data import needs_shared_data
-from tests.knobs import set_knobs
+from tests.knobs import override_knobs, set_knobs
 
 pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
@@ -46,16 +45,16 @@ def _evaluated(campaign: Campaign) -> None:
     """Run the trec_eval-mode evaluation task the import recorded (sent after commit; a test's
     transaction never commits). The honest evaluations, bias and reusability reports recorded
     with it are qrels_imported's, tested elsewhere, and would triple the test's time."""
-    from judging.evaluation.services import qrels_evaluation_key
-    from judging.evaluation.tasks import evaluate_qrels_version
+    from judging.core.jobs import compute_here
+    from judging.evaluation.services import evaluations_after_qrels, qrels_evaluation_key
 
     version = QrelsVersion.objects.get(campaign=campaign)
     recorded = set(OutboxTask.objects.values_list("key", flat=True))
     assert qrels_evaluation_key(version.pk) in recorded  # honest, as after any qrels import
     assert qrels_evaluation_key(version.pk, "trec_eval") in recorded
     # in this process, all in one part: the parts' tasks would be sent after a commit
-    with override_settings(POOLJUDGE_EVAL_RUNS_PER_TASK=10_000):
-        evaluate_qrels_version(version.pk, "trec_eval")
+    with override_knobs(eval_runs_per_task=10_000):
+        compute_here(evaluations_after_qrels(version, "trec_eval"))
 
 
 def _board(api_client_for: Any, admin_user: Any, campaign: Campaign) -> dict[str, Any]:
@@ -261,7 +260,7 @@ def test_with_a_topics_file_titles_are_stored_and_the_qrels_are_evaluated_after_
     assert list(campaign.topics.order_by("qid").values_list("title", flat=True)) == ["one", "two"]
     assert sorted(campaign.runs.values_list("tag", "pooled")) == [("a", False), ("b", False)]
     assert campaign.runs.get(tag="b").owner == admin_user  # tag from the file's column
-    states = set(campaign.runs.values_list("evaluations__mode", "evaluations__state"))
+    states = set(campaign.runs.values_list("evaluations__mode", "evaluations__job__state"))
     assert states == {("honest", "done"), ("trec_eval", "done")}
 
 

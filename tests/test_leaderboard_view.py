@@ -207,7 +207,7 @@ def test_a_slice_scores_are_the_stored_slice_aggregates(
     assert "over the 2 topics tagged easy" in out["view"]
     stored = {
         e.run.tag: e.slices["easy"]
-        for e in Evaluation.objects.filter(run__campaign=board, state="done")
+        for e in Evaluation.objects.filter(run__campaign=board, job__state="done")
     }
     checked = 0
     for row in out["runs"]:

@@ -15,8 +15,9 @@ from django.core.management.base import CommandError
 from judging.assessments.models import QrelsVersion
 from judging.assessments.services import qrels_import
 from judging.campaigns.models import Campaign, Run
+from judging.core.models import Job, JobState
 from judging.evaluation import reusability
-from judging.evaluation.models import EvalState, Reusability
+from judging.evaluation.models import Reusability
 from judging.evaluation.reusability import reusability_compute, reusability_request
 from judging.evaluation.selectors import reusability_report
 from judging.workflows.qrels import qrels_published
@@ -120,7 +121,7 @@ def test_publishing_a_version_stores_its_reusability_report(
     v2: QrelsVersion, fake: list[dict[str, Any]], demo: Campaign
 ) -> None:
     report = Reusability.objects.get(qrels=v2)
-    assert report.state == EvalState.DONE, report.error
+    assert report.state == JobState.DONE, report.error
     assert report.campaign == demo and report.requested_by is None
     assert report.computed_at is not None and report.seconds is not None
     (call,) = fake
@@ -213,7 +214,8 @@ def test_a_report_being_computed_answers_202(
     demo: Campaign, api_client_for: Any, as_committed: Any
 ) -> None:
     v1 = QrelsVersion.objects.get(campaign=demo, number=1)
-    Reusability.objects.filter(qrels=v1).update(state=EvalState.PENDING, result={})
+    Reusability.objects.filter(qrels=v1).update(result={})
+    Job.objects.filter(reusability__qrels=v1).update(state=JobState.PENDING)
     r = api_client_for(user("researcher")).get(url(v1))
     assert r.status_code == 202
     assert r.json()["state"] == "pending" and r.json()["result"] == {}

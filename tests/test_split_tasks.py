@@ -14,19 +14,19 @@ from typing import Any
 
 import pytest
 from django.db import transaction
-from django.test import override_settings
 from django.utils import timezone
 
 from judging.campaigns.models import Campaign, Topic
-from judging.core import outbox
-from judging.core.models import OutboxTask
+from judging.core import jobs, outbox
+from judging.core.models import Job, JobState, OutboxTask
 from judging.evaluation import bias
 from judging.evaluation.bias import BIAS_PARTS, bias_report_request
-from judging.evaluation.models import BiasPart, BiasReport, EvalState, Evaluation
+from judging.evaluation.models import BiasPart, BiasReport, Evaluation
 from judging.evaluation.services import evaluate_runs
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
 from judging.workflows.sweep import sweep
+from tests.knobs import override_knobs
 from tests.workers import ROOT, celery_worker, require_broker, wait_for
 
 pytestmark = pytest.mark.follow_ups
@@ -77,10 +77,13 @@ def build(campaign: Campaign, researcher: Any, *, second_version: bool = True) -
 
 
 def unsplit(report: BiasReport) -> dict[str, Any]:
-    """The report computed in one process, as stored (JSON)."""
+    """The report computed in one process, as stored (JSON): every part on the campaign's runs
+    of now, then the same assembly (the reference the split computation is tested against)."""
     report = BiasReport.objects.select_related("campaign", "qrels").get(pk=report.pk)
-    result = bias._compute(report.campaign, report)
-    return json.loads(json.dumps(result))
+    inputs = bias._Inputs(report)
+    inputs.analysed  # noqa: B018 (the topic problem first, as every part meets it)
+    parts = {name: bias._part(name, inputs) for name in BIAS_PARTS}
+    return json.loads(json.dumps(bias._assemble(bias._header(inputs), parts)))
 
 
 @pytest.fixture
@@ -106,10 +109,10 @@ def test_a_split_report_is_the_one_process_report(
         )
     assert report is not None
     report.refresh_from_db()
-    assert report.state == EvalState.DONE, report.error
+    assert report.state == JobState.DONE, report.error
     parts = BiasPart.objects.filter(report=report)
     assert sorted(parts.values_list("name", flat=True)) == sorted(BIAS_PARTS)
-    assert set(parts.values_list("state", flat=True)) == {EvalState.DONE}
+    assert set(parts.values_list("job__state", flat=True)) == {JobState.DONE}
     assert {"loo", "penalty", "estimators", "coverage", "efficiency", "before_after"} <= set(
         report.result
     )
@@ -119,22 +122,10 @@ def test_a_split_report_is_the_one_process_report(
     assert report.seconds >= sum(p.seconds or 0.0 for p in parts)
     # one outbox row per part and one assembly (or more: safe twice), all finished
     rows = OutboxTask.objects.filter(key__startswith=f"bias:{report.pk}:")
-    assert rows.filter(task__endswith="compute_bias_part").count() == len(BIAS_PARTS)
-    assert rows.filter(task__endswith="assemble_bias_report").exists()
+    assert rows.filter(key__contains=":part:").count() == len(BIAS_PARTS)
+    assert rows.filter(key=bias.assemble_key(report.pk)).exists()
+    assert set(rows.values_list("task", flat=True)) == {jobs.RUN_TASK}
     assert not rows.filter(done_at__isnull=True).exists()
-
-
-@pytest.mark.django_db
-def test_unsplit_the_task_computes_the_same_report_in_one_go(
-    split_campaign: Campaign, as_committed: Any
-) -> None:
-    with override_settings(POOLJUDGE_BIAS_SPLIT=False), as_committed():
-        report = bias_report_request(campaign=split_campaign, measure="AP", depth=4)
-    assert report is not None
-    report.refresh_from_db()
-    assert report.state == EvalState.DONE, report.error
-    assert not BiasPart.objects.filter(report=report).exists()
-    assert report.result == unsplit(report)
 
 
 @pytest.mark.django_db
@@ -149,18 +140,18 @@ def test_a_failed_part_fails_the_report_naming_it_and_asking_again_recomputes_on
         report = bias_report_request(campaign=split_campaign, measure="AP", depth=6)
     assert report is not None
     report.refresh_from_db()
-    assert report.state == EvalState.FAILED
+    assert report.state == JobState.FAILED
     assert report.error == "coverage: ValueError: no judged document"
-    assert BiasPart.objects.get(report=report, name="coverage").state == EvalState.FAILED
+    assert BiasPart.objects.get(report=report, name="coverage").state == JobState.FAILED
     done_before = dict(
-        BiasPart.objects.filter(report=report, state=EvalState.DONE).values_list("name", "pk")
+        BiasPart.objects.filter(report=report, job__state=JobState.DONE).values_list("name", "pk")
     )
     assert len(done_before) == len(BIAS_PARTS) - 1
     monkeypatch.undo()
     with as_committed():
         bias_report_request(campaign=split_campaign, measure="AP", depth=6)
     report.refresh_from_db()
-    assert report.state == EvalState.DONE, report.error
+    assert report.state == JobState.DONE, report.error
     assert report.result == unsplit(report)
     # the other parts were kept, not computed again
     recomputed = OutboxTask.objects.filter(key=bias.part_key(report.pk, "loo")).count()
@@ -176,9 +167,9 @@ def test_the_tasks_run_twice_change_nothing(split_campaign: Campaign, as_committ
     report.refresh_from_db()
     stored = (report.result, report.computed_at)
     with as_committed():
-        bias.bias_report_start(report_id=report.pk)
-        bias.bias_part_compute(report_id=report.pk, name="loo")
-        bias.bias_report_assemble(report_id=report.pk)
+        jobs.run(report.job.pk)  # the report, its part, its assembly: sent again
+        jobs.run(BiasPart.objects.get(report=report, name="loo").job.pk)
+        jobs.run(report.job.pk)
     report.refresh_from_db()
     assert (report.result, report.computed_at) == stored
 
@@ -191,17 +182,13 @@ def test_the_tasks_run_twice_change_nothing(split_campaign: Campaign, as_committ
 def test_a_lost_part_is_sent_again_by_the_sweep_and_the_report_completes(
     split_campaign: Campaign, as_committed: Any, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
-    lost = "assemble_bias_report" if how == "assembly lost" else "compute_bias_part"
+    lost = ":assemble" if how == "assembly lost" else ":part:efficiency:mtf"
     real_send = outbox.send
     dropped: list[int] = []
 
     def losing_send(row_id: int) -> bool:
         row = OutboxTask.objects.get(pk=row_id)
-        if (
-            row.task.endswith(lost)
-            and not dropped
-            and (lost != "compute_bias_part" or "efficiency:mtf" in row.args)
-        ):
+        if row.key.endswith(lost) and not dropped:
             dropped.append(row_id)  # handed to a broker that loses it (or a worker that dies)
             now = timezone.now()
             OutboxTask.objects.filter(pk=row_id).update(
@@ -217,7 +204,7 @@ def test_a_lost_part_is_sent_again_by_the_sweep_and_the_report_completes(
         report = bias_report_request(campaign=split_campaign, measure="AP", depth=5)
     assert report is not None and dropped
     report.refresh_from_db()
-    assert report.state == EvalState.PENDING
+    assert report.state == JobState.PENDING
     monkeypatch.setattr(outbox, "send", real_send)
     with as_committed():
         assert sweep().sent == 0  # not due yet: nothing is sent twice early
@@ -227,7 +214,7 @@ def test_a_lost_part_is_sent_again_by_the_sweep_and_the_report_completes(
     with as_committed():
         assert sweep().sent >= 1
     report.refresh_from_db()
-    assert report.state == EvalState.DONE, report.error
+    assert report.state == JobState.DONE, report.error
     assert report.result == unsplit(report)
 
 
@@ -243,7 +230,7 @@ def test_a_run_submitted_while_the_parts_run_is_in_none_of_them(
 
     def holding_send(row_id: int) -> bool:
         row = OutboxTask.objects.get(pk=row_id)
-        if row.task.endswith("compute_bias_part") and "coverage" in row.args:
+        if row.key.endswith(":part:coverage"):
             held.append(row_id)  # queued behind other work
             return True
         return real_send(row_id)
@@ -266,7 +253,7 @@ def test_a_run_submitted_while_the_parts_run_is_in_none_of_them(
     with as_committed():
         real_send(held[0])
     report.refresh_from_db()
-    assert report.state == EvalState.DONE, report.error
+    assert report.state == JobState.DONE, report.error
     assert "late" not in report.result["pooled"]
     assert "late" not in json.dumps(report.result)
     assert report.result == expected
@@ -279,14 +266,17 @@ def test_a_run_submitted_while_the_parts_run_is_in_none_of_them(
 def test_a_qrels_version_evaluates_its_runs_in_parts_with_the_same_results(
     campaign: Campaign, researcher: Any, as_committed: Any
 ) -> None:
-    with override_settings(POOLJUDGE_EVAL_RUNS_PER_TASK=4), as_committed():
+    with override_knobs(eval_runs_per_task=4), as_committed():
         build(campaign, researcher, second_version=False)
     version = campaign.qrels_versions.get()
-    parts = OutboxTask.objects.filter(task="judging.evaluation.tasks.evaluate_runs_part")
-    assert sorted(len(row.args[1]) for row in parts) == [2, 4]  # six runs, 4 per part
-    assert not parts.filter(done_at__isnull=True).exists()
+    parts = Job.objects.filter(kind="evaluations", parent__isnull=False)
+    assert sorted(len(job.args["runs"]) for job in parts) == [2, 4]  # six runs, 4 per part
+    assert set(parts.values_list("state", flat=True)) == {JobState.DONE}
+    rows = OutboxTask.objects.filter(job__in=parts)
+    assert rows.count() == 2 and not rows.filter(done_at__isnull=True).exists()
     stored = {
-        e.run.tag: e.result for e in Evaluation.objects.filter(qrels=version, state=EvalState.DONE)
+        e.run.tag: e.result
+        for e in Evaluation.objects.filter(qrels=version, job__state=JobState.DONE)
     }
     assert sorted(stored) == [f"run{i}" for i in range(len(GROUPS))]
     again = evaluate_runs(version=version, runs=campaign.runs.all(), force=True)
@@ -301,7 +291,18 @@ def outbox_idle() -> bool:
 
 
 def _tasks_in(log: Path) -> list[str]:
-    return re.findall(r"Task (judging\.evaluation\.tasks\.\w+)\[[^]]+\] succeeded", log.read_text())
+    """The jobs a worker's log says it ran, as KIND (a part: KIND_part; an assembly:
+    KIND_assemble), read from the outbox rows of the task ids."""
+    ids = re.findall(r"Task judging\.core\.tasks\.run_job\[([^]]+)\] succeeded", log.read_text())
+    rows = {str(r.uuid): r for r in OutboxTask.objects.filter(uuid__in=ids).select_related("job")}
+    names = []
+    for task_id in ids:
+        row = rows.get(task_id)
+        if row is None or row.job is None:
+            continue
+        suffix = "_part" if row.job.parent_id else ("_assemble" if ":assemble" in row.key else "")
+        names.append(f"{row.job.kind}{suffix}")
+    return names
 
 
 def _newest_logs(n: int) -> list[Path]:
@@ -326,18 +327,20 @@ def test_two_real_workers_share_the_parts_and_the_report_is_the_one_process_repo
 
         def finished() -> bool:
             report.refresh_from_db()
-            evaluated = Evaluation.objects.filter(qrels=version, state=EvalState.DONE).count()
-            reports = BiasReport.objects.filter(qrels=version, state=EvalState.PENDING)
+            evaluated = Evaluation.objects.filter(qrels=version, job__state=JobState.DONE).count()
+            reports = BiasReport.objects.filter(qrels=version).exclude(
+                job__state__in=(JobState.DONE, JobState.FAILED)
+            )
             return not reports.exists() and evaluated == len(GROUPS) and outbox_idle()
 
         assert wait_for(finished, timeout=180), "the workers did not finish within 180 s"
         assert first.poll() is None and second.poll() is None, "a worker died"
         logs = _newest_logs(2)
-    assert report.state == EvalState.DONE, report.error
+    assert report.state == JobState.DONE, report.error
     assert report.result == unsplit(report)
     ran = [_tasks_in(log) for log in logs]
-    parts = [[t for t in tasks if t.endswith(("_part", "assemble_bias_report"))] for tasks in ran]
+    parts = [[t for t in tasks if t.endswith(("_part", "bias_report_assemble"))] for tasks in ran]
     assert all(parts), f"each worker ran a part: {ran}"
     everything = [t for tasks in ran for t in tasks]
-    assert everything.count("judging.evaluation.tasks.compute_bias_part") >= len(BIAS_PARTS)
-    assert everything.count("judging.evaluation.tasks.evaluate_runs_part") == len(GROUPS)
+    assert everything.count("bias_part_part") >= len(BIAS_PARTS)
+    assert everything.count("evaluations_part") == len(GROUPS)

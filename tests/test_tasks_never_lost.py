@@ -22,8 +22,8 @@ from django.utils import timezone
 from judging.assessments.models import Judgment
 from judging.campaigns.models import Campaign, Document, Run
 from judging.core import outbox
-from judging.core.models import OutboxTask
-from judging.evaluation.models import EvalState, Evaluation
+from judging.core.models import JobState, OutboxTask
+from judging.evaluation.models import Evaluation
 from judging.pools.models import PoolState, PoolVersion
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
@@ -76,7 +76,7 @@ def test_a_change_and_its_task_are_recorded_together_and_done_inline(
         assert row.status == "pending"  # written in the run's transaction, sent on commit
     row.refresh_from_db()
     assert row.status == "done" and row.sends == 1
-    assert Evaluation.objects.get(run=run).state == EvalState.DONE
+    assert Evaluation.objects.get(run=run).state == JobState.DONE
 
     # A change rolled back takes its task with it: nothing to send for a run that is not there.
     before = OutboxTask.objects.count()
@@ -113,7 +113,7 @@ def test_with_the_broker_down_a_submission_answers_201_pending_and_runs_after_th
     with as_committed():
         result = sweep()
     assert result.sent == 1 and result.failed == 0
-    assert Evaluation.objects.get(run=run).state == EvalState.DONE
+    assert Evaluation.objects.get(run=run).state == JobState.DONE
     assert client.get(f"/api/v1/runs/{run.pk}/").json()["evaluation"]["status"] == "done"
 
 
@@ -145,7 +145,7 @@ def test_with_the_broker_down_a_publish_answers_201_pending_and_is_evaluated_lat
         sweep()
     evaluations = Evaluation.objects.filter(qrels_id=version["id"])
     assert sorted(e.run.tag for e in evaluations) == ["sysA", "sysB"]
-    assert {e.state for e in evaluations} == {EvalState.DONE}
+    assert {e.state for e in evaluations} == {JobState.DONE}
     listed = client.get(f"/api/v1/campaigns/{evaluated_campaign.pk}/qrels/").json()["results"]
     assert {v["number"]: v["evaluation"]["status"] for v in listed} == {2: "done", 1: "done"}
 
@@ -257,7 +257,7 @@ def test_a_sent_task_never_started_is_sent_again_waiting_longer_each_time(
     assert list(outbox.due()) == [row]
     with as_committed():
         assert sweep().sent == 1
-    assert Evaluation.objects.get(run=run).state == EvalState.DONE
+    assert Evaluation.objects.get(run=run).state == JobState.DONE
     assert outbox._resend_wait(3) == 4 * outbox._resend_wait(1)
     assert outbox._resend_wait(30) == outbox.MAX_RESEND_WAIT
 
@@ -354,4 +354,4 @@ def test_manage_py_sweep_sends_what_is_pending_once(
     with as_committed():
         call_command("sweep", stdout=out)
     assert "sent=1" in out.getvalue()
-    assert Evaluation.objects.get(run=run).state == EvalState.DONE
+    assert Evaluation.objects.get(run=run).state == JobState.DONE

@@ -16,9 +16,9 @@ import pytest
 
 from judging.assessments.models import Judgment
 from judging.campaigns.models import Campaign, Document
-from judging.core.models import WorkerHeartbeat
+from judging.core.models import JobState, WorkerHeartbeat
 from judging.core.tasks import heartbeat
-from judging.evaluation.models import EvalState, Evaluation
+from judging.evaluation.models import Evaluation
 from judging.pools.models import PoolState, PoolVersion
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
@@ -115,8 +115,9 @@ def test_with_redis_stopped_the_work_is_accepted_and_done_when_redis_is_back(
 
         def all_done() -> bool:
             return (
-                Evaluation.objects.filter(run_id=run_id, state=EvalState.DONE).count() == 2
-                and Evaluation.objects.filter(qrels_id=qrels_id, state=EvalState.DONE).count() == 3
+                Evaluation.objects.filter(run_id=run_id, job__state=JobState.DONE).count() == 2
+                and Evaluation.objects.filter(qrels_id=qrels_id, job__state=JobState.DONE).count()
+                == 3
                 and PoolVersion.objects.get(pk=pool_id).state == PoolState.BUILT
             )
 
@@ -131,8 +132,10 @@ def test_with_redis_stopped_the_work_is_accepted_and_done_when_redis_is_back(
         )
         assert proc.poll() is None, "the worker died"
     assert done, {
-        "run": list(Evaluation.objects.filter(run_id=run_id).values_list("state", flat=True)),
-        "qrels": list(Evaluation.objects.filter(qrels_id=qrels_id).values_list("state", flat=True)),
+        "run": list(Evaluation.objects.filter(run_id=run_id).values_list("job__state", flat=True)),
+        "qrels": list(
+            Evaluation.objects.filter(qrels_id=qrels_id).values_list("job__state", flat=True)
+        ),
         "pool": PoolVersion.objects.get(pk=pool_id).state,
     }
     assert research.get(f"/api/v1/runs/{run_id}/").json()["evaluation"]["status"] == "done"

@@ -26,12 +26,13 @@ import pytest
 import pytrec_eval
 import scipy.stats
 from django.core.management import call_command
-from django.test import Client, override_settings
+from django.test import Client
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Document, Run, Topic
+from judging.core.jobs import compute_here
 from judging.evaluation.models import Evaluation
-from judging.evaluation.tasks import evaluate_qrels_version
+from judging.evaluation.services import evaluations_after_qrels
 from judging.evaluation.versus import run_versus, topic_versus
 from judging.workflows.qrels import qrels_imported
 from judging.workflows.runs import run_submitted
@@ -582,8 +583,8 @@ def test_two_robust_2003_runs_compare_as_pytrec_eval_scores_them(
     )  # fmt: skip
     campaign = Campaign.objects.get(name="robust03-versus")
     version = QrelsVersion.objects.get(campaign=campaign)
-    with override_settings(POOLJUDGE_EVAL_RUNS_PER_TASK=10_000):
-        evaluate_qrels_version(version.pk)  # recorded by the import, sent after its commit
+    with override_knobs(eval_runs_per_task=10_000):
+        compute_here(evaluations_after_qrels(version))  # as the import's job, here
     out = run_versus(campaign=campaign, version=version, a=tags[0], b=tags[1], user=admin_user)
 
     # independently: pytrec_eval's AP per topic of the files as read (single precision)

@@ -17,9 +17,9 @@ from judging.api.permissions import IsResearcher
 from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
 from judging.campaigns.models import Run
+from judging.core.models import JobState
 from judging.evaluation.answers import CheckAnswer
 from judging.evaluation.check import baseline_run, check_params, regression_check
-from judging.evaluation.models import EvalState
 
 
 class RunCheckView(APIView):
@@ -108,9 +108,9 @@ class RunCheckView(APIView):
             user=request.user,
             params=settings,
         )
-        if answer["state"] == EvalState.PENDING:
+        if answer["state"] == JobState.PENDING:
             return Response(answer, status=status.HTTP_202_ACCEPTED)
-        if answer["state"] != EvalState.DONE:
+        if answer["state"] != JobState.DONE:
             body = {"error": "conflict", **answer}
             return Response(body, status=status.HTTP_409_CONFLICT)
         return Response(answer)

@@ -19,13 +19,15 @@ from rest_framework.views import APIView
 from judging.api.permissions import IsResearcher
 from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
+from judging.api.stored import stored_response
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
 from judging.core import csvfiles
 from judging.core.downloads import content_disposition, lines_download
-from judging.core.errors import InvalidInput, NotFound
+from judging.core.errors import InvalidInput
+from judging.core.models import JobState
 from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import account
 from judging.evaluation import exports
@@ -33,7 +35,7 @@ from judging.evaluation.answers import EvaluationAnswer, LeaderboardAnswer, RunE
 from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
 from judging.evaluation.board import board_query
 from judging.evaluation.exports import export_options
-from judging.evaluation.models import TOPICS_MAX_LENGTH, BiasKind, EvalMode, EvalState, Evaluation
+from judging.evaluation.models import TOPICS_MAX_LENGTH, BiasKind, EvalMode
 from judging.evaluation.results import BiasReportAnswer, ReusabilityAnswer
 from judging.evaluation.reusability import reusability_request
 from judging.evaluation.selectors import (
@@ -108,16 +110,15 @@ class RunEvaluationsView(APIView):
             version = qrels_version(run.campaign, params.get("qrels"))
             mode = check_mode(params.get("mode") or EvalMode.HONEST)
             evaluation = run_evaluation(run, version, mode)
-            if evaluation is None:
-                raise NotFound(
-                    f"the {mode} evaluation of run {run.pk} against qrels version "
-                    f"{version.number} is not computed yet; POST /api/v1/runs/{run.pk}/"
-                    f'evaluations/ with {{"qrels": {version.number}, "mode": "{mode}"}} to '
-                    "compute it"
-                )
-            if evaluation.state == EvalState.PENDING:
-                return Response(_pending(evaluation), status=status.HTTP_202_ACCEPTED)
-            rows = [evaluation]
+            return stored_response(
+                None if evaluation is None else evaluation_as_dict(evaluation, request.user),
+                missing=f"the {mode} evaluation of run {run.pk} against qrels version "
+                f"{version.number} is not computed yet; POST /api/v1/runs/{run.pk}/"
+                f'evaluations/ with {{"qrels": {version.number}, "mode": "{mode}"}} to '
+                "compute it",
+                pending=_pending,
+                ready=lambda body: {"run": run_label(run, request.user), "evaluations": [body]},
+            )
         return Response(
             {
                 "run": run_label(run, request.user),
@@ -141,22 +142,17 @@ class RunEvaluationsView(APIView):
         version = qrels_version(run.campaign, ser.validated_data.get("qrels"))
         evaluation = evaluation_request(run=run, version=version, mode=ser.validated_data["mode"])
         evaluation.refresh_from_db()
-        body = (
-            _pending(evaluation)
-            if evaluation.state == EvalState.PENDING
-            else evaluation_as_dict(evaluation, request.user)
-        )
+        body = evaluation_as_dict(evaluation, request.user)
+        if body["state"] == JobState.PENDING:
+            body = _pending(body)
         return Response(
             {"run": run_label(run, request.user), **body}, status=status.HTTP_202_ACCEPTED
         )
 
 
-def _pending(evaluation: Evaluation) -> dict[str, Any]:
-    return {
-        "state": evaluation.state,
-        "qrels_version": evaluation.qrels.number,
-        "mode": evaluation.mode,
-    }
+def _pending(evaluation: dict[str, Any]) -> dict[str, Any]:
+    """What a pending evaluation answers (``evaluation_as_dict``'s state and key)."""
+    return {k: evaluation[k] for k in ("state", "qrels_version", "mode")}
 
 
 BOARD_PARAMS = [
@@ -402,15 +398,12 @@ class BiasReportView(APIView):
             kind=args["kind"],
             topics=args["topics"],
         )
-        if report is None:
-            raise NotFound(
-                f"the bias report for these parameters (qrels version {version.number}) is "
-                f"not computed yet; POST /api/v1/campaigns/{campaign.pk}/bias/ with them to "
-                "compute it"
-            )
-        if report["state"] == EvalState.PENDING:
-            return Response(report, status=status.HTTP_202_ACCEPTED)
-        return Response(report)
+        return stored_response(
+            report,
+            missing=f"the bias report for these parameters (qrels version {version.number}) is "
+            f"not computed yet; POST /api/v1/campaigns/{campaign.pk}/bias/ with them to "
+            "compute it",
+        )
 
     @extend_schema(
         request=BiasRequestSerializer,
@@ -485,15 +478,12 @@ class ReusabilityView(APIView):
     def get(self, request: Request, pk: int) -> Response:
         version = self._version(request, pk)
         report = reusability_report(version, request.user)
-        if report is None:
-            raise NotFound(
-                f"the reusability report of qrels version {version.number} (id {version.pk}) "
-                f"is not computed yet; POST /api/v1/qrels/{version.pk}/reusability/ to "
-                "compute it"
-            )
-        if report["state"] == EvalState.PENDING:
-            return Response(report, status=status.HTTP_202_ACCEPTED)
-        return Response(report)
+        return stored_response(
+            report,
+            missing=f"the reusability report of qrels version {version.number} (id "
+            f"{version.pk}) is not computed yet; POST /api/v1/qrels/{version.pk}/reusability/ "
+            "to compute it",
+        )
 
     @extend_schema(
         request=None,

@@ -10,13 +10,14 @@ from typing import Any
 
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.campaigns.selectors import run_label
+from judging.core.models import JobState
 from judging.core.roles import UserLike
-from judging.evaluation.models import EvalMode, EvalState, Evaluation
+from judging.evaluation.models import EvalMode, Evaluation
 
 
 def _summaries(version: QrelsVersion) -> dict[int, dict[str, Any]]:
     rows = Evaluation.objects.filter(
-        qrels=version, mode=EvalMode.HONEST, state=EvalState.DONE
+        qrels=version, mode=EvalMode.HONEST, job__state=JobState.DONE
     ).values_list("run_id", "summary")
     return {run_id: summary or {} for run_id, summary in rows}
 

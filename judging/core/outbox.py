@@ -33,7 +33,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from judging.core.models import OutboxTask, task_status
+from judging.core.models import Job, JobState, OutboxTask, task_status
 
 log = logging.getLogger(__name__)
 
@@ -41,10 +41,11 @@ MAX_RESEND_WAIT = timedelta(hours=1)
 SWEEP_BATCH = 500
 
 
-def enqueue(task: str, *args: Any, key: str) -> OutboxTask:
+def enqueue(task: str, *args: Any, key: str, job: Job | None = None) -> OutboxTask:
     """Record ``task(*args)`` in the current transaction; send it after commit (never raises
-    for an unreachable broker). ``key`` names what the task is about, for status reads."""
-    row = OutboxTask.objects.create(task=task, args=list(args), key=key)
+    for an unreachable broker). ``key`` names what the task is about, for status reads; ``job``
+    the job it runs (``core.jobs``), which is queued when the row is sent."""
+    row = OutboxTask.objects.create(task=task, args=list(args), key=key, job=job)
     row_id = row.pk
     transaction.on_commit(lambda: send(row_id))
     return row
@@ -80,6 +81,7 @@ def send(row_id: int) -> bool:
 
     if current_app.conf.task_always_eager:
         OutboxTask.objects.filter(pk=row_id).update(sent_at=timezone.now(), sends=row.sends + 1)
+        _job_queued(row)
         task.apply_async(args=row.args, task_id=str(row.uuid))
         return True
     if time.monotonic() < _broker_down_until[0]:
@@ -94,6 +96,7 @@ def send(row_id: int) -> bool:
         )
         return False
     _broker_down_until[0] = 0.0
+    _job_queued(row)
     now = timezone.now()
     OutboxTask.objects.filter(pk=row_id).update(
         sent_at=now,
@@ -102,6 +105,14 @@ def send(row_id: int) -> bool:
         send_error="",
     )
     return True
+
+
+def _job_queued(row: OutboxTask) -> None:
+    """The row's job (if any) is in the broker's hands: queued, unless a worker has it."""
+    if row.job_id is not None:
+        Job.objects.filter(pk=row.job_id, state=JobState.PENDING).update(
+            state=JobState.QUEUED, since=timezone.now()
+        )
 
 
 @dataclass
@@ -144,6 +155,10 @@ def sweep() -> SweepResult:
             continue  # another sweeper has it
         if row.started_at is not None:
             log.warning("task %s (%s) lost its worker; sending it again", row.task, row.key)
+            if row.job_id is not None:  # its job too goes back to queued
+                Job.objects.filter(pk=row.job_id, state=JobState.RUNNING).update(
+                    state=JobState.QUEUED, since=now, heartbeat_at=None
+                )
         if send(row.pk):
             result.sent += 1
         else:
@@ -266,7 +281,13 @@ def _finished(task_id: str | None, state: str | None = None, retval: Any = None,
     if state == "RETRY":  # back in the queue (with a countdown): queued again
         rows.update(started_at=None, heartbeat_at=None, sent_at=now)
     elif state == "FAILURE":
-        rows.update(done_at=now, error=f"{type(retval).__name__}: {retval}"[:2000] or "failed")
+        error = f"{type(retval).__name__}: {retval}"[:2000] or "failed"
+        job_ids = [j for j in rows.values_list("job_id", flat=True) if j is not None]
+        rows.update(done_at=now, error=error)
+        # the task itself failed (its retries exhausted): so did its job, if not finished
+        Job.objects.filter(pk__in=job_ids).exclude(
+            state__in=(JobState.DONE, JobState.FAILED)
+        ).update(state=JobState.FAILED, since=now, error=error, computed_at=now)
     elif state == "SUCCESS":
         rows.update(done_at=now)
 

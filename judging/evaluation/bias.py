@@ -11,8 +11,7 @@ campaign's pool depth).
 from __future__ import annotations
 
 import math
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from functools import cached_property
@@ -25,15 +24,16 @@ from django.utils import timezone
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, Run, Topic
-from judging.core import outbox
+from judging.core import jobs
 from judging.core.errors import InvalidInput, RateLimited
+from judging.core.jobs import StageFailed
+from judging.core.models import Job
 from judging.core.roles import Account
 from judging.evaluation.models import (
     TOPICS_MAX_LENGTH,
     BiasKind,
     BiasPart,
     BiasReport,
-    EvalState,
     Reusability,
 )
 from judging.evaluation.results import BIAS_RESULT_VERSION
@@ -333,18 +333,36 @@ def bias_report_request(
     }
     if requested_by is not None and not BiasReport.objects.filter(**key).exists():
         check_rate(requested_by)
+    report, created = claim_report(
+        BiasReport, key, "bias_report", "bias", requested_by=requested_by
+    )
+    if created:
+        jobs.enqueue(report.job)
+    else:
+        jobs.again(report.job)  # a failed report: its failed parts computed again
+    return report
+
+
+ReportT = TypeVar("ReportT", BiasReport, Reusability)
+
+
+def claim_report(
+    model: type[ReportT], key: dict[str, Any], kind: str, prefix: str, **defaults: Any
+) -> tuple[ReportT, bool]:
+    """The report row for ``key``, made with its pending job (key ``PREFIX:ID``) if there is
+    none; asked for twice at once, the other request's."""
+    found = model.objects.filter(**key).select_related("job").first()
+    if found is not None:
+        return found, False
     try:
         with transaction.atomic():
-            report, created = BiasReport.objects.get_or_create(
-                **key, defaults={"requested_by": requested_by}
-            )
+            job = jobs.new(kind, "")
+            report = model.objects.create(**key, **defaults, job=job)
+            job.key = f"{prefix}:{report.pk}"
+            job.save(update_fields=["key"])
+            return report, True
     except IntegrityError:
-        report, created = BiasReport.objects.get(**key), False
-    if created or report.state == EvalState.FAILED:
-        outbox.enqueue(
-            "judging.evaluation.tasks.compute_bias_report", report.pk, key=f"bias:{report.pk}"
-        )
-    return report
+        return model.objects.select_related("job").get(**key), False
 
 
 def _novel_at(campaign: Campaign, version: QrelsVersion) -> set[str]:
@@ -357,10 +375,6 @@ def _novel_at(campaign: Campaign, version: QrelsVersion) -> set[str]:
     return {tag for tag in campaign.runs.values_list("tag", flat=True) if tag not in contributed}
 
 
-class StageFailed(Exception):
-    """One part of a report failed; the message names the part and the cause."""
-
-
 @contextmanager
 def stage(name: str) -> Iterator[None]:
     """Failures inside are stored as "NAME: Error: message" (the part that failed named)."""
@@ -370,33 +384,6 @@ def stage(name: str) -> Iterator[None]:
         raise
     except Exception as exc:
         raise StageFailed(f"{name}: {type(exc).__name__}: {exc}") from exc
-
-
-def failure_text(exc: BaseException) -> str:
-    """What a failed report stores as its error."""
-    text = str(exc) if isinstance(exc, StageFailed) else f"{type(exc).__name__}: {exc}"
-    return text[:2000]
-
-
-ReportT = TypeVar("ReportT", BiasReport, Reusability)
-
-
-def store_computed(report: ReportT, compute: Callable[[], dict[str, Any]]) -> ReportT:
-    """Run ``compute`` and store its result in ``report`` (done), or the failure (failed, the
-    error naming the part that failed: never raised), with when and how long it took: the body
-    of every stored report's task."""
-    start = time.perf_counter()
-    try:
-        report.result = compute()
-        report.state = EvalState.DONE
-        report.error = ""
-    except Exception as exc:  # stored for the page and the API to show
-        report.state = EvalState.FAILED
-        report.error = failure_text(exc)
-    report.computed_at = timezone.now()
-    report.seconds = time.perf_counter() - start
-    report.save()
-    return report
 
 
 def campaign_runs(
@@ -603,25 +590,13 @@ def _assemble(header: dict[str, Any], parts: dict[str, dict[str, Any]]) -> dict[
     return out
 
 
-def _compute(campaign: Campaign, report: BiasReport) -> dict[str, Any]:
-    """The whole report in one process (``POOLJUDGE_BIAS_SPLIT`` off, and the reference the split
-    computation is tested against): every part, then the same assembly."""
-    inputs = _Inputs(report)
-    inputs.analysed  # noqa: B018 (the topic problem first, as every part meets it)
-    return _assemble(_header(inputs), {name: _part(name, inputs) for name in BIAS_PARTS})
-
-
-# --- computing a report, split across workers ----------------------------------------------
+# --- computing a report: one job per analysis ------------------------------------------------
 #
-# ``compute_bias_report`` (the task every request and event sends) records one part row and one
-# outbox task per analysis, in one transaction; each part's task stores its piece (or its
-# failure) in its row, then, if no part is left pending, records the assembling task, which
-# stores the report from the parts. No Celery chord: a chord needs a result backend (the project
-# has none: the state users see lives in our tables) and its counter is lost with a worker or
-# the broker's memory. Here every step is an outbox row, so the sweep re-sends a lost or dead
-# part, and the part that finishes last (or a re-sent one, finding everything stored) records
-# the assembly again; every step is safe to run twice. With tasks inline (tests, ``make demo``)
-# the same steps run one after another in the committing process.
+# A report's job (``bias_report``, the one every request and event sends) fans out: one part job
+# (``bias_part``) and one ``BiasPart`` row per analysis, recorded in one transaction with the
+# runs they all analyse pinned; each part's job stores its piece (or its failure), and the last
+# one stored records the report's assembly, which stores the report from the parts
+# (``core.jobs``: the sweep re-sends a lost part or assembly, every step is safe twice).
 
 
 def part_key(report_id: int, name: str) -> str:
@@ -632,122 +607,60 @@ def assemble_key(report_id: int) -> str:
     return f"bias:{report_id}:assemble"
 
 
-def bias_report_compute(*, report_id: int) -> BiasReport | None:
-    """Compute a stored report here, in this process (``manage.py bias_report``, and the task
-    when ``POOLJUDGE_BIAS_SPLIT`` is off); safe to run twice. Any failure is stored with the
-    report (state failed, the error naming the part that failed), never raised."""
-    report = BiasReport.objects.select_related("campaign", "qrels").filter(pk=report_id).first()
-    if report is None or report.state == EvalState.DONE:
-        return report
-    return store_computed(report, lambda: _compute(report.campaign, report))
+def report_parts(job: Job) -> jobs.Parts | None:
+    """The computation of a ``bias_report`` job: a part per analysis (``BIAS_PARTS``), every
+    one analysing the campaign's runs of now."""
+    report = BiasReport.objects.select_related("campaign").filter(job=job).first()
+    if report is None:
+        return None
+    pinned = list(report.campaign.runs.order_by("pk").values_list("pk", flat=True))
+
+    def record(part: Job, name: str) -> None:
+        BiasPart.objects.create(report=report, name=name, runs=pinned, job=part)
+
+    return jobs.Parts(kind="bias_part", names=BIAS_PARTS, record=record)
 
 
-def bias_report_start(*, report_id: int) -> BiasReport | None:
-    """The body of the task every request and event sends: with ``POOLJUDGE_BIAS_SPLIT`` (the
-    default) record a task for every part not yet stored (and the assembly if none is left),
-    else compute the report here. Safe to run twice: a part stored or on its way is not sent
-    again."""
-    if not settings.POOLJUDGE_BIAS_SPLIT:
-        return bias_report_compute(report_id=report_id)
-    report = BiasReport.objects.filter(pk=report_id).first()
-    if report is None or report.state == EvalState.DONE:
-        return report
-    with transaction.atomic():
-        locked = (
-            BiasReport.objects.select_for_update(of=("self",))
-            .select_related("campaign")
-            .filter(pk=report_id)
-            .first()
-        )
-        if locked is None or locked.state == EvalState.DONE:
-            return locked
-        stored = {p.name: p for p in BiasPart.objects.filter(report=locked)}
-        # every part analyses the same runs: those of the first parts recorded, else now's
-        pinned = next((p.runs for p in stored.values()), None)
-        if pinned is None:
-            pinned = list(locked.campaign.runs.order_by("pk").values_list("pk", flat=True))
-        for name in BIAS_PARTS:
-            part = stored.get(name)
-            if part is not None and part.state == EvalState.DONE:
-                continue
-            if part is None:
-                BiasPart.objects.create(report=locked, name=name, runs=pinned)
-            elif part.state == EvalState.FAILED:  # asked again: computed again
-                BiasPart.objects.filter(pk=part.pk).update(state=EvalState.PENDING, error="")
-            elif outbox.is_live(part_key(report_id, name)):
-                continue  # already on its way
-            outbox.enqueue(
-                "judging.evaluation.tasks.compute_bias_part",
-                report_id,
-                name,
-                key=part_key(report_id, name),
-            )
-        _assemble_when_stored(locked)
-    return report
+def report_assemble(job: Job, parts: dict[str, Job]) -> dict[str, Any] | None:
+    """The report's result from its stored parts, as one computation of them all would give
+    it."""
+    report = BiasReport.objects.select_related("campaign", "qrels").filter(job=job).first()
+    if report is None:
+        return None
+    stored = {p.name: p for p in BiasPart.objects.filter(report=report)}
+    inputs = _Inputs(report, stored[BIAS_PARTS[0]].runs)
+    return _assemble(_header(inputs), {n: stored[n].result for n in BIAS_PARTS})
 
 
-def _assemble_when_stored(report: BiasReport) -> None:
-    """Record the assembling task if no part of ``report`` is pending (in the caller's
-    transaction, which holds the report's row)."""
-    if not BiasPart.objects.filter(report=report, state=EvalState.PENDING).exists():
-        outbox.enqueue(
-            "judging.evaluation.tasks.assemble_bias_report",
-            report.pk,
-            key=assemble_key(report.pk),
-        )
+def report_store(job: Job, result: dict[str, Any] | None) -> None:
+    if result is not None:
+        BiasReport.objects.filter(job=job).update(result=result)
 
 
-def bias_part_compute(*, report_id: int, name: str) -> BiasPart | None:
-    """Compute and store one part of a report (the task body); safe to run twice: a stored
-    part is not computed again. The last part stored records the assembly."""
+def part_compute(job: Job) -> dict[str, Any] | None:
+    """The computation of a ``bias_part`` job: its analysis of the report, on the pinned runs."""
     part = (
-        BiasPart.objects.select_related("report__campaign", "report__qrels")
-        .filter(report_id=report_id, name=name)
-        .first()
+        BiasPart.objects.select_related("report__campaign", "report__qrels").filter(job=job).first()
     )
-    if part is None or part.report.state == EvalState.DONE:
-        return part
-    if part.state == EvalState.PENDING:
-        start = time.perf_counter()
-        try:
-            part.result = _part(name, _Inputs(part.report, part.runs))
-            part.state = EvalState.DONE
-            part.error = ""
-        except Exception as exc:  # stored, and the assembled report fails with it
-            part.result = {}
-            part.state = EvalState.FAILED
-            part.error = failure_text(exc)
-        part.computed_at = timezone.now()
-        part.seconds = time.perf_counter() - start
-        part.save()
-    with transaction.atomic():
-        report = BiasReport.objects.select_for_update().filter(pk=report_id).first()
-        if report is not None and report.state != EvalState.DONE:
-            _assemble_when_stored(report)
-    return part
+    if part is None:
+        return None
+    return _part(part.name, _Inputs(part.report, part.runs))
 
 
-def bias_report_assemble(*, report_id: int) -> BiasReport | None:
-    """Store the report from its parts (the task body) once every part is stored: done, or
-    failed with the error of the first part that failed; safe to run twice. Its ``seconds``
-    are its parts' computing time together."""
-    report = BiasReport.objects.select_related("campaign", "qrels").filter(pk=report_id).first()
-    if report is None or report.state == EvalState.DONE:
-        return report
-    parts = {p.name: p for p in BiasPart.objects.filter(report=report)}
-    if any(n not in parts or parts[n].state == EvalState.PENDING for n in BIAS_PARTS):
-        return report  # the last part to be stored records the assembly again
+def part_store(job: Job, result: dict[str, Any] | None) -> None:
+    if result is not None:
+        BiasPart.objects.filter(job=job).update(result=result)
 
-    def compute() -> dict[str, Any]:
-        for name in BIAS_PARTS:
-            if parts[name].state == EvalState.FAILED:
-                raise StageFailed(parts[name].error)
-        inputs = _Inputs(report, parts[BIAS_PARTS[0]].runs)
-        return _assemble(_header(inputs), {n: parts[n].result for n in BIAS_PARTS})
 
-    store_computed(report, compute)
-    report.seconds = (report.seconds or 0.0) + sum(parts[n].seconds or 0.0 for n in BIAS_PARTS)
-    report.save(update_fields=["seconds"])
+def bias_report_compute(*, report_id: int) -> BiasReport | None:
+    """Compute a stored report here, in this process, its parts one after another
+    (``manage.py bias_report``; ``core.jobs.compute_here``); safe to run twice. Any failure is
+    stored with the report's job (failed, the error naming the part that failed)."""
+    report = BiasReport.objects.select_related("job").filter(pk=report_id).first()
+    if report is None:
+        return None
+    jobs.compute_here(report.job)
+    report.refresh_from_db()
     return report
 
 

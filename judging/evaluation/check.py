@@ -30,8 +30,9 @@ from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Run, has_control_characters
 from judging.campaigns.selectors import run_label
 from judging.core.errors import InvalidInput, NotFound
+from judging.core.models import JobState
 from judging.core.roles import UserLike
-from judging.evaluation.models import EvalMode, EvalState
+from judging.evaluation.models import EvalMode
 from judging.evaluation.selectors import common_queries, per_query_values, run_evaluation
 from metrics.evaluation.check import (
     DEFAULT_JUDGED_TOLERANCE,
@@ -211,10 +212,10 @@ def regression_check(
         values[canonical] = per_query
     evaluations = {r.pk: run_evaluation(r, version, EvalMode.HONEST) for r in (run, baseline)}
     states = {pk: ev.state if ev is not None else "missing" for pk, ev in evaluations.items()}
-    if any(s != EvalState.DONE for s in states.values()):
+    if any(s != JobState.DONE for s in states.values()):
         worst = next(
-            (s for s in ("missing", EvalState.FAILED, EvalState.PENDING) if s in states.values()),
-            EvalState.PENDING,
+            (s for s in ("missing", JobState.FAILED, JobState.PENDING) if s in states.values()),
+            JobState.PENDING,
         )
         rows = []
         for r in (run, baseline):
@@ -222,14 +223,14 @@ def regression_check(
             row: dict[str, Any] = {"run": label[r.pk], "run_id": r.pk, "state": states[r.pk]}
             if ev is not None and ev.error:
                 row["error"] = ev.error
-            if states[r.pk] in ("missing", EvalState.FAILED):
+            if states[r.pk] in ("missing", JobState.FAILED):
                 row["request"] = _request(r, version)
             rows.append(row)
         detail = {
             "missing": "an evaluation was never computed: POST the request shown to compute "
             "it, then ask again",
-            EvalState.FAILED: "an evaluation failed: POST the request shown to retry it",
-            EvalState.PENDING: "an evaluation is being computed: ask again shortly",
+            JobState.FAILED: "an evaluation failed: POST the request shown to retry it",
+            JobState.PENDING: "an evaluation is being computed: ask again shortly",
         }[worst]
         return {
             **head,
@@ -275,4 +276,4 @@ def regression_check(
         unanswered_baseline=len((results[baseline.pk] or {}).get("unanswered") or []),
         notes=notes,
     )
-    return {**head, "state": EvalState.DONE, **result.to_dict()}
+    return {**head, "state": JobState.DONE, **result.to_dict()}

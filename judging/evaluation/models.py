@@ -1,18 +1,22 @@
 """Stored evaluations (per run and qrels version), pool-bias reports and reusability reports.
 
 Every stored number carries the qrels version it was computed against. Results are computed by
-Celery tasks and never recomputed when a row for the same inputs exists.
+jobs (``judging.core.jobs``; this app's entries: ``evaluation.jobs``) and never recomputed when
+a row for the same inputs exists. Each row links to its job, which holds where the computation
+stands (pending, queued, running, stale, done, failed), its error, when and how long.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from django.conf import settings
 from django.db import models
 
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import TOPIC_SPEC_MAX_LENGTH, Campaign, Run
+from judging.core.models import Job
 
 
 def measures_key(names: Iterable[str]) -> str:
@@ -20,10 +24,31 @@ def measures_key(names: Iterable[str]) -> str:
     return ",".join(sorted(names))
 
 
-class EvalState(models.TextChoices):
-    PENDING = "pending", "Pending"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
+class JobResult(models.Model):
+    """What every stored result has: its job (the lifecycle: state, error, when and how long),
+    read through these properties as before; ``state`` is the job's outcome (pending, done or
+    failed: ``Job.outcome``)."""
+
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="%(class)s")
+
+    class Meta:
+        abstract = True
+
+    @property
+    def state(self) -> str:
+        return self.job.outcome
+
+    @property
+    def error(self) -> str:
+        return self.job.error
+
+    @property
+    def computed_at(self) -> datetime | None:
+        return self.job.computed_at
+
+    @property
+    def seconds(self) -> float | None:
+        return self.job.seconds
 
 
 class EvalMode(models.TextChoices):
@@ -31,14 +56,12 @@ class EvalMode(models.TextChoices):
     TREC_EVAL = "trec_eval", "trec_eval-compatible"
 
 
-class Evaluation(models.Model):
+class Evaluation(JobResult):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="evaluations")
     qrels = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="evaluations")
     mode = models.CharField(max_length=10, choices=EvalMode.choices, default=EvalMode.HONEST)
     measures = models.JSONField(help_text="Measure names, in display order.")
     measures_key = models.CharField(max_length=500, help_text="Sorted measure names.")
-    state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
-    error = models.TextField(blank=True)
     result = models.JSONField(
         default=dict, blank=True, help_text="Aggregates, CIs, treatments, per-query values."
     )
@@ -52,8 +75,6 @@ class Evaluation(models.Model):
     slices = models.JSONField(default=dict, blank=True, help_text="Aggregates per topic tag.")
     curve = models.JSONField(default=dict, blank=True, help_text="Recall@k curve and ceiling.")
     created_at = models.DateTimeField(auto_now_add=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-    seconds = models.FloatField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -75,16 +96,11 @@ class BiasKind(models.TextChoices):
     LOO_GROUP = "loo_group", "Leave one group out"
 
 
-class StoredReport(models.Model):
-    """What every stored report has: its state, the error of a failed one, the result, and
-    when and how long it was computed (``evaluation.bias.store_computed`` fills them)."""
+class StoredReport(JobResult):
+    """What every stored report has: its job and its result (stored by its job's entry)."""
 
-    state = models.CharField(max_length=10, choices=EvalState.choices, default=EvalState.PENDING)
-    error = models.TextField(blank=True)
     result = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-    seconds = models.FloatField(null=True, blank=True)
 
     class Meta:
         abstract = True
@@ -159,10 +175,11 @@ class Reusability(StoredReport):
 
 
 class BiasPart(StoredReport):
-    """One analysis of a bias report computed by a task of its own (``evaluation.bias``:
-    leave-one-out, the estimators, coverage, one pooling strategy's efficiency, before/after):
-    the parts of a report run on as many workers as there are, and the report is assembled from
-    the stored parts when the last one is stored. A part that failed keeps its error here."""
+    """One analysis of a bias report (``evaluation.bias``: leave-one-out, the estimators,
+    coverage, one pooling strategy's efficiency, before/after), computed by a job of its own, a
+    part of the report's job (``core.jobs``): the parts of a report run on as many workers as
+    there are, and the report is assembled from the stored parts when the last one is stored. A
+    part that failed keeps its error in its job."""
 
     report = models.ForeignKey(BiasReport, on_delete=models.CASCADE, related_name="parts")
     name = models.CharField(max_length=40)

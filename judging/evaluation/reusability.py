@@ -4,7 +4,7 @@ run only, leave-one-unit-out drops, Judged@k of pooled and other runs, pooling e
 depth and a verdict with its basis).
 
 One report per qrels version, on the campaign's pooled topics at its pool depth (as they are
-when it is computed), computed by a task when the version is imported or published
+when it is computed), computed by a job when the version is imported or published
 (``judging.workflows.qrels``), or on request (the API's POST, ``manage.py reusability_report``)
 for a version stored before reports existed. Reading it is a selector
 (``judging.evaluation.selectors.reusability_report``).
@@ -14,21 +14,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import IntegrityError, transaction
-
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Run
-from judging.core import outbox
+from judging.core import jobs
+from judging.core.models import Job
 from judging.core.roles import Account
 from judging.evaluation.bias import (
     campaign_runs,
     check_rate,
+    claim_report,
     stage,
-    store_computed,
     topic_filter,
     units,
 )
-from judging.evaluation.models import EvalState, Reusability
+from judging.evaluation.models import Reusability
 from judging.evaluation.results import REUSABILITY_RESULT_VERSION
 from judging.evaluation.services import qrels_dict
 from judging.pools.models import PoolState, PoolVersion
@@ -47,7 +46,7 @@ def reusability_task_key(report_id: int) -> str:
 def reusability_request(
     *, version: QrelsVersion, requested_by: Account | None = None
 ) -> Reusability:
-    """The stored report of ``version``, computing it (a task, after commit) when there is none
+    """The stored report of ``version``, computing it (its job, after commit) when there is none
     or the last attempt failed.
 
     A report asked for by a user (``requested_by``: the API) that is not stored yet counts
@@ -55,35 +54,44 @@ def reusability_request(
     with bias reports; ``RateLimited`` beyond it)."""
     if requested_by is not None and not Reusability.objects.filter(qrels=version).exists():
         check_rate(requested_by)
-    try:
-        with transaction.atomic():
-            report, created = Reusability.objects.get_or_create(
-                qrels=version,
-                defaults={"campaign_id": version.campaign_id, "requested_by": requested_by},
-            )
-    except IntegrityError:  # asked for twice at once: the other request made it
-        report, created = Reusability.objects.get(qrels=version), False
-    if created or report.state == EvalState.FAILED:
-        outbox.enqueue(
-            "judging.evaluation.tasks.compute_reusability",
-            report.pk,
-            key=reusability_task_key(report.pk),
-        )
+    report, created = claim_report(
+        Reusability,
+        {"qrels": version},
+        "reusability",
+        "reusability",
+        campaign_id=version.campaign_id,
+        requested_by=requested_by,
+    )
+    if created:
+        jobs.enqueue(report.job)
+    else:
+        jobs.again(report.job)
     return report
 
 
+def report_compute(job: Job) -> dict[str, Any] | None:
+    """The computation of a ``reusability`` job."""
+    report = Reusability.objects.select_related("campaign", "qrels").filter(job=job).first()
+    if report is None:
+        return None
+    with stage("reusability"):
+        return _compute(report.campaign, report.qrels)
+
+
+def report_store(job: Job, result: dict[str, Any] | None) -> None:
+    if result is not None:
+        Reusability.objects.filter(job=job).update(result=result)
+
+
 def reusability_compute(*, report_id: int) -> Reusability | None:
-    """Compute a stored report (the task body); safe to run twice. A failure is stored with the
-    report (state failed, the error), never raised."""
-    report = Reusability.objects.select_related("campaign", "qrels").filter(pk=report_id).first()
-    if report is None or report.state == EvalState.DONE:
-        return report
-
-    def compute() -> dict[str, Any]:
-        with stage("reusability"):
-            return _compute(report.campaign, report.qrels)
-
-    return store_computed(report, compute)
+    """Compute a stored report here, in this process (``manage.py reusability_report``); safe
+    to run twice. A failure is stored with its job (failed, the error), never raised."""
+    report = Reusability.objects.select_related("job").filter(pk=report_id).first()
+    if report is None:
+        return None
+    jobs.compute_here(report.job)
+    report.refresh_from_db()
+    return report
 
 
 def pooled_at(campaign: Campaign, version: QrelsVersion, runs_models: list[Run]) -> list[str]:

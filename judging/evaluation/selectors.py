@@ -22,8 +22,9 @@ from judging.campaigns.selectors import (
     sees_run,
     visible_tags,
 )
-from judging.core import outbox
+from judging.core import jobs
 from judging.core.errors import InvalidInput
+from judging.core.models import JobState
 from judging.core.roles import UserLike
 from judging.evaluation import exports
 from judging.evaluation.bias import bias_params
@@ -31,7 +32,6 @@ from judging.evaluation.board import BoardQuery, apply_query, check_filters, des
 from judging.evaluation.models import (
     BiasReport,
     EvalMode,
-    EvalState,
     Evaluation,
     Reusability,
     measures_key,
@@ -49,7 +49,7 @@ def run_evaluations(run: Run) -> QuerySet[Evaluation]:
     """Every stored evaluation of the run, by qrels version and mode."""
     return (
         Evaluation.objects.filter(run=run)
-        .select_related("qrels", "run")
+        .select_related("qrels", "run", "job")
         .order_by("qrels__number", "mode")
     )
 
@@ -61,7 +61,7 @@ def run_evaluation(run: Run, version: QrelsVersion, mode: str) -> Evaluation | N
         Evaluation.objects.filter(
             run=run, qrels=version, mode=mode, measures_key=measures_key(run.campaign.measures)
         )
-        .select_related("qrels")
+        .select_related("qrels", "job")
         .first()
     )
 
@@ -72,7 +72,7 @@ def runs_without_evaluation(
     """The campaign's runs that have no evaluation against ``version`` in ``mode``, or only a
     failed one: those ``user`` may ask evaluations for (their own; an admin every one), or every
     one without a user."""
-    asked = Evaluation.objects.filter(qrels=version, mode=mode).exclude(state=EvalState.FAILED)
+    asked = Evaluation.objects.filter(qrels=version, mode=mode).exclude(job__state=JobState.FAILED)
     runs = Run.objects.all() if user is None else Run.objects.visible_to(user)
     return runs.filter(campaign=campaign).exclude(pk__in=asked.values("run_id")).order_by("pk")
 
@@ -123,7 +123,7 @@ def leaderboard(
         e["run_id"]: e
         for e in Evaluation.objects.filter(
             qrels=version, mode=mode, measures_key=key, run__campaign=campaign
-        ).values("run_id", "state", "slices", "summary")
+        ).values("run_id", "slices", "summary", outcome=jobs.outcome_of())
     }
     shown_measures = query.shown_measures(names)
     topic_tags = _topic_tags(campaign)
@@ -137,9 +137,9 @@ def leaderboard(
             "run": label,
             "pooled": run.pooled,
             "group": run.group if own else "",
-            "state": ev["state"] if ev else "missing",
+            "state": ev["outcome"] if ev else "missing",
         }
-        if ev is not None and ev["state"] == EvalState.DONE:
+        if ev is not None and ev["outcome"] == JobState.DONE:
             summary = ev["summary"]
             measures = summary.get("measures", {})
             row["n_queries"] = summary.get("n_queries")
@@ -346,7 +346,7 @@ def per_query_values(
             qrels=version,
             mode=EvalMode.HONEST,
             measures_key=key,
-            state=EvalState.DONE,
+            job__state=JobState.DONE,
             run__in=chosen,
         )
         .annotate(values=KeyTransform(canonical, KeyTransform("per_query", "result")))
@@ -420,14 +420,18 @@ def bias_report(
     is a topic spec (``evaluation.bias.topic_filter``; empty: the campaign's pooled topics,
     ``all``: every topic)."""
     params = bias_params(campaign, measure=measure, depth=depth, kind=kind, topics=topics)
-    report = BiasReport.objects.filter(
-        campaign=campaign,
-        qrels=version,
-        kind=params.kind,
-        measure=params.measure,
-        depth=params.depth,
-        topics=params.topics,
-    ).first()
+    report = (
+        BiasReport.objects.filter(
+            campaign=campaign,
+            qrels=version,
+            kind=params.kind,
+            measure=params.measure,
+            depth=params.depth,
+            topics=params.topics,
+        )
+        .select_related("job")
+        .first()
+    )
     if report is None:
         return None
     out: dict[str, Any] = {
@@ -441,7 +445,7 @@ def bias_report(
         "error": report.error,
         "computed_at": report.computed_at,
     }
-    if report.state == EvalState.DONE:
+    if report.state == JobState.DONE:
         out["result"] = bias_result_for(campaign, report.result, user)
     return out
 
@@ -452,11 +456,11 @@ def reusability_report(version: QrelsVersion, user: UserLike) -> dict[str, Any] 
     "computed_at", "result"}`` (``result`` empty unless done); None when it was never
     computed (versions stored before reports existed: POST, or ``manage.py
     reusability_report``)."""
-    report = Reusability.objects.filter(qrels=version).select_related("campaign").first()
+    report = Reusability.objects.filter(qrels=version).select_related("campaign", "job").first()
     if report is None:
         return None
     result: dict[str, Any] = {}
-    if report.state == EvalState.DONE:
+    if report.state == JobState.DONE:
         result = reusability_result_for(report.campaign, report.result, user)
     return {
         "qrels_version": version.number,
@@ -568,26 +572,30 @@ def run_evaluation_status(run: Run, latest: QrelsVersion | None = _LATEST) -> di
     if version is None:
         return {"qrels_version": None, "status": None, "detail": "no qrels version yet"}
     out: dict[str, Any] = {"qrels_version": version.number, "qrels_kind": version.kind_label}
-    evaluation = Evaluation.objects.filter(
-        run=run,
-        qrels=version,
-        mode=EvalMode.HONEST,
-        measures_key=measures_key(version.campaign.measures),
-    ).first()
-    if evaluation is not None and evaluation.state != EvalState.PENDING:
+    evaluation = (
+        Evaluation.objects.filter(
+            run=run,
+            qrels=version,
+            mode=EvalMode.HONEST,
+            measures_key=measures_key(version.campaign.measures),
+        )
+        .select_related("job")
+        .first()
+    )
+    if evaluation is not None and evaluation.state != JobState.PENDING:
         detail = evaluation.state if not evaluation.error else f"failed: {evaluation.error}"
         return {**out, "status": evaluation.state, "detail": detail}
-    task = outbox.task_view(
-        run_evaluation_key(run.pk, version.pk), qrels_evaluation_key(version.pk)
-    )
-    if task is None or task["status"] in ("done", "failed"):
+    job = evaluation.job if evaluation is not None else None
+    if job is None or job.state in (JobState.DONE, JobState.FAILED):
+        job = jobs.latest(run_evaluation_key(run.pk, version.pk), qrels_evaluation_key(version.pk))
+    if job is None or job.state in (JobState.DONE, JobState.FAILED):
         return {**out, "status": None, "detail": "not evaluated"}
-    return {**out, **task}
+    return {**out, **jobs.view(job)}
 
 
 def qrels_evaluation_status(version: QrelsVersion) -> dict[str, Any]:
-    """The state of the task that evaluates every run against ``version``."""
-    task = outbox.task_view(qrels_evaluation_key(version.pk))
-    if task is None:
+    """The state of the job that evaluates every run against ``version``."""
+    job = jobs.latest(qrels_evaluation_key(version.pk))
+    if job is None:
         return {"status": None, "detail": "no evaluation was asked"}
-    return task
+    return jobs.view(job)

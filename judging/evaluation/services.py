@@ -1,26 +1,28 @@
 """Evaluating stored runs against qrels versions (the reads built on them: ``selectors``).
 
 ``metrics`` does the science; this module moves data between the database and it. Evaluations
-are computed once per (run, qrels version, mode, measures) and stored with their qrels version.
+are computed once per (run, qrels version, mode, measures) and stored with their qrels version,
+each by a job (``core.jobs``; the entries are in ``evaluation.jobs``): ``evaluation`` for one
+row asked for, ``evaluations`` for runs evaluated together (their qrels prepared once), split in
+parts of POOLJUDGE_EVAL_RUNS_PER_TASK runs when a qrels version arrives.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, RankedList, Run, ScorePrecision, Topic
-from judging.core import outbox
+from judging.core import jobs
 from judging.core.errors import InvalidInput
-from judging.evaluation.models import EvalMode, EvalState, Evaluation, measures_key
+from judging.core.models import Job, JobState
+from judging.evaluation.models import EvalMode, Evaluation, measures_key
 from metrics.evaluation.evaluator import Evaluator
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
@@ -175,50 +177,70 @@ def evaluate_runs(
 ) -> list[Evaluation]:
     """Evaluate runs against one qrels version (qrels prepared once), storing each result.
 
-    A (run, version, mode, measures) already evaluated is skipped unless ``force``.
+    A (run, version, mode, measures) already evaluated is skipped unless ``force``. Each row's
+    job is computed here (``core.jobs.computing``): a run that fails is stored failed and the
+    others go on.
     """
     campaign = version.campaign
     names = _measures(campaign, measures)
     key = measures_key(names)
     qrels = qrels_dict(version)
-    evaluator = Evaluator(
+    evaluator = evaluator_for(campaign, names, mode, qrels)
+    done = []
+    for run in runs:
+        evaluation, created = _claim(run, version, mode, names, key)
+        if not created and evaluation.job.state == JobState.DONE and not force:
+            done.append(evaluation)
+            continue
+        with jobs.computing(evaluation.job):  # a failure is stored; the other runs go on
+            store_evaluation(evaluation, evaluation_fields(evaluator, qrels, campaign, run, names))
+        done.append(evaluation)
+    return done
+
+
+def evaluator_for(campaign: Campaign, names: list[str], mode: str, qrels: Any) -> Evaluator:
+    """The evaluator of ``names`` in ``mode`` over a qrels dict (prepared once per job)."""
+    return Evaluator(
         Qrels.from_dict(qrels),
         names,
         compat="trec_eval" if mode == EvalMode.TREC_EVAL else None,
         relevance_level=campaign.relevance_threshold,
         ci="bootstrap",
     )
-    done = []
-    for run in runs:
-        evaluation, created = _claim(run, version, mode, names, key)
-        if not created and evaluation.state == EvalState.DONE and not force:
-            done.append(evaluation)
-            continue
-        start = time.perf_counter()
-        try:
-            result = evaluator.evaluate(metrics_run(run, campaign))
-            data = result.to_dict(per_query=True)
-            ranked = rankings(run, settings.POOLJUDGE_EVALUATION.curve_max_depth)
-            curve = recall_curve(
-                qrels,
-                ranked,
-                max_k=curve_depth(ranked),
-                relevance_level=campaign.relevance_threshold,
-            )
-            evaluation.result = data
-            evaluation.summary = board_summary(data)
-            evaluation.slices = _slices(campaign, data.get("per_query", {}), names)
-            evaluation.curve = curve_dict(curve)
-            evaluation.state = EvalState.DONE
-            evaluation.error = ""
-        except Exception as exc:  # stored for the user to see; the other runs go on
-            evaluation.state = EvalState.FAILED
-            evaluation.error = f"{type(exc).__name__}: {exc}"
-        evaluation.computed_at = timezone.now()
-        evaluation.seconds = time.perf_counter() - start
-        evaluation.save()
-        done.append(evaluation)
-    return done
+
+
+def evaluation_fields(
+    evaluator: Evaluator,
+    qrels: dict[str, dict[str, int]],
+    campaign: Campaign,
+    run: Run,
+    names: list[str],
+) -> dict[str, Any]:
+    """One run's evaluation as stored (``metrics.Evaluator`` and ``metrics.measures.curve``):
+    result, leaderboard summary, slices per topic tag, Recall@k curve."""
+    data = evaluator.evaluate(metrics_run(run, campaign)).to_dict(per_query=True)
+    ranked = rankings(run, settings.POOLJUDGE_EVALUATION.curve_max_depth)
+    curve = recall_curve(
+        qrels,
+        ranked,
+        max_k=curve_depth(ranked),
+        relevance_level=campaign.relevance_threshold,
+    )
+    return {
+        "result": data,
+        "summary": board_summary(data),
+        "slices": _slices(campaign, data.get("per_query", {}), names),
+        "curve": curve_dict(curve),
+    }
+
+
+def store_evaluation(evaluation: Evaluation, fields: dict[str, Any] | None) -> None:
+    """Keep a computed evaluation in its row (None: its run or version is gone)."""
+    if fields is None:
+        return
+    for name, value in fields.items():
+        setattr(evaluation, name, value)
+    evaluation.save(update_fields=list(fields))
 
 
 SUMMARY_KEYS = ("measures", "n_queries", "excluded_summary")
@@ -232,17 +254,17 @@ def board_summary(result: dict[str, Any]) -> dict[str, Any]:
 def _claim(
     run: Run, version: QrelsVersion, mode: str, names: list[str], key: str
 ) -> tuple[Evaluation, bool]:
+    """The row of this evaluation, made (with its pending job) if there is none."""
+    where = {"run": run, "qrels": version, "mode": mode, "measures_key": key}
+    found = Evaluation.objects.filter(**where).select_related("job").first()
+    if found is not None:
+        return found, False
     try:
         with transaction.atomic():
-            return Evaluation.objects.get_or_create(
-                run=run,
-                qrels=version,
-                mode=mode,
-                measures_key=key,
-                defaults={"measures": names},
-            )
-    except IntegrityError:
-        return Evaluation.objects.get(run=run, qrels=version, mode=mode, measures_key=key), False
+            job = jobs.new("evaluation", run_evaluation_key(run.pk, version.pk, mode))
+            return Evaluation.objects.create(**where, measures=names, job=job), True
+    except IntegrityError:  # made at the same time by another request or job
+        return Evaluation.objects.select_related("job").get(**where), False
 
 
 def check_mode(mode: str) -> str:
@@ -259,12 +281,15 @@ def evaluation_request(
     *, run: Run, version: QrelsVersion, mode: str = EvalMode.HONEST
 ) -> Evaluation:
     """Ask for the run's evaluation against ``version`` in ``mode`` (campaign's measures): the
-    stored row, or a pending one computed by a task after commit. A failed one is tried again."""
+    stored row, or a pending one computed by its job after commit. A failed one is tried
+    again."""
     check_mode(mode)
     names = _measures(version.campaign, None)
     evaluation, created = _claim(run, version, mode, names, measures_key(names))
-    if created or evaluation.state == EvalState.FAILED:
-        enqueue_evaluation(run.pk, version.pk, mode)
+    if created:
+        jobs.enqueue(evaluation.job)
+    else:
+        jobs.again(evaluation.job)
     return evaluation
 
 
@@ -278,66 +303,74 @@ def qrels_evaluation_key(qrels_id: int, mode: str = EvalMode.HONEST) -> str:
     return f"evaluate_qrels:{qrels_id}:{mode}"
 
 
-def enqueue_evaluation(run_id: int, qrels_id: int, mode: str = EvalMode.HONEST) -> None:
-    """Record the evaluation task in the current transaction (the outbox sends it after
-    commit, or the sweep later if the broker is down)."""
-    outbox.enqueue(
-        "judging.evaluation.tasks.evaluate_run",
-        run_id,
-        qrels_id,
-        str(mode),
-        key=run_evaluation_key(run_id, qrels_id, mode),
-    )
-
-
 def evaluations_after_run(run: Run) -> None:
-    """A run arrived: evaluate it against the latest qrels version (a task recorded with it)."""
+    """A run arrived: evaluate it against the latest qrels version (a job recorded with it)."""
     version = qrels_version(run.campaign)
     if version is None:
         return
-    enqueue_evaluation(run.pk, version.pk)
+    jobs.ask(
+        "evaluations",
+        run_evaluation_key(run.pk, version.pk),
+        args={"qrels": version.pk, "mode": EvalMode.HONEST.value, "runs": [run.pk]},
+    )
 
 
-def evaluations_split(*, qrels_id: int, mode: str = EvalMode.HONEST) -> None:
-    """Evaluate every run of the version's campaign in ``mode``: in this process when they are
-    at most POOLJUDGE_EVAL_RUNS_PER_TASK, else as one task per that many runs, recorded together
-    (the body of ``evaluate_qrels_version``; safe to run twice: evaluated runs are skipped)."""
-    version = QrelsVersion.objects.filter(pk=qrels_id).select_related("campaign").first()
+def evaluations_after_qrels(version: QrelsVersion, mode: str = EvalMode.HONEST) -> Job:
+    """A qrels version was published or imported: evaluate every run of the campaign (in
+    ``mode``), by a job split into parts of POOLJUDGE_EVAL_RUNS_PER_TASK runs
+    (``evaluation_batch``)."""
+    return jobs.ask(
+        "evaluations",
+        qrels_evaluation_key(version.pk, mode),
+        args={"qrels": version.pk, "mode": str(mode), "runs": None},
+    )
+
+
+def evaluation_batch(job: Job) -> jobs.Parts | None:
+    """The computation of an ``evaluations`` job: its runs (``args["runs"]``; None: every run of
+    the version's campaign) evaluated here when they are at most POOLJUDGE_EVAL_RUNS_PER_TASK or
+    were named, else split into parts of that many runs (runs deleted since are skipped, runs
+    already evaluated too: safe to run twice)."""
+    version = (
+        QrelsVersion.objects.filter(pk=job.args.get("qrels")).select_related("campaign").first()
+    )
     if version is None:
-        return
-    run_ids = list(version.campaign.runs.order_by("pk").values_list("pk", flat=True))
-    size = settings.POOLJUDGE_EVAL_RUNS_PER_TASK
-    if len(run_ids) <= size:
-        evaluate_runs(
-            version=version, runs=Run.objects.filter(pk__in=run_ids).order_by("pk"), mode=mode
-        )
-        return
-    with transaction.atomic():
-        for start in range(0, len(run_ids), size):
-            part: tuple[Any, ...] = (version.pk, run_ids[start : start + size])
-            outbox.enqueue(
-                "judging.evaluation.tasks.evaluate_runs_part",
-                *(part if mode == EvalMode.HONEST else (*part, str(mode))),
-                key=qrels_evaluation_key(version.pk, mode),
-            )
+        return None  # deleted since: nothing to do
+    mode = job.args.get("mode") or EvalMode.HONEST
+    run_ids = job.args.get("runs")
+    if run_ids is None:
+        run_ids = list(version.campaign.runs.order_by("pk").values_list("pk", flat=True))
+        size = settings.POOLJUDGE_EVALUATION.eval_runs_per_task
+        if len(run_ids) > size:
+            chunks = {
+                str(i): run_ids[start : start + size]
+                for i, start in enumerate(range(0, len(run_ids), size))
+            }
 
+            def record(part: Job, name: str) -> None:
+                args = {"qrels": version.pk, "mode": mode, "runs": chunks[name]}
+                Job.objects.filter(pk=part.pk).update(args=args)
 
-def evaluations_part(*, qrels_id: int, run_ids: Sequence[int], mode: str = EvalMode.HONEST) -> None:
-    """Evaluate these runs against the version in ``mode`` (runs deleted since are skipped)."""
-    version = QrelsVersion.objects.filter(pk=qrels_id).select_related("campaign").first()
-    if version is None:
-        return
+            return jobs.Parts(kind="evaluations", names=list(chunks), record=record)
     evaluate_runs(
         version=version, runs=Run.objects.filter(pk__in=run_ids).order_by("pk"), mode=mode
     )
+    return None
 
 
-def evaluations_after_qrels(version: QrelsVersion, mode: str = EvalMode.HONEST) -> None:
-    """A qrels version was published or imported: evaluate every run of the campaign (in
-    ``mode``; split into parts by the task, ``evaluations_split``)."""
-    args: tuple[Any, ...] = (version.pk,) if mode == EvalMode.HONEST else (version.pk, str(mode))
-    outbox.enqueue(
-        "judging.evaluation.tasks.evaluate_qrels_version",
-        *args,
-        key=qrels_evaluation_key(version.pk, mode),
-    )
+def evaluation_compute(job: Job) -> dict[str, Any] | None:
+    """The computation of an ``evaluation`` job: its row's run against its qrels version."""
+    evaluation = Evaluation.objects.filter(job=job).select_related("run", "qrels__campaign").first()
+    if evaluation is None:
+        return None
+    campaign = evaluation.qrels.campaign
+    names = list(evaluation.measures)
+    qrels = qrels_dict(evaluation.qrels)
+    evaluator = evaluator_for(campaign, names, evaluation.mode, qrels)
+    return evaluation_fields(evaluator, qrels, campaign, evaluation.run, names)
+
+
+def evaluation_store(job: Job, fields: dict[str, Any] | None) -> None:
+    evaluation = Evaluation.objects.filter(job=job).first()
+    if evaluation is not None:
+        store_evaluation(evaluation, fields)

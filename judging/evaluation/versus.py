@@ -35,8 +35,8 @@ from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.campaigns.models import Campaign, Document, RankedList, Run, Topic
 from judging.campaigns.selectors import run_label, sees_run
 from judging.core.errors import InvalidInput
+from judging.core.models import JobState
 from judging.core.roles import UserLike
-from judging.evaluation.models import EvalState
 from judging.evaluation.selectors import leaderboard, per_query_values
 from metrics.problems import Problem
 from metrics.stats.paired import TestName, paired_test
@@ -69,7 +69,7 @@ def versus_choices(
     leaderboard's order); each ``{"label", "value"}``."""
     board = leaderboard(campaign=campaign, version=version, user=user)
     key = measure or (board["measures"][0] if board["measures"] else "")
-    rows = [r for r in board["runs"] if r["state"] == EvalState.DONE]
+    rows = [r for r in board["runs"] if r["state"] == JobState.DONE]
 
     def value(r: dict[str, Any]) -> float | None:
         v = (r.get("measures") or {}).get(key, {}).get("value")

@@ -29,6 +29,7 @@ from judging.autojudge.hybrid import hybrid_shift
 from judging.campaigns.models import Campaign
 from judging.core.downloads import content_disposition
 from judging.core.errors import DomainError, InvalidInput, RateLimited
+from judging.core.models import JobState
 from judging.core.params import parse_int
 from judging.core.roles import UserLike, account, is_researcher
 from judging.evaluation.bias import (
@@ -37,11 +38,12 @@ from judging.evaluation.bias import (
     bias_report_request,
     headline_measure,
 )
-from judging.evaluation.models import BiasKind, EvalState
+from judging.evaluation.models import BiasKind
 from judging.evaluation.selectors import bias_report, reusability_report
 from judging.web import charts
 from judging.web.flash import flash, flash_error
 from judging.web.results import qrels_version_or_404
+from judging.web.stored import stored_or_404
 from metrics.problems import Problem
 
 MEASURES = ("AP", "P@10", "R@100", "nDCG@10", "Bpref")
@@ -522,7 +524,7 @@ def _reusability_section(version: QrelsVersion | None, user: UserLike) -> dict[s
         return {"state": "missing", "version": version}
     out: dict[str, Any] = {**stored, "version": version}
     result = stored.get("result")
-    if stored.get("state") == EvalState.DONE and isinstance(result, dict):
+    if stored.get("state") == JobState.DONE and isinstance(result, dict):
         total = (result.get("relevant") or {}).get("total") or 0
         out["unique_rows"] = sorted(
             (
@@ -583,7 +585,7 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     context["reuse"] = _reusability_section(f.version, request.user)
     if f.version is not None:
         context["hybrid"] = hybrid_shift(hybrid=f.version, user=request.user, measure=f.measure)
-    if report is not None and report["state"] == EvalState.DONE:
+    if report is not None and report["state"] == JobState.DONE:
         # run tags in the result are already what this user may see of them
         result = report["result"]
         context["estimators"] = _estimator_section(result)
@@ -636,9 +638,10 @@ def bias_chart(request: HttpRequest, campaign_id: int, chart: str) -> HttpRespon
             raise Http404("no reusability report for this qrels version")
         svg, number, measure = reuse["svg"], reuse["version"].number, "depth"
     else:
-        report = _with_hash(_stored_report(campaign, f, request.user), f.version)
-        if report is None or report["state"] != EvalState.DONE:
-            raise Http404("the report is not ready")
+        report = stored_or_404(
+            _with_hash(_stored_report(campaign, f, request.user), f.version),
+            "the report is not ready",
+        )
         if chart == "efficiency":
             svg = _efficiency(report)
         elif chart in CHARTS and "loo" in report["result"]:

@@ -25,12 +25,13 @@ from judging.campaigns.services import run_update
 from judging.core import csvfiles
 from judging.core.downloads import content_disposition, lines_download
 from judging.core.errors import DomainError, InvalidInput, NotAllowed
+from judging.core.models import JobState
 from judging.core.roles import is_admin, is_researcher
 from judging.evaluation import exports
 from judging.evaluation.board import PARAMS as BOARD_PARAMS
 from judging.evaluation.board import BoardQuery, board_query
 from judging.evaluation.exports import ExportOptions, export_options
-from judging.evaluation.models import EvalMode, EvalState, Evaluation
+from judging.evaluation.models import EvalMode, Evaluation
 from judging.evaluation.selectors import (
     baseline_comparisons,
     latest_qrels_version,
@@ -44,6 +45,7 @@ from judging.evaluation.services import evaluation_request
 from judging.pools.selectors import pool_versions_of_run
 from judging.web import charts
 from judging.web.flash import flash, flash_error
+from judging.web.stored import stored_or_404
 from judging.web.submit_pages import new_runs_note
 
 STATE_TEXT = {
@@ -109,7 +111,7 @@ def excluded_lines(rows: list[dict[str, Any]]) -> list[str]:
     """The evaluations' notes on left-out and unanswered queries, each once, saying which runs
     it is about: "In 2 of 6 evaluated runs (a, b): 3 of 6 averaged queries are not in the run
     (scored 0)"; a note every evaluated run has is said once for all of them."""
-    evaluated = [r for r in rows if r.get("state") == EvalState.DONE]
+    evaluated = [r for r in rows if r.get("state") == JobState.DONE]
     runs_of: dict[str, list[str]] = {}
     for row in evaluated:
         for line in row.get("excluded_summary") or []:
@@ -535,7 +537,7 @@ def _progress(
     the one a submission asks for), while there is no finished evaluation to show."""
     if version is None or mode != EvalMode.HONEST:
         return None
-    if evaluation is not None and evaluation.state != EvalState.PENDING:
+    if evaluation is not None and evaluation.state != JobState.PENDING:
         return None
     latest = latest_qrels_version(run.campaign_id)
     if latest is None or latest.pk != version.pk:
@@ -584,9 +586,9 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "pooling": run_pooling(run, request.user),
         "progress": progress,
         "refresh": progress is not None
-        or (evaluation is not None and evaluation.state == EvalState.PENDING),
+        or (evaluation is not None and evaluation.state == JobState.PENDING),
     }
-    if evaluation is not None and evaluation.state == EvalState.DONE:
+    if evaluation is not None and evaluation.state == JobState.DONE:
         result = evaluation.result
         scale = recall_scale(request.GET.get("scale"))
         label = run_label(run, request.user)
@@ -628,8 +630,8 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
 @login_required
 def run_recall_svg(request: HttpRequest, run_id: int) -> HttpResponse:
     run, _, _, evaluation = _run_evaluation(request, run_id)
-    if evaluation is None or evaluation.state != EvalState.DONE:
-        raise Http404("no evaluation yet")
+    stored_or_404(None if evaluation is None else {"state": evaluation.state}, "no evaluation yet")
+    assert evaluation is not None
     scale = recall_scale(request.GET.get("scale"))
     label = run_label(run, request.user)
     return _svg_response(

@@ -11,7 +11,8 @@ import pytest
 from judging.autojudge import services
 from judging.autojudge.models import JudgeKind
 from judging.campaigns.models import Campaign, Run
-from judging.evaluation.models import BiasReport, EvalState, Reusability
+from judging.core.models import JobState
+from judging.evaluation.models import BiasReport, Reusability
 from judging.pools.models import PoolVersion
 from judging.workflows.autojudge import hybrid_qrels_built
 from judging.workflows.pools import pool_requested
@@ -62,9 +63,9 @@ def test_bias_and_reusability_reports_compute_on_a_hybrid_version(hybrid: dict[s
     version = hybrid["hybrid"]
     reports = BiasReport.objects.filter(qrels=version)
     assert reports.exists()
-    assert {r.state for r in reports} == {EvalState.DONE}, [r.error for r in reports]
+    assert {r.state for r in reports} == {JobState.DONE}, [r.error for r in reports]
     reuse = Reusability.objects.get(qrels=version)
-    assert reuse.state == EvalState.DONE, reuse.error
+    assert reuse.state == JobState.DONE, reuse.error
 
 
 def test_the_bias_page_shows_where_the_judge_moves_the_novel_run(
