@@ -83,10 +83,10 @@ def test_migration_0005_gives_every_stored_evaluation_its_leaderboard_summary(
         executor = MigrationExecutor(connection)
         executor.migrate([("evaluation", "0005_evaluation_summary")])
         # the model as it was at 0005 (later migrations give every evaluation a job)
-        Evaluation = executor.loader.project_state(
+        historical = executor.loader.project_state(
             [("evaluation", "0005_evaluation_summary")]
         ).apps.get_model("evaluation", "Evaluation")
-        for ev in Evaluation.objects.filter(pk__in=stored):
+        for ev in historical.objects.filter(pk__in=stored):
             result = stored[ev.pk]
             assert ev.summary == {
                 k: result[k] for k in ("measures", "n_queries", "excluded_summary") if k in result

@@ -72,7 +72,7 @@ class Job(models.Model):
     def status(self) -> str:
         """Its state, ``stale`` for a running job whose worker stopped beating."""
         if self.state == JobState.RUNNING and self.heartbeat_at is not None:
-            limit = timedelta(seconds=settings.POOLJUDGE_STALE_SECONDS)
+            limit = timedelta(seconds=settings.POOLJUDGE_TASKS.stale_seconds)
             if timezone.now() - self.heartbeat_at > limit:
                 return JobState.STALE
         return self.state
