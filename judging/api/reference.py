@@ -18,6 +18,8 @@ from typing import Any
 REGENERATE = "make docs-reference"
 METHODS = ("get", "post", "put", "patch", "delete")
 
+INT_FORMATS = ("int32", "int64")
+
 
 def _one_line(text: str) -> str:
     """A description as one Markdown table cell: blank lines and pipes would break the row. A
@@ -48,7 +50,9 @@ def _type(schema: dict[str, Any]) -> str:
         text = f"object of {_type(schema['additionalProperties'])}"
     else:
         text = str(kind)
-        if "format" in schema:
+        # an integer's int32/int64 follows the database's column range (PostgreSQL's positive
+        # integers are int32, SQLite's int64): left out, so the page is the same on both
+        if "format" in schema and not (kind == "integer" and schema["format"] in INT_FORMATS):
             text += f" ({schema['format']})"
     if "enum" in schema:
         text += ": " + ", ".join(f"`{v}`" for v in schema["enum"] if v not in ("", None))
