@@ -250,3 +250,31 @@ def test_a_campaign_in_single_precision_ranks_scores_as_trec_eval_9_did(
     version = qrels_imported(campaign=campaign, data=b"1 0 a 1\n1 0 b 0\n")
     (evaluation,) = evaluate_runs(version=version, runs=[run], mode="trec_eval", measures=["RR"])
     assert evaluation.result["measures"]["RR"]["value"] == rr
+
+
+def test_the_interval_does_not_depend_on_the_order_the_database_returns_the_qrels(
+    admin_user: Any, researcher: Any
+) -> None:
+    """The bootstrap resamples the topics in the order it is given them; the stored qrels are
+    read in one order (by qid) whatever order their rows come back in, so the same qrels give
+    the same interval on SQLite and PostgreSQL (they gave the demo's 0.131 and 0.132)."""
+    from judging.campaigns.services import campaign_create
+    from judging.evaluation.services import qrels_dict
+    from metrics import Evaluator
+
+    campaign = campaign_create(name="order", created_by=admin_user)
+    qids = ["1", "2", "3", "4", "5"]
+    for qid in qids:
+        Topic.objects.create(campaign=campaign, qid=qid, title=qid)
+    results = {q: {f"d{q}{i}": 10.0 - i for i in range(10)} for q in qids}
+    run = run_submitted(campaign=campaign, owner=researcher, tag="r", results=results)
+    lines = [
+        f"{q} 0 d{q}{i} {int(i < int(q))}" for q in ("4", "1", "5", "3", "2") for i in range(5)
+    ]
+    version = qrels_imported(campaign=campaign, data=("\n".join(lines) + "\n").encode())
+    assert list(qrels_dict(version)) == qids
+    (stored,) = evaluate_runs(version=version, runs=[run], mode="honest", measures=["nDCG@10"])
+    got = stored.result["measures"]["nDCG@10"]
+    in_qid_order = {q: {f"d{q}{i}": int(i < int(q)) for i in range(5)} for q in qids}
+    want = Evaluator(in_qid_order, ["nDCG@10"]).evaluate(results).to_dict()["measures"]["nDCG@10"]
+    assert (got["ci_low"], got["ci_high"]) == (want["ci_low"], want["ci_high"])
