@@ -214,8 +214,10 @@ def _audit_and_sample(judge: Any, qrels: Any, pool: Any) -> tuple[Any, Any]:
     """A stored (empty) audit of the imported judge and a drawn human sample for it."""
     from judging.autojudge.estimates import sample_create
     from judging.autojudge.models import JudgeAudit
+    from judging.core.models import Job
 
-    audit = JudgeAudit.objects.create(judge=judge, human=qrels, pool=pool, state="done")
+    done = Job.objects.create(kind="judge_audit", key="judge-audit:matrix", state="done")
+    audit = JudgeAudit.objects.create(judge=judge, human=qrels, pool=pool, job=done)
     sample = sample_create(judge=judge, pool=pool, design="uniform", budget=2, seed=0)
     return audit, sample
 

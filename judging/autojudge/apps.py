@@ -7,6 +7,7 @@ class AutojudgeConfig(AppConfig):
     verbose_name = "Automatic judges"
 
     def ready(self) -> None:
-        from judging.autojudge import labellers
+        from judging.autojudge import jobs, labellers
 
+        del jobs  # imported for its registry entries (its stored computations)
         labellers.register()

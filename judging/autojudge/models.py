@@ -10,12 +10,14 @@ pool, or another pool version sharing documents, asks the endpoint only for the 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
 
 from judging.campaigns.models import Campaign, Topic
+from judging.core.models import Job, JobState
 from judging.pools.models import PoolVersion
 
 if TYPE_CHECKING:
@@ -213,6 +215,19 @@ class AuditState(models.TextChoices):
     FAILED = "failed", "failed"
 
 
+# The words a judge audit, run or calibration shows for its job's state (``core.jobs``): they
+# said "queued" before a worker took them, and never "pending" or "stale".
+TASK_WORDS = {
+    JobState.PENDING: "queued",
+    JobState.QUEUED: "queued",
+    JobState.RUNNING: "running",
+    JobState.DONE: "done",
+    JobState.FAILED: "failed",
+}
+# The same words as choices (the API schema's ``TaskStateEnum``).
+TASK_STATES = [(w, w) for w in ("queued", "running", "done", "failed")]
+
+
 class JudgeAudit(models.Model):
     """The audit of one judge version against one human qrels version over one pool version
     (agreement, rankings, family gaps, probes, anchoring), computed by a task."""
@@ -222,14 +237,12 @@ class JudgeAudit(models.Model):
         "assessments.QrelsVersion", on_delete=models.PROTECT, related_name="+"
     )
     pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="+")
-    state = models.CharField(max_length=10, choices=AuditState.choices, default=AuditState.QUEUED)
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="%(class)s")
     result = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -239,6 +252,19 @@ class JudgeAudit(models.Model):
 
     def __str__(self) -> str:
         return f"audit of {self.judge} against qrels v{self.human.number}"
+
+    # its job (``autojudge.jobs``, kind ``judge_audit``) holds the lifecycle, read as before
+    @property
+    def state(self) -> str:
+        return TASK_WORDS[JobState(self.job.state)]
+
+    @property
+    def error(self) -> str:
+        return self.job.error
+
+    @property
+    def finished_at(self) -> datetime | None:
+        return self.job.computed_at
 
 
 class JudgeCalibration(models.Model):

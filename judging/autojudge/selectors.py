@@ -18,7 +18,6 @@ from django.shortcuts import get_object_or_404
 
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.autojudge.models import (
-    AuditState,
     AutoLabel,
     Judge,
     JudgeAudit,
@@ -30,6 +29,7 @@ from judging.autojudge.models import (
 )
 from judging.autojudge.services import CALIBRATION_LIVE, invalid, scrub
 from judging.campaigns.models import Campaign
+from judging.core.models import JobState
 from judging.core.roles import UserLike
 from judging.pools.models import PoolState, PoolVersion
 
@@ -313,8 +313,8 @@ def judge_calibrations(judge: Judge, limit: int = 5) -> list[dict[str, Any]]:
 def latest_audit(judge: Judge) -> JudgeAudit | None:
     """The audit of the judge version a page opens on: its latest computed one (done), else
     the latest asked for (being computed, or failed: the page says so); None without any."""
-    audits = JudgeAudit.objects.filter(judge=judge).select_related("human", "pool")
-    done = audits.filter(state=AuditState.DONE).order_by("-finished_at", "-pk").first()
+    audits = JudgeAudit.objects.filter(judge=judge).select_related("human", "pool", "job")
+    done = audits.filter(job__state=JobState.DONE).order_by("-job__computed_at", "-pk").first()
     return done or audits.order_by("-created_at", "-pk").first()
 
 

@@ -27,21 +27,6 @@ def run_judge(run_id: int) -> None:
     retry_backoff=True,
     max_retries=5,
 )
-def compute_audit(audit_id: int) -> None:
-    """Compute a judge audit (``JudgeAudit`` ``audit_id``); a finished one is left alone."""
-    from judging.autojudge.audit import audit_execute
-    from judging.autojudge.models import JudgeAudit
-
-    if JudgeAudit.objects.filter(pk=audit_id).exists():
-        audit_execute(audit_id)
-
-
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    max_retries=5,
-)
 def calibrate_judge(calibration_id: int) -> None:
     """Calibrate an embedding judge (``JudgeCalibration`` ``calibration_id``); a finished one is
     left alone."""

@@ -1,0 +1,92 @@
+"""The autojudge migrations that move a stored computation's lifecycle (state, error, when it
+finished) to its job (``core.Job``): judge audits (0004-0006). Stored rows keep what they said
+both ways, and tasks recorded under the old task names run as jobs (and back).
+
+Its own module: a transactional test cannot share one with the module-scoped demo fixture."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from judging.autojudge import services
+from judging.autojudge.audit import audit_request
+from judging.autojudge.models import JudgeAudit, JudgeKind
+from judging.core import jobs
+from judging.core.models import Job, JobState, OutboxTask
+from tests.autojudge.test_audit import AUTO, setup  # noqa: F401
+
+BEFORE = [("autojudge", "0003_judgecalibration")]
+OLD_AUDIT_TASK = "judging.autojudge.tasks.compute_audit"
+
+
+def _migrate(target: list[tuple[str, str]] | None) -> Any:
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(target or executor.loader.graph.leaf_nodes())
+    return MigrationExecutor(connection).loader.project_state(target).apps if target else None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_audits_get_jobs_with_their_states_and_old_tasks_run_as_jobs(
+    setup: dict[str, Any],  # noqa: F811
+    as_committed: Any,
+) -> None:
+    human, pool = setup["human"], setup["pool"]
+    with as_committed():
+        done = audit_request(judge=setup["judge"], human=human, pool=pool)
+    assert done.state == "done", done.error
+    result, finished = done.result, done.finished_at
+    # asked for, not computed yet: its job's task still in the outbox
+    waiting_judge = services.judge_create(
+        campaign=human.campaign, name="waiting", kind=JudgeKind.IMPORTED, model="m"
+    )
+    services.store_labels(waiting_judge, [services.Label(q, d, g) for (q, d), g in AUTO.items()])
+    job = Job.objects.create(kind="judge_audit", key="judge-audit:waiting")
+    waiting = JudgeAudit.objects.create(judge=waiting_judge, human=human, pool=pool, job=job)
+    waiting_row = OutboxTask.objects.create(task=jobs.RUN_TASK, args=[job.pk], key=job.key, job=job)
+    lost_judge = services.judge_create(
+        campaign=human.campaign, name="lost", kind=JudgeKind.IMPORTED, model="m"
+    )
+
+    old = _migrate(BEFORE)
+    try:
+        OldAudit = old.get_model("autojudge", "JudgeAudit")
+        row = OldAudit.objects.get(pk=done.pk)
+        assert (row.state, row.error, row.finished_at, row.result) == ("done", "", finished, result)
+        assert OldAudit.objects.get(pk=waiting.pk).state == "queued"
+        back = OutboxTask.objects.get(pk=waiting_row.pk)
+        assert (back.task, back.args, back.job_id) == (OLD_AUDIT_TASK, [waiting.pk], None)
+        assert not Job.objects.filter(kind="judge_audit").exists()
+        failed = OldAudit.objects.create(
+            judge_id=lost_judge.pk,
+            human_id=human.pk,
+            pool_id=pool.pk,
+            state="failed",
+            error="ValueError: x",
+        )
+        gone_row = OutboxTask.objects.create(task=OLD_AUDIT_TASK, args=[10**9], key="gone")
+    finally:
+        _migrate(None)
+
+    row = JudgeAudit.objects.select_related("job").get(pk=done.pk)
+    assert (row.job.kind, row.job.key) == ("judge_audit", f"judge-audit:{done.pk}")
+    assert (row.state, row.error, row.finished_at, row.result) == ("done", "", finished, result)
+    lost = JudgeAudit.objects.get(pk=failed.pk)
+    assert (lost.state, lost.job.state, lost.error) == ("failed", "failed", "ValueError: x")
+    waiting = JudgeAudit.objects.select_related("job").get(pk=waiting.pk)
+    assert (waiting.state, waiting.job.state) == ("queued", JobState.PENDING)
+    row_now = OutboxTask.objects.get(pk=waiting_row.pk)
+    assert (row_now.task, row_now.args, row_now.job_id) == (
+        jobs.RUN_TASK,
+        [waiting.job.pk],
+        waiting.job.pk,
+    )
+    gone = OutboxTask.objects.get(pk=gone_row.pk)
+    assert gone.done_at is not None and gone.task == OLD_AUDIT_TASK
+    # and it runs: the waiting audit is computed by the one job task
+    assert jobs.run(waiting.job.pk).state == JobState.DONE  # type: ignore[union-attr]
+    assert JudgeAudit.objects.get(pk=waiting.pk).result["pool"] == pool.number
