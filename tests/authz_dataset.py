@@ -225,7 +225,12 @@ def _audit_and_sample(judge: Any, qrels: Any, pool: Any) -> tuple[Any, Any]:
 def _calibration(judge: Any, qrels: Any, pool: Any) -> Any:
     """A stored calibration of the embedding judge (failed: the matrix loads no model)."""
     from judging.autojudge.models import JudgeCalibration
+    from judging.core.models import Job
 
-    return JudgeCalibration.objects.create(
-        judge=judge, human=qrels, pool=pool, state="failed", error="Conflict: nothing to fit"
+    failed = Job.objects.create(
+        kind="judge_calibration",
+        key="judge-calibration:matrix",
+        state="failed",
+        error="Conflict: nothing to fit",
     )
+    return JudgeCalibration.objects.create(judge=judge, human=qrels, pool=pool, job=failed)

@@ -1,6 +1,7 @@
 """The autojudge migrations that move a stored computation's lifecycle (state, error, when it
-finished) to its job (``core.Job``): judge audits (0004-0006). Stored rows keep what they said
-both ways, and tasks recorded under the old task names run as jobs (and back).
+finished) to its job (``core.Job``): judge audits (0004-0006) and calibrations (0007-0009).
+Stored rows keep what they said both ways, and tasks recorded under the old task names run as
+jobs (and back).
 
 Its own module: a transactional test cannot share one with the module-scoped demo fixture."""
 
@@ -12,13 +13,14 @@ import pytest
 
 from judging.autojudge import services
 from judging.autojudge.audit import audit_request
-from judging.autojudge.models import JudgeAudit, JudgeKind
+from judging.autojudge.models import JudgeAudit, JudgeCalibration, JudgeKind
 from judging.core import jobs
 from judging.core.models import Job, JobState, OutboxTask
 from tests.autojudge.test_audit import AUTO, setup  # noqa: F401
 
 BEFORE = [("autojudge", "0003_judgecalibration")]
 OLD_AUDIT_TASK = "judging.autojudge.tasks.compute_audit"
+OLD_CALIBRATION_TASK = "judging.autojudge.tasks.calibrate_judge"
 
 
 def _migrate(target: list[tuple[str, str]] | None) -> Any:
@@ -90,3 +92,70 @@ def test_audits_get_jobs_with_their_states_and_old_tasks_run_as_jobs(
     # and it runs: the waiting audit is computed by the one job task
     assert jobs.run(waiting.job.pk).state == JobState.DONE  # type: ignore[union-attr]
     assert JudgeAudit.objects.get(pk=waiting.pk).result["pool"] == pool.number
+
+
+@pytest.mark.django_db(transaction=True)
+def test_calibrations_get_jobs_with_their_states_and_old_tasks_run_as_jobs(
+    setup: dict[str, Any],  # noqa: F811
+) -> None:
+    judge, human, pool = setup["judge"], setup["human"], setup["pool"]
+    asked = {"judge": judge, "human": human, "pool": pool}
+    made = services.judge_create(
+        campaign=human.campaign, name="calibrated", kind=JudgeKind.IMPORTED, model="m"
+    )
+    done_job = Job.objects.create(kind="judge_calibration", key="c:done", state=JobState.DONE)
+    Job.objects.filter(pk=done_job.pk).update(computed_at=done_job.since)
+    done = JudgeCalibration.objects.create(**asked, seed=1, job=done_job, calibrated=made)
+    finished = JudgeCalibration.objects.get(pk=done.pk).finished_at
+    assert finished is not None
+    live_job = Job.objects.create(kind="judge_calibration", key="c:live", state=JobState.RUNNING)
+    live = JudgeCalibration.objects.create(**asked, seed=2, job=live_job)
+    live_row = OutboxTask.objects.create(
+        task=jobs.RUN_TASK, args=[live_job.pk], key=live_job.key, job=live_job
+    )
+
+    old = _migrate([("autojudge", "0006_audit_job_lifecycle")])
+    try:
+        Old = old.get_model("autojudge", "JudgeCalibration")
+        row = Old.objects.get(pk=done.pk)
+        assert (row.state, row.error, row.finished_at, row.calibrated_id) == (
+            "done",
+            "",
+            finished,
+            made.pk,
+        )
+        assert Old.objects.get(pk=live.pk).state == "running"
+        back = OutboxTask.objects.get(pk=live_row.pk)
+        assert (back.task, back.args, back.job_id) == (OLD_CALIBRATION_TASK, [live.pk], None)
+        assert not Job.objects.filter(kind="judge_calibration").exists()
+        failed = Old.objects.create(
+            judge_id=judge.pk, human_id=human.pk, pool_id=pool.pk, state="failed", error="E: x"
+        )
+        queued = Old.objects.create(judge_id=judge.pk, human_id=human.pk, pool_id=pool.pk)
+        queued_row = OutboxTask.objects.create(task=OLD_CALIBRATION_TASK, args=[queued.pk], key="q")
+        gone_row = OutboxTask.objects.create(task=OLD_CALIBRATION_TASK, args=[10**9], key="gone")
+    finally:
+        _migrate(None)
+
+    row = JudgeCalibration.objects.select_related("job").get(pk=done.pk)
+    assert (row.job.kind, row.job.key) == ("judge_calibration", f"judge-calibration:{done.pk}")
+    assert (row.state, row.error, row.finished_at, row.calibrated_id) == (
+        "done",
+        "",
+        finished,
+        made.pk,
+    )
+    assert JudgeCalibration.objects.get(pk=live.pk).state == "running"
+    lost = JudgeCalibration.objects.get(pk=failed.pk)
+    assert (lost.state, lost.job.state, lost.error) == ("failed", "failed", "E: x")
+    for pk, row_pk in ((live.pk, live_row.pk), (queued.pk, queued_row.pk)):
+        calibration = JudgeCalibration.objects.get(pk=pk)
+        task = OutboxTask.objects.get(pk=row_pk)
+        assert (task.task, task.args, task.job_id) == (
+            jobs.RUN_TASK,
+            [calibration.job_id],
+            calibration.job_id,
+        )
+    assert JudgeCalibration.objects.get(pk=queued.pk).state == "queued"
+    gone = OutboxTask.objects.get(pk=gone_row.pk)
+    assert gone.done_at is not None and gone.task == OLD_CALIBRATION_TASK

@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 
 from judging.api import autojudge_serializers as s
 from judging.api.serializers import ErrorSerializer, QrelsVersionSerializer
+from judging.api.stored import stored_response
 from judging.autojudge import selectors, services
 from judging.autojudge.models import Judge
 from judging.campaigns.models import Campaign
@@ -251,7 +252,17 @@ class CalibrationView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         calibration = selectors.calibration_for(request.user, pk)
-        return Response(s.CalibrationSerializer(selectors.calibration_view(calibration)).data)
+        body = selectors.calibration_view(calibration) if calibration is not None else None
+        return stored_response(
+            body,
+            missing="No JudgeCalibration matches the given query.",
+            pending=_calibration_data,
+            ready=_calibration_data,
+        )
+
+
+def _calibration_data(body: dict[str, Any]) -> dict[str, Any]:
+    return dict(s.CalibrationSerializer(body).data)
 
 
 class JudgeQrelsView(APIView):

@@ -4,7 +4,7 @@ is stored and what makes it out of date."""
 
 from __future__ import annotations
 
-from judging.autojudge import audit
+from judging.autojudge import audit, services
 from judging.core.jobs import Computation, register
 
 register(
@@ -15,5 +15,18 @@ register(
         compute=audit.audit_compute,  # metrics.judges.audit, families, probes
         store=audit.audit_store,  # JudgeAudit.result
         stale="asked again: labels or runs added later are read by the next computation",
+    )
+)
+
+register(
+    Computation(
+        kind="judge_calibration",
+        reads="an embedding judge version, a human qrels version, a pool version's documents "
+        "and their texts, a sample size and seed (key judge-calibration:CALIBRATION; a new row "
+        "each time one is asked for while none of the same is live)",
+        compute=services.calibration_compute,  # metrics.judges.calibration via the model
+        store=services.calibration_store,  # JudgeCalibration.calibrated, the judge's next version
+        stale="never in place: its result is a new judge version; another calibration is asked "
+        "for anew",
     )
 )

@@ -208,13 +208,6 @@ class Suggestions(models.Model):
         return f"suggestions of {self.judge} in {self.campaign}"
 
 
-class AuditState(models.TextChoices):
-    QUEUED = "queued", "queued"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
-
-
 # The words a judge audit, run or calibration shows for its job's state (``core.jobs``): they
 # said "queued" before a worker took them, and never "pending" or "stale".
 TASK_WORDS = {
@@ -230,7 +223,7 @@ TASK_STATES = [(w, w) for w in ("queued", "running", "done", "failed")]
 
 class JudgeAudit(models.Model):
     """The audit of one judge version against one human qrels version over one pool version
-    (agreement, rankings, family gaps, probes, anchoring), computed by a task."""
+    (agreement, rankings, family gaps, probes, anchoring), computed by its job."""
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="audits")
     human = models.ForeignKey(
@@ -269,7 +262,7 @@ class JudgeAudit(models.Model):
 
 class JudgeCalibration(models.Model):
     """One calibration of an embedding judge version (``judge``) on a human qrels version over a
-    pool version, computed by a task (scoring every judged document with the model takes tens of
+    pool version, computed by its job (scoring every judged document with the model takes tens of
     seconds, too long for a request): its result is the judge's next version, with thresholds
     (``calibrated``), or why it failed (``error``)."""
 
@@ -282,7 +275,7 @@ class JudgeCalibration(models.Model):
         null=True, blank=True, help_text="A seeded sample of this many judged documents (or all)."
     )
     seed = models.PositiveIntegerField(default=0)
-    state = models.CharField(max_length=10, choices=AuditState.choices, default=AuditState.QUEUED)
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="%(class)s")
     calibrated = models.ForeignKey(
         Judge,
         null=True,
@@ -291,18 +284,30 @@ class JudgeCalibration(models.Model):
         related_name="+",
         help_text="The version the calibration made (done only).",
     )
-    error = models.TextField(blank=True, help_text="Why it failed (never a key).")
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
         return f"calibration #{self.pk} of {self.judge}"
+
+    # its job (``autojudge.jobs``, kind ``judge_calibration``) holds the lifecycle; its error
+    # is stored with endpoints and keys blanked
+    @property
+    def state(self) -> str:
+        return TASK_WORDS[JobState(self.job.state)]
+
+    @property
+    def error(self) -> str:
+        return self.job.error
+
+    @property
+    def finished_at(self) -> datetime | None:
+        return self.job.computed_at
 
 
 class SampleDesign(models.TextChoices):

@@ -268,15 +268,14 @@ def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
 # ---- calibrations of embedding judges ----------------------------------------------------
 
 
-def calibration_for(user: UserLike, calibration_id: int) -> JudgeCalibration:
-    """Calibration ``calibration_id`` if the user may read its judge, else 404."""
-    calibration: JudgeCalibration = get_object_or_404(
-        JudgeCalibration.objects.filter(judge__in=judges_visible(user)).select_related(
-            "judge", "human", "pool", "calibrated"
-        ),
-        pk=calibration_id,
+def calibration_for(user: UserLike, calibration_id: int) -> JudgeCalibration | None:
+    """Calibration ``calibration_id`` if the user may read its judge, else None (a 404)."""
+    return (
+        JudgeCalibration.objects.filter(judge__in=judges_visible(user))
+        .select_related("judge", "human", "pool", "calibrated", "job")
+        .filter(pk=calibration_id)
+        .first()
     )
-    return calibration
 
 
 def calibration_view(calibration: JudgeCalibration) -> dict[str, Any]:
@@ -293,7 +292,7 @@ def calibration_view(calibration: JudgeCalibration) -> dict[str, Any]:
         "sample": calibration.sample,
         "seed": calibration.seed,
         "state": calibration.state,
-        "live": calibration.state in CALIBRATION_LIVE,
+        "live": calibration.job.state in CALIBRATION_LIVE,
         "calibrated": made.pk if made is not None else None,
         "calibrated_label": str(made) if made is not None else None,
         "error": scrub(calibration.error),
@@ -305,7 +304,7 @@ def calibration_view(calibration: JudgeCalibration) -> dict[str, Any]:
 def judge_calibrations(judge: Judge, limit: int = 5) -> list[dict[str, Any]]:
     """The judge version's latest calibrations, newest first."""
     rows = JudgeCalibration.objects.filter(judge=judge).select_related(
-        "judge", "human", "pool", "calibrated"
+        "judge", "human", "pool", "calibrated", "job"
     )
     return [calibration_view(c) for c in rows.order_by("-created_at", "-pk")[:limit]]
 

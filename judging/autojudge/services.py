@@ -10,14 +10,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from judging.assessments.models import QrelsEntry, QrelsKind, QrelsSource, QrelsVersion
 from judging.assessments.services import qrels_store
 from judging.autojudge.models import (
-    AuditState,
     AutoLabel,
     Judge,
     JudgeCalibration,
@@ -27,8 +26,10 @@ from judging.autojudge.models import (
     LabelStatus,
 )
 from judging.campaigns.models import Campaign
-from judging.core import outbox, uploads
+from judging.core import jobs, outbox, uploads
 from judging.core.errors import Conflict, InvalidInput
+from judging.core.jobs import StageFailed
+from judging.core.models import LIVE_STATES, Job
 from judging.core.roles import Account
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
 from metrics.problems import Problem
@@ -656,7 +657,8 @@ def calibration_task_key(calibration_id: int) -> str:
     return f"judge-calibration:{calibration_id}"
 
 
-CALIBRATION_LIVE = (AuditState.QUEUED, AuditState.RUNNING)
+# the job states of a calibration not finished (it reads queued or running)
+CALIBRATION_LIVE = LIVE_STATES
 
 
 def calibration_request(
@@ -668,7 +670,7 @@ def calibration_request(
     seed: int = 0,
     requested_by: Account | None = None,
 ) -> JudgeCalibration:
-    """Queue the calibration of an embedding judge (``embedding_calibrate``, a task after
+    """Queue the calibration of an embedding judge (``embedding_calibrate``, its job after
     commit): scoring every judged document with the model takes tens of seconds, too long for a
     request. What can be checked without the model is checked here; what needs it (enough
     graded documents with text, the model loading) makes a failed calibration saying why. The
@@ -692,34 +694,36 @@ def calibration_request(
         )
     with transaction.atomic():
         asked = dict(judge=judge, human=human, pool=pool, sample=sample, seed=seed)
-        active = JudgeCalibration.objects.filter(**asked, state__in=CALIBRATION_LIVE).first()
-        if active is not None:
-            return active
-        calibration = JudgeCalibration.objects.create(**asked, requested_by=requested_by)
-        outbox.enqueue(
-            "judging.autojudge.tasks.calibrate_judge",
-            calibration.pk,
-            key=calibration_task_key(calibration.pk),
-        )
+        active = JudgeCalibration.objects.filter(**asked, job__state__in=CALIBRATION_LIVE)
+        found = active.select_related("job").first()
+        if found is not None:
+            return found
+        job = jobs.new("judge_calibration", "")
+        calibration = JudgeCalibration.objects.create(**asked, requested_by=requested_by, job=job)
+        job.key = calibration_task_key(calibration.pk)
+        job.save(update_fields=["key"])
+        jobs.enqueue(job)
     return calibration
 
 
-def calibration_execute(calibration_id: int) -> None:
-    """Run one queued calibration and store its result: the judge's next version, or the error
-    (endpoints and keys blanked). A finished calibration (done or failed) is left alone, so a
-    task delivered twice makes no second version; a failed one is asked again by a new
-    request."""
-    calibration = JudgeCalibration.objects.select_related(
-        "judge", "judge__campaign", "human", "pool", "requested_by"
-    ).get(pk=calibration_id)
-    # A running one is taken again: it is a redelivery after a worker died or a transient
-    # error. Two attempts at once would not make two versions either: judge_create returns
-    # the latest version when it says the same (same scores, same thresholds).
-    live = JudgeCalibration.objects.filter(pk=calibration.pk, state__in=CALIBRATION_LIVE)
-    if not live.update(state=AuditState.RUNNING):
-        return
+def calibration_compute(job: Job) -> Judge | None:
+    """The computation of a ``judge_calibration`` job: the judge's next version, with
+    thresholds, or the error (stored with endpoints and keys blanked). A finished calibration
+    is left alone (``core.jobs``), so a job delivered twice makes no second version; a failed
+    one is asked again by a new request. A running one is taken again (a redelivery after a
+    worker died): two attempts would not make two versions either, judge_create returns the
+    latest version when it says the same (same scores, same thresholds)."""
+    calibration = (
+        JudgeCalibration.objects.select_related(
+            "judge", "judge__campaign", "human", "pool", "requested_by"
+        )
+        .filter(job=job)
+        .first()
+    )
+    if calibration is None:
+        return None
     try:
-        calibrated = embedding_calibrate(
+        return embedding_calibrate(
             judge=calibration.judge,
             human=calibration.human,
             pool=calibration.pool,
@@ -727,14 +731,11 @@ def calibration_execute(calibration_id: int) -> None:
             seed=calibration.seed,
             created_by=calibration.requested_by,
         )
-    except (OperationalError, InterfaceError):
-        raise  # transient: the task retries, and the calibration is still running
     except Exception as exc:  # stored and shown: the data or the model said no
         log.warning("calibration %s failed", calibration.pk, exc_info=True)
-        JudgeCalibration.objects.filter(pk=calibration.pk).update(
-            state=AuditState.FAILED, error=safe_message(exc), finished_at=timezone.now()
-        )
-        return
-    JudgeCalibration.objects.filter(pk=calibration.pk).update(
-        state=AuditState.DONE, calibrated=calibrated, error="", finished_at=timezone.now()
-    )
+        raise StageFailed(safe_message(exc)) from exc
+
+
+def calibration_store(job: Job, calibrated: Judge | None) -> None:
+    if calibrated is not None:
+        JudgeCalibration.objects.filter(job=job).update(calibrated=calibrated)

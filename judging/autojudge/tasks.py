@@ -19,19 +19,3 @@ def run_judge(run_id: int) -> None:
 
     if JudgeRun.objects.filter(pk=run_id).exists():
         judge_run_execute(run_id)
-
-
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=True,
-    max_retries=5,
-)
-def calibrate_judge(calibration_id: int) -> None:
-    """Calibrate an embedding judge (``JudgeCalibration`` ``calibration_id``); a finished one is
-    left alone."""
-    from judging.autojudge.models import JudgeCalibration
-    from judging.autojudge.services import calibration_execute
-
-    if JudgeCalibration.objects.filter(pk=calibration_id).exists():
-        calibration_execute(calibration_id)

@@ -11,9 +11,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
-from judging.autojudge import services, tasks
+from judging.autojudge import services
 from judging.autojudge.models import AutoLabel, Judge, JudgeCalibration, JudgeKind, JudgeRun
 from judging.campaigns.models import Campaign
+from judging.core import jobs
+from judging.core.tasks import run_job
 from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
 from tests.autojudge.judge_setup import (
@@ -504,8 +506,8 @@ def test_running_a_done_calibration_again_makes_no_second_version(
     versions = Judge.objects.filter(name="minilm").count()
     assert versions == 2
 
-    services.calibration_execute(calibration.pk)
-    tasks.calibrate_judge(calibration.pk)
+    jobs.run(calibration.job_id)
+    run_job(calibration.job_id)
     calibration.refresh_from_db()
     assert Judge.objects.filter(name="minilm").count() == versions
     assert (calibration.state, calibration.calibrated_id) == ("done", made)
