@@ -204,9 +204,10 @@ def _judges(campaign: Any, pool: Any, admin: Any) -> tuple[Any, Any, Any]:
         model="all-MiniLM-L6-v2",
         created_by=admin,
     )
-    run = JudgeRun.objects.create(
-        judge=embedding, pool=pool, state="done", total=pool.num_documents
-    )
+    from judging.core.models import Job
+
+    done = Job.objects.create(kind="judge_run", key="judge-run:test", state="done")
+    run = JudgeRun.objects.create(judge=embedding, pool=pool, job=done, total=pool.num_documents)
     return judge, embedding, run
 
 

@@ -1,7 +1,7 @@
 """The autojudge migrations that move a stored computation's lifecycle (state, error, when it
-finished) to its job (``core.Job``): judge audits (0004-0006) and calibrations (0007-0009).
-Stored rows keep what they said both ways, and tasks recorded under the old task names run as
-jobs (and back).
+finished) to its job (``core.Job``): judge audits (0004-0006), calibrations (0007-0009) and
+judge runs (0010-0012). Stored rows keep what they said both ways, and tasks recorded under the
+old task names run as jobs (and back).
 
 Its own module: a transactional test cannot share one with the module-scoped demo fixture."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from judging.autojudge import services
 from judging.autojudge.audit import audit_request
-from judging.autojudge.models import JudgeAudit, JudgeCalibration, JudgeKind
+from judging.autojudge.models import JudgeAudit, JudgeCalibration, JudgeKind, JudgeRun
 from judging.core import jobs
 from judging.core.models import Job, JobState, OutboxTask
 from tests.autojudge.test_audit import AUTO, setup  # noqa: F401
@@ -21,6 +21,7 @@ from tests.autojudge.test_audit import AUTO, setup  # noqa: F401
 BEFORE = [("autojudge", "0003_judgecalibration")]
 OLD_AUDIT_TASK = "judging.autojudge.tasks.compute_audit"
 OLD_CALIBRATION_TASK = "judging.autojudge.tasks.calibrate_judge"
+OLD_RUN_TASK = "judging.autojudge.tasks.run_judge"
 
 
 def _migrate(target: list[tuple[str, str]] | None) -> Any:
@@ -159,3 +160,66 @@ def test_calibrations_get_jobs_with_their_states_and_old_tasks_run_as_jobs(
     assert JudgeCalibration.objects.get(pk=queued.pk).state == "queued"
     gone = OutboxTask.objects.get(pk=gone_row.pk)
     assert gone.done_at is not None and gone.task == OLD_CALIBRATION_TASK
+
+
+@pytest.mark.django_db(transaction=True)
+def test_judge_runs_get_jobs_with_their_states_and_old_tasks_run_as_jobs(
+    setup: dict[str, Any],  # noqa: F811
+) -> None:
+    from django.utils import timezone
+
+    judge, pool = setup["judge"], setup["pool"]
+    now = timezone.now()
+    done_job = Job.objects.create(
+        kind="judge_run", key="r:done", state=JobState.DONE, computed_at=now, heartbeat_at=now
+    )
+    done = JudgeRun.objects.create(
+        judge=judge, pool=pool, job=done_job, total=12, done=12, ok=11, errors=1, cost=0.5
+    )
+    live_job = Job.objects.create(kind="judge_run", key="r:live")
+    live = JudgeRun.objects.create(judge=judge, pool=pool, job=live_job, total=12)
+    live_row = OutboxTask.objects.create(
+        task=jobs.RUN_TASK, args=[live_job.pk], key=live_job.key, job=live_job
+    )
+
+    old = _migrate([("autojudge", "0009_calibration_job_lifecycle")])
+    try:
+        Old = old.get_model("autojudge", "JudgeRun")
+        row = Old.objects.get(pk=done.pk)
+        assert (row.state, row.error, row.finished_at, row.heartbeat_at) == ("done", "", now, now)
+        assert (row.total, row.done, row.ok, row.errors, row.cost) == (12, 12, 11, 1, 0.5)
+        assert Old.objects.get(pk=live.pk).state == "queued"
+        back = OutboxTask.objects.get(pk=live_row.pk)
+        assert (back.task, back.args, back.job_id) == (OLD_RUN_TASK, [live.pk], None)
+        assert not Job.objects.filter(kind="judge_run").exists()
+        failed = Old.objects.create(
+            judge_id=judge.pk, pool_id=pool.pk, state="failed", error="E: x", total=12, done=3
+        )
+        running = Old.objects.create(
+            judge_id=judge.pk, pool_id=pool.pk, state="running", started_at=now, heartbeat_at=now
+        )
+        running_row = OutboxTask.objects.create(task=OLD_RUN_TASK, args=[running.pk], key="r")
+        gone_row = OutboxTask.objects.create(task=OLD_RUN_TASK, args=[10**9], key="gone")
+    finally:
+        _migrate(None)
+
+    row = JudgeRun.objects.select_related("job").get(pk=done.pk)
+    assert (row.job.kind, row.job.key) == ("judge_run", f"judge-run:{done.pk}")
+    assert (row.state, row.error, row.finished_at, row.heartbeat_at) == ("done", "", now, now)
+    assert (row.total, row.done, row.ok, row.errors, row.cost) == (12, 12, 11, 1, 0.5)
+    lost = JudgeRun.objects.get(pk=failed.pk)
+    assert (lost.state, lost.job.state, lost.error) == ("failed", "failed", "E: x")
+    assert lost.done == 3
+    still = JudgeRun.objects.get(pk=running.pk)
+    assert (still.state, still.heartbeat_at, still.started_at) == ("running", now, now)
+    assert JudgeRun.objects.get(pk=live.pk).state == "queued"
+    for pk, row_pk in ((live.pk, live_row.pk), (running.pk, running_row.pk)):
+        run = JudgeRun.objects.get(pk=pk)
+        task = OutboxTask.objects.get(pk=row_pk)
+        assert (task.task, task.args, task.job_id) == (jobs.RUN_TASK, [run.job_id], run.job_id)
+    gone = OutboxTask.objects.get(pk=gone_row.pk)
+    assert gone.done_at is not None and gone.task == OLD_RUN_TASK
+    # and it runs: the imported judge cannot start, so the run fails saying why
+    live = JudgeRun.objects.get(pk=live.pk)
+    assert jobs.run(live.job_id).state == JobState.FAILED  # type: ignore[union-attr]
+    assert "imported" in JudgeRun.objects.get(pk=live.pk).error

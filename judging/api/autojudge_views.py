@@ -167,7 +167,17 @@ class JudgeRunView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         run = selectors.judge_run_for(request.user, pk)
-        return Response(s.JudgeRunSerializer(selectors.judge_run_progress(run)).data)
+        body = selectors.judge_run_progress(run) if run is not None else None
+        return stored_response(
+            body,
+            missing="No JudgeRun matches the given query.",
+            pending=_run_data,
+            ready=_run_data,
+        )
+
+
+def _run_data(body: dict[str, Any]) -> dict[str, Any]:
+    return dict(s.JudgeRunSerializer(body).data)
 
 
 class JudgeLabelsView(APIView):

@@ -30,3 +30,14 @@ register(
         "for anew",
     )
 )
+
+register(
+    Computation(
+        kind="judge_run",
+        reads="a judge version and a pool version's documents and texts (key judge-run:RUN; a "
+        "new row each time one is asked for while none over the same pool is live)",
+        compute=services.judge_run_compute,  # the judge's labeller; counts saved per batch
+        store=lambda job, result: None,  # the labels (AutoLabel, its cache) and JudgeRun's counts
+        stale="never in place: a run labels what its judge version has not graded yet",
+    )
+)

@@ -109,21 +109,13 @@ class Judge(models.Model):
         }
 
 
-class JudgeRunState(models.TextChoices):
-    QUEUED = "queued", "queued"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
-
-
 class JudgeRun(models.Model):
-    """One judge version labelling the documents of one pool version: progress and cost."""
+    """One judge version labelling the documents of one pool version, computed by its job:
+    progress and cost."""
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
     pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="judge_runs")
-    state = models.CharField(
-        max_length=10, choices=JudgeRunState.choices, default=JudgeRunState.QUEUED
-    )
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="%(class)s")
     total = models.PositiveIntegerField(default=0, help_text="Pool documents to label.")
     done = models.PositiveIntegerField(default=0, help_text="Labelled (any status) so far.")
     cached = models.PositiveIntegerField(default=0, help_text="Already labelled by this version.")
@@ -134,20 +126,35 @@ class JudgeRun(models.Model):
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
     cost = models.FloatField(default=0.0, help_text="In the currency of the judge's prices.")
-    error = models.TextField(blank=True, help_text="Why the run stopped (never a key).")
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
         return f"{self.judge} over pool v{self.pool.number}"
+
+    # its job (``autojudge.jobs``, kind ``judge_run``) holds the lifecycle (its error stored
+    # with endpoints and keys blanked); the counts stay here, saved after each batch
+    @property
+    def state(self) -> str:
+        return TASK_WORDS[JobState(self.job.state)]
+
+    @property
+    def error(self) -> str:
+        return self.job.error
+
+    @property
+    def heartbeat_at(self) -> datetime | None:
+        return self.job.heartbeat_at
+
+    @property
+    def finished_at(self) -> datetime | None:
+        return self.job.computed_at
 
     @property
     def progress(self) -> float:

@@ -22,14 +22,13 @@ from judging.autojudge.models import (
     JudgeCalibration,
     JudgeKind,
     JudgeRun,
-    JudgeRunState,
     LabelStatus,
 )
 from judging.campaigns.models import Campaign
-from judging.core import jobs, outbox, uploads
+from judging.core import jobs, uploads
 from judging.core.errors import Conflict, InvalidInput
 from judging.core.jobs import StageFailed
-from judging.core.models import LIVE_STATES, Job
+from judging.core.models import LIVE_STATES, Job, JobState
 from judging.core.roles import Account
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
 from metrics.problems import Problem
@@ -279,7 +278,7 @@ def judge_run_task_key(run_id: int) -> str:
 def judge_run_request(
     *, judge: Judge, pool: PoolVersion, requested_by: Account | None = None
 ) -> JudgeRun:
-    """Queue ``judge`` over the documents of ``pool`` (a task, after commit). An imported judge
+    """Queue ``judge`` over the documents of ``pool`` (its job, after commit). An imported judge
     has its labels already; it does not run."""
     if judge.campaign_id != pool.campaign_id:
         raise invalid("pool", "belongs to another campaign")
@@ -288,34 +287,39 @@ def judge_run_request(
     if pool.state != PoolState.BUILT:
         raise Conflict(f"pool v{pool.number} is {pool.state}: a judge runs over a built pool")
     with transaction.atomic():
-        active = JudgeRun.objects.filter(
-            judge=judge, pool=pool, state__in=[JudgeRunState.QUEUED, JudgeRunState.RUNNING]
-        ).first()
-        if active is not None:
-            return active
+        active = JudgeRun.objects.filter(judge=judge, pool=pool, job__state__in=LIVE_STATES)
+        found = active.select_related("job").first()
+        if found is not None:
+            return found
+        job = jobs.new("judge_run", "")
         run = JudgeRun.objects.create(
-            judge=judge, pool=pool, requested_by=requested_by, total=pool.num_documents
+            judge=judge, pool=pool, requested_by=requested_by, total=pool.num_documents, job=job
         )
-        outbox.enqueue("judging.autojudge.tasks.run_judge", run.pk, key=judge_run_task_key(run.pk))
+        job.key = judge_run_task_key(run.pk)
+        job.save(update_fields=["key"])
+        jobs.enqueue(job)
     return run
 
 
-def judge_run_execute(run_id: int) -> None:
-    """Label every document of the run's pool the judge version has not graded yet, in batches
-    of POOLJUDGE_AUTOJUDGE_BATCH, saving progress and cost after each. A pair the endpoint fails
-    on is recorded with its status and stops nothing else; a labeller that cannot start (no
-    endpoint, no embedding model) fails the run with the reason. Safe to run twice."""
-    run = JudgeRun.objects.select_related("judge", "judge__campaign", "pool").get(pk=run_id)
-    if run.state in (JudgeRunState.DONE, JudgeRunState.FAILED):
+def judge_run_compute(job: Job) -> None:
+    """The computation of a ``judge_run`` job: label every document of the run's pool the judge
+    version has not graded yet, in batches of POOLJUDGE_AUTOJUDGE_BATCH, saving progress and
+    cost after each. A pair the endpoint fails on is recorded with its status and stops nothing
+    else; a labeller that cannot start (no endpoint, no embedding model) fails the run with the
+    reason (endpoints and keys blanked). Safe to run twice: a finished run is left alone
+    (``core.jobs``), and labels stored by an interrupted attempt are kept (the judge's
+    cache)."""
+    run = (
+        JudgeRun.objects.select_related("judge", "judge__campaign", "pool").filter(job=job).first()
+    )
+    if run is None:
         return
     judge = run.judge
     pairs = pool_pairs(run.pool)
     done = set(labels(judge))
     todo = [p for p in pairs if p not in done]
     JudgeRun.objects.filter(pk=run.pk).update(
-        state=JudgeRunState.RUNNING,
         started_at=timezone.now(),
-        heartbeat_at=timezone.now(),
         total=len(pairs),
         cached=len(pairs) - len(todo),
         done=len(pairs) - len(todo),
@@ -323,8 +327,7 @@ def judge_run_execute(run_id: int) -> None:
     try:
         labeller = labeller_for(judge)
     except Exception as exc:  # the labeller cannot start: the run fails, saying why
-        _finish(run.pk, JudgeRunState.FAILED, error=safe_message(exc))
-        return
+        raise StageFailed(safe_message(exc)) from exc
     batch: list[Label] = []
     size = settings.POOLJUDGE_AUTOJUDGE.autojudge_batch
     try:
@@ -336,9 +339,7 @@ def judge_run_execute(run_id: int) -> None:
         _save_batch(run.pk, judge, batch)
     except Exception as exc:
         _save_batch(run.pk, judge, batch)
-        _finish(run.pk, JudgeRunState.FAILED, error=safe_message(exc))
-        return
-    _finish(run.pk, JudgeRunState.DONE)
+        raise StageFailed(safe_message(exc)) from exc
 
 
 MASK = "***"
@@ -404,14 +405,10 @@ def _save_batch(run_id: int, judge: Judge, batch: list[Label]) -> None:
             prompt_tokens=F("prompt_tokens") + sum(x.prompt_tokens for x in batch),
             completion_tokens=F("completion_tokens") + sum(x.completion_tokens for x in batch),
             cost=F("cost") + sum(x.cost for x in batch),
-            heartbeat_at=timezone.now(),
         )
-
-
-def _finish(run_id: int, state: str, *, error: str = "") -> None:
-    JudgeRun.objects.filter(pk=run_id).update(
-        state=state, error=error, finished_at=timezone.now(), heartbeat_at=timezone.now()
-    )
+        Job.objects.filter(judgerun=run_id, state=JobState.RUNNING).update(
+            heartbeat_at=timezone.now()
+        )
 
 
 # ---- qrels versions from a judge's labels -------------------------------------------------
