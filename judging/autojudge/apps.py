@@ -1,3 +1,5 @@
+from importlib import import_module
+
 from django.apps import AppConfig
 
 
@@ -7,7 +9,7 @@ class AutojudgeConfig(AppConfig):
     verbose_name = "Automatic judges"
 
     def ready(self) -> None:
-        from judging.autojudge import jobs, labellers
+        from judging.autojudge import labellers
 
-        del jobs  # imported for its registry entries (its stored computations)
+        import_module("judging.autojudge.jobs")  # registers its stored computations
         labellers.register()
