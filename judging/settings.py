@@ -208,7 +208,7 @@ SPECTACULAR_SETTINGS = {
         "JudgeKindEnum": "judging.autojudge.models.JudgeKind",
         "JudgeQrelsKindEnum": [("automatic", "automatic"), ("hybrid", "hybrid")],
         # a judge run's and a calibration's state: one set of choices, one name
-        "TaskStateEnum": "judging.autojudge.models.AuditState",
+        "TaskStateEnum": "judging.autojudge.models.TASK_STATES",
     },
 }
 

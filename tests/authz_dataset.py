@@ -204,9 +204,10 @@ def _judges(campaign: Any, pool: Any, admin: Any) -> tuple[Any, Any, Any]:
         model="all-MiniLM-L6-v2",
         created_by=admin,
     )
-    run = JudgeRun.objects.create(
-        judge=embedding, pool=pool, state="done", total=pool.num_documents
-    )
+    from judging.core.models import Job
+
+    done = Job.objects.create(kind="judge_run", key="judge-run:test", state="done")
+    run = JudgeRun.objects.create(judge=embedding, pool=pool, job=done, total=pool.num_documents)
     return judge, embedding, run
 
 
@@ -214,8 +215,10 @@ def _audit_and_sample(judge: Any, qrels: Any, pool: Any) -> tuple[Any, Any]:
     """A stored (empty) audit of the imported judge and a drawn human sample for it."""
     from judging.autojudge.estimates import sample_create
     from judging.autojudge.models import JudgeAudit
+    from judging.core.models import Job
 
-    audit = JudgeAudit.objects.create(judge=judge, human=qrels, pool=pool, state="done")
+    done = Job.objects.create(kind="judge_audit", key="judge-audit:matrix", state="done")
+    audit = JudgeAudit.objects.create(judge=judge, human=qrels, pool=pool, job=done)
     sample = sample_create(judge=judge, pool=pool, design="uniform", budget=2, seed=0)
     return audit, sample
 
@@ -223,7 +226,12 @@ def _audit_and_sample(judge: Any, qrels: Any, pool: Any) -> tuple[Any, Any]:
 def _calibration(judge: Any, qrels: Any, pool: Any) -> Any:
     """A stored calibration of the embedding judge (failed: the matrix loads no model)."""
     from judging.autojudge.models import JudgeCalibration
+    from judging.core.models import Job
 
-    return JudgeCalibration.objects.create(
-        judge=judge, human=qrels, pool=pool, state="failed", error="Conflict: nothing to fit"
+    failed = Job.objects.create(
+        kind="judge_calibration",
+        key="judge-calibration:matrix",
+        state="failed",
+        error="Conflict: nothing to fit",
     )
+    return JudgeCalibration.objects.create(judge=judge, human=qrels, pool=pool, job=failed)

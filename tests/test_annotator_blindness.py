@@ -240,7 +240,10 @@ def _judges(campaign: Any, pool: Any) -> tuple[Any, Any, Any]:
     embedding = services.judge_create(
         campaign=campaign, name=f"{JUDGE_NAME}-minilm", kind=JudgeKind.EMBEDDING, model=JUDGE_MODEL
     )
-    run = JudgeRun.objects.create(judge=embedding, pool=pool, state="done", total=len(pairs))
+    from judging.core.models import Job
+
+    done = Job.objects.create(kind="judge_run", key="judge-run:test", state="done")
+    run = JudgeRun.objects.create(judge=embedding, pool=pool, job=done, total=len(pairs))
     return judge, embedding, run
 
 

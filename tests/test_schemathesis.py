@@ -135,7 +135,10 @@ def _judges(demo: Any) -> tuple[list[int], list[int]]:
     embedding = services.judge_create(
         campaign=demo, name="schema-minilm", kind=JudgeKind.EMBEDDING, model="all-MiniLM-L6-v2"
     )
-    run = JudgeRun.objects.create(judge=embedding, pool=pool, state="done", total=20, done=20)
+    from judging.core.models import Job
+
+    finished = Job.objects.create(kind="judge_run", key="judge-run:test", state="done")
+    run = JudgeRun.objects.create(judge=embedding, pool=pool, job=finished, total=20, done=20)
     return [imported.pk, embedding.pk], [run.pk]
 
 

@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 from judging.api.permissions import IsAdmin, IsResearcher
 from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
+from judging.api.stored import stored_response
 from judging.autojudge.answers import AuditAnswer, SampleAnswer
 from judging.autojudge.audit import audit_request
 from judging.autojudge.estimates import sample_advance, sample_create
@@ -96,12 +97,13 @@ class AuditView(APIView):
         },
     )
     def get(self, request: Request, pk: int) -> Response:
-        audit = get_object_or_404(
-            JudgeAudit.objects.select_related("judge", "human", "pool"),
-            pk=pk,
-            judge__in=Judge.objects.visible_to(request.user),
+        audit = (
+            JudgeAudit.objects.select_related("judge", "human", "pool", "job")
+            .filter(pk=pk, judge__in=Judge.objects.visible_to(request.user))
+            .first()
         )
-        return Response(audit_view(audit, request.user))
+        body = audit_view(audit, request.user) if audit is not None else None
+        return stored_response(body, missing="No JudgeAudit matches the given query.")
 
 
 def _sample_summary(hs: HumanSample) -> dict[str, Any]:

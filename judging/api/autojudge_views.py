@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 
 from judging.api import autojudge_serializers as s
 from judging.api.serializers import ErrorSerializer, QrelsVersionSerializer
+from judging.api.stored import stored_response
 from judging.autojudge import selectors, services
 from judging.autojudge.models import Judge
 from judging.campaigns.models import Campaign
@@ -166,7 +167,17 @@ class JudgeRunView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         run = selectors.judge_run_for(request.user, pk)
-        return Response(s.JudgeRunSerializer(selectors.judge_run_progress(run)).data)
+        body = selectors.judge_run_progress(run) if run is not None else None
+        return stored_response(
+            body,
+            missing="No JudgeRun matches the given query.",
+            pending=_run_data,
+            ready=_run_data,
+        )
+
+
+def _run_data(body: dict[str, Any]) -> dict[str, Any]:
+    return dict(s.JudgeRunSerializer(body).data)
 
 
 class JudgeLabelsView(APIView):
@@ -251,7 +262,17 @@ class CalibrationView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         calibration = selectors.calibration_for(request.user, pk)
-        return Response(s.CalibrationSerializer(selectors.calibration_view(calibration)).data)
+        body = selectors.calibration_view(calibration) if calibration is not None else None
+        return stored_response(
+            body,
+            missing="No JudgeCalibration matches the given query.",
+            pending=_calibration_data,
+            ready=_calibration_data,
+        )
+
+
+def _calibration_data(body: dict[str, Any]) -> dict[str, Any]:
+    return dict(s.CalibrationSerializer(body).data)
 
 
 class JudgeQrelsView(APIView):

@@ -1,3 +1,5 @@
+from importlib import import_module
+
 from django.apps import AppConfig
 
 
@@ -9,4 +11,5 @@ class AutojudgeConfig(AppConfig):
     def ready(self) -> None:
         from judging.autojudge import labellers
 
+        import_module("judging.autojudge.jobs")  # registers its stored computations
         labellers.register()

@@ -1,5 +1,6 @@
-"""The audit of a judge version against people (issue 17, point 3), computed by a task and
-stored (``JudgeAudit``): how far its labels and the rankings they give can be trusted.
+"""The audit of a judge version against people (issue 17, point 3), computed by a job
+(``core.jobs``, kind ``judge_audit``) and stored (``JudgeAudit``): how far its labels and the
+rankings they give can be trusted.
 
 - label agreement on the pool documents both graded (``metrics.judges.audit.label_agreement``);
 - the ranking of every campaign run under the judge's labels vs the human grades, both over the
@@ -13,7 +14,6 @@ stored (``JudgeAudit``): how far its labels and the rankings they give can be tr
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from django.conf import settings
@@ -22,13 +22,12 @@ from django.utils import timezone
 
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.autojudge.answers import AUDIT_RESULT_VERSION
-from judging.autojudge.models import AuditState, Judge, JudgeAudit, JudgeKind
+from judging.autojudge.models import Judge, JudgeAudit, JudgeKind
 from judging.autojudge.services import human_grades, invalid, labels, pool_pairs
-from judging.core import outbox
+from judging.core import jobs
+from judging.core.models import Job, JobState
 from judging.core.roles import Account
 from judging.pools.models import PoolVersion
-
-log = logging.getLogger(__name__)
 
 AUDIT_MEASURES = ("AP", "nDCG@10", "P@10")
 
@@ -45,49 +44,50 @@ def audit_request(
     requested_by: Account | None = None,
     again: bool = False,
 ) -> JudgeAudit:
-    """The stored audit of ``judge`` against ``human`` over ``pool``, computing it (a task,
+    """The stored audit of ``judge`` against ``human`` over ``pool``, computing it (its job,
     after commit) when there is none, the last attempt failed, or ``again`` is asked."""
     if human.kind != QrelsKind.HUMAN:
         raise invalid("human", f"qrels v{human.number} is {human.kind}, not human")
     if not (judge.campaign_id == human.campaign_id == pool.campaign_id):
         raise invalid("pool", "judge, pool and qrels belong to different campaigns")
-    try:
-        with transaction.atomic():
-            audit, created = JudgeAudit.objects.get_or_create(
-                judge=judge, human=human, pool=pool, defaults={"requested_by": requested_by}
-            )
-    except IntegrityError:
-        audit, created = JudgeAudit.objects.get(judge=judge, human=human, pool=pool), False
-    if created or again or audit.state == AuditState.FAILED:
-        with transaction.atomic():
-            JudgeAudit.objects.filter(pk=audit.pk).update(state=AuditState.QUEUED, error="")
-            outbox.enqueue(
-                "judging.autojudge.tasks.compute_audit", audit.pk, key=audit_task_key(audit.pk)
-            )
-        audit.refresh_from_db()
-    return audit
+    asked = {"judge": judge, "human": human, "pool": pool}
+    audit = JudgeAudit.objects.filter(**asked).select_related("job").first()
+    created = False
+    if audit is None:
+        try:
+            with transaction.atomic():
+                job = jobs.new("judge_audit", "")
+                audit = JudgeAudit.objects.create(**asked, requested_by=requested_by, job=job)
+                job.key = audit_task_key(audit.pk)
+                job.save(update_fields=["key"])
+                created = True
+        except IntegrityError:
+            audit = JudgeAudit.objects.select_related("job").get(**asked)
+    with transaction.atomic():
+        if created or again:
+            # asked again: a done audit is computed again (its result kept until then)
+            Job.objects.filter(pk=audit.job_id, state=JobState.DONE).update(state=JobState.PENDING)
+            jobs.enqueue(audit.job)
+        else:
+            jobs.again(audit.job)  # a failed audit: computed again
+    return JudgeAudit.objects.select_related("job").get(pk=audit.pk)
 
 
-def audit_execute(audit_id: int) -> None:
-    """Compute and store one audit (safe to run twice: a finished audit is computed again only
-    when re-queued)."""
-    audit = JudgeAudit.objects.select_related("judge", "judge__campaign", "human", "pool").get(
-        pk=audit_id
+def audit_compute(job: Job) -> dict[str, Any] | None:
+    """The computation of a ``judge_audit`` job: its audit's result."""
+    audit = (
+        JudgeAudit.objects.select_related("judge", "judge__campaign", "human", "pool")
+        .filter(job=job)
+        .first()
     )
-    if audit.state == AuditState.DONE:
-        return
-    JudgeAudit.objects.filter(pk=audit.pk).update(state=AuditState.RUNNING)
-    try:
-        result = compute_audit(audit.judge, audit.human, audit.pool)
-    except Exception as exc:
-        log.exception("audit %s failed", audit.pk)
-        JudgeAudit.objects.filter(pk=audit.pk).update(
-            state=AuditState.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000]
-        )
-        return
-    JudgeAudit.objects.filter(pk=audit.pk).update(
-        state=AuditState.DONE, result=result, error="", finished_at=timezone.now()
-    )
+    if audit is None:
+        return None
+    return compute_audit(audit.judge, audit.human, audit.pool)
+
+
+def audit_store(job: Job, result: dict[str, Any] | None) -> None:
+    if result is not None:
+        JudgeAudit.objects.filter(job=job).update(result=result)
 
 
 def _scores(

@@ -10,12 +10,14 @@ pool, or another pool version sharing documents, asks the endpoint only for the 
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
 
 from judging.campaigns.models import Campaign, Topic
+from judging.core.models import Job, JobState
 from judging.pools.models import PoolVersion
 
 if TYPE_CHECKING:
@@ -107,21 +109,13 @@ class Judge(models.Model):
         }
 
 
-class JudgeRunState(models.TextChoices):
-    QUEUED = "queued", "queued"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
-
-
 class JudgeRun(models.Model):
-    """One judge version labelling the documents of one pool version: progress and cost."""
+    """One judge version labelling the documents of one pool version, computed by its job:
+    progress and cost."""
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
     pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="judge_runs")
-    state = models.CharField(
-        max_length=10, choices=JudgeRunState.choices, default=JudgeRunState.QUEUED
-    )
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="%(class)s")
     total = models.PositiveIntegerField(default=0, help_text="Pool documents to label.")
     done = models.PositiveIntegerField(default=0, help_text="Labelled (any status) so far.")
     cached = models.PositiveIntegerField(default=0, help_text="Already labelled by this version.")
@@ -132,20 +126,35 @@ class JudgeRun(models.Model):
     prompt_tokens = models.PositiveBigIntegerField(default=0)
     completion_tokens = models.PositiveBigIntegerField(default=0)
     cost = models.FloatField(default=0.0, help_text="In the currency of the judge's prices.")
-    error = models.TextField(blank=True, help_text="Why the run stopped (never a key).")
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
         return f"{self.judge} over pool v{self.pool.number}"
+
+    # its job (``autojudge.jobs``, kind ``judge_run``) holds the lifecycle (its error stored
+    # with endpoints and keys blanked); the counts stay here, saved after each batch
+    @property
+    def state(self) -> str:
+        return TASK_WORDS[JobState(self.job.state)]
+
+    @property
+    def error(self) -> str:
+        return self.job.error
+
+    @property
+    def heartbeat_at(self) -> datetime | None:
+        return self.job.heartbeat_at
+
+    @property
+    def finished_at(self) -> datetime | None:
+        return self.job.computed_at
 
     @property
     def progress(self) -> float:
@@ -206,30 +215,34 @@ class Suggestions(models.Model):
         return f"suggestions of {self.judge} in {self.campaign}"
 
 
-class AuditState(models.TextChoices):
-    QUEUED = "queued", "queued"
-    RUNNING = "running", "running"
-    DONE = "done", "done"
-    FAILED = "failed", "failed"
+# The words a judge audit, run or calibration shows for its job's state (``core.jobs``): they
+# said "queued" before a worker took them, and never "pending" or "stale".
+TASK_WORDS = {
+    JobState.PENDING: "queued",
+    JobState.QUEUED: "queued",
+    JobState.RUNNING: "running",
+    JobState.DONE: "done",
+    JobState.FAILED: "failed",
+}
+# The same words as choices (the API schema's ``TaskStateEnum``).
+TASK_STATES = [(w, w) for w in ("queued", "running", "done", "failed")]
 
 
 class JudgeAudit(models.Model):
     """The audit of one judge version against one human qrels version over one pool version
-    (agreement, rankings, family gaps, probes, anchoring), computed by a task."""
+    (agreement, rankings, family gaps, probes, anchoring), computed by its job."""
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="audits")
     human = models.ForeignKey(
         "assessments.QrelsVersion", on_delete=models.PROTECT, related_name="+"
     )
     pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="+")
-    state = models.CharField(max_length=10, choices=AuditState.choices, default=AuditState.QUEUED)
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="%(class)s")
     result = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
@@ -240,10 +253,23 @@ class JudgeAudit(models.Model):
     def __str__(self) -> str:
         return f"audit of {self.judge} against qrels v{self.human.number}"
 
+    # its job (``autojudge.jobs``, kind ``judge_audit``) holds the lifecycle, read as before
+    @property
+    def state(self) -> str:
+        return TASK_WORDS[JobState(self.job.state)]
+
+    @property
+    def error(self) -> str:
+        return self.job.error
+
+    @property
+    def finished_at(self) -> datetime | None:
+        return self.job.computed_at
+
 
 class JudgeCalibration(models.Model):
     """One calibration of an embedding judge version (``judge``) on a human qrels version over a
-    pool version, computed by a task (scoring every judged document with the model takes tens of
+    pool version, computed by its job (scoring every judged document with the model takes tens of
     seconds, too long for a request): its result is the judge's next version, with thresholds
     (``calibrated``), or why it failed (``error``)."""
 
@@ -256,7 +282,7 @@ class JudgeCalibration(models.Model):
         null=True, blank=True, help_text="A seeded sample of this many judged documents (or all)."
     )
     seed = models.PositiveIntegerField(default=0)
-    state = models.CharField(max_length=10, choices=AuditState.choices, default=AuditState.QUEUED)
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="%(class)s")
     calibrated = models.ForeignKey(
         Judge,
         null=True,
@@ -265,18 +291,30 @@ class JudgeCalibration(models.Model):
         related_name="+",
         help_text="The version the calibration made (done only).",
     )
-    error = models.TextField(blank=True, help_text="Why it failed (never a key).")
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
         return f"calibration #{self.pk} of {self.judge}"
+
+    # its job (``autojudge.jobs``, kind ``judge_calibration``) holds the lifecycle; its error
+    # is stored with endpoints and keys blanked
+    @property
+    def state(self) -> str:
+        return TASK_WORDS[JobState(self.job.state)]
+
+    @property
+    def error(self) -> str:
+        return self.job.error
+
+    @property
+    def finished_at(self) -> datetime | None:
+        return self.job.computed_at
 
 
 class SampleDesign(models.TextChoices):

@@ -18,22 +18,20 @@ from django.shortcuts import get_object_or_404
 
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.autojudge.models import (
-    AuditState,
     AutoLabel,
     Judge,
     JudgeAudit,
     JudgeCalibration,
     JudgeKind,
     JudgeRun,
-    JudgeRunState,
     LabelStatus,
 )
 from judging.autojudge.services import CALIBRATION_LIVE, invalid, scrub
 from judging.campaigns.models import Campaign
+from judging.core.models import LIVE_STATES, JobState
 from judging.core.roles import UserLike
 from judging.pools.models import PoolState, PoolVersion
 
-LIVE_STATES = (JudgeRunState.QUEUED, JudgeRunState.RUNNING)
 # Parameters worth showing; anything else a judge's params hold is left out (endpoints and keys
 # are refused by judge_create, and this keeps it so whatever a future kind stores).
 SHOWN_PARAMS = (
@@ -64,15 +62,14 @@ def judge_for(user: UserLike, judge_id: int) -> Judge:
     return judge
 
 
-def judge_run_for(user: UserLike, run_id: int) -> JudgeRun:
-    """Judge run ``run_id`` if the user may read its judge, else 404."""
-    run: JudgeRun = get_object_or_404(
-        JudgeRun.objects.filter(judge__in=judges_visible(user)).select_related(
-            "judge", "judge__campaign", "pool"
-        ),
-        pk=run_id,
+def judge_run_for(user: UserLike, run_id: int) -> JudgeRun | None:
+    """Judge run ``run_id`` if the user may read its judge, else None (a 404)."""
+    return (
+        JudgeRun.objects.filter(judge__in=judges_visible(user))
+        .select_related("judge", "judge__campaign", "pool", "job")
+        .filter(pk=run_id)
+        .first()
     )
-    return run
 
 
 def _totals(judges: Iterable[int]) -> dict[int, dict[str, Any]]:
@@ -211,7 +208,7 @@ def judge_detail(judge: Judge) -> dict[str, Any]:
     versions = Judge.objects.filter(campaign_id=judge.campaign_id, name=judge.name).order_by(
         "version"
     )
-    runs = JudgeRun.objects.filter(judge=judge).select_related("judge", "pool")
+    runs = JudgeRun.objects.filter(judge=judge).select_related("judge", "pool", "job")
     out = judge_summary(judge)
     out.update(
         prompt=judge.prompt,
@@ -231,7 +228,7 @@ def judge_detail(judge: Judge) -> dict[str, Any]:
         grades=_grades(judge),
         judge_runs=[judge_run_progress(r) for r in runs],
         qrels=_qrels_of(judge),
-        live=any(r.state in LIVE_STATES for r in runs),
+        live=any(r.job.state in LIVE_STATES for r in runs),
     )
     return out
 
@@ -246,7 +243,7 @@ def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
         "judge_label": str(run.judge),
         "pool": run.pool.number,
         "state": run.state,
-        "live": run.state in LIVE_STATES,
+        "live": run.job.state in LIVE_STATES,
         "total": run.total,
         "done": run.done,
         "cached": run.cached,
@@ -268,15 +265,14 @@ def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
 # ---- calibrations of embedding judges ----------------------------------------------------
 
 
-def calibration_for(user: UserLike, calibration_id: int) -> JudgeCalibration:
-    """Calibration ``calibration_id`` if the user may read its judge, else 404."""
-    calibration: JudgeCalibration = get_object_or_404(
-        JudgeCalibration.objects.filter(judge__in=judges_visible(user)).select_related(
-            "judge", "human", "pool", "calibrated"
-        ),
-        pk=calibration_id,
+def calibration_for(user: UserLike, calibration_id: int) -> JudgeCalibration | None:
+    """Calibration ``calibration_id`` if the user may read its judge, else None (a 404)."""
+    return (
+        JudgeCalibration.objects.filter(judge__in=judges_visible(user))
+        .select_related("judge", "human", "pool", "calibrated", "job")
+        .filter(pk=calibration_id)
+        .first()
     )
-    return calibration
 
 
 def calibration_view(calibration: JudgeCalibration) -> dict[str, Any]:
@@ -293,7 +289,7 @@ def calibration_view(calibration: JudgeCalibration) -> dict[str, Any]:
         "sample": calibration.sample,
         "seed": calibration.seed,
         "state": calibration.state,
-        "live": calibration.state in CALIBRATION_LIVE,
+        "live": calibration.job.state in CALIBRATION_LIVE,
         "calibrated": made.pk if made is not None else None,
         "calibrated_label": str(made) if made is not None else None,
         "error": scrub(calibration.error),
@@ -305,7 +301,7 @@ def calibration_view(calibration: JudgeCalibration) -> dict[str, Any]:
 def judge_calibrations(judge: Judge, limit: int = 5) -> list[dict[str, Any]]:
     """The judge version's latest calibrations, newest first."""
     rows = JudgeCalibration.objects.filter(judge=judge).select_related(
-        "judge", "human", "pool", "calibrated"
+        "judge", "human", "pool", "calibrated", "job"
     )
     return [calibration_view(c) for c in rows.order_by("-created_at", "-pk")[:limit]]
 
@@ -313,8 +309,8 @@ def judge_calibrations(judge: Judge, limit: int = 5) -> list[dict[str, Any]]:
 def latest_audit(judge: Judge) -> JudgeAudit | None:
     """The audit of the judge version a page opens on: its latest computed one (done), else
     the latest asked for (being computed, or failed: the page says so); None without any."""
-    audits = JudgeAudit.objects.filter(judge=judge).select_related("human", "pool")
-    done = audits.filter(state=AuditState.DONE).order_by("-finished_at", "-pk").first()
+    audits = JudgeAudit.objects.filter(judge=judge).select_related("human", "pool", "job")
+    done = audits.filter(job__state=JobState.DONE).order_by("-job__computed_at", "-pk").first()
     return done or audits.order_by("-created_at", "-pk").first()
 
 

@@ -10,25 +10,25 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from judging.assessments.models import QrelsEntry, QrelsKind, QrelsSource, QrelsVersion
 from judging.assessments.services import qrels_store
 from judging.autojudge.models import (
-    AuditState,
     AutoLabel,
     Judge,
     JudgeCalibration,
     JudgeKind,
     JudgeRun,
-    JudgeRunState,
     LabelStatus,
 )
 from judging.campaigns.models import Campaign
-from judging.core import outbox, uploads
+from judging.core import jobs, uploads
 from judging.core.errors import Conflict, InvalidInput
+from judging.core.jobs import StageFailed
+from judging.core.models import LIVE_STATES, Job, JobState
 from judging.core.roles import Account
 from judging.pools.models import PoolDocument, PoolState, PoolVersion
 from metrics.problems import Problem
@@ -278,7 +278,7 @@ def judge_run_task_key(run_id: int) -> str:
 def judge_run_request(
     *, judge: Judge, pool: PoolVersion, requested_by: Account | None = None
 ) -> JudgeRun:
-    """Queue ``judge`` over the documents of ``pool`` (a task, after commit). An imported judge
+    """Queue ``judge`` over the documents of ``pool`` (its job, after commit). An imported judge
     has its labels already; it does not run."""
     if judge.campaign_id != pool.campaign_id:
         raise invalid("pool", "belongs to another campaign")
@@ -287,34 +287,39 @@ def judge_run_request(
     if pool.state != PoolState.BUILT:
         raise Conflict(f"pool v{pool.number} is {pool.state}: a judge runs over a built pool")
     with transaction.atomic():
-        active = JudgeRun.objects.filter(
-            judge=judge, pool=pool, state__in=[JudgeRunState.QUEUED, JudgeRunState.RUNNING]
-        ).first()
-        if active is not None:
-            return active
+        active = JudgeRun.objects.filter(judge=judge, pool=pool, job__state__in=LIVE_STATES)
+        found = active.select_related("job").first()
+        if found is not None:
+            return found
+        job = jobs.new("judge_run", "")
         run = JudgeRun.objects.create(
-            judge=judge, pool=pool, requested_by=requested_by, total=pool.num_documents
+            judge=judge, pool=pool, requested_by=requested_by, total=pool.num_documents, job=job
         )
-        outbox.enqueue("judging.autojudge.tasks.run_judge", run.pk, key=judge_run_task_key(run.pk))
+        job.key = judge_run_task_key(run.pk)
+        job.save(update_fields=["key"])
+        jobs.enqueue(job)
     return run
 
 
-def judge_run_execute(run_id: int) -> None:
-    """Label every document of the run's pool the judge version has not graded yet, in batches
-    of POOLJUDGE_AUTOJUDGE_BATCH, saving progress and cost after each. A pair the endpoint fails
-    on is recorded with its status and stops nothing else; a labeller that cannot start (no
-    endpoint, no embedding model) fails the run with the reason. Safe to run twice."""
-    run = JudgeRun.objects.select_related("judge", "judge__campaign", "pool").get(pk=run_id)
-    if run.state in (JudgeRunState.DONE, JudgeRunState.FAILED):
+def judge_run_compute(job: Job) -> None:
+    """The computation of a ``judge_run`` job: label every document of the run's pool the judge
+    version has not graded yet, in batches of POOLJUDGE_AUTOJUDGE_BATCH, saving progress and
+    cost after each. A pair the endpoint fails on is recorded with its status and stops nothing
+    else; a labeller that cannot start (no endpoint, no embedding model) fails the run with the
+    reason (endpoints and keys blanked). Safe to run twice: a finished run is left alone
+    (``core.jobs``), and labels stored by an interrupted attempt are kept (the judge's
+    cache)."""
+    run = (
+        JudgeRun.objects.select_related("judge", "judge__campaign", "pool").filter(job=job).first()
+    )
+    if run is None:
         return
     judge = run.judge
     pairs = pool_pairs(run.pool)
     done = set(labels(judge))
     todo = [p for p in pairs if p not in done]
     JudgeRun.objects.filter(pk=run.pk).update(
-        state=JudgeRunState.RUNNING,
         started_at=timezone.now(),
-        heartbeat_at=timezone.now(),
         total=len(pairs),
         cached=len(pairs) - len(todo),
         done=len(pairs) - len(todo),
@@ -322,8 +327,7 @@ def judge_run_execute(run_id: int) -> None:
     try:
         labeller = labeller_for(judge)
     except Exception as exc:  # the labeller cannot start: the run fails, saying why
-        _finish(run.pk, JudgeRunState.FAILED, error=safe_message(exc))
-        return
+        raise StageFailed(safe_message(exc)) from exc
     batch: list[Label] = []
     size = settings.POOLJUDGE_AUTOJUDGE.autojudge_batch
     try:
@@ -335,9 +339,7 @@ def judge_run_execute(run_id: int) -> None:
         _save_batch(run.pk, judge, batch)
     except Exception as exc:
         _save_batch(run.pk, judge, batch)
-        _finish(run.pk, JudgeRunState.FAILED, error=safe_message(exc))
-        return
-    _finish(run.pk, JudgeRunState.DONE)
+        raise StageFailed(safe_message(exc)) from exc
 
 
 MASK = "***"
@@ -403,14 +405,10 @@ def _save_batch(run_id: int, judge: Judge, batch: list[Label]) -> None:
             prompt_tokens=F("prompt_tokens") + sum(x.prompt_tokens for x in batch),
             completion_tokens=F("completion_tokens") + sum(x.completion_tokens for x in batch),
             cost=F("cost") + sum(x.cost for x in batch),
-            heartbeat_at=timezone.now(),
         )
-
-
-def _finish(run_id: int, state: str, *, error: str = "") -> None:
-    JudgeRun.objects.filter(pk=run_id).update(
-        state=state, error=error, finished_at=timezone.now(), heartbeat_at=timezone.now()
-    )
+        Job.objects.filter(judgerun=run_id, state=JobState.RUNNING).update(
+            heartbeat_at=timezone.now()
+        )
 
 
 # ---- qrels versions from a judge's labels -------------------------------------------------
@@ -656,7 +654,8 @@ def calibration_task_key(calibration_id: int) -> str:
     return f"judge-calibration:{calibration_id}"
 
 
-CALIBRATION_LIVE = (AuditState.QUEUED, AuditState.RUNNING)
+# the job states of a calibration not finished (it reads queued or running)
+CALIBRATION_LIVE = LIVE_STATES
 
 
 def calibration_request(
@@ -668,7 +667,7 @@ def calibration_request(
     seed: int = 0,
     requested_by: Account | None = None,
 ) -> JudgeCalibration:
-    """Queue the calibration of an embedding judge (``embedding_calibrate``, a task after
+    """Queue the calibration of an embedding judge (``embedding_calibrate``, its job after
     commit): scoring every judged document with the model takes tens of seconds, too long for a
     request. What can be checked without the model is checked here; what needs it (enough
     graded documents with text, the model loading) makes a failed calibration saying why. The
@@ -692,34 +691,36 @@ def calibration_request(
         )
     with transaction.atomic():
         asked = dict(judge=judge, human=human, pool=pool, sample=sample, seed=seed)
-        active = JudgeCalibration.objects.filter(**asked, state__in=CALIBRATION_LIVE).first()
-        if active is not None:
-            return active
-        calibration = JudgeCalibration.objects.create(**asked, requested_by=requested_by)
-        outbox.enqueue(
-            "judging.autojudge.tasks.calibrate_judge",
-            calibration.pk,
-            key=calibration_task_key(calibration.pk),
-        )
+        active = JudgeCalibration.objects.filter(**asked, job__state__in=CALIBRATION_LIVE)
+        found = active.select_related("job").first()
+        if found is not None:
+            return found
+        job = jobs.new("judge_calibration", "")
+        calibration = JudgeCalibration.objects.create(**asked, requested_by=requested_by, job=job)
+        job.key = calibration_task_key(calibration.pk)
+        job.save(update_fields=["key"])
+        jobs.enqueue(job)
     return calibration
 
 
-def calibration_execute(calibration_id: int) -> None:
-    """Run one queued calibration and store its result: the judge's next version, or the error
-    (endpoints and keys blanked). A finished calibration (done or failed) is left alone, so a
-    task delivered twice makes no second version; a failed one is asked again by a new
-    request."""
-    calibration = JudgeCalibration.objects.select_related(
-        "judge", "judge__campaign", "human", "pool", "requested_by"
-    ).get(pk=calibration_id)
-    # A running one is taken again: it is a redelivery after a worker died or a transient
-    # error. Two attempts at once would not make two versions either: judge_create returns
-    # the latest version when it says the same (same scores, same thresholds).
-    live = JudgeCalibration.objects.filter(pk=calibration.pk, state__in=CALIBRATION_LIVE)
-    if not live.update(state=AuditState.RUNNING):
-        return
+def calibration_compute(job: Job) -> Judge | None:
+    """The computation of a ``judge_calibration`` job: the judge's next version, with
+    thresholds, or the error (stored with endpoints and keys blanked). A finished calibration
+    is left alone (``core.jobs``), so a job delivered twice makes no second version; a failed
+    one is asked again by a new request. A running one is taken again (a redelivery after a
+    worker died): two attempts would not make two versions either, judge_create returns the
+    latest version when it says the same (same scores, same thresholds)."""
+    calibration = (
+        JudgeCalibration.objects.select_related(
+            "judge", "judge__campaign", "human", "pool", "requested_by"
+        )
+        .filter(job=job)
+        .first()
+    )
+    if calibration is None:
+        return None
     try:
-        calibrated = embedding_calibrate(
+        return embedding_calibrate(
             judge=calibration.judge,
             human=calibration.human,
             pool=calibration.pool,
@@ -727,14 +728,11 @@ def calibration_execute(calibration_id: int) -> None:
             seed=calibration.seed,
             created_by=calibration.requested_by,
         )
-    except (OperationalError, InterfaceError):
-        raise  # transient: the task retries, and the calibration is still running
     except Exception as exc:  # stored and shown: the data or the model said no
         log.warning("calibration %s failed", calibration.pk, exc_info=True)
-        JudgeCalibration.objects.filter(pk=calibration.pk).update(
-            state=AuditState.FAILED, error=safe_message(exc), finished_at=timezone.now()
-        )
-        return
-    JudgeCalibration.objects.filter(pk=calibration.pk).update(
-        state=AuditState.DONE, calibrated=calibrated, error="", finished_at=timezone.now()
-    )
+        raise StageFailed(safe_message(exc)) from exc
+
+
+def calibration_store(job: Job, calibrated: Judge | None) -> None:
+    if calibrated is not None:
+        JudgeCalibration.objects.filter(job=job).update(calibrated=calibrated)

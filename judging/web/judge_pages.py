@@ -371,7 +371,7 @@ def judge_run(request: HttpRequest, campaign_id: int, judge_id: int) -> HttpResp
         flash(
             request,
             messages.INFO,
-            f"{judge} is {run.get_state_display()} over pool version {pool.number}.",
+            f"{judge} is {run.state} over pool version {pool.number}.",
         )
     return redirect("judge-detail", campaign_id=campaign.pk, judge_id=judge.pk)
 

@@ -11,9 +11,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
-from judging.autojudge import services, tasks
+from judging.autojudge import services
 from judging.autojudge.models import AutoLabel, Judge, JudgeCalibration, JudgeKind, JudgeRun
 from judging.campaigns.models import Campaign
+from judging.core import jobs
+from judging.core.models import Job
+from judging.core.tasks import run_job
 from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
 from tests.autojudge.judge_setup import (
@@ -197,7 +200,7 @@ def test_no_answer_carries_the_endpoint_address_or_key(
     judge_id = created.json()["id"]
     run = admin_api.post(f"/api/v1/judges/{judge_id}/runs/", {}, format="json").json()
     # a worker wrote back an error naming the endpoint (as a connection error would)
-    JudgeRun.objects.filter(pk=run["id"]).update(
+    Job.objects.filter(judgerun=run["id"]).update(
         state="failed", error=f"URLError: <urlopen {FAKE_URL}/chat/completions> key {FAKE_KEY}"
     )
     AutoLabel.objects.create(
@@ -231,7 +234,11 @@ def test_annotators_are_refused_everything_and_researchers_every_change(
 ) -> None:
     judge = imported_judge(campaign)
     services.labels_import(judge=judge, data=LABELS)
-    run = JudgeRun.objects.create(judge=judge, pool=pooled, state="done")
+    run = JudgeRun.objects.create(
+        judge=judge,
+        pool=pooled,
+        job=Job.objects.create(kind="judge_run", key="judge-run:test", state="done"),
+    )
     reads = [
         f"/api/v1/campaigns/{campaign.pk}/judges/",
         f"/api/v1/judges/{judge.pk}/",
@@ -504,8 +511,8 @@ def test_running_a_done_calibration_again_makes_no_second_version(
     versions = Judge.objects.filter(name="minilm").count()
     assert versions == 2
 
-    services.calibration_execute(calibration.pk)
-    tasks.calibrate_judge(calibration.pk)
+    jobs.run(calibration.job_id)
+    run_job(calibration.job_id)
     calibration.refresh_from_db()
     assert Judge.objects.filter(name="minilm").count() == versions
     assert (calibration.state, calibration.calibrated_id) == ("done", made)

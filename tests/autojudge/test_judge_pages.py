@@ -17,6 +17,7 @@ from judging.autojudge import services
 from judging.autojudge.models import AutoLabel, Judge, JudgeCalibration, JudgeKind, JudgeRun
 from judging.autojudge.prompts import UMBRELA
 from judging.campaigns.models import Campaign
+from judging.core.models import Job
 from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
 from tests._page_checks import wording_problems
@@ -216,9 +217,9 @@ def test_running_a_judge_shows_progress_that_refreshes_until_the_run_ends(
     )
     run = JudgeRun.objects.get()
     with as_committed():  # the worker picks it up
-        from judging.autojudge.tasks import run_judge
+        from judging.core.tasks import run_job
 
-        run_judge.delay(run.pk)
+        run_job.delay(run.job_id)
     done = client.get(page)
     html = done.content.decode()
     assert 'http-equiv="refresh"' not in html
@@ -238,13 +239,13 @@ def test_no_page_carries_the_endpoint_address_or_key(
     campaign: Campaign, pooled: PoolVersion, admin_user: Any, researcher: Any, endpoints: Any
 ) -> None:
     judge = chat_judge(campaign)
-    JudgeRun.objects.create(
-        judge=judge,
-        pool=pooled,
+    failed = Job.objects.create(
+        kind="judge_run",
+        key="judge-run:test",
         state="failed",
-        total=12,
         error=f"URLError: {FAKE_URL} refused key {FAKE_KEY}",
     )
+    JudgeRun.objects.create(judge=judge, pool=pooled, total=12, job=failed)
     for user in (admin_user, researcher):
         client = signed_in(user)
         for url in (

@@ -17,6 +17,7 @@ from judging.autojudge.embedding import available
 from judging.autojudge.models import AutoLabel, Judge, JudgeKind, JudgeRun, LabelStatus
 from judging.campaigns.models import Campaign
 from judging.core.errors import InvalidInput
+from judging.core.models import Job
 from judging.pools.models import PoolVersion
 from judging.workflows.qrels import qrels_imported
 from tests.autojudge import protocol_server as ps
@@ -95,7 +96,10 @@ def test_an_openai_compatible_judge_labels_a_pool_with_umbrela_and_hides_its_key
     assert AutoLabel.objects.get(judge=judge, docid="d401-3").status == LabelStatus.REFUSED
     # the key is in no stored row, no log line and no API answer
     stored = json.dumps(
-        list(AutoLabel.objects.values()) + list(JudgeRun.objects.values()), default=str
+        list(AutoLabel.objects.values())
+        + list(JudgeRun.objects.values())
+        + list(Job.objects.values()),  # a run's error is its job's
+        default=str,
     )
     stored += json.dumps(list(Judge.objects.values()), default=str)
     assert KEY not in stored and server.base_url not in stored
