@@ -193,7 +193,28 @@ def parse(cls: type[T], data: Any, names: Collection[str] = ()) -> T:
     return value
 
 
+@cache
+def _plain(tp: Any) -> bool:
+    """Whether a value of type ``tp`` holds no label, sentence or dataclass at any depth: read
+    and written as stored, without walking it (a report's per-run, per-topic maps of numbers are
+    most of its values)."""
+    inner = _optional(tp)
+    if inner is not None:
+        return _plain(inner)
+    if tp in _LABELS or tp is Sentence or dataclasses.is_dataclass(tp):
+        return False
+    return all(_plain(a) for a in typing.get_args(tp) if a is not Ellipsis)
+
+
 def _read(tp: Any, data: Any, names: frozenset[str]) -> Any:
+    if _plain(tp):
+        if data is None and _optional(tp) is None:
+            origin = typing.get_origin(tp)
+            if origin is list or origin is tuple:
+                return []
+            if origin is dict:
+                return {}
+        return data  # int, float, str, bool, Any and containers of them: as stored
     inner = _optional(tp)
     if inner is not None:
         return None if data is None else _read(inner, data, names)
@@ -252,7 +273,7 @@ def _write(value: Any, viewer: Viewer, stored: bool) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         absent: frozenset[str] = getattr(value, _ABSENT, frozenset())
-        for f, _, key in _fields(type(value)):
+        for f, tp, key in _fields(type(value)):
             x = getattr(value, f.name)
             if key in absent:
                 continue
@@ -265,6 +286,8 @@ def _write(value: Any, viewer: Viewer, stored: bool) -> Any:
                 continue
             if f.metadata.get("flatten"):
                 out.update(_write(x, viewer, stored))
+            elif _plain(tp):
+                out[key] = list(x) if isinstance(x, tuple) else x  # nothing to show or hide
             else:
                 out[key] = _write(x, viewer, stored)
         return out
@@ -282,8 +305,9 @@ def labels_in(value: Any) -> Iterator[Label]:
     elif isinstance(value, Sentence):
         yield from (p for p in value.parts if isinstance(p, UnitLabel))
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        for f in dataclasses.fields(value):
-            yield from labels_in(getattr(value, f.name))
+        for f, tp, _ in _fields(type(value)):
+            if not _plain(tp):
+                yield from labels_in(getattr(value, f.name))
     elif isinstance(value, dict):
         for k, v in value.items():
             yield from labels_in(k)

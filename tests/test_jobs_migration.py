@@ -19,6 +19,7 @@ BEFORE = [("evaluation", "0005_evaluation_summary")]
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.follow_ups  # reads the default bias report and reusability a new version asks for
 def test_stored_results_get_jobs_with_their_states_and_old_tasks_run_as_jobs(
     tiny: Campaign,  # noqa: F811
 ) -> None:
