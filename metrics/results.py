@@ -23,6 +23,10 @@ The codec reads the fields of a dataclass by their annotations: ``int``, ``float
   of one variant of a row);
 - ``stored``: the field is stored but not rendered for a viewer (the format ``version``).
 
+A :class:`Sentence` is rendered as text for a viewer, and stored (``render(stored=True)``) as its
+parts, a list of text pieces and ``{"unit": name}``; it reads from either form (text: the names
+found by :meth:`Sentence.parse`).
+
 A key that the JSON lacks (a result stored before the field existed) reads as the field's
 default (None for ``T | None``) and is left out again when the value is rendered, so that a
 reader that tells an old result by a missing key still can.
@@ -140,6 +144,17 @@ class Sentence:
             out.append(text[last:])
         return cls(tuple(out))
 
+    @classmethod
+    def from_parts(cls, parts: list[Any]) -> Sentence:
+        """A sentence from its stored parts (:meth:`stored_parts`): text, and ``{"unit": name}``
+        for a name."""
+        return cls(tuple(p if isinstance(p, str) else UnitLabel(str(p["unit"])) for p in parts))
+
+    def stored_parts(self) -> list[str | dict[str, str]]:
+        """The sentence as stored: its text pieces, and each name as ``{"unit": name}``, so that
+        reading it back finds no name in text."""
+        return [p if isinstance(p, str) else {"unit": p.name} for p in self.parts]
+
     def text(self, viewer: Viewer | None = None) -> str:
         """The sentence as ``viewer`` sees it (every name as stored without one)."""
         seen = viewer or ShowAll()
@@ -221,6 +236,8 @@ def _read(tp: Any, data: Any, names: frozenset[str]) -> Any:
     if tp in _LABELS:
         return tp(str(data))
     if tp is Sentence:
+        if isinstance(data, list):  # stored as its parts (``render(stored=True)``)
+            return Sentence.from_parts(data)
         return Sentence.parse(str(data), names)
     if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         return _read_dataclass(tp, data if isinstance(data, dict) else {}, names)
@@ -269,7 +286,7 @@ def _write(value: Any, viewer: Viewer, stored: bool) -> Any:
     if isinstance(value, _LABELS):
         return show(value, viewer)
     if isinstance(value, Sentence):
-        return value.text(viewer)
+        return value.stored_parts() if stored else value.text(viewer)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out: dict[str, Any] = {}
         absent: frozenset[str] = getattr(value, _ABSENT, frozenset())

@@ -436,3 +436,15 @@ def reusability() -> dict[str, Any]:
             "leaving out one group at a time lowers its AP by 0.012 on average, at most 0.031",
         ],
     }
+
+
+def shown(report: Any) -> dict[str, Any]:
+    """A stored bias or reusability report's result as its admin reads it: every name shown,
+    sentences as text (stored, from version 3, a sentence is its parts)."""
+    from judging.evaluation.models import BiasReport
+    from judging.evaluation.results import read_bias_result, read_reusability_result
+    from metrics.results import render
+
+    read = read_bias_result if isinstance(report, BiasReport) else read_reusability_result
+    out: dict[str, Any] = render(read(report.result))
+    return out

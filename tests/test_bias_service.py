@@ -20,6 +20,7 @@ from judging.evaluation.models import BiasReport
 from judging.evaluation.selectors import bias_report
 from judging.workflows.qrels import qrels_imported, qrels_published
 from judging.workflows.runs import run_submitted
+from tests._bias_reports import shown
 from tests.knobs import override_knobs
 from tests.test_api_errors import assert_shape
 from tests.test_demo_story import judge_everything_left
@@ -142,7 +143,7 @@ def test_two_spellings_of_one_subset_share_a_report_and_the_default_is_all_topic
 ) -> None:
     default = BiasReport.objects.get(campaign=tiny, measure="AP")
     assert default.topics == ""
-    assert default.result["topics"] == {
+    assert shown(default)["topics"] == {
         "spec": "",
         "analysed": ["401", "402", "403"],
         "without_judgments": [],
@@ -154,18 +155,18 @@ def test_two_spellings_of_one_subset_share_a_report_and_the_default_is_all_topic
     assert BiasReport.objects.filter(campaign=tiny).count() == 3  # AP, R@50 (headline), subset
     one.refresh_from_db()
     assert one.topics == "401-402" and one.state == "done", one.error
-    assert one.result["topics"]["analysed"] == ["401", "402"]
-    assert set(one.result["loo"]["runs"]) == {"alpha", "beta", "gamma"}
-    assert one.result["loo"]["topics"] == ["401", "402"]
-    assert set(one.result["coverage"]["runs"]["novel"]["per_query"]) == {"401", "402"}
-    assert one.result["efficiency"]["topics"] == 2
+    assert shown(one)["topics"]["analysed"] == ["401", "402"]
+    assert set(shown(one)["loo"]["runs"]) == {"alpha", "beta", "gamma"}
+    assert shown(one)["loo"]["topics"] == ["401", "402"]
+    assert set(shown(one)["coverage"]["runs"]["novel"]["per_query"]) == {"401", "402"}
+    assert shown(one)["efficiency"]["topics"] == 2
     # topics without judgments are analysed as absent, and said to be
     with as_committed():
         three = bias_report_request(campaign=tiny, topics="401,404-405")
     assert three is not None
     three.refresh_from_db()
     assert three.state == "done", three.error
-    assert three.result["topics"] == {
+    assert shown(three)["topics"] == {
         "spec": "401,404-405",
         "analysed": ["401"],
         "without_judgments": ["404", "405"],
@@ -319,7 +320,7 @@ def test_the_estimators_are_asked_for_the_non_pooled_runs_by_group_and_stored(
     assert report is not None
     report.refresh_from_db()
     assert report.state == "done", report.error
-    assert report.result["estimators"] == ESTIMATORS
+    assert shown(report)["estimators"] == ESTIMATORS
     ((runs, measure, kwargs),) = calls
     assert runs == {"alpha", "beta", "gamma", "novel"} and measure == "AP"
     assert kwargs["depth"] == 5 and kwargs["pooled"] == ["alpha", "beta", "gamma"]
@@ -363,8 +364,8 @@ def test_with_fewer_than_two_pooled_units_the_report_says_why_there_are_no_estim
     assert report is not None
     report.refresh_from_db()
     assert report.state == "done", report.error
-    assert "estimators" not in report.result
-    assert "at least two pooled groups (1 here)" in report.result["estimators_unavailable"]
+    assert "estimators" not in shown(report)
+    assert "at least two pooled groups (1 here)" in shown(report)["estimators_unavailable"]
 
 
 def test_an_estimator_that_raises_fails_the_report_with_its_error_never_a_500(
@@ -405,7 +406,7 @@ def test_the_real_estimators_are_stored_for_the_non_pooled_run(
     assert report is not None
     report.refresh_from_db()
     assert report.state == "done", report.error
-    estimators = report.result["estimators"]
+    estimators = shown(report)["estimators"]
     assert estimators["measure"] == "P@2" and estimators["depth"] == 2
     assert estimators["leave_out"] == "group" and estimators["n_units"] == 3
     assert set(estimators["not_pooled"]) == {"novel"}
@@ -451,7 +452,7 @@ def test_before_after_is_asked_on_the_reports_topics_with_version_labels(
         subset = bias_report_request(campaign=demo, qrels=v2, topics="1-5")
     default = BiasReport.objects.get(campaign=demo, qrels=v2, topics="", measure="AP")
     assert default.state == "done", default.error
-    assert default.result["before_after"] == {"from": 1, "to": 2, **COMPARISON}
+    assert shown(default)["before_after"] == {"from": 1, "to": 2, **COMPARISON}
     first, headline, second = calls  # AP, the headline P@10 (both on every topic), the subset
     assert headline["topics"] is None and headline["labels"] == ("v1", "v2")
     assert first["a"] == {"1", "2", "3", "4", "5"} and first["b"] == {"1", "2", "3", "4", "5", "6"}
@@ -469,7 +470,7 @@ def test_before_after_compares_the_demo_on_the_five_topics_v1_can_score(
     v2 = _publish_v2(demo, as_committed)
     report = BiasReport.objects.get(campaign=demo, qrels=v2, topics="", measure="AP")
     assert report.state == "done", report.error
-    before_after = report.result["before_after"]
+    before_after = shown(report)["before_after"]
     assert before_after["from"] == 1 and before_after["to"] == 2
     assert before_after["labels"] == ["v1", "v2"]
     assert before_after["topics"]["compared"] == ["1", "2", "3", "4", "5"]
@@ -488,8 +489,8 @@ def test_before_after_compares_the_demo_on_the_five_topics_v1_can_score(
     assert subset is not None
     subset.refresh_from_db()
     assert subset.state == "done", subset.error
-    assert subset.result["before_after"]["topics"]["compared"] == ["1", "2", "3", "4", "5"]
-    assert subset.result["before_after"]["topics"]["only_b"] == []
+    assert shown(subset)["before_after"]["topics"]["compared"] == ["1", "2", "3", "4", "5"]
+    assert shown(subset)["before_after"]["topics"]["only_b"] == []
 
 
 def test_the_demo_topics_can_be_chosen_by_tag(demo: Campaign) -> None:
@@ -522,11 +523,11 @@ def test_before_after_on_topics_one_version_cannot_score_says_so_instead_of_fail
     assert report is not None
     report.refresh_from_db()
     assert report.state == "done", report.error
-    assert "before_after" not in report.result
+    assert "before_after" not in shown(report)
     # no run retrieved anything for topic 404: no delta, so no penalty, and the page is told
-    assert "penalty" not in report.result
-    assert report.result["penalty_unavailable"].startswith("no pooled run has a leave-one-out")
-    assert report.result["before_after_unavailable"] == (
+    assert "penalty" not in shown(report)
+    assert shown(report)["penalty_unavailable"].startswith("no pooled run has a leave-one-out")
+    assert shown(report)["before_after_unavailable"] == (
         "qrels versions 1 and 2 have no topic among the topics analysed that both can score "
         "(a relevant judgment in each): there is nothing to compare on"
     )
@@ -564,9 +565,9 @@ def test_a_measure_the_estimators_do_not_cover_stores_why_instead_of_failing(
     assert report is not None
     report.refresh_from_db()
     assert report.state == "done", report.error
-    assert "estimators" not in report.result
-    assert "not for Judged@3" in report.result["estimators_unavailable"]
-    assert set(report.result["loo"]["runs"]) == {"alpha", "beta", "gamma"}
+    assert "estimators" not in shown(report)
+    assert "not for Judged@3" in shown(report)["estimators_unavailable"]
+    assert set(shown(report)["loo"]["runs"]) == {"alpha", "beta", "gamma"}
 
 
 def test_the_page_says_why_a_report_has_no_estimators(tiny: Campaign, as_committed: Any) -> None:

@@ -32,6 +32,7 @@ from metrics.bias.estimator_report import ALL
 from metrics.evaluation.evaluator import Evaluator
 from metrics.stats.intervals import t_ci
 from metrics.stats.rank import kendall_tau_b
+from tests._bias_reports import shown
 
 pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
 
@@ -167,7 +168,7 @@ def play_the_story(demo: Campaign, as_committed: Any) -> Story:
         report_v1=report_v1,
         report_v2=report_v2,
         board_v1=board_v1,
-        before_after=report_v2.result["before_after"],
+        before_after=shown(report_v2)["before_after"],
         direct=same_topic_before_after(demo, v1, v2),
     )
 
@@ -180,10 +181,10 @@ def test_after_load_demo_qrels_v1_exists_and_the_bias_page_shows_the_penalty(
     assert v1.number == 1 and v1.source == "published"
     report = BiasReport.objects.get(campaign=demo, qrels=v1, measure=DEMO_HEADLINE)
     assert report.state == "done", report.error
-    penalty = report.result["penalty"]
+    penalty = shown(report)["penalty"]
     assert penalty["estimate"] is True
     assert penalty["runs"][NOVEL]["estimated_penalty"] > 0
-    coverage = report.result["coverage"]
+    coverage = shown(report)["coverage"]
     assert coverage["mean_pooled"] == 1.0 > coverage["runs"][NOVEL]["mean"]
     researcher = get_user_model().objects.get(username="researcher")
     client = Client()
@@ -335,7 +336,7 @@ def demo_page_figures(story: Story) -> str:
         )
     novel = rows[NOVEL]["measures"][m]
     nr = runs[NOVEL]
-    est = story.report_v1.result["estimators"]
+    est = shown(story.report_v1)["estimators"]
     estimates = est["not_pooled"][NOVEL]["estimates"]
     estimators = [
         f"| estimator (qrels v1) | estimated {m} (rank) | penalty, % of its own score | "

@@ -278,3 +278,39 @@ def test_the_interval_does_not_depend_on_the_order_the_database_returns_the_qrel
     in_qid_order = {q: {f"d{q}{i}": int(i < int(q)) for i in range(5)} for q in qids}
     want = Evaluator(in_qid_order, ["nDCG@10"]).evaluate(results).to_dict()["measures"]["nDCG@10"]
     assert (got["ci_low"], got["ci_high"]) == (want["ci_low"], want["ci_high"])
+
+
+def test_a_stored_evaluation_is_typed_and_versioned_and_an_old_one_still_reads(
+    scored: Any, api_client_for: Any, researcher: Any, other_researcher: Any, admin_user: Any
+) -> None:
+    """The stored result is an ``evaluation.results.EvaluationResult`` of a version; read back
+    it is the stored JSON again, key for key, in both modes. One stored before versions (no
+    ``version``) reads and answers as before; its run is named by the reader's rights (a
+    ``RunLabel``), not by a key the selector knows."""
+    from judging.evaluation.results import EVALUATION_RESULT_VERSION, read_evaluation_result
+    from metrics.results import RunLabel, render
+
+    evaluate_runs(
+        version=scored.qrels_versions.get(number=1), runs=scored.runs.all(), mode="trec_eval"
+    )
+    rows = Evaluation.objects.filter(run__campaign=scored)
+    assert {ev.mode for ev in rows} == {"honest", "trec_eval"}
+    for ev in rows:
+        assert ev.result["version"] == ev.summary["version"] == EVALUATION_RESULT_VERSION
+        typed = read_evaluation_result(ev.result)
+        assert typed.run == RunLabel(ev.run.tag)
+        assert render(typed, stored=True) == ev.result
+    honest = rows.get(run__tag="beta", mode="honest")
+    url = f"/api/v1/runs/{honest.run.pk}/evaluations/?qrels=1"
+    before = api_client_for(other_researcher).get(url).json()
+    old = {k: v for k, v in honest.result.items() if k != "version"}  # stored before versions
+    Evaluation.objects.filter(pk=honest.pk).update(
+        result=old, summary={k: v for k, v in honest.summary.items() if k != "version"}
+    )
+    assert api_client_for(other_researcher).get(url).json() == before
+    assert before["evaluations"][0]["result"]["run"] == "beta"  # its owner sees its name
+    assert "version" not in before["evaluations"][0]["result"]
+    assert api_client_for(admin_user).get(url).json()["evaluations"][0]["result"]["run"] == "beta"
+    board = api_client_for(researcher).get(f"/api/v1/campaigns/{scored.pk}/leaderboard/?qrels=1")
+    row = next(r for r in board.json()["runs"] if r["run_id"] is None)  # beta, anonymised
+    assert row["measures"]["AP"]["value"] == honest.result["measures"]["AP"]["value"]

@@ -83,7 +83,7 @@ def unsplit(report: BiasReport) -> dict[str, Any]:
     inputs = bias._Inputs(report)
     inputs.analysed  # noqa: B018 (the topic problem first, as every part meets it)
     parts = {name: bias._part(name, inputs) for name in BIAS_PARTS}
-    return json.loads(json.dumps(bias._assemble(bias._header(inputs), parts)))
+    return json.loads(json.dumps(bias.stored_result(inputs, parts)))
 
 
 @pytest.fixture

@@ -21,6 +21,7 @@ from judging.evaluation.results import (
     ReusabilityResult,
     read_bias_result,
     read_reusability_result,
+    stored_report,
     upgrade,
 )
 from judging.evaluation.selectors import ReportViewer
@@ -66,7 +67,7 @@ def test_each_viewer_sees_a_stored_result_as_before(case: dict[str, Any], who: s
 
 
 @pytest.mark.parametrize("case", CAPTURED["cases"], ids=lambda c: f"{c['campaign']}-{c['kind']}")
-def test_a_blob_stored_before_versions_reads_and_is_stored_again_unchanged(
+def test_a_blob_stored_before_versions_reads_and_is_stored_again_with_sentences_as_parts(
     case: dict[str, Any],
 ) -> None:
     blob = case["blob"]
@@ -74,15 +75,45 @@ def test_a_blob_stored_before_versions_reads_and_is_stored_again_unchanged(
     result = READERS[case["kind"]](blob, names(case["campaign"]))
     current = BIAS_RESULT_VERSION if case["kind"] == "bias" else REUSABILITY_RESULT_VERSION
     assert result.version == current
-    assert render(result, stored=True) == {**blob, "version": current}
     assert "version" not in render(result)  # readers are not shown the storage format
+    assert render(result) == blob  # the same keys and values, sentences as text
+    stored = render(result, stored=True)
+    assert stored["version"] == current
+    # stored again, its sentences are parts and nothing else changed
+    sentences = {k for k, v in stored.items() if blob.get(k) != v} - {"version"}
+    assert sentences, "a report of the fixture states a verdict or an estimate's basis"
+    # read back with no names to look for: the same for every viewer, no name found in text
+    again = READERS[case["kind"]](stored, set())
+    for who, seen in case["seen"].items():
+        assert render(again, viewer(case["campaign"], who, again)) == seen
+
+
+def test_a_stored_sentence_names_what_was_found_when_it_was_computed() -> None:
+    """From version 3 a report's sentences are stored as parts: a name found when it was
+    computed stays a label, even once its run is gone from the campaign (no longer a name to
+    look for), and text that reads like a name later is not taken for one."""
+    case = next(c for c in CAPTURED["cases"] if c["kind"] == "reusability")
+    stored = stored_report(
+        ReusabilityResult, case["blob"], REUSABILITY_RESULT_VERSION, names(case["campaign"])
+    )
+    assert stored["basis"][1] == [
+        "The group with the most relevant documents nobody else found is ",
+        {"unit": "lexical-lab"},
+        " (23).",
+    ]
+    later = read_reusability_result(stored, {"The", "group"})  # names of the day: not used
+    assert later.basis[1].parts[1] == UnitLabel("lexical-lab")
+    assert later.basis[1].parts[0] == (
+        "The group with the most relevant documents nobody else found is "
+    )
 
 
 def test_the_upgrade_stamps_old_blobs_and_refuses_a_version_from_the_future() -> None:
-    assert upgrade("bias", {"qrels_version": 1}, 2) == {"qrels_version": 1, "version": 2}
-    assert upgrade("reusability", {"version": 2, "depth": 10}, 2) == {"version": 2, "depth": 10}
-    with pytest.raises(ValueError, match="unknown format version 3"):
-        upgrade("bias", {"version": 3}, 2)
+    assert upgrade("bias", {"qrels_version": 1}, 3) == {"qrels_version": 1, "version": 3}
+    assert upgrade("reusability", {"version": 2, "depth": 10}, 3) == {"version": 3, "depth": 10}
+    assert upgrade("evaluation", {"n_queries": 5}, 2) == {"n_queries": 5, "version": 2}
+    with pytest.raises(ValueError, match="unknown format version 4"):
+        upgrade("bias", {"version": 4}, 3)
 
 
 def test_the_names_of_a_result_are_its_labels() -> None:

@@ -11,7 +11,7 @@ campaign's pool depth).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from functools import cached_property
@@ -36,7 +36,7 @@ from judging.evaluation.models import (
     BiasReport,
     Reusability,
 )
-from judging.evaluation.results import BIAS_RESULT_VERSION
+from judging.evaluation.results import BIAS_RESULT_VERSION, BiasResult, stored_report
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
 from judging.pools.models import PoolState, PoolVersion
 from metrics.bias.estimator_report import FAMILIES as ESTIMATED_FAMILIES
@@ -481,9 +481,18 @@ BIAS_PARTS = (
 )
 
 
+def run_names(runs: Iterable[Run]) -> set[str]:
+    """The tags and group names of ``runs``: the names a report on them may mention."""
+    names: set[str] = set()
+    for run in runs:
+        names.add(run.tag)
+        if run.group:
+            names.add(run.group)
+    return names
+
+
 def _header(inputs: _Inputs) -> dict[str, Any]:
     return {
-        "version": BIAS_RESULT_VERSION,  # of the stored format (``evaluation.results``)
         "qrels_version": inputs.report.qrels.number,
         "qrels_kind": inputs.report.qrels.kind_label,
         "pooled": inputs.pooled,
@@ -629,7 +638,14 @@ def report_assemble(job: Job, parts: dict[str, Job]) -> dict[str, Any] | None:
         return None
     stored = {p.name: p for p in BiasPart.objects.filter(report=report)}
     inputs = _Inputs(report, stored[BIAS_PARTS[0]].runs)
-    return _assemble(_header(inputs), {n: stored[n].result for n in BIAS_PARTS})
+    return stored_result(inputs, {n: stored[n].result for n in BIAS_PARTS})
+
+
+def stored_result(inputs: _Inputs, parts: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The report's result as stored (``evaluation.results.BiasResult``), from its parts: the
+    names in its sentences are found among the runs it was computed over."""
+    result = _assemble(_header(inputs), parts)
+    return stored_report(BiasResult, result, BIAS_RESULT_VERSION, run_names(inputs.runs_models))
 
 
 def report_store(job: Job, result: dict[str, Any] | None) -> None:

@@ -33,6 +33,7 @@ from judging.core.errors import InvalidInput, NotFound
 from judging.core.models import JobState
 from judging.core.roles import UserLike
 from judging.evaluation.models import EvalMode
+from judging.evaluation.results import upgraded_evaluation
 from judging.evaluation.selectors import common_queries, per_query_values, run_evaluation
 from metrics.evaluation.check import (
     DEFAULT_JUDGED_TOLERANCE,
@@ -241,7 +242,10 @@ def regression_check(
             "detail": detail,
             "evaluations": rows,
         }
-    results = {pk: ev.result if ev is not None else {} for pk, ev in evaluations.items()}
+    results = {
+        pk: upgraded_evaluation(ev.result) if ev is not None else {}
+        for pk, ev in evaluations.items()
+    }
     judged: dict[str, tuple[str | None, float | None, float | None]] = {}
     for name in values:
         stored = [

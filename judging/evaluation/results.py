@@ -1,10 +1,18 @@
-"""The stored results of the evaluation app as types: the bias report and the reusability report.
+"""The stored results of the evaluation app as types: a run's evaluation, the bias report and the
+reusability report.
 
-Each is stored as JSON (``BiasReport.result``, ``Reusability.result``: the ``to_dict`` forms of
-``metrics``' results with a header) and read back into these dataclasses (``read_bias_result``,
+Each is stored as JSON (``Evaluation.result``, ``BiasReport.result``, ``Reusability.result``:
+the ``to_dict`` forms of ``metrics``' results, with a header for the reports) and read back into
+these dataclasses (``read_evaluation_result``, ``read_bias_result``,
 ``read_reusability_result``), whose run and group names are ``metrics.results`` labels: a
 selector renders a result for a viewer (``metrics.results.render``) and every label is shown or
 anonymised by the viewer's rights, wherever it is (see ``evaluation.selectors``).
+
+Sentences. A report's sentences name runs and groups. From version 3 a report is stored in its
+typed form (``stored_report``): each sentence as its parts, the names in it found when it was
+computed, among the runs and groups it was computed over; reading it finds no name in text.
+A report of version 1 or 2 stored its sentences as text: they are read as before, by the names
+of the campaign's runs and groups (``metrics.results.read_named``).
 
 Versions. A stored result carries the version of its format (``version``); one stored before
 versions were (no ``version``) is version 1, the format of the day the version was introduced.
@@ -18,7 +26,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from metrics.results import (
     OMIT_NONE,
@@ -27,13 +35,18 @@ from metrics.results import (
     RunLabel,
     Sentence,
     UnitLabel,
+    parse,
+    render,
     upgraded,
 )
 from metrics.results import read_named as _read_named
 
 # The current version of each stored format; 1 is a blob stored before versions were.
-BIAS_RESULT_VERSION = 2
-REUSABILITY_RESULT_VERSION = 2
+EVALUATION_RESULT_VERSION = 2
+BIAS_RESULT_VERSION = 3
+REUSABILITY_RESULT_VERSION = 3
+# the first version of a report that stores its sentences as parts (names as labels)
+SENTENCES_AS_PARTS = 3
 
 Blob = dict[str, Any]
 
@@ -43,9 +56,16 @@ def _stamp(blob: Blob) -> Blob:
     return blob
 
 
+def _sentences_as_text(blob: Blob) -> Blob:
+    """2 -> 3: the same keys; a version 2 report's sentences are text, read by the campaign's
+    names (``read_report``), where version 3 stores them as parts."""
+    return blob
+
+
 _UPGRADES: dict[str, dict[int, Callable[[Blob], Blob]]] = {
-    "bias": {1: _stamp},
-    "reusability": {1: _stamp},
+    "evaluation": {1: _stamp},
+    "bias": {1: _stamp, 2: _sentences_as_text},
+    "reusability": {1: _stamp, 2: _sentences_as_text},
 }
 
 
@@ -53,6 +73,125 @@ def upgrade(kind: str, blob: Blob, current: int) -> Blob:
     """``blob`` (a stored result of ``kind``) in the ``current`` format
     (``metrics.results.upgraded`` with the steps of ``_UPGRADES``)."""
     return upgraded(blob, current, _UPGRADES[kind], f"{kind} result")
+
+
+def read_report(cls: type[Any], kind: str, blob: Blob, current: int, names: Collection[str]) -> Any:
+    """A stored report of ``kind`` (any version) as a ``cls``: from version 3 as stored (its
+    sentences are parts); before, its sentences read by ``names`` (the campaign's run tags and
+    groups) and the names the report declares."""
+    version = blob.get("version", 1)
+    blob = upgrade(kind, blob, current)
+    if isinstance(version, int) and version >= SENTENCES_AS_PARTS:
+        return parse(cls, blob)
+    return _read_named(cls, blob, names)
+
+
+def stored_report(cls: type[Any], blob: Blob, version: int, names: Collection[str]) -> Blob:
+    """A report computed as ``blob`` (``metrics``' dicts with its header) in the form it is
+    stored: read as a ``cls``, its sentences' names found among ``names`` (the runs and groups
+    it was computed over) and the names it declares, rendered as stored (version and sentence
+    parts) of ``version``."""
+    typed = _read_named(cls, {**blob, "version": version}, names)
+    stored: Blob = render(typed, stored=True)
+    return stored
+
+
+# --- a run's evaluation -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A measure's aggregate over queries with its confidence interval."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    measure: str
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str | None
+    n_queries: int
+    average: str
+
+
+@dataclass(frozen=True)
+class Treatments:
+    """A measure with unjudged documents as non-relevant (lower), removed (condensed, Sakai
+    2007) and as relevant (upper)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    lower: Aggregate
+    condensed: Aggregate
+    upper: Aggregate
+
+
+@dataclass(frozen=True)
+class MeasureSummary:
+    """A measure's aggregate with its Judged@k, its achievable ceiling (Recall@k) and its
+    treatments of unjudged documents."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    ci_method: str | None
+    n_queries: int
+    average: str
+    judged: Aggregate | None
+    ceiling: Aggregate | None
+    treatments: Treatments | None
+    relevance: int | None = field(default=None, metadata=OMIT_NONE)
+
+
+@dataclass(frozen=True)
+class ConfidenceMethod:
+    method: str | None
+    level: float | None
+
+
+@dataclass(frozen=True)
+class ExcludedQuery:
+    qid: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """A stored evaluation (``metrics.evaluate``): aggregates, per-query values, and the
+    queries excluded or unanswered."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run: RunLabel
+    mode: str
+    average: str
+    relevance_level: int
+    complete: bool
+    ci: ConfidenceMethod | None
+    n_queries: int
+    excluded: list[ExcludedQuery]
+    unanswered: list[str]
+    excluded_summary: list[str]
+    measures: dict[str, MeasureSummary]
+    per_query: dict[str, dict[str, float | None]]
+    per_query_treatments: dict[str, dict[str, dict[str, float | None]]]
+    version: int = field(default=EVALUATION_RESULT_VERSION, metadata=STORED)
+
+
+def read_evaluation_result(blob: Blob) -> EvaluationResult:
+    """A stored evaluation's result (any version) as an ``EvaluationResult``."""
+    typed: EvaluationResult = parse(
+        EvaluationResult, upgrade("evaluation", blob, EVALUATION_RESULT_VERSION)
+    )
+    return typed
+
+
+def upgraded_evaluation(blob: Blob) -> Blob:
+    """A stored evaluation's result or leaderboard summary (any version) as JSON of the current
+    version, for readers of a few of its keys (the leaderboard, the run page, ``check``)."""
+    return upgrade("evaluation", blob, EVALUATION_RESULT_VERSION) if blob else blob
 
 
 # --- the bias report --------------------------------------------------------------------------
@@ -339,7 +478,8 @@ def read_bias_result(blob: Blob, names: Collection[str] = ()) -> BiasResult:
     """A stored bias report's result (any version) as a ``BiasResult``; ``names`` (the
     campaign's run tags and groups) are read as names in its sentences, besides those the result
     declares."""
-    return _read_named(BiasResult, upgrade("bias", blob, BIAS_RESULT_VERSION), names)
+    typed: BiasResult = read_report(BiasResult, "bias", blob, BIAS_RESULT_VERSION, names)
+    return typed
 
 
 # --- the reusability report -------------------------------------------------------------------
@@ -442,9 +582,10 @@ class ReusabilityResult:
 
 def read_reusability_result(blob: Blob, names: Collection[str] = ()) -> ReusabilityResult:
     """A stored reusability report's result (any version) as a ``ReusabilityResult``."""
-    return _read_named(
-        ReusabilityResult, upgrade("reusability", blob, REUSABILITY_RESULT_VERSION), names
+    typed: ReusabilityResult = read_report(
+        ReusabilityResult, "reusability", blob, REUSABILITY_RESULT_VERSION, names
     )
+    return typed
 
 
 # --- the answers that carry them (for the API's schema) -----------------------------------------

@@ -23,12 +23,17 @@ from judging.evaluation.bias import (
     campaign_runs,
     check_rate,
     claim_report,
+    run_names,
     stage,
     topic_filter,
     units,
 )
 from judging.evaluation.models import Reusability
-from judging.evaluation.results import REUSABILITY_RESULT_VERSION
+from judging.evaluation.results import (
+    REUSABILITY_RESULT_VERSION,
+    ReusabilityResult,
+    stored_report,
+)
 from judging.evaluation.services import qrels_dict
 from judging.pools.models import PoolState, PoolVersion
 from metrics.bias.leaveout import LeaveOut
@@ -132,6 +137,6 @@ def _compute(campaign: Campaign, version: QrelsVersion) -> dict[str, Any]:
         **report.to_dict(),
         "pooled": pooled,
         "topics_spec": spec,
-        "version": REUSABILITY_RESULT_VERSION,  # of the stored format (``evaluation.results``)
     }
-    return out
+    # stored typed: the names in its sentences are found among the runs it was computed over
+    return stored_report(ReusabilityResult, out, REUSABILITY_RESULT_VERSION, run_names(runs_models))

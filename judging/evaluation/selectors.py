@@ -27,7 +27,7 @@ from judging.core.errors import InvalidInput
 from judging.core.models import JobState
 from judging.core.roles import UserLike
 from judging.evaluation import exports
-from judging.evaluation.bias import bias_params
+from judging.evaluation.bias import bias_params, run_names
 from judging.evaluation.board import BoardQuery, apply_query, check_filters, describe
 from judging.evaluation.models import (
     BiasReport,
@@ -36,7 +36,12 @@ from judging.evaluation.models import (
     Reusability,
     measures_key,
 )
-from judging.evaluation.results import read_bias_result, read_reusability_result
+from judging.evaluation.results import (
+    read_bias_result,
+    read_evaluation_result,
+    read_reusability_result,
+    upgraded_evaluation,
+)
 from judging.evaluation.services import qrels_evaluation_key, run_evaluation_key
 from judging.evaluation.standing import pool_standing
 from metrics.measures.names import parse_measure, parse_measures
@@ -78,10 +83,12 @@ def runs_without_evaluation(
 
 
 def evaluation_as_dict(evaluation: Evaluation, user: UserLike) -> dict[str, Any]:
-    """The stored evaluation, its run named as the user may see it (``run_label``)."""
-    result = evaluation.result
-    if isinstance(result, dict) and "run" in result:
-        result = {**result, "run": run_label(evaluation.run, user)}
+    """The stored evaluation (``evaluation.results.EvaluationResult``; empty until done), its
+    run named as the user may see it (``run_label``)."""
+    result: dict[str, Any] = {}
+    if evaluation.result:
+        viewer = ReportViewer({evaluation.run.tag: run_label(evaluation.run, user)}, set(), {})
+        result = render(read_evaluation_result(evaluation.result), viewer)
     return {
         "qrels_version": evaluation.qrels.number,
         "qrels_kind": evaluation.qrels.kind_label,
@@ -140,7 +147,7 @@ def leaderboard(
             "state": ev["outcome"] if ev else "missing",
         }
         if ev is not None and ev["outcome"] == JobState.DONE:
-            summary = ev["summary"]
+            summary = upgraded_evaluation(ev["summary"])
             measures = summary.get("measures", {})
             row["n_queries"] = summary.get("n_queries")
             row["excluded_summary"] = summary.get("excluded_summary", [])
@@ -513,12 +520,7 @@ def report_viewer(
 def campaign_names(campaign: Campaign) -> set[str]:
     """The tags and group names of the campaign's runs: the names a report's sentences may
     mention."""
-    names: set[str] = set()
-    for tag, group in campaign.runs.values_list("tag", "group"):
-        names.add(tag)
-        if group:
-            names.add(group)
-    return names
+    return run_names(campaign.runs.only("pk", "tag", "group"))
 
 
 def bias_result_for(campaign: Campaign, stored: dict[str, Any], user: UserLike) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from judging.core import jobs
 from judging.core.errors import InvalidInput
 from judging.core.models import Job, JobState
 from judging.evaluation.models import EvalMode, Evaluation, measures_key
+from judging.evaluation.results import EVALUATION_RESULT_VERSION
 from metrics.evaluation.evaluator import Evaluator
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
@@ -221,6 +222,7 @@ def evaluation_fields(
     """One run's evaluation as stored (``metrics.Evaluator`` and ``metrics.measures.curve``):
     result, leaderboard summary, slices per topic tag, Recall@k curve."""
     data = evaluator.evaluate(metrics_run(run, campaign)).to_dict(per_query=True)
+    data["version"] = EVALUATION_RESULT_VERSION  # of the stored format (``evaluation.results``)
     ranked = rankings(run, settings.POOLJUDGE_EVALUATION.curve_max_depth)
     curve = recall_curve(
         qrels,
@@ -245,7 +247,7 @@ def store_evaluation(evaluation: Evaluation, fields: dict[str, Any] | None) -> N
     evaluation.save(update_fields=list(fields))
 
 
-SUMMARY_KEYS = ("measures", "n_queries", "excluded_summary")
+SUMMARY_KEYS = ("measures", "n_queries", "excluded_summary", "version")
 
 
 def board_summary(result: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from judging.evaluation.board import PARAMS as BOARD_PARAMS
 from judging.evaluation.board import BoardQuery, board_query
 from judging.evaluation.exports import ExportOptions, export_options
 from judging.evaluation.models import EvalMode, Evaluation
+from judging.evaluation.results import upgraded_evaluation
 from judging.evaluation.selectors import (
     baseline_comparisons,
     latest_qrels_version,
@@ -589,7 +590,7 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         or (evaluation is not None and evaluation.state == JobState.PENDING),
     }
     if evaluation is not None and evaluation.state == JobState.DONE:
-        result = evaluation.result
+        result = upgraded_evaluation(evaluation.result)
         scale = recall_scale(request.GET.get("scale"))
         label = run_label(run, request.user)
         context["recall_svg"] = _recall_svg(run, evaluation, label, scale)

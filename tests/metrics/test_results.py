@@ -71,7 +71,19 @@ def test_a_stored_result_reads_into_its_types_and_renders_back() -> None:
         UnitLabel("lab"), {"score": 0.5, "webber_park": 0.52}
     )
     assert report.start == 1 and report.note is None
-    assert render(report, stored=True) == STORED_BLOB
+    # stored, a sentence is its parts: text, and the names found in it (bm25-rm3 is not bm25)
+    stored = render(report, stored=True)
+    assert stored == {
+        **STORED_BLOB,
+        "verdict": [
+            "leaving out ",
+            {"unit": "lab"},
+            " drops bm25-rm3 less than ",
+            {"unit": "bm25"},
+        ],
+    }
+    assert parse(Report, stored) == report  # read back with no names to look for
+    assert render(parse(Report, stored), stored=True) == stored
     shown = render(report)  # without a viewer: every name as stored, the version not shown
     assert shown == {k: v for k, v in STORED_BLOB.items() if k != "version"}
     assert list(shown["rows"]["bm25"]) == ["unit", "score", "webber_park"]  # keys keep their place

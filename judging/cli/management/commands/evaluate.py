@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from judging.assessments.selectors import qrels_version
 from judging.cli.management.commands._common import add_campaign_argument, get_campaign
 from judging.evaluation.models import EvalMode
+from judging.evaluation.results import upgraded_evaluation
 from judging.evaluation.services import evaluate_runs
 
 
@@ -37,7 +38,8 @@ class Command(BaseCommand):
             if ev.state != "done":
                 self.stdout.write(f"{ev.run.tag}\t{ev.state}: {ev.error}")
                 continue
-            values = [ev.result["measures"][m]["value"] for m in measures]
+            stored = upgraded_evaluation(ev.result)
+            values = [stored["measures"][m]["value"] for m in measures]
             self.stdout.write(
                 ev.run.tag + "\t" + "\t".join("nan" if v is None else f"{v:.4f}" for v in values)
             )
