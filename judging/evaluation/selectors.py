@@ -37,6 +37,7 @@ from judging.evaluation.models import (
     measures_key,
 )
 from judging.evaluation.results import (
+    SENTENCES_AS_PARTS,
     read_bias_result,
     read_evaluation_result,
     read_reusability_result,
@@ -517,16 +518,19 @@ def report_viewer(
     return ReportViewer(run_labels(campaign, user), visible_tags(campaign, user), groups)
 
 
-def campaign_names(campaign: Campaign) -> set[str]:
-    """The tags and group names of the campaign's runs: the names a report's sentences may
-    mention."""
+def campaign_names(campaign: Campaign, stored: dict[str, Any]) -> set[str]:
+    """The tags and group names of the campaign's runs: the names the sentences of a report
+    stored before version 3 may mention (from 3, its sentences are stored as parts)."""
+    version = stored.get("version", 1)
+    if isinstance(version, int) and version >= SENTENCES_AS_PARTS:
+        return set()
     return run_names(campaign.runs.only("pk", "tag", "group"))
 
 
 def bias_result_for(campaign: Campaign, stored: dict[str, Any], user: UserLike) -> dict[str, Any]:
     """A stored bias report's result as ``user`` may see it (``evaluation.results.BiasResult``
     rendered for the user's ``ReportViewer``)."""
-    result = read_bias_result(stored, campaign_names(campaign))
+    result = read_bias_result(stored, campaign_names(campaign, stored))
     viewer = report_viewer(campaign, user, result.group_runs())
     rendered: dict[str, Any] = render(result, viewer)
     return rendered
@@ -536,7 +540,7 @@ def reusability_result_for(
     campaign: Campaign, stored: dict[str, Any], user: UserLike
 ) -> dict[str, Any]:
     """A stored reusability report's result as ``user`` may see it."""
-    result = read_reusability_result(stored, campaign_names(campaign))
+    result = read_reusability_result(stored, campaign_names(campaign, stored))
     rendered: dict[str, Any] = render(result, report_viewer(campaign, user))
     return rendered
 
