@@ -14,6 +14,7 @@ register(
         "campaign's runs (key judge-audit:AUDIT; the row is unique per judge, qrels, pool)",
         compute=audit.audit_compute,  # metrics.judges.audit, families, probes
         store=audit.audit_store,  # JudgeAudit.result
+        row="autojudge.JudgeAudit",
         stale="asked again: labels or runs added later are read by the next computation",
     )
 )
@@ -26,6 +27,7 @@ register(
         "each time one is asked for while none of the same is live)",
         compute=services.calibration_compute,  # metrics.judges.calibration via the model
         store=services.calibration_store,  # JudgeCalibration.calibrated, the judge's next version
+        row="autojudge.JudgeCalibration",
         stale="never in place: its result is a new judge version; another calibration is asked "
         "for anew",
     )
@@ -38,6 +40,7 @@ register(
         "new row each time one is asked for while none over the same pool is live)",
         compute=services.judge_run_compute,  # the judge's labeller; counts saved per batch
         store=lambda job, result: None,  # the labels (AutoLabel, its cache) and JudgeRun's counts
+        row="autojudge.JudgeRun",
         stale="never in place: a run labels what its judge version has not graded yet",
     )
 )

@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.apps import apps
+from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Case, F, Value, When
 from django.db.models.expressions import Expression
 from django.utils import timezone
@@ -68,7 +69,10 @@ class Computation:
     - ``store(job, result)``: where the result is kept for its readers;
     - ``stale``: what makes a stored result out of date (documentation);
     - ``assemble(job, parts)``: for a split computation, the result from its stored parts (by
-      name); ``store`` keeps it.
+      name); ``store`` keeps it;
+    - ``row``: the model whose row holds the result and links the job (``"app.Model"``; empty
+      for a job that is its own record): when the row is deleted (a run or a report deleted,
+      cascading), the sweep forgets its finished job (``forget_orphans``).
     """
 
     kind: str
@@ -77,6 +81,7 @@ class Computation:
     store: Callable[[Job, Any], None]
     stale: str
     assemble: Callable[[Job, dict[str, Job]], Any] | None = None
+    row: str = ""
 
 
 REGISTRY: dict[str, Computation] = {}
@@ -146,10 +151,17 @@ class _Computing:
     waiting = False  # set when the job fanned out: it waits for its parts, not finished
 
 
+# Errors of the database connection (it restarted, a lock timed out): not the computation's
+# fault, so the job goes back to queued and the error is raised for ``run_job`` to retry (with
+# backoff; when its retries are spent, the outbox fails the job with the error).
+RETRIED = (OperationalError, InterfaceError)
+
+
 @contextmanager
 def computing(job: Job) -> Iterator[_Computing]:
     """Run the block as ``job``'s computation: running (beating while it runs), then done, or
-    failed with the error the block raised (stored, not raised), with when and how long."""
+    failed with the error the block raised (stored, not raised), with when and how long. A
+    database connection error (``RETRIED``) puts the job back in the queue and is raised."""
     now = timezone.now()
     Job.objects.filter(pk=job.pk).update(
         state=JobState.RUNNING, since=now, heartbeat_at=now, attempts=F("attempts") + 1
@@ -164,6 +176,9 @@ def computing(job: Job) -> Iterator[_Computing]:
     try:
         with outbox.beating(beat):
             yield mark
+    except RETRIED:
+        _requeue(job)
+        raise
     except Exception as exc:  # stored for the page and the API to show
         state, error = JobState.FAILED, failure_text(exc)
     if mark.waiting and state == JobState.DONE:
@@ -175,6 +190,13 @@ def computing(job: Job) -> Iterator[_Computing]:
         state=state, since=finished, error=error, computed_at=finished, seconds=seconds
     )
     job.state, job.error, job.computed_at, job.seconds = state, error, finished, seconds
+
+
+def _requeue(job: Job) -> None:
+    """Put a job that met a database connection error back in the queue, if the database lets
+    us (it may be the one that is down: then the sweep finds it stale)."""
+    with suppress(*RETRIED):
+        _mark(job.pk, JobState.QUEUED, heartbeat_at=None)
 
 
 def _compute(job: Job, entry: Computation, *, here: bool = False) -> None:
@@ -365,3 +387,20 @@ def answer(body: dict[str, Any] | None) -> int:
     if body is None:
         return 404
     return 202 if body.get("state") == JobState.PENDING else 200
+
+
+def forget_orphans() -> int:
+    """Delete the finished jobs whose result row is gone (deleted since, by a cascade that does
+    not see jobs: a run, a campaign or a report deleted), with their parts; how many. A job and
+    its row are made in one transaction, so a finished job without one is an orphan; a job not
+    finished is left to finish (its computation finds no row and stores nothing)."""
+    forgotten = 0
+    for entry in REGISTRY.values():
+        if not entry.row:
+            continue
+        model = apps.get_model(entry.row)
+        orphans = Job.objects.filter(kind=entry.kind, state__in=FINISHED_STATES).exclude(
+            pk__in=model.objects.values("job_id")
+        )
+        forgotten += orphans.delete()[1].get(Job._meta.label, 0)
+    return forgotten

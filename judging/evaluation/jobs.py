@@ -14,6 +14,7 @@ register(
         "(key evaluate_run:RUN:QRELS:MODE; the row is unique per run, version, mode, measures)",
         compute=services.evaluation_compute,  # metrics.Evaluator and metrics.measures.curve
         store=services.evaluation_store,  # Evaluation.result, summary, slices, curve
+        row="evaluation.Evaluation",
         stale="never in place: another qrels version, mode or set of measures is another row",
     )
 )
@@ -41,6 +42,7 @@ register(
         compute=bias.report_parts,  # one part per analysis, bias.BIAS_PARTS
         store=bias.report_store,  # BiasReport.result
         assemble=bias.report_assemble,
+        row="evaluation.BiasReport",
         stale="never in place: a new qrels version is another report; runs submitted after "
         "its parts were recorded are in none of them",
     )
@@ -52,6 +54,7 @@ register(
         reads="its report's inputs and the runs pinned in its BiasPart row",
         compute=bias.part_compute,  # metrics.bias, bias_estimators, pooling
         store=bias.part_store,  # BiasPart.result
+        row="evaluation.BiasPart",
         stale="never: a part of a stored report",
     )
 )
@@ -63,6 +66,7 @@ register(
         "(key reusability:REPORT; one row per qrels version)",
         compute=reusability.report_compute,  # metrics.bias.reusability
         store=reusability.report_store,  # Reusability.result
+        row="evaluation.Reusability",
         stale="never in place: each qrels version has its own report",
     )
 )
