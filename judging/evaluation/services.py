@@ -177,10 +177,13 @@ def evaluate_runs(
     mode: str = EvalMode.HONEST,
     measures: Sequence[str] | None = None,
     force: bool = False,
+    keep: bool = True,
 ) -> list[Evaluation]:
     """Evaluate runs against one qrels version (qrels prepared once), storing each result.
 
-    A (run, version, mode, measures) already evaluated is skipped unless ``force``. Each row's
+    A (run, version, mode, measures) already evaluated is skipped unless ``force``. Without
+    ``keep`` the rows answered hold their keys only (a batch of many runs does not hold every
+    result in memory until its end). Each row's
     job is computed here (``core.jobs.computing``): a run that fails is stored failed and the
     others go on.
     """
@@ -197,6 +200,8 @@ def evaluate_runs(
             continue
         with jobs.computing(evaluation.job):  # a failure is stored; the other runs go on
             store_evaluation(evaluation, evaluation_fields(evaluator, qrels, campaign, run, names))
+        if not keep:  # a batch's rows are read again by their readers, not by the caller
+            evaluation = Evaluation(pk=evaluation.pk, run_id=run.pk, job_id=evaluation.job_id)
         done.append(evaluation)
     return done
 
@@ -357,7 +362,10 @@ def evaluation_batch(job: Job) -> jobs.Parts | None:
 
             return jobs.Parts(kind="evaluations", names=list(chunks), record=record)
     evaluate_runs(
-        version=version, runs=Run.objects.filter(pk__in=run_ids).order_by("pk"), mode=mode
+        version=version,
+        runs=Run.objects.filter(pk__in=run_ids).order_by("pk"),
+        mode=mode,
+        keep=False,
     )
     return None
 
