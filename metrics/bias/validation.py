@@ -29,7 +29,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "estimator_errors",
+    "novelty_k",
 ]
+
+
+def novelty_k(m: Measure, depth: int) -> int:
+    """The k of a run's novelty for measure ``m`` (its Judged@k and unjudged documents in its
+    top k): the measure's cutoff, else the pool depth."""
+    return int(m.cutoff) if m.cutoff is not None else int(depth)
 
 
 def _pairwise_p(tags: list[str], per_topic: Mapping[str, Mapping[str, float]]) -> F64:
@@ -145,12 +152,15 @@ class _Harness:
         # each run's own scenario (its unit left out; the full pool when it is not pooled)
         counted_r = full_counted.copy()
         rel_r = full.rel.copy()
+        judged, unjudged = self._novelty(full, full_counted, None)
         for g in range(len(a.loo.unit_names)):
             members = np.flatnonzero(a.loo.unit == g)
             sc = a._scenario(g, False, ideal)
             counted = a._counted(sc)
             counted_r[members] = counted[members]
             rel_r[members] = sc.rel[members]
+            j, u = self._novelty(sc, counted, a.loo.unit == g)
+            judged[members], unjudged[members] = j[members], u[members]
             red = cell_means(a._cell_values(m, sc), counted)
             score[members] = red[members]
             if "pool" in est:
@@ -181,11 +191,16 @@ class _Harness:
                 "unit": a.loo.unit_names[a.loo.unit[i]],
                 "score": float(score[i]),
                 "score_full_pool": float(full_score[i]),
+                "judged": float(judged[i]),
+                "unjudged": int(unjudged[i]),
             }
             for e in self.active:
                 row[e] = float(est[e][i])
             runs_out[a.loo.tags[i]] = row
         deltas, not_pooled = self._not_pooled(full, full_score, full_counted, lip)
+        for tag, entry in not_pooled.items():
+            i = a.loo.tags.index(tag)
+            entry["judged"], entry["unjudged"] = _num(float(judged[i])), int(unjudged[i])
         rec, rec_why = self._recommend(errors)
         return EstimatorReport(
             measure=m.name,
@@ -204,6 +219,17 @@ class _Harness:
             recommended=rec,
             recommended_why=rec_why,
         )
+
+    def _novelty(self, sc: _Scenario, counted: Bool, only: Bool | None) -> tuple[F64, I64]:
+        """Per run, how much of its top k the scenario's pool judged: Judged@k averaged over
+        the counted topics (k: the measure's cutoff, else the pool depth), and the unjudged
+        documents in those top k (k: :func:`novelty_k`)."""
+        a = self.a
+        k = novelty_k(self.m, a.loo.depth)
+        values = a._cell_values(Measure("Judged", k), sc, only=only)
+        shown = np.minimum(a.loo.num_ret, k)
+        missing = np.where(counted, np.rint((1.0 - values) * shown), 0).astype(np.int64)
+        return cell_means(values, counted), missing.sum(axis=1)
 
     def _errors(
         self,

@@ -23,9 +23,11 @@ pooling penalty and its error measured by leaving out each group (with ``--group
 without) of the pooled runs (every run given, except those named by ``--not-pooled``). ``json``
 (default) is :meth:`metrics.bias.estimator_report.EstimatorReport.to_dict` (``measure``, ``depth``,
 ``estimators`` with ``mae``/``sre``/``sre_star``/``kendall_tau``, ``runs`` with ``score``,
-``score_full_pool`` and each estimate, ``not_pooled``, ``recommended``, ...); ``tsv`` is one row
-per estimator (``estimator applicable mae sre sre_star kendall_tau n_runs why``) with the
-recommendation on stderr.
+``score_full_pool``, each estimate and the run's novelty on the pool without its unit (``judged``:
+Judged@k, ``unjudged``: the unjudged documents in its top k; k the measure's cutoff, else the pool
+depth), ``not_pooled`` (with the same novelty on the full pool), ``recommended``, ...); ``tsv``
+is one row per estimator (``estimator applicable mae sre sre_star kendall_tau n_runs why``) with
+the recommendation on stderr.
 
 ``bias compare`` and ``bias reusability`` are dispatched to ``run_compare`` / ``run_reusability``
 of :mod:`metrics.cli.bias_compare` when that module is installed.

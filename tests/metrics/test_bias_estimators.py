@@ -50,6 +50,23 @@ WP_RUNS = {
 }
 
 
+def test_each_run_says_how_much_of_its_top_k_the_pool_without_its_unit_judged() -> None:
+    """The depth-2 pool of A, B, C is d1-d5. Without A: d1, d3, d4, d5, so A's top 2 (d1, d2)
+    has d2 unjudged; without B: d1, d2, d4, d5 (B's d3 unjudged); without C: d1, d2, d3 (both of
+    C's d4, d5 unjudged). N, not pooled, on the full pool: d6 unjudged, d3 judged."""
+    rep = estimator_report(
+        WP_QRELS, WP_RUNS, "P@2", LeaveOut(depth=2, leave_out="group", pooled=["A", "B", "C"])
+    ).to_dict()
+    novelty = {tag: (row["judged"], row["unjudged"]) for tag, row in rep["runs"].items()}
+    assert novelty == {"A": (0.5, 1), "B": (0.5, 1), "C": (0.0, 2)}
+    assert (rep["not_pooled"]["N"]["judged"], rep["not_pooled"]["N"]["unjudged"]) == (0.5, 1)
+    # for AP (no cutoff) k is the pool depth
+    ap = estimator_report(
+        WP_QRELS, WP_RUNS, "AP", LeaveOut(depth=2, leave_out="group", pooled=["A", "B", "C"])
+    ).to_dict()
+    assert ap["runs"]["C"]["judged"] == 0.0 and ap["runs"]["C"]["unjudged"] == 2
+
+
 def test_webber_park_and_pool_by_hand() -> None:
     rep = estimator_report(
         WP_QRELS, WP_RUNS, "P@2", LeaveOut(depth=2, leave_out="group", pooled=["A", "B", "C"])
@@ -272,6 +289,8 @@ def test_estimators_that_do_not_apply_say_why() -> None:
         "unit",
         "score",
         "score_full_pool",
+        "judged",
+        "unjudged",
         "pool",
         "webber_park",
         "condensed",
