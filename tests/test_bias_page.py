@@ -98,13 +98,15 @@ def test_the_recommended_estimate_is_a_penalty_and_a_share_of_the_runs_own_score
     html = page(researcher, world)
     penalty = page_text(section(html, "penalty"))
     assert (
-        "Recommended for P@10: Webber & Park 2009, for the lowest mean absolute error (0.0121) "
-        "of the 6 estimators that apply to P@10" in penalty
+        "Recommended for P@10 over all the left-out runs: Webber & Park 2009, for the lowest "
+        "mean absolute error (0.0121) of the 6 estimators that apply to P@10" in penalty
     )
     # 0.214 - 0.2 = +0.014, 100 * 0.014 / 0.2 = 7.0% of the run's own score
     assert (
         "Webber & Park 2009 estimates 0.2140: a penalty of +0.0140 P@10, 7.0% of the run's own "
-        "score (95% interval [0.2043, 0.2237])" in penalty
+        "score; 95% interval [0.2043, 0.2237] (the interval of the mean correction the estimate "
+        "rests on, not of this run's score: this report predates intervals for a run's own "
+        "score; compute it again)" in penalty
     )
     assert "72.0" not in html and "72%" not in html  # the old misleading mean % delta
     table = table_of(html, "estimates-1")
@@ -361,7 +363,10 @@ def test_when_no_correction_is_recommended_the_page_says_so_and_names_the_best_o
     )
     store(world, result)
     text = page_text(section(page(researcher, world), "penalty"))
-    assert "Recommended for P@10: No correction, for the lowest mean absolute error" in text
+    assert (
+        "Recommended for P@10 over all the left-out runs: No correction, for the lowest mean "
+        "absolute error" in text
+    )
     assert (
         "no correction is measured to do better than the score the pool gives: 0.2000 is the "
         "best estimate of its P@10 had it been pooled. The best-measured correction, Webber & "

@@ -6,6 +6,7 @@ the_figures_the_demo_gives`), so the walk-through stays true."""
 
 from __future__ import annotations
 
+import html
 import re
 import textwrap
 from dataclasses import dataclass
@@ -404,3 +405,43 @@ def test_the_demo_page_quotes_the_figures_the_demo_gives(demo: Campaign, as_comm
         "docs/guide/demo.md's figures differ from what the demo gives; the block should read:\n"
         + expected
     )
+
+
+def test_the_demo_bias_page_leads_with_what_is_known_and_an_interval_holding_the_truth(
+    demo: Campaign, as_committed: Any
+) -> None:
+    """Issue 31: under qrels v1 the page says what is known of novel-neural for sure (0.700
+    P@10, 15 of its 50 top-10 documents unjudged, so between 0.700 and 1.000), then the estimate
+    with a 95% interval for its score that holds the score judging its documents gives (0.920
+    under v2), and on what the recommendation rests."""
+    story = play_the_story(demo, as_committed)
+    est = shown(story.report_v1)["estimators"]
+    novel = est["not_pooled"][NOVEL]
+    assert (novel["score"], novel["unjudged"], novel["top_k"]) == (0.7, 15, 50)
+    assert novel["judged"] == pytest.approx(0.7) and novel["bounds"] == [0.7, pytest.approx(1.0)]
+    truth = story.direct["runs"][NOVEL]["score_b"]
+    assert truth == pytest.approx(0.92)
+    for name, e in novel["estimates"].items():
+        assert e["interval"][0] <= truth <= e["interval"][1], name  # every one holds it
+    researcher = get_user_model().objects.get(username="researcher")
+    client = Client()
+    client.force_login(researcher)
+    page = client.get(
+        f"/campaigns/{demo.pk}/bias/?measure={DEMO_HEADLINE}&qrels={story.v1.number}"
+    ).content.decode()
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    assert (
+        "Known for sure: it scores 0.7000 P@10 against this pool, and 15 of the 50 documents in "
+        "its top 10 over 5 topics are unjudged (Judged@10 0.70): whatever they hold, its P@10 "
+        "lies between 0.7000 and 1.0000 ." in text
+    )
+    assert "estimates 0.7372 : a penalty of +0.0372 P@10, 5.3% of the run's own score; 95% " in (
+        text
+    )
+    assert "95% interval [0.7000, 1.0000] (as wide as its bounds" in text
+    assert (
+        "No estimator is recommended for this run: fewer than 3 validation runs had a Judged@k "
+        "of 0.6-0.8, as its 0.70; shown: Lipani, Lupu & Hanbury 2015 (anti-precision), "
+        "recommended over all the left-out runs." in text
+    )
+    assert 'id="by-novelty"' in page

@@ -309,18 +309,44 @@ class EstimatorRun:
 
 @dataclass(frozen=True)
 class Estimate:
-    """One estimator's estimate for a run not pooled, with its prediction interval."""
+    """One estimator's estimate for a run not pooled, with its 95% interval: for the run's
+    full-pool score, calibrated on the validation's left-out runs (``interval_method`` says how;
+    ``metrics.bias.prediction``), or, in reports stored before it had one, the interval of the
+    mean correction the estimate rests on."""
 
     estimate: float | None
     penalty: float | None
     penalty_pct: float | None
     interval: list[float | None] | None
+    interval_method: str | None = None
+    interval_why: str | None = None
+    extrapolating: bool | None = None
 
 
 @dataclass(frozen=True)
 class NotPooledEstimates:
+    """A run not pooled: its score on the pool, its novelty (Judged@k, the unjudged documents in
+    its top k), its bounds, the estimator recommended for runs as novel, and every estimate."""
+
     score: float | None
     estimates: dict[str, Estimate]
+    judged: float | None = None
+    unjudged: int | None = None
+    top_k: int | None = None
+    bounds: list[float | None] | None = None
+    bounds_exact: bool | None = None
+    recommended: str | None = None
+    recommended_why: str | None = None
+
+
+@dataclass(frozen=True)
+class NoveltyBin:
+    """An estimator's error on the validation runs of one Judged@k bin."""
+
+    bin: str
+    n_runs: int
+    mae: float | None
+    mean_error: float | None
 
 
 @dataclass(frozen=True)
@@ -350,6 +376,8 @@ class Estimators:
     not_pooled: dict[RunLabel, NotPooledEstimates]
     deltas: Deltas | None
     top75_dropped: list[RunLabel] | None = field(default=None, metadata=OMIT_NONE)
+    novelty_k: int | None = None
+    by_novelty: dict[str, list[NoveltyBin]] | None = None
 
 
 @dataclass(frozen=True)

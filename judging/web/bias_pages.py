@@ -387,7 +387,14 @@ def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
                     **e,
                 }
             )
-        headline = next((r for r in rows if r["recommended"]), None)
+        # the estimator recommended for runs as novel as this one, else the one recommended
+        # over every left-out run (the basis says which)
+        mine = run.get("recommended")
+        headline = next((r for r in rows if r["name"] == mine), None) or next(
+            (r for r in rows if r["recommended"]), None
+        )
+        for r in rows:
+            r["interval_words"] = _interval_words(r, run.get("bounds"))
         # when no correction is recommended, the best-measured one is still worth a sentence
         corrections = sorted(
             (r for r in rows if r["name"] != "pool" and r["error"].get("mae") is not None),
@@ -397,6 +404,14 @@ def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
             {
                 "run": tag,
                 "score": run.get("score"),
+                "judged": run.get("judged"),
+                "unjudged": run.get("unjudged"),
+                "top_k": run.get("top_k"),
+                "n_topics": len(est.get("topics") or []),
+                "bounds": run.get("bounds"),
+                "bounds_exact": run.get("bounds_exact"),
+                "for_this_run": bool(mine and headline and headline["name"] == mine),
+                "recommended_why": run.get("recommended_why") or "",
                 "rows": rows,
                 "headline": headline,
                 "best_correction": corrections[0] if corrections else None,
@@ -420,6 +435,8 @@ def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
     return {
         "measure": est.get("measure"),
         "depth": est.get("depth"),
+        "novelty_k": est.get("novelty_k"),
+        "by_novelty": _novelty_table(est, applicable, info),
         "unit": unit,
         "n_units": est.get("n_units"),
         "top75": est.get("top75"),
@@ -448,6 +465,41 @@ def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
         if scatter_estimator
         else "",
     }
+
+
+def _interval_words(row: dict[str, Any], bounds: list[float | None] | None = None) -> str:
+    """What an estimate's 95% interval is, in words."""
+    method = row.get("interval_method")
+    if method and method not in ("bounds", "exact") and bounds and row.get("interval") == bounds:
+        return (
+            "as wide as its bounds: the left-out runs' errors, scaled to this run's unjudged "
+            "share, do not narrow it"
+        )
+    if method is None:
+        return (
+            "the interval of the mean correction the estimate rests on, not of this run's "
+            "score: this report predates intervals for a run's own score; compute it again"
+        )
+    if method == "exact":
+        return "nothing in its top k is unjudged: its score is known"
+    if method == "bounds":
+        return f"its bounds: {row.get('interval_why') or 'no calibrated interval'}"
+    return (
+        "for its full-pool score, including this estimator's own error: calibrated on the "
+        "left-out runs' errors, scaled by their unjudged share"
+    )
+
+
+def _novelty_table(
+    est: dict[str, Any], applicable: list[str], info: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Per estimator, its error on the left-out runs of each Judged@k bin."""
+    by = est.get("by_novelty") or {}
+    return [
+        {"label": _label(n, info[n]), "bins": by[n]}
+        for n in applicable
+        if isinstance(by.get(n), list) and by[n]
+    ]
 
 
 def _penalty_fallback(result: dict[str, Any]) -> dict[str, Any] | None:

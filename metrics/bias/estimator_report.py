@@ -89,6 +89,8 @@ class EstimatorReport:
     recommended: str | None
     recommended_why: str | None
     dropped: tuple[str, ...] = field(default=())
+    by_novelty: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    novelty_k: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of SPEC.md (floats may be None, never NaN)."""
@@ -125,6 +127,8 @@ class EstimatorReport:
             "runs": runs,
             "not_pooled": self.not_pooled,
             "deltas": self.deltas,
+            "novelty_k": self.novelty_k,
+            "by_novelty": self.by_novelty,
         }
         if self.top75:
             out["top75_dropped"] = list(self.dropped)

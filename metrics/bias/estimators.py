@@ -70,10 +70,18 @@ full-pool score (Java's Math.round; ties in the order given) make the pool; the 
 out of the analysis altogether (neither pooled nor estimated).
 
 Runs that were not pooled (``not_pooled``) get every estimate from the full pool, as a penalty
-(estimate - score) and as a percentage of the run's own score, with an interval where the
-estimate averages something: webber_park = score + the 95% t interval of the mean delta;
-lipani2015 = the correction at the ends of the 95% t interval of DK; lipani2016 = the per-topic
-corrections at the ends of each topic's interval of its DK, averaged.
+(estimate - score) and as a percentage of the run's own score, with their novelty (``judged``:
+Judged@k, ``unjudged``: the unjudged documents in the top k; k the measure's cutoff, else the pool
+depth), their ``bounds`` (P@k: the score with the unjudged documents in the top k non-relevant
+and relevant, ``bounds_exact``; other measures [0, 1]), the estimator ``recommended`` for runs as
+novel (the lowest error in the run's Judged@k bin, :func:`metrics.bias.prediction.recommend_for`;
+None, with why, when the bin holds fewer than 3 validation runs), and per estimate a 95%
+``interval`` for the run's full-pool score: a prediction interval calibrated on the validation's
+left-out runs, which includes the estimator's own error (:mod:`metrics.bias.prediction`;
+``interval_method``, ``interval_why``, ``extrapolating``: the bounds when the run is more novel
+than every left-out run). ``by_novelty`` gives each estimator's error per Judged@k bin of the
+validation's runs. (The t interval of the mean delta, which reports gave before, is an interval
+on a mean correction: it held for 0-47% of left-out runs; ``deltas`` still reports it.)
 
 Scores are exact, computed in float64 without the reference's 4-decimal rounding; topics are
 averaged as in :mod:`metrics.bias` (trec_eval mode: topics in the reduced qrels and the run).

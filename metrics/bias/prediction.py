@@ -263,6 +263,8 @@ def errors_by_novelty(
             e, t = r.get(name), r.get("score_full_pool")
             if e is None or t is None or r.get("judged") is None:
                 continue
+            if not (math.isfinite(float(e)) and math.isfinite(float(t))):
+                continue
             per.setdefault(novelty_bin(float(r["judged"]), edges), []).append(float(e) - float(t))
         out[name] = [
             BinErrors(b, len(per[b]), float(np.mean(np.abs(per[b]))), float(np.mean(per[b])))
@@ -288,13 +290,14 @@ def recommend_for(
         for b in bins:
             if b.bin == label and b.n_runs >= min_runs and math.isfinite(b.mae):
                 scored.append((b.mae, name, b.n_runs))
+    words = f"a Judged@k {label}" if label[0] in "<>" else f"a Judged@k of {label}"
     if not scored:
         return None, (
-            f"no estimator is recommended: fewer than {min_runs} validation runs had a "
-            f"Judged@k in {label}"
+            f"no estimator is recommended for this run: fewer than {min_runs} validation runs "
+            f"had {words}, as its {judged:.2f}"
         )
     mae, name, n = min(scored)
     return name, (
-        f"lowest mean absolute error ({mae:.4f}) on the {n} validation runs with a Judged@k in "
-        f"{label}, as this run's {judged:.2f}"
+        f"lowest mean absolute error ({mae:.4f}) on the {n} validation runs with {words}, as "
+        f"this run's {judged:.2f}"
     )

@@ -21,6 +21,13 @@ from metrics.bias.estimator_report import (
     cell_means,
 )
 from metrics.bias.lipani import Prepared, lipani2015, lipani2016
+from metrics.bias.prediction import (
+    BinErrors,
+    calibration_of,
+    errors_by_novelty,
+    prediction_interval,
+    recommend_for,
+)
 from metrics.measures.names import Measure
 
 if TYPE_CHECKING:
@@ -152,15 +159,15 @@ class _Harness:
         # each run's own scenario (its unit left out; the full pool when it is not pooled)
         counted_r = full_counted.copy()
         rel_r = full.rel.copy()
-        judged, unjudged = self._novelty(full, full_counted, None)
+        judged, unjudged, shown = self._novelty(full, full_counted, None)
         for g in range(len(a.loo.unit_names)):
             members = np.flatnonzero(a.loo.unit == g)
             sc = a._scenario(g, False, ideal)
             counted = a._counted(sc)
             counted_r[members] = counted[members]
             rel_r[members] = sc.rel[members]
-            j, u = self._novelty(sc, counted, a.loo.unit == g)
-            judged[members], unjudged[members] = j[members], u[members]
+            j, u, n = self._novelty(sc, counted, a.loo.unit == g)
+            judged[members], unjudged[members], shown[members] = j[members], u[members], n[members]
             red = cell_means(a._cell_values(m, sc), counted)
             score[members] = red[members]
             if "pool" in est:
@@ -201,6 +208,10 @@ class _Harness:
         for tag, entry in not_pooled.items():
             i = a.loo.tags.index(tag)
             entry["judged"], entry["unjudged"] = _num(float(judged[i])), int(unjudged[i])
+            entry["top_k"] = int(shown[i])
+        by_novelty = errors_by_novelty({"runs": runs_out}, self.active)
+        if not_pooled:
+            self._predict(not_pooled, runs_out, by_novelty, full, full_counted)
         rec, rec_why = self._recommend(errors)
         return EstimatorReport(
             measure=m.name,
@@ -218,18 +229,57 @@ class _Harness:
             deltas=deltas,
             recommended=rec,
             recommended_why=rec_why,
+            by_novelty={e: [b.__dict__ for b in bins] for e, bins in by_novelty.items()},
+            novelty_k=novelty_k(m, a.loo.depth),
         )
 
-    def _novelty(self, sc: _Scenario, counted: Bool, only: Bool | None) -> tuple[F64, I64]:
+    def _predict(
+        self,
+        not_pooled: dict[str, dict[str, Any]],
+        runs_out: dict[str, dict[str, Any]],
+        by_novelty: dict[str, list[BinErrors]],
+        full: _Scenario,
+        full_counted: Bool,
+    ) -> None:
+        """Each not-pooled run's bounds, the estimator recommended for runs as novel as it, and
+        every estimate's prediction interval for its full-pool score
+        (:mod:`metrics.bias.prediction`, calibrated on the validation's left-out runs)."""
+        a, m = self.a, self.m
+        exact = m.family == "P" and m.cutoff is not None  # P@k: unjudged in the top k only
+        upper = cell_means(a._cell_values(m, full, "upper"), full_counted) if exact else None
+        calibrations = {e: calibration_of({"runs": runs_out}, e) for e in self.active}
+        for tag, entry in not_pooled.items():
+            score, judged = entry["score"], entry["judged"]
+            hole = 1.0 - judged if judged is not None else math.nan
+            if upper is not None and score is not None:
+                bounds = (float(score), float(upper[a.loo.tags.index(tag)]))
+            else:
+                bounds = (0.0, 1.0)
+            entry["bounds"] = [_num(bounds[0]), _num(bounds[1])]
+            entry["bounds_exact"] = exact
+            rec, why = recommend_for(judged if judged is not None else math.nan, by_novelty)
+            entry["recommended"], entry["recommended_why"] = rec, why
+            for e, est in entry["estimates"].items():
+                v = est["estimate"]
+                pi = prediction_interval(
+                    math.nan if v is None else float(v), hole, bounds, calibrations[e]
+                )
+                est["interval"] = [_num(pi.low), _num(pi.high)]
+                est["interval_method"] = pi.method
+                est["interval_why"] = pi.why
+                est["extrapolating"] = pi.extrapolating
+
+    def _novelty(self, sc: _Scenario, counted: Bool, only: Bool | None) -> tuple[F64, I64, I64]:
         """Per run, how much of its top k the scenario's pool judged: Judged@k averaged over
-        the counted topics (k: the measure's cutoff, else the pool depth), and the unjudged
-        documents in those top k (k: :func:`novelty_k`)."""
+        the counted topics, the unjudged documents in those top k, and the documents in them
+        (k: :func:`novelty_k`)."""
         a = self.a
         k = novelty_k(self.m, a.loo.depth)
         values = a._cell_values(Measure("Judged", k), sc, only=only)
         shown = np.minimum(a.loo.num_ret, k)
         missing = np.where(counted, np.rint((1.0 - values) * shown), 0).astype(np.int64)
-        return cell_means(values, counted), missing.sum(axis=1)
+        top = np.where(counted, shown, 0).astype(np.int64)
+        return cell_means(values, counted), missing.sum(axis=1), top.sum(axis=1)
 
     def _errors(
         self,

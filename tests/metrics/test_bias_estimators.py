@@ -98,10 +98,27 @@ def test_webber_park_and_pool_by_hand() -> None:
     assert wp["penalty"] == pytest.approx(1 / 3)
     assert wp["penalty_pct"] == pytest.approx(100 * (1 / 3) / 0.5)
     assert rep.deltas["n"] == 3 and rep.deltas["mean"] == pytest.approx(1 / 3)
-    # the interval: mean of (0, .5, .5) +/- t(0.975, 2) * sd / sqrt(3)
+    # the mean delta's interval: mean of (0, .5, .5) +/- t(0.975, 2) * sd / sqrt(3)
     half = 4.302652729911275 * np.std([0, 0.5, 0.5], ddof=1) / math.sqrt(3)
-    assert wp["interval"] == pytest.approx([0.5 + 1 / 3 - half, 0.5 + 1 / 3 + half])
-    assert n["estimates"]["pool"]["interval"] is None
+    assert rep.deltas["ci"] == pytest.approx([1 / 3 - half, 1 / 3 + half])
+    # N's own interval: three left-out runs cannot calibrate one (at least 5), so it is N's
+    # bounds: P@2 with d6 non-relevant and relevant
+    assert (n["judged"], n["unjudged"], n["bounds"], n["bounds_exact"]) == (
+        0.5,
+        1,
+        [0.5, 1.0],
+        True,
+    )
+    for name in ("webber_park", "pool"):
+        e = n["estimates"][name]
+        assert (e["interval"], e["interval_method"]) == ([0.5, 1.0], "bounds")
+        assert e["interval_why"] == "3 calibration runs (at least 5)"
+    # recommended for N by the error on the three left-out runs, all as novel as N
+    assert n["recommended"] in rep.errors
+    assert (
+        "on the 3 validation runs with a Judged@k < 0.6, as this run's 0.50"
+        in (n["recommended_why"])
+    )
 
 
 def test_leave_one_group_out_uses_pairs_of_groups() -> None:
@@ -180,8 +197,9 @@ def test_lipani_estimators_by_hand() -> None:
     assert est["lipani2015"]["estimate"] == pytest.approx(0.8125)
     assert est["lipani2015"]["penalty"] == pytest.approx(0.0625)
     assert est["pool"]["estimate"] == 0.75
-    # lipani2015's interval: DK over the two pooled runs, (0.25, 0.25): no spread
-    assert est["lipani2015"]["interval"] == pytest.approx([0.8125, 0.8125])
+    # two left-out runs cannot calibrate an interval: N's bounds (topic 1's x1 unjudged)
+    assert est["lipani2015"]["interval"] == pytest.approx([0.75, 1.0])
+    assert est["lipani2015"]["interval_method"] == "bounds"
 
 
 def test_lipani2016_recall_by_hand() -> None:

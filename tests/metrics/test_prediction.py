@@ -85,7 +85,7 @@ def test_errors_by_novelty_bin_the_runs_and_recommend_by_the_runs_like_this_one(
     assert bins["y"][0].mae == pytest.approx((0.05 + 0.02 + 0.01) / 3)
     assert recommend_for(0.52, bins)[0] == "y"
     name, why = recommend_for(0.93, bins)
-    assert name is None and "fewer than 3 validation runs" in why
+    assert name is None and "fewer than 3 validation runs had a Judged@k >= 0.9" in why
     assert [novelty_bin(j) for j in (0.1, 0.6, 0.85, 1.0)] == [
         "< 0.6",
         "0.6-0.8",
