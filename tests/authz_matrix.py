@@ -64,6 +64,7 @@ ROUTES: dict[str, Route] = {
     "api-qrels-diff": Route({"pk": "qrels"}, ("?against=1",)),
     "api-qrels-export": QRELS_PK,
     "api-run-evaluations": RUN_PK,
+    "api-run-penalty": RUN_PK,
     "api-run-check": RUN_PK,
     "api-leaderboard": Route({"pk": "campaign"}, ("", "?format=csv")),
     "api-leaderboard-export": Route({"pk": "campaign"}, ("", "?format=latex", "?format=markdown")),
@@ -213,6 +214,7 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("run-download", "GET"): s(401, 403, 403, 200, 404, 200),
     ("api-run-evaluations", "GET"): s(401, 403, 403, 200, 404, 200),
     ("api-run-evaluations", "POST"): s(401, 403, 403, 202, 404, 202),
+    ("api-run-penalty", "GET"): s(401, 403, 403, 200, 404, 200),
     # no baseline named: 400 to whoever may see the run
     ("api-run-check", "GET"): s(401, 403, 403, 400, 404, 400),
     # --- API: results (every researcher, other runs anonymised) ---------------------------

@@ -445,3 +445,48 @@ def test_the_demo_bias_page_leads_with_what_is_known_and_an_interval_holding_the
         "recommended over all the left-out runs." in text
     )
     assert 'id="by-novelty"' in page
+
+
+def test_a_not_pooled_run_and_a_late_run_say_their_penalty_on_their_page_and_in_the_api(
+    demo: Campaign, api_client_for: Any, other_researcher: Any
+) -> None:
+    """novel-neural's page and GET /api/v1/runs/{id}/penalty/ give what is known for sure and the
+    estimate with its interval; a run submitted after the report says it is not in it, and how
+    to get its estimate; another researcher cannot read either (404)."""
+    from judging.workflows.runs import run_submitted
+
+    researcher = get_user_model().objects.get(username="researcher")
+    novel = demo.runs.get(tag=NOVEL)
+    api = api_client_for(researcher)
+    body = api.get(f"/api/v1/runs/{novel.pk}/penalty/").json()
+    assert (body["status"], body["measure"], body["qrels_version"]) == ("estimated", "P@10", 1)
+    assert (body["score"], body["unjudged"], body["top_k"], body["k"]) == (0.7, 15, 50, 10)
+    assert body["bounds"] == [0.7, pytest.approx(1.0)] and body["bounds_exact"] is True
+    assert body["estimator"] == "lipani2015" and body["for_this_run"] is False
+    assert body["estimate"] == pytest.approx(0.7372)
+    assert body["interval"][0] <= 0.92 <= body["interval"][1]  # its score once judged
+    client = Client()
+    client.force_login(researcher)
+    page = client.get(f"/runs/{novel.pk}/").content.decode()
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    assert (
+        "Against a pool it did not help build (qrels version 1, P@10): known for sure, it "
+        "scores 0.7000 , and 15 of the 50 documents in its top 10 are unjudged (Judged@10 "
+        "0.70): its P@10 lies between 0.7000 and 1.0000." in text
+    )
+    assert "estimates 0.7372 (a penalty of +0.0372); 95% interval [0.7000, 1.0000]" in text
+    late = run_submitted(
+        campaign=demo,
+        owner=researcher,
+        tag="late-run",
+        results={"1": {"d1": 1.0}},
+        pooled=False,
+    )
+    body = api.get(f"/api/v1/runs/{late.pk}/penalty/").json()
+    assert body["status"] == "not_in_report"
+    assert "compute the report again on the bias page" in body["detail"]
+    page = client.get(f"/runs/{late.pk}/").content.decode()
+    assert 'data-status="not_in_report"' in page
+    assert api_client_for(other_researcher).get(
+        f"/api/v1/runs/{novel.pk}/penalty/"
+    ).status_code == (404)

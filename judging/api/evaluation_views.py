@@ -31,11 +31,17 @@ from judging.core.models import JobState
 from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import account
 from judging.evaluation import exports
-from judging.evaluation.answers import EvaluationAnswer, LeaderboardAnswer, RunEvaluationsAnswer
+from judging.evaluation.answers import (
+    EvaluationAnswer,
+    LeaderboardAnswer,
+    RunEvaluationsAnswer,
+    RunPenaltyAnswer,
+)
 from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
 from judging.evaluation.board import board_query
 from judging.evaluation.exports import export_options
 from judging.evaluation.models import TOPICS_MAX_LENGTH, BiasKind, EvalMode
+from judging.evaluation.penalty import run_penalty
 from judging.evaluation.results import BiasReportAnswer, ReusabilityAnswer
 from judging.evaluation.reusability import reusability_request
 from judging.evaluation.selectors import (
@@ -506,3 +512,27 @@ class ReusabilityView(APIView):
         version = self._version(request, pk)
         reusability_request(version=version, requested_by=account(request.user))
         return Response(reusability_report(version, request.user), status=status.HTTP_202_ACCEPTED)
+
+
+class RunPenaltyView(APIView):
+    """A run against a pool it did not help build (``evaluation.penalty``)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        responses={
+            200: ref(RunPenaltyAnswer),
+            404: OpenApiResponse(description="no such run (or not yours)"),
+        },
+        description="The run's penalty for not having helped build the pool, from the "
+        "campaign's default bias report on its latest qrels version (the headline measure): "
+        "what is known for sure (its score, the unjudged documents in its top k, its bounds) "
+        "and the estimate of its score had it been pooled, with a 95% interval for that "
+        "score. `status` says when there is none (pooled, no report yet, the run arrived "
+        "after the report). Reading never computes.",
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(
+            Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
+        )
+        return Response({"run": run_label(run, request.user), **run_penalty(run, request.user)})

@@ -85,6 +85,7 @@ urlpatterns = [
         name="api-qrels-export",
     ),
     path("runs/<int:pk>/evaluations/", ev.RunEvaluationsView.as_view(), name="api-run-evaluations"),
+    path("runs/<int:pk>/penalty/", ev.RunPenaltyView.as_view(), name="api-run-penalty"),
     path("runs/<int:pk>/check/", RunCheckView.as_view(), name="api-run-check"),
     path("campaigns/<int:pk>/leaderboard/", ev.LeaderboardView.as_view(), name="api-leaderboard"),
     path(

@@ -483,3 +483,39 @@ class CheckAnswer:
     unanswered: Unanswered
     notes: list[str]
     measures: list[MeasureCheckRow]
+
+
+# --- a run's penalty ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunPenaltyAnswer:
+    """A run against a pool it did not help build (``evaluation.penalty.run_penalty``):
+    ``status`` says what there is; when "estimated", what is known for sure (its score, the
+    unjudged documents in its top k, its bounds) and the estimate of its score had it been
+    pooled, with a 95% interval for that score."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    run: str
+    status: str
+    detail: str
+    measure: str
+    qrels_version: int | None
+    pooled: bool
+    score: float | None
+    judged: float | None
+    unjudged: int | None
+    top_k: int | None
+    k: int | None
+    bounds: list[float | None] | None
+    bounds_exact: bool | None
+    estimator: str | None
+    estimator_label: str | None
+    for_this_run: bool | None
+    recommended_why: str | None
+    estimate: float | None
+    penalty: float | None
+    interval: list[float | None] | None
+    interval_words: str | None
+    extrapolating: bool | None

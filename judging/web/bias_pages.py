@@ -39,6 +39,7 @@ from judging.evaluation.bias import (
     headline_measure,
 )
 from judging.evaluation.models import BiasKind
+from judging.evaluation.penalty import interval_words
 from judging.evaluation.selectors import bias_report, reusability_report
 from judging.web import charts
 from judging.web.flash import flash, flash_error
@@ -394,7 +395,7 @@ def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
             (r for r in rows if r["recommended"]), None
         )
         for r in rows:
-            r["interval_words"] = _interval_words(r, run.get("bounds"))
+            r["interval_words"] = interval_words(r, run.get("bounds"))
         # when no correction is recommended, the best-measured one is still worth a sentence
         corrections = sorted(
             (r for r in rows if r["name"] != "pool" and r["error"].get("mae") is not None),
@@ -465,29 +466,6 @@ def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
         if scatter_estimator
         else "",
     }
-
-
-def _interval_words(row: dict[str, Any], bounds: list[float | None] | None = None) -> str:
-    """What an estimate's 95% interval is, in words."""
-    method = row.get("interval_method")
-    if method and method not in ("bounds", "exact") and bounds and row.get("interval") == bounds:
-        return (
-            "as wide as its bounds: the left-out runs' errors, scaled to this run's unjudged "
-            "share, do not narrow it"
-        )
-    if method is None:
-        return (
-            "the interval of the mean correction the estimate rests on, not of this run's "
-            "score: this report predates intervals for a run's own score; compute it again"
-        )
-    if method == "exact":
-        return "nothing in its top k is unjudged: its score is known"
-    if method == "bounds":
-        return f"its bounds: {row.get('interval_why') or 'no calibrated interval'}"
-    return (
-        "for its full-pool score, including this estimator's own error: calibrated on the "
-        "left-out runs' errors, scaled by their unjudged share"
-    )
 
 
 def _novelty_table(

@@ -1,0 +1,105 @@
+"""A run's standing against a pool it did not help build, for its own page and the API (issue 31,
+points 1-3 and 5): what is known for sure (its score against the pool, its unjudged documents,
+its bounds) and the estimate of its score had it been pooled, with a 95% interval for that
+score, read from the campaign's default bias report on its latest human qrels version (the
+headline measure, the pool depth, the pooled topics). Nothing here computes: a run the report
+does not cover (it was pooled, or it arrived after the report was computed) says so, and how to
+get an estimate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judging.campaigns.models import Run
+from judging.campaigns.selectors import run_label
+from judging.core.roles import UserLike
+from judging.evaluation.bias import headline_measure
+from judging.evaluation.selectors import bias_report, latest_qrels_version
+
+
+def interval_words(estimate: dict[str, Any], bounds: list[float | None] | None) -> str:
+    """What an estimate's 95% interval is, in words (its ``interval_method``)."""
+    method = estimate.get("interval_method")
+    if method is None:
+        return (
+            "the interval of the mean correction the estimate rests on, not of this run's "
+            "score: this report predates intervals for a run's own score; compute it again"
+        )
+    if method == "exact":
+        return "nothing in its top k is unjudged: its score is known"
+    if method == "bounds":
+        return f"its bounds: {estimate.get('interval_why') or 'no calibrated interval'}"
+    if bounds and estimate.get("interval") == bounds:
+        return (
+            "as wide as its bounds: the left-out runs' errors, scaled to this run's unjudged "
+            "share, do not narrow it"
+        )
+    return (
+        "for its full-pool score, including this estimator's own error: calibrated on the "
+        "left-out runs' errors, scaled by their unjudged share"
+    )
+
+
+def run_penalty(run: Run, user: UserLike) -> dict[str, Any]:
+    """The run's penalty as ``user`` may see it: ``status`` says what there is ("estimated",
+    "pooled", "no_qrels", "no_report", "pending", "failed", "not_in_report") with ``detail``;
+    when estimated, its score, novelty, bounds and the estimate with its interval."""
+    campaign = run.campaign
+    version = latest_qrels_version(campaign.pk)
+    measure = headline_measure(campaign)
+    out: dict[str, Any] = {"measure": measure, "qrels_version": None, "pooled": run.pooled}
+    if version is None:
+        return {**out, "status": "no_qrels", "detail": "no qrels version yet"}
+    out["qrels_version"] = version.number
+    report = bias_report(campaign=campaign, version=version, user=user, measure=measure)
+    if report is None:
+        return {
+            **out,
+            "status": "no_report",
+            "detail": f"no bias report on qrels version {version.number} for {measure} yet",
+        }
+    if report["state"] != "done":
+        state = report["state"]
+        detail = f"the bias report is {state}" + (
+            f": {report['error']}" if report.get("error") else ""
+        )
+        return {**out, "status": state if state == "failed" else "pending", "detail": detail}
+    est = (report.get("result") or {}).get("estimators") or {}
+    entry = (est.get("not_pooled") or {}).get(run_label(run, user))
+    if entry is None:
+        if run.pooled:
+            detail = "it helped build the pool: there is no penalty to estimate"
+            return {**out, "status": "pooled", "detail": detail}
+        return {
+            **out,
+            "status": "not_in_report",
+            "detail": f"the bias report on qrels version {version.number} was computed "
+            "without this run (it arrived later): compute the report again on the bias page "
+            "to estimate its penalty",
+        }
+    info = est.get("estimators") or {}
+    estimates = entry.get("estimates") or {}
+    chosen = entry.get("recommended") or est.get("recommended")
+    headline = estimates.get(chosen) if chosen else None
+    return {
+        **out,
+        "status": "estimated",
+        "detail": "estimated from the bias report",
+        "score": entry.get("score"),
+        "judged": entry.get("judged"),
+        "unjudged": entry.get("unjudged"),
+        "top_k": entry.get("top_k"),
+        "k": est.get("novelty_k"),
+        "bounds": entry.get("bounds"),
+        "bounds_exact": entry.get("bounds_exact"),
+        "estimator": chosen,
+        "estimator_label": (info.get(chosen) or {}).get("label", chosen) if chosen else None,
+        "for_this_run": bool(entry.get("recommended")),
+        "recommended_why": entry.get("recommended_why") or est.get("recommended_why"),
+        "estimate": (headline or {}).get("estimate"),
+        "penalty": (headline or {}).get("penalty"),
+        "interval": (headline or {}).get("interval"),
+        "interval_words": interval_words(headline or {}, entry.get("bounds")),
+        "extrapolating": bool((headline or {}).get("extrapolating")),
+    }
