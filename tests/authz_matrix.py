@@ -65,6 +65,7 @@ ROUTES: dict[str, Route] = {
     "api-qrels-export": QRELS_PK,
     "api-run-evaluations": RUN_PK,
     "api-run-penalty": RUN_PK,
+    "api-run-topup": RUN_PK,
     "api-run-check": RUN_PK,
     "api-leaderboard": Route({"pk": "campaign"}, ("", "?format=csv")),
     "api-leaderboard-export": Route({"pk": "campaign"}, ("", "?format=latex", "?format=markdown")),
@@ -117,6 +118,7 @@ ROUTES: dict[str, Route] = {
     "submit-run": CAMPAIGN,
     "run-page": RUN_ID,
     "run-pooled": RUN_ID,
+    "run-topup": RUN_ID,
     "run-recall-svg": RUN_ID,
     "run-evaluate": RUN_ID,
     "manage-progress": CAMPAIGN,
@@ -215,6 +217,10 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-run-evaluations", "GET"): s(401, 403, 403, 200, 404, 200),
     ("api-run-evaluations", "POST"): s(401, 403, 403, 202, 404, 202),
     ("api-run-penalty", "GET"): s(401, 403, 403, 200, 404, 200),
+    ("api-run-topup", "GET"): s(401, 403, 403, 200, 404, 200),
+    # an admin queues a top-up (it spends the assessors' time); its owner may not. The dataset's
+    # run has its top 50 judged: the admin's request is checked, and answered "nothing to top up"
+    ("api-run-topup", "POST"): s(401, 403, 403, 403, 404, 400),
     # no baseline named: 400 to whoever may see the run
     ("api-run-check", "GET"): s(401, 403, 403, 400, 404, 400),
     # --- API: results (every researcher, other runs anonymised) ---------------------------
@@ -335,6 +341,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # whether a run is pooled: admins only (its owner too is refused)
     ("run-pooled", "GET"): s(302, 405, 405, 405, 405, 405),
     ("run-pooled", "POST"): s(302, 403, 403, 403, 404, 302),
+    ("run-topup", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("run-topup", "POST"): s(302, 403, 403, 403, 404, 302),
     ("run-recall-svg", "GET"): s(302, 403, 403, 200, 404, 200),
     ("run-evaluate", "GET"): s(302, 405, 405, 405, 405, 405),
     ("run-evaluate", "POST"): s(302, 403, 403, 302, 404, 302),
@@ -518,6 +526,8 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
         return "json", {}
     if key == ("run-detail", "PATCH"):
         return "json", {"description": "changed"}
+    if key == ("api-run-topup", "POST"):
+        return "json", {"budget": 1}
     if key in {("api-run-evaluations", "POST"), ("api-bias", "POST")}:
         return "json", {"mode": "trec_eval"} if name == "api-run-evaluations" else {"depth": 2}
     if key == ("lease-judgment", "POST"):

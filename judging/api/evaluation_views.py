@@ -22,6 +22,7 @@ from judging.api.serializers import ErrorSerializer
 from judging.api.stored import stored_response
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
+from judging.assessments.topups import topup_status
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
 from judging.core import csvfiles
@@ -36,12 +37,14 @@ from judging.evaluation.answers import (
     LeaderboardAnswer,
     RunEvaluationsAnswer,
     RunPenaltyAnswer,
+    RunTopUpsAnswer,
+    TopUpAnswer,
 )
 from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
 from judging.evaluation.board import board_query
 from judging.evaluation.exports import export_options
 from judging.evaluation.models import TOPICS_MAX_LENGTH, BiasKind, EvalMode
-from judging.evaluation.penalty import run_penalty
+from judging.evaluation.penalty import run_penalty, run_topups
 from judging.evaluation.results import BiasReportAnswer, ReusabilityAnswer
 from judging.evaluation.reusability import reusability_request
 from judging.evaluation.selectors import (
@@ -55,6 +58,7 @@ from judging.evaluation.selectors import (
     run_evaluations,
 )
 from judging.evaluation.services import check_mode, evaluation_request
+from judging.workflows.topups import topup_requested
 from metrics.problems import Problem
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
@@ -536,3 +540,57 @@ class RunPenaltyView(APIView):
             Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
         )
         return Response({"run": run_label(run, request.user), **run_penalty(run, request.user)})
+
+
+class TopUpRequestSerializer(serializers.Serializer[Any]):
+    budget = serializers.IntegerField(
+        help_text="documents to judge (1 to POOLJUDGE_TOPUP_MAX_DOCUMENTS)"
+    )
+    design = serializers.CharField(required=False, default="uniform", help_text="uniform")
+
+
+class RunTopUpView(APIView):
+    """A run's top-ups (``assessments.topups``): judging a sample of its unjudged top k to
+    measure its penalty."""
+
+    permission_classes = [IsResearcher]
+
+    def _run(self, request: Request, pk: int) -> Run:
+        return get_object_or_404(
+            Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
+        )
+
+    @extend_schema(
+        responses={200: ref(RunTopUpsAnswer), 404: OpenApiResponse(description="no such run")},
+        description="What a top-up of the run would judge (its unjudged top-k documents and "
+        "the cost at the assessors' measured pace) and its top-ups: n of m judged and the "
+        "run's score with its unjudged top k judged, with a 95% interval, from the judgments "
+        "so far.",
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        run = self._run(request, pk)
+        return Response({"run": run_label(run, request.user), **run_topups(run)})
+
+    @extend_schema(
+        request=TopUpRequestSerializer,
+        responses={
+            201: ref(TopUpAnswer),
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+            409: OpenApiResponse(ErrorSerializer, description="a top-up of it is in progress"),
+        },
+        description="Draw `budget` of the run's unjudged top-k documents (uniformly; their "
+        "inclusion probabilities stored) and queue them first in their topics for the "
+        "campaign's assessors. Admins only: it spends the assessors' time.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        run = self._run(request, pk)
+        data = TopUpRequestSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        topup = topup_requested(
+            run=run,
+            budget=data.validated_data["budget"],
+            design=data.validated_data["design"],
+            requested_by=account(request.user),
+        )
+        return Response(topup_status(topup), status=status.HTTP_201_CREATED)

@@ -183,8 +183,10 @@ class JudgingSlot(models.Model):
     pool_version = models.ForeignKey(
         "pools.PoolVersion",
         on_delete=models.PROTECT,
+        null=True,
+        blank=True,
         related_name="+",
-        help_text="The version that queued it.",
+        help_text="The version that queued it (empty: a top-up of a run queued it, ``TopUp``).",
     )
     has_text = models.BooleanField(default=True)
     lease = models.ForeignKey(
@@ -442,3 +444,52 @@ class AnnotatorExclusion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.annotator_id} excluded from {self.campaign_id}"
+
+
+class TopUp(models.Model):
+    """A sample of a run's unjudged top-k documents queued for the campaign's assessors, to
+    measure the run's penalty for not having helped build the pool (``assessments.topups``;
+    ``metrics.bias.topup``): the design, the budget, the qrels version whose hole was sampled,
+    and per document of the hole its inclusion probability (``TopUpItem``)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="topups")
+    run = models.ForeignKey("campaigns.Run", on_delete=models.CASCADE, related_name="topups")
+    qrels = models.ForeignKey(
+        QrelsVersion,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="The version against which the run's hole was taken.",
+    )
+    measure = models.CharField(max_length=40, help_text="The measure it is read for (P@10).")
+    k = models.PositiveIntegerField(help_text="The top k sampled from.")
+    design = models.CharField(max_length=20)
+    budget = models.PositiveIntegerField(help_text="Documents drawn (per topic for per_topic).")
+    seed = models.BigIntegerField()
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"top-up of {self.run} ({self.budget} documents)"
+
+
+class TopUpItem(models.Model):
+    """One unjudged document of the run's top k when the top-up was drawn: its rank, stratum,
+    inclusion probability and whether it was drawn (queued for judging)."""
+
+    topup = models.ForeignKey(TopUp, on_delete=models.CASCADE, related_name="items")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    docid = models.CharField(max_length=1024)
+    rank = models.PositiveIntegerField()
+    stratum = models.CharField(max_length=40)
+    pi = models.FloatField(help_text="Its inclusion probability under the design.")
+    sampled = models.BooleanField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topup", "topic", "docid"], name="topup_item_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.docid} (rank {self.rank}{', drawn' if self.sampled else ''})"

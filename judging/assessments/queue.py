@@ -121,9 +121,17 @@ def slots_first(*, version: PoolVersion, items: Iterable[tuple[int, str]]) -> in
         for (t, d), has_text in docs.items()
         if (t, d) not in existing
     ]
+    return _queue_first(campaign, new, docs)
+
+
+def _queue_first(
+    campaign: Campaign, new: list[JudgingSlot], items: Iterable[tuple[int, str]]
+) -> int:
+    """Create ``new`` slots and move the open slots of ``items`` to position 0 (served first in
+    their topics); the slots created."""
     JudgingSlot.objects.bulk_create(new, batch_size=5000)
     by_topic: dict[int, list[str]] = {}
-    for t, d in docs:
+    for t, d in items:
         by_topic.setdefault(t, []).append(d)
     for t, docids in by_topic.items():
         for i in range(0, len(docids), 5000):
@@ -134,6 +142,33 @@ def slots_first(*, version: PoolVersion, items: Iterable[tuple[int, str]]) -> in
                 judged_at__isnull=True,
             ).update(position=0)
     return len(new)
+
+
+def slots_topup(*, campaign: Campaign, items: Iterable[tuple[int, str, bool]]) -> int:
+    """Queue a top-up's ``(topic_id, docid, has_text)`` items first in their topics (position
+    0: the topic's assessor meets them before the rest of its queue), with no pool version (a
+    top-up is not a pool); an item already queued keeps its slot, moved to position 0. Returns
+    the slots created."""
+    wanted = {(t, d): h for t, d, h in items}
+    existing = set(
+        JudgingSlot.objects.filter(campaign=campaign, gold_for__isnull=True).values_list(
+            "topic_id", "docid"
+        )
+    )
+    new = [
+        JudgingSlot(
+            campaign=campaign,
+            topic_id=t,
+            docid=d,
+            slot=1,
+            position=0,
+            pool_version=None,
+            has_text=has_text,
+        )
+        for (t, d), has_text in wanted.items()
+        if (t, d) not in existing
+    ]
+    return _queue_first(campaign, new, wanted)
 
 
 def slots_text_loaded(*, campaign: Campaign, docids: Iterable[str]) -> None:
@@ -285,7 +320,7 @@ def _first_in_own_topics(
         ) pick
         JOIN {slot_t} s ON s."id" = pick."id"
         JOIN {topic_t} t ON t."id" = s."topic_id"
-        JOIN {q(PoolVersion._meta.db_table)} v ON v."id" = s."pool_version_id"
+        LEFT JOIN {q(PoolVersion._meta.db_table)} v ON v."id" = s."pool_version_id"
         LEFT JOIN {q(Document._meta.db_table)} d
             ON d."campaign_id" = s."campaign_id" AND d."docid" = s."docid"
     """
@@ -326,7 +361,7 @@ def _pick_in_topics(
         in_topic = candidates.filter(topic_id=topic_id)
         # One query in the common (non-adaptive) case: lock the first open slot straight away.
         slot = _lock_first(in_topic.select_related("pool_version", "topic"))
-        if slot is not None and slot.pool_version.adaptive:
+        if slot is not None and slot.pool_version is not None and slot.pool_version.adaptive:
             slot = _adaptive_pick(campaign, slot.topic, in_topic, slot.pool_version)
         if slot is not None:
             return slot

@@ -349,6 +349,12 @@ class Judging(Group):
         "for text) listed one by one in a publish answer, the plan and the progress page; the "
         "counts are always whole, and `truncated` says when the list is cut.",
     )
+    topup_max_documents: int = knob(
+        500,
+        env="POOLJUDGE_TOPUP_MAX_DOCUMENTS",
+        minimum=1,
+        help="The most documents one top-up of a run may queue for the assessors (its budget).",
+    )
 
 
 @dataclasses.dataclass(frozen=True)

@@ -519,3 +519,58 @@ class RunPenaltyAnswer:
     interval: list[float | None] | None
     interval_words: str | None
     extrapolating: bool | None
+
+
+@dataclass(frozen=True)
+class TopUpEstimate:
+    """The run's score with its unjudged top k judged, estimated from the judged sample, with
+    its 95% interval (``metrics.bias.topup``)."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+
+
+@dataclass(frozen=True)
+class TopUpAnswer:
+    """A top-up of a run (``assessments.topups.topup_status``): n of m judged, the time the rest
+    will take, and the estimates so far."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    id: int
+    measure: str
+    k: int
+    design: str
+    budget: int
+    qrels_version: int
+    hole: int
+    sampled: int
+    judged: int
+    done: bool
+    time_left: str
+    created_at: datetime.datetime
+    estimates: dict[str, TopUpEstimate]
+
+
+@dataclass(frozen=True)
+class TopUpOffer:
+    """What a top-up of the run would judge: its unjudged top-k documents, the default budget
+    and its cost at the assessors' measured pace."""
+
+    k: int
+    unjudged: int
+    documents: int
+    budget: int
+    max_budget: int
+    cost: str
+    designs: list[str]
+
+
+@dataclass(frozen=True)
+class RunTopUpsAnswer:
+    run: str
+    measure: str
+    offer: TopUpOffer
+    topups: list[TopUpAnswer]

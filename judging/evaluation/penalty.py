@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from judging.campaigns.models import Run
+from judging.assessments.topups import topup_offer, topup_status
+from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
 from judging.core.roles import UserLike
 from judging.evaluation.bias import headline_measure
 from judging.evaluation.selectors import bias_report, latest_qrels_version
+from metrics.bias.validation import novelty_k
+from metrics.measures.names import parse_measure
 
 
 def interval_words(estimate: dict[str, Any], bounds: list[float | None] | None) -> str:
@@ -102,4 +105,21 @@ def run_penalty(run: Run, user: UserLike) -> dict[str, Any]:
         "interval": (headline or {}).get("interval"),
         "interval_words": interval_words(headline or {}, entry.get("bounds")),
         "extrapolating": bool((headline or {}).get("extrapolating")),
+    }
+
+
+def topup_k(campaign: Campaign) -> tuple[str, int]:
+    """The measure a campaign's top-ups are read for (its headline measure) and the top k they
+    sample from (its cut-off, else the pool depth)."""
+    measure = headline_measure(campaign)
+    return measure, novelty_k(parse_measure(measure), campaign.pool_depth)
+
+
+def run_topups(run: Run) -> dict[str, Any]:
+    """What a top-up of the run would judge, and its top-ups with where each stands."""
+    measure, k = topup_k(run.campaign)
+    return {
+        "measure": measure,
+        "offer": topup_offer(run, k),
+        "topups": [topup_status(t) for t in run.topups.select_related("qrels", "campaign", "run")],
     }

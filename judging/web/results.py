@@ -32,7 +32,7 @@ from judging.evaluation.board import PARAMS as BOARD_PARAMS
 from judging.evaluation.board import BoardQuery, board_query
 from judging.evaluation.exports import ExportOptions, export_options
 from judging.evaluation.models import EvalMode, Evaluation
-from judging.evaluation.penalty import run_penalty
+from judging.evaluation.penalty import run_penalty, run_topups
 from judging.evaluation.results import upgraded_evaluation
 from judging.evaluation.selectors import (
     baseline_comparisons,
@@ -587,6 +587,8 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "versions": QrelsVersion.objects.filter(campaign=run.campaign).latest_first(),
         "pooling": run_pooling(run, request.user),
         "penalty": None if run.pooled else run_penalty(run, request.user),
+        "topups": run_topups(run) if not run.pooled or run.topups.exists() else None,
+        "can_topup": is_admin(request.user),
         "progress": progress,
         "refresh": progress is not None
         or (evaluation is not None and evaluation.state == JobState.PENDING),

@@ -17,6 +17,7 @@ from judging.web import (
     submit_pages,
     suggestion_pages,
     text_pages,
+    topup_pages,
     versus_pages,
     views,
 )
@@ -84,6 +85,7 @@ urlpatterns = [
     path("campaigns/<int:campaign_id>/submit/", submit_pages.submit_run, name="submit-run"),
     path("runs/<int:run_id>/", results.run_page, name="run-page"),
     path("runs/<int:run_id>/pooled/", results.run_pooled, name="run-pooled"),
+    path("runs/<int:run_id>/topup/", topup_pages.run_topup, name="run-topup"),
     path("runs/<int:run_id>/recall.svg", results.run_recall_svg, name="run-recall-svg"),
     path("runs/<int:run_id>/evaluate/", results.run_evaluate, name="run-evaluate"),
     path("manage/import/", collection_pages.import_collection, name="manage-import"),

@@ -1,0 +1,255 @@
+"""Top-ups: measuring a run's penalty with a few judgments (issue 31, point 4).
+
+A run that did not help build the pool has unjudged documents in its top k (its *hole*).
+``topup_request`` draws a sample of them (``metrics.bias.topup``: uniform, with its inclusion
+probabilities stored per document of the hole, ``TopUpItem``) and queues the drawn documents
+first in their topics (``queue.slots_topup``: the topic's assessor meets them before the rest of
+its queue; no pool version is made, a top-up is not a pool). ``topup_status`` reads the
+judgments as they arrive and estimates the run's score with its hole judged, with a 95%
+interval, and the time the rest will take at the assessors' measured pace. Publishing a qrels
+version afterwards brings the judged documents into it like any other judgment (its note names
+the top-up).
+
+Only the uniform design is offered: on Robust 2003 and TREC 2011 Medical its intervals held in
+95% of replays; the rank-stratified one in 90% (``benchmarks/penalty_intervals.py``).
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from statistics import median
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+
+from judging.assessments.models import Judgment, QrelsVersion, TopUp, TopUpItem
+from judging.assessments.queue import slots_topup
+from judging.assessments.selectors import judged_documents
+from judging.assessments.services import current_human_grades
+from judging.campaigns.models import Document, RankedList, Run
+from judging.core.errors import Conflict, InvalidInput
+from judging.core.roles import Account
+from metrics.bias.topup import Hole, Sample, draw, estimate
+from metrics.problems import Problem
+
+# the designs a top-up may use (``metrics.bias.topup.DESIGNS``; see the module docstring)
+OFFERED_DESIGNS = ("uniform",)
+
+
+def _rankings(run: Run) -> dict[str, list[str]]:
+    return {
+        qid: docids.split("\n") if docids else []
+        for qid, docids in RankedList.objects.filter(run=run).values_list("topic__qid", "docids")
+    }
+
+
+def _check(run: Run, budget: Any, design: str, k: int) -> int:
+    problems = []
+    cap = settings.POOLJUDGE_JUDGING.topup_max_documents
+    if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= cap:
+        problems.append(Problem.at("budget", f"a whole number of documents from 1 to {cap}"))
+    if design not in OFFERED_DESIGNS:
+        problems.append(
+            Problem.at(
+                "design",
+                f"design {design!r} is not offered; offered: {', '.join(OFFERED_DESIGNS)} (the "
+                "rank-stratified design's intervals held in 90% of replays, not 95%)",
+            )
+        )
+    if k < 1:
+        problems.append(Problem.at("k", "the top k must be at least 1"))
+    if problems:
+        raise InvalidInput("the top-up is not valid", problems)
+    return int(budget)
+
+
+def topup_request(
+    *,
+    run: Run,
+    measure: str,
+    k: int,
+    budget: int,
+    design: str = "uniform",
+    requested_by: Account | None = None,
+    seed: int | None = None,
+) -> TopUp:
+    """Draw ``budget`` of the run's unjudged top-``k`` documents and queue them first; the
+    top-up (one at a time per run: a second while one has documents left to judge is a 409)."""
+    budget = _check(run, budget, design, k)
+    campaign = run.campaign
+    version = QrelsVersion.objects.filter(campaign=campaign).human().latest_first().first()
+    if version is None:
+        raise InvalidInput(
+            "no qrels version yet", [Problem.at("qrels", "import or publish qrels first")]
+        )
+    judged = judged_documents(campaign)
+    ranked = {q: docs[:k] for q, docs in _rankings(run).items() if q in judged}
+    hole = Hole(k, ranked, {q: dict.fromkeys(judged[q], 0) for q in ranked})
+    if not hole.unjudged:
+        raise InvalidInput(
+            "nothing to top up",
+            [Problem.at("run", f"every document in the run's top {k} is judged already")],
+        )
+    seed = secrets.randbits(48) if seed is None else seed
+    sample = draw(hole, design, budget, np.random.default_rng(seed))
+    drawn = {
+        (q, d): pi for (q, _, d), pi in zip(sample.documents, sample.probabilities, strict=True)
+    }
+    pi_all = {h: min(1.0, budget / n) for h, n in sample.population.items()}
+    topics = dict(campaign.topics.filter(qid__in=list(ranked)).values_list("qid", "pk"))
+    with_text = set(
+        Document.objects.filter(campaign=campaign, docid__in=[d for _, _, d in hole.unjudged])
+        .exclude(text="")
+        .values_list("docid", flat=True)
+    )
+    with transaction.atomic():
+        if any(not topup_status(t, estimates=False)["done"] for t in run.topups.all()):
+            raise Conflict(f"a top-up of run {run.pk} still has documents to judge")
+        topup = TopUp.objects.create(
+            campaign=campaign,
+            run=run,
+            qrels=version,
+            measure=measure,
+            k=k,
+            design=design,
+            budget=budget,
+            seed=seed,
+            requested_by=requested_by,
+        )
+        TopUpItem.objects.bulk_create(
+            [
+                TopUpItem(
+                    topup=topup,
+                    topic_id=topics[q],
+                    docid=d,
+                    rank=rank,
+                    stratum="all",
+                    pi=drawn.get((q, d), pi_all.get("all", 0.0)),
+                    sampled=(q, d) in drawn,
+                )
+                for q, rank, d in hole.unjudged
+            ]
+        )
+        slots_topup(
+            campaign=campaign,
+            items=[(topics[q], d, d in with_text) for q, d in drawn],
+        )
+    return topup
+
+
+DEFAULT_BUDGET = 20
+
+
+def topup_offer(run: Run, k: int) -> dict[str, Any]:
+    """What a top-up of the run's top ``k`` would judge: its unjudged documents, the default
+    budget and what it would cost at the assessors' measured pace."""
+    judged = judged_documents(run.campaign)
+    ranked = {q: docs[:k] for q, docs in _rankings(run).items() if q in judged}
+    hole = Hole(k, ranked, {q: dict.fromkeys(judged[q], 0) for q in ranked})
+    unjudged = len(hole.unjudged)
+    budget = min(DEFAULT_BUDGET, unjudged)
+    return {
+        "k": k,
+        "unjudged": unjudged,
+        "documents": sum(len(docs) for docs in ranked.values()),
+        "budget": budget,
+        "max_budget": settings.POOLJUDGE_JUDGING.topup_max_documents,
+        "cost": cost_words(budget, campaign_pace(run.campaign_id)) if budget else "",
+        "designs": list(OFFERED_DESIGNS),
+    }
+
+
+def readable(measure: str, k: int) -> bool:
+    """Whether a top-up of the top ``k`` estimates ``measure``: P@j and R@j for j <= k, AP."""
+    family, _, cut = measure.partition("@")
+    if not cut:
+        return family == "AP"
+    return family in ("P", "R") and cut.isdigit() and 0 < int(cut) <= k
+
+
+def campaign_pace(campaign_id: int) -> float | None:
+    """The median active seconds of the campaign's timed judgments (None before any)."""
+    seconds = list(
+        Judgment.objects.filter(campaign_id=campaign_id, gold__isnull=True, active_seconds__gt=0)
+        .order_by()
+        .values_list("active_seconds", flat=True)[:10_000]
+    )
+    return median(seconds) if seconds else None
+
+
+def cost_words(documents: int, pace: float | None) -> str:
+    """ "about N minutes" for ``documents`` judgments at ``pace`` seconds each."""
+    if pace is None:
+        return "no measured pace yet (no timed judgment in this campaign)"
+    minutes = max(1, math.ceil(documents * pace / 60))
+    return f"about {minutes} minute{'s' if minutes != 1 else ''} at {pace:.0f} s a judgment"
+
+
+def topup_status(topup: TopUp, *, estimates: bool = True) -> dict[str, Any]:
+    """Where a top-up stands: n of m judged, the time the rest will take, and (``estimates``)
+    the run's score with its hole judged, with a 95% interval, from the judgments so far."""
+    items = list(topup.items.select_related("topic").order_by("topic__qid", "rank"))
+    grades = current_human_grades(topup.campaign)
+    sampled = [i for i in items if i.sampled]
+    labels = {
+        (i.topic.qid, i.docid): grades[(i.topic.qid, i.docid)]
+        for i in sampled
+        if (i.topic.qid, i.docid) in grades
+    }
+    left = len(sampled) - len(labels)
+    pace = campaign_pace(topup.campaign_id)
+    out: dict[str, Any] = {
+        "id": topup.pk,
+        "measure": topup.measure,
+        "k": topup.k,
+        "design": topup.design,
+        "budget": topup.budget,
+        "qrels_version": topup.qrels.number,
+        "hole": len(items),
+        "sampled": len(sampled),
+        "judged": len(labels),
+        "done": left == 0,
+        "time_left": cost_words(left, pace) if left else "",
+        "created_at": topup.created_at,
+    }
+    if not estimates:
+        return out
+    out["estimates"] = _estimates(topup, items, grades, labels)
+    return out
+
+
+def _estimates(
+    topup: TopUp,
+    items: list[TopUpItem],
+    grades: dict[tuple[str, str], int],
+    labels: dict[tuple[str, str], int],
+) -> dict[str, dict[str, float]]:
+    """The run's score with its hole judged, per measure (its own and AP), with its interval."""
+    judged_topics = {q for q, _ in grades} | {i.topic.qid for i in items}
+    ranked = {q: docs for q, docs in _rankings(topup.run).items() if q in judged_topics}
+    hole_docs = {(i.topic.qid, i.docid) for i in items}
+    known: dict[str, dict[str, int]] = {q: {} for q in ranked}
+    for (q, d), g in grades.items():
+        if q in known and (q, d) not in hole_docs:
+            known[q][d] = g
+    level = topup.campaign.relevance_threshold
+    hole = Hole(topup.k, ranked, known, level)
+    sampled = [i for i in items if i.sampled]
+    sample = Sample(
+        topup.design,
+        topup.budget,
+        tuple((i.topic.qid, i.rank, i.docid) for i in sampled),
+        tuple("all" for _ in sampled),
+        tuple(i.pi for i in sampled),
+        {"all": len(hole.unjudged)},
+    )
+    measures = [m for m in (topup.measure, f"P@{topup.k}", "AP") if readable(m, topup.k)]
+    measures = list(dict.fromkeys(measures))
+    got = estimate(hole, sample, labels, measures, rng=np.random.default_rng(topup.seed))
+    return {
+        m: {"estimate": e.estimate, "low": e.low, "high": e.high, "level": e.level}
+        for m, e in got.items()
+    }

@@ -1,0 +1,43 @@
+"""A run's top-up from its page (issue 31, point 4): an admin queues a sample of the run's
+unjudged top-k documents for the assessors (``workflows.topups``); the run page shows where
+each top-up stands (``evaluation.penalty.run_topups``)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from judging.core.errors import DomainError, NotAllowed
+from judging.core.params import parse_int
+from judging.core.roles import account
+from judging.web.flash import flash, flash_error
+from judging.web.results import _visible_run
+from judging.workflows.topups import topup_allowed, topup_requested
+
+
+@login_required
+@require_POST
+def run_topup(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Queue a top-up of the run (admins): ``budget`` documents, uniformly drawn."""
+    run = _visible_run(request, run_id)
+    try:
+        topup_allowed(account(request.user))
+    except NotAllowed as exc:
+        raise PermissionDenied(exc.message) from None
+    try:
+        budget = parse_int(request.POST.get("budget", ""), "budget", minimum=1)
+        topup = topup_requested(run=run, budget=budget, requested_by=account(request.user))
+    except DomainError as exc:
+        flash_error(request, exc)
+        return redirect("run-page", run_id=run.pk)
+    flash(
+        request,
+        messages.SUCCESS,
+        f"Top-up queued: {topup.items.filter(sampled=True).count()} of the run's unjudged "
+        f"documents in its top {topup.k} come first in their topics' queues.",
+    )
+    return redirect("run-page", run_id=run.pk)
