@@ -446,6 +446,13 @@ def test_the_demo_bias_page_leads_with_what_is_known_and_an_interval_holding_the
         "recommended over all the left-out runs." in text
     )
     assert 'id="by-novelty"' in page
+    admin = Client()
+    admin.force_login(get_user_model().objects.get(username="admin"))
+    as_admin = admin.get(
+        f"/campaigns/{demo.pk}/bias/?measure={DEMO_HEADLINE}&qrels={story.v1.number}"
+    ).content.decode()
+    novel = demo.runs.get(tag=NOVEL)
+    assert f'href="/runs/{novel.pk}/#topup"' in as_admin  # measure it instead: a top-up
 
 
 def test_a_not_pooled_run_and_a_late_run_say_their_penalty_on_their_page_and_in_the_api(
@@ -485,6 +492,10 @@ def test_a_not_pooled_run_and_a_late_run_say_their_penalty_on_their_page_and_in_
     )
     body = api.get(f"/api/v1/runs/{late.pk}/penalty/").json()
     assert body["status"] == "not_in_report"
+    offer = api.get(f"/api/v1/runs/{late.pk}/topup/").json()["offer"]
+    assert (offer["k"], offer["documents"], offer["topics"]) == (10, 1, 1)
+    late_bounds = offer["p_at_k_bounds"]
+    assert late_bounds[1] - late_bounds[0] == pytest.approx(offer["unjudged"] / 10)
     assert "compute the report again on the bias page" in body["detail"]
     page = client.get(f"/runs/{late.pk}/").content.decode()
     assert 'data-status="not_in_report"' in page

@@ -144,17 +144,27 @@ DEFAULT_BUDGET = 20
 
 
 def topup_offer(run: Run, k: int) -> dict[str, Any]:
-    """What a top-up of the run's top ``k`` would judge: its unjudged documents, the default
-    budget and what it would cost at the assessors' measured pace."""
+    """What a top-up of the run's top ``k`` would judge: its unjudged documents (over the
+    topics with judgments), the bounds of its P@k they leave (as the pool scores it, and with
+    them all relevant), the default budget and what it would cost at the assessors' measured
+    pace."""
     judged = judged_documents(run.campaign)
     ranked = {q: docs[:k] for q, docs in _rankings(run).items() if q in judged}
     hole = Hole(k, ranked, {q: dict.fromkeys(judged[q], 0) for q in ranked})
     unjudged = len(hole.unjudged)
     budget = min(DEFAULT_BUDGET, unjudged)
+    # P@k as the pool scores it (the hole non-relevant) and with the hole relevant: its bounds
+    grades = current_human_grades(run.campaign)
+    level = run.campaign.relevance_threshold
+    relevant = sum(1 for q, docs in ranked.items() for d in docs if grades.get((q, d), -1) >= level)
+    cells = k * len(ranked)
+    bounds = [relevant / cells, (relevant + unjudged) / cells] if cells else None
     return {
         "k": k,
         "unjudged": unjudged,
         "documents": sum(len(docs) for docs in ranked.values()),
+        "topics": len(ranked),
+        "p_at_k_bounds": bounds,
         "budget": budget,
         "max_budget": settings.POOLJUDGE_JUDGING.topup_max_documents,
         "cost": cost_words(budget, campaign_pace(run.campaign_id)) if budget else "",
@@ -247,7 +257,7 @@ def _estimates(
         {"all": len(hole.unjudged)},
     )
     measures = [m for m in (topup.measure, f"P@{topup.k}", "AP") if readable(m, topup.k)]
-    measures = list(dict.fromkeys(measures))
+    measures = [*dict.fromkeys(measures), f"Unique@{topup.k}"]
     got = estimate(hole, sample, labels, measures, rng=np.random.default_rng(topup.seed))
     return {
         m: {"estimate": e.estimate, "low": e.low, "high": e.high, "level": e.level}

@@ -562,6 +562,8 @@ class TopUpOffer:
     k: int
     unjudged: int
     documents: int
+    topics: int
+    p_at_k_bounds: list[float] | None
     budget: int
     max_budget: int
     cost: str

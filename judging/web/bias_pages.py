@@ -27,6 +27,7 @@ from django.views.decorators.http import require_POST
 from judging.assessments.models import QrelsVersion
 from judging.autojudge.hybrid import hybrid_shift
 from judging.campaigns.models import Campaign
+from judging.campaigns.selectors import run_label, sees_run
 from judging.core.downloads import content_disposition
 from judging.core.errors import DomainError, InvalidInput, RateLimited
 from judging.core.models import JobState
@@ -468,6 +469,17 @@ def _estimator_section(result: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def _link_runs(section: dict[str, Any], campaign: Campaign, user: UserLike) -> None:
+    """Each not-pooled run the user may see by name gets its page's id (its top-up is there)."""
+    ids = {
+        run_label(r, user): r.pk
+        for r in campaign.runs.only("pk", "campaign", "tag", "name", "owner")
+        if sees_run(r, user)
+    }
+    for run in section["runs"]:
+        run["run_id"] = ids.get(run["run"])
+
+
 def _novelty_table(
     est: dict[str, Any], applicable: list[str], info: dict[str, dict[str, Any]]
 ) -> list[dict[str, Any]]:
@@ -619,6 +631,8 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
         # run tags in the result are already what this user may see of them
         result = report["result"]
         context["estimators"] = _estimator_section(result)
+        if context["estimators"] is not None:
+            _link_runs(context["estimators"], campaign, request.user)
         if context["estimators"] is None:
             context["penalty"] = _penalty_fallback(result)
         if "loo" in result:

@@ -38,7 +38,9 @@ What is estimated: the run's score when its unjudged top-k documents are judged,
 as judged (for P@k with k its cutoff: exactly its score had it been pooled; for R@k and AP the
 relevant documents only the run's top k holds enter R too, and unjudged documents below k stay
 non-relevant). Measures: P@k, R@k (topics with no relevant document left out, per draw) and AP
-(to the run's depth), binary relevance at ``relevance_level``; R@k and AP average the topics with
+(to the run's depth), binary relevance at ``relevance_level``, and ``Unique@k``: the share of the
+run's relevant documents in its top k that the pool had not judged (what only it found, over
+all topics); R@k and AP average the topics with
 a relevant document known before the top-up (a topic with none is left out, as honest mode
 leaves out a topic without relevant documents).
 
@@ -357,7 +359,10 @@ def estimate(
     rel_top = top_f @ np.ones(k)
     out: dict[str, TopUpEstimate] = {}
     for name in measures:
-        values = _measure(name, top_f, rel_top, R, beyond_a, beyond_b, k)
+        if name.startswith("Unique@"):
+            values = _unique(name, top_f, st.hole_mask, k)
+        else:
+            values = _measure(name, top_f, rel_top, R, beyond_a, beyond_b, k)
         lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
         out[name] = TopUpEstimate(
             name,
@@ -404,6 +409,20 @@ def _measure(
         per = np.divide(total, R, out=np.zeros_like(total), where=ok)
         return _topic_mean(per, ok)
     raise ValueError(f"{name}: a top-up estimates P@k, R@k and AP")
+
+
+def _unique(name: str, top: F64, hole: npt.NDArray[np.bool_], k: int) -> F64:
+    """Per draw, the share of the run's relevant documents in its top j (``Unique@j``) that the
+    pool had not judged: what only the run found (1 when it found nothing relevant: 0/0 is
+    taken as 0)."""
+    cut = int(name.partition("@")[2])
+    if not 0 < cut <= k:
+        raise ValueError(f"{name}: the top-up judged the top {k} only")
+    head = (np.arange(k) < cut).astype(np.float64)
+    found = (top * hole[None, :, :]) @ head
+    total = (top @ head).sum(axis=1)
+    out: F64 = np.divide(found.sum(axis=1), total, out=np.zeros(len(total)), where=total > 0)
+    return out
 
 
 def _topic_mean(per: F64, ok: npt.NDArray[np.bool_]) -> F64:

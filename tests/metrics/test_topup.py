@@ -51,6 +51,9 @@ def test_judged_whole_the_estimate_is_the_score_the_evaluator_gives() -> None:
     for name in ("P@5", "R@5", "AP"):
         assert got[name].estimate == pytest.approx(want.aggregates[name].value, abs=1e-12)
         assert got[name].low == got[name].high == pytest.approx(got[name].estimate)
+    # relevant in the top 5: a, b, e (topic 1), i, j (2), m (3); b, e, j only the run found
+    unique = estimate(hole, whole, TRUTH, ["Unique@5"], draws=3)["Unique@5"]
+    assert unique.estimate == pytest.approx(3 / 6)
 
 
 def test_designs_draw_their_budget_with_their_inclusion_probabilities() -> None:
