@@ -106,7 +106,7 @@ def test_the_recommended_estimate_is_a_penalty_and_a_share_of_the_runs_own_score
         "Webber & Park 2009 estimates 0.2140: a penalty of +0.0140 P@10, 7.0% of the run's own "
         "score; 95% interval [0.2043, 0.2237] (the interval of the mean correction the estimate "
         "rests on, not of this run's score: this report predates intervals for a run's own "
-        "score; compute it again)" in penalty
+        "score (the next qrels version's report has them))" in penalty
     )
     assert "72.0" not in html and "72%" not in html  # the old misleading mean % delta
     table = table_of(html, "estimates-1")

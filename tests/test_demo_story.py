@@ -496,7 +496,7 @@ def test_a_not_pooled_run_and_a_late_run_say_their_penalty_on_their_page_and_in_
     assert (offer["k"], offer["documents"], offer["topics"]) == (10, 1, 1)
     late_bounds = offer["p_at_k_bounds"]
     assert late_bounds[1] - late_bounds[0] == pytest.approx(offer["unjudged"] / 10)
-    assert "compute the report again on the bias page" in body["detail"]
+    assert "a top-up measures it (below), and the next qrels version's report" in body["detail"]
     page = client.get(f"/runs/{late.pk}/").content.decode()
     assert 'data-status="not_in_report"' in page
     assert api_client_for(other_researcher).get(

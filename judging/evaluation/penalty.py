@@ -27,7 +27,8 @@ def interval_words(estimate: dict[str, Any], bounds: list[float | None] | None) 
     if method is None:
         return (
             "the interval of the mean correction the estimate rests on, not of this run's "
-            "score: this report predates intervals for a run's own score; compute it again"
+            "score: this report predates intervals for a run's own score (the next qrels "
+            "version's report has them)"
         )
     if method == "exact":
         return "nothing in its top k is unjudged: its score is known"
@@ -77,9 +78,9 @@ def run_penalty(run: Run, user: UserLike) -> dict[str, Any]:
         return {
             **out,
             "status": "not_in_report",
-            "detail": f"the bias report on qrels version {version.number} was computed "
-            "without this run (it arrived later): compute the report again on the bias page "
-            "to estimate its penalty",
+            "detail": f"the bias report on qrels version {version.number} was computed before "
+            "this run arrived and has no estimate for it; a top-up measures it (below), and the "
+            "next qrels version's report will estimate it",
         }
     info = est.get("estimators") or {}
     estimates = entry.get("estimates") or {}
