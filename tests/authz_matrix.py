@@ -66,6 +66,7 @@ ROUTES: dict[str, Route] = {
     "api-run-evaluations": RUN_PK,
     "api-run-penalty": RUN_PK,
     "api-run-topup": RUN_PK,
+    "api-run-topup-publish": RUN_PK,
     "api-run-check": RUN_PK,
     "api-leaderboard": Route({"pk": "campaign"}, ("", "?format=csv")),
     "api-leaderboard-export": Route({"pk": "campaign"}, ("", "?format=latex", "?format=markdown")),
@@ -119,6 +120,7 @@ ROUTES: dict[str, Route] = {
     "run-page": RUN_ID,
     "run-pooled": RUN_ID,
     "run-topup": RUN_ID,
+    "run-topup-publish": RUN_ID,
     "run-recall-svg": RUN_ID,
     "run-evaluate": RUN_ID,
     "manage-progress": CAMPAIGN,
@@ -221,6 +223,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # an admin queues a top-up (it spends the assessors' time); its owner may not. The dataset's
     # run has its top 50 judged: the admin's request is checked, and answered "nothing to top up"
     ("api-run-topup", "POST"): s(401, 403, 403, 403, 404, 400),
+    # publishing a top-up makes a qrels version: admins (the dataset's run has none: 400)
+    ("api-run-topup-publish", "POST"): s(401, 403, 403, 403, 404, 400),
     # no baseline named: 400 to whoever may see the run
     ("api-run-check", "GET"): s(401, 403, 403, 400, 404, 400),
     # --- API: results (every researcher, other runs anonymised) ---------------------------
@@ -343,6 +347,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("run-pooled", "POST"): s(302, 403, 403, 403, 404, 302),
     ("run-topup", "GET"): s(302, 405, 405, 405, 405, 405),
     ("run-topup", "POST"): s(302, 403, 403, 403, 404, 302),
+    ("run-topup-publish", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("run-topup-publish", "POST"): s(302, 403, 403, 403, 404, 302),
     ("run-recall-svg", "GET"): s(302, 403, 403, 200, 404, 200),
     ("run-evaluate", "GET"): s(302, 405, 405, 405, 405, 405),
     ("run-evaluate", "POST"): s(302, 403, 403, 302, 404, 302),

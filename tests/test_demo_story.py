@@ -594,3 +594,35 @@ def test_manage_py_topup_queues_a_sample_and_reports_it(demo: Campaign) -> None:
         call_command("topup", "--campaign", str(demo.pk), NOVEL, "--budget", "3")
     with pytest.raises(CommandError, match="budget: a whole number of documents from 1 to 500"):
         call_command("topup", "--campaign", str(demo.pk), "bm25-rm3", "--budget", "0")
+    with pytest.raises(CommandError, match="nothing to publish"):
+        call_command("topup", "--campaign", str(demo.pk), NOVEL, "--publish")
+
+
+def test_a_top_up_published_is_its_version_and_its_judgments_nothing_else(
+    demo: Campaign, api_client_for: Any
+) -> None:
+    from judging.assessments.services import qrels_rows
+
+    admin = get_user_model().objects.get(username="admin")
+    novel = demo.runs.get(tag=NOVEL)
+    api = api_client_for(admin)
+    assert api.post(f"/api/v1/runs/{novel.pk}/topup/publish/").status_code == 400  # none yet
+    assert api.post(
+        f"/api/v1/runs/{novel.pk}/topup/", {"budget": 4}, format="json"
+    ).status_code == (201)
+    judged = judge_everything_left(demo, "annotator")  # topic 6 of pool v1, and the 4
+    assert judged > 4
+    made = api.post(f"/api/v1/runs/{novel.pk}/topup/publish/")
+    assert made.status_code == 201, made.content
+    v1 = QrelsVersion.objects.get(campaign=demo, number=1)
+    v2 = QrelsVersion.objects.get(campaign=demo, number=made.json()["qrels_version"])
+    assert v2.note.startswith(
+        "top-up of run novel-neural: qrels version 1 and 4 of its unjudged top-10 documents "
+        "judged (4 of 4 drawn); other judgments made since wait for the next publish"
+    )
+    old, new = set(qrels_rows(v1)), set(qrels_rows(v2))
+    assert old < new and len(new - old) == 4  # topic 6's judgments wait
+    client = Client()
+    client.force_login(admin)
+    page = client.get(f"/runs/{novel.pk}/").content.decode()
+    assert 'id="topup-publish"' in page

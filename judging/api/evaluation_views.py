@@ -58,7 +58,7 @@ from judging.evaluation.selectors import (
     run_evaluations,
 )
 from judging.evaluation.services import check_mode, evaluation_request
-from judging.workflows.topups import topup_requested
+from judging.workflows.topups import topup_published, topup_requested
 from metrics.problems import Problem
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
@@ -594,3 +594,30 @@ class RunTopUpView(APIView):
             requested_by=account(request.user),
         )
         return Response(topup_status(topup), status=status.HTTP_201_CREATED)
+
+
+class RunTopUpPublishView(APIView):
+    """Publish the run's latest top-up as the next qrels version (admins)."""
+
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        request=None,
+        responses={
+            201: OpenApiResponse(description="{qrels_version, note}: the version published"),
+            400: ErrorSerializer,
+            403: ErrorSerializer,
+        },
+        description="The campaign's next qrels version: the top-up's qrels version and the "
+        "top-up's judged documents, nothing else (other judgments wait for the next publish), "
+        "its note naming the top-up; evaluated and analysed like any new version.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(
+            Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
+        )
+        version = topup_published(run=run, created_by=account(request.user))
+        return Response(
+            {"qrels_version": version.number, "note": version.note},
+            status=status.HTTP_201_CREATED,
+        )

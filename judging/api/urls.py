@@ -87,6 +87,11 @@ urlpatterns = [
     path("runs/<int:pk>/evaluations/", ev.RunEvaluationsView.as_view(), name="api-run-evaluations"),
     path("runs/<int:pk>/penalty/", ev.RunPenaltyView.as_view(), name="api-run-penalty"),
     path("runs/<int:pk>/topup/", ev.RunTopUpView.as_view(), name="api-run-topup"),
+    path(
+        "runs/<int:pk>/topup/publish/",
+        ev.RunTopUpPublishView.as_view(),
+        name="api-run-topup-publish",
+    ),
     path("runs/<int:pk>/check/", RunCheckView.as_view(), name="api-run-check"),
     path("campaigns/<int:pk>/leaderboard/", ev.LeaderboardView.as_view(), name="api-leaderboard"),
     path(

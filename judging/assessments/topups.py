@@ -25,11 +25,11 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 
-from judging.assessments.models import Judgment, QrelsVersion, TopUp, TopUpItem
+from judging.assessments.models import Judgment, QrelsSource, QrelsVersion, TopUp, TopUpItem
 from judging.assessments.queue import slots_topup
 from judging.assessments.selectors import judged_documents
-from judging.assessments.services import current_human_grades
-from judging.campaigns.models import Document, RankedList, Run
+from judging.assessments.services import current_human_grades, qrels_rows, qrels_store
+from judging.campaigns.models import Campaign, Document, RankedList, Run
 from judging.core.errors import Conflict, InvalidInput
 from judging.core.roles import Account
 from metrics.bias.topup import Hole, Sample, draw, estimate
@@ -178,6 +178,40 @@ def readable(measure: str, k: int) -> bool:
     if not cut:
         return family == "AP"
     return family in ("P", "R") and cut.isdigit() and 0 < int(cut) <= k
+
+
+def topup_publish(*, topup: TopUp, created_by: Account | None = None) -> QrelsVersion:
+    """The campaign's next qrels version: the top-up's version and the top-up's judged
+    documents, nothing else, so that the two versions differ by what the top-up measured (other
+    judgments made since wait for the next publish: none is lost). Its note names it."""
+    campaign = topup.campaign
+    grades = current_human_grades(campaign)
+    judged = [
+        (i.topic.qid, i.docid, grades[(i.topic.qid, i.docid)])
+        for i in topup.items.filter(sampled=True).select_related("topic")
+        if (i.topic.qid, i.docid) in grades
+    ]
+    if not judged:
+        raise InvalidInput(
+            "nothing to publish", [Problem.at("topup", "none of its documents is judged yet")]
+        )
+    base = {(q, d): g for q, d, g in qrels_rows(topup.qrels)}
+    added = [(q, d, g) for q, d, g in judged if (q, d) not in base]
+    rows = [(q, d, g) for (q, d), g in base.items()] + added
+    note = (
+        f"top-up of run {topup.run.tag}: qrels version {topup.qrels.number} and {len(added)} "
+        f"of its unjudged top-{topup.k} documents judged ({len(judged)} of {topup.budget} "
+        "drawn); other judgments made since wait for the next publish"
+    )
+    with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
+        return qrels_store(
+            campaign=campaign,
+            rows=rows,
+            source=QrelsSource.PUBLISHED,
+            note=note,
+            created_by=created_by,
+        )
 
 
 def campaign_pace(campaign_id: int) -> float | None:

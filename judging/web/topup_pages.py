@@ -16,7 +16,7 @@ from judging.core.params import parse_int
 from judging.core.roles import account
 from judging.web.flash import flash, flash_error
 from judging.web.results import _visible_run
-from judging.workflows.topups import topup_allowed, topup_requested
+from judging.workflows.topups import topup_allowed, topup_published, topup_requested
 
 
 @login_required
@@ -40,4 +40,22 @@ def run_topup(request: HttpRequest, run_id: int) -> HttpResponse:
         f"Top-up queued: {topup.items.filter(sampled=True).count()} of the run's unjudged "
         f"documents in its top {topup.k} come first in their topics' queues.",
     )
+    return redirect("run-page", run_id=run.pk)
+
+
+@login_required
+@require_POST
+def run_topup_publish(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Publish the run's latest top-up as the next qrels version (admins)."""
+    run = _visible_run(request, run_id)
+    try:
+        topup_allowed(account(request.user))
+    except NotAllowed as exc:
+        raise PermissionDenied(exc.message) from None
+    try:
+        version = topup_published(run=run, created_by=account(request.user))
+    except DomainError as exc:
+        flash_error(request, exc)
+        return redirect("run-page", run_id=run.pk)
+    flash(request, messages.SUCCESS, f"Qrels version {version.number} published: {version.note}.")
     return redirect("run-page", run_id=run.pk)

@@ -86,6 +86,11 @@ urlpatterns = [
     path("runs/<int:run_id>/", results.run_page, name="run-page"),
     path("runs/<int:run_id>/pooled/", results.run_pooled, name="run-pooled"),
     path("runs/<int:run_id>/topup/", topup_pages.run_topup, name="run-topup"),
+    path(
+        "runs/<int:run_id>/topup/publish/",
+        topup_pages.run_topup_publish,
+        name="run-topup-publish",
+    ),
     path("runs/<int:run_id>/recall.svg", results.run_recall_svg, name="run-recall-svg"),
     path("runs/<int:run_id>/evaluate/", results.run_evaluate, name="run-evaluate"),
     path("manage/import/", collection_pages.import_collection, name="manage-import"),

@@ -8,7 +8,7 @@ from judging.assessments.topups import DEFAULT_BUDGET, topup_status
 from judging.cli.management.commands._common import add_campaign_argument, get_campaign
 from judging.core.errors import DomainError
 from judging.evaluation.penalty import run_topups
-from judging.workflows.topups import topup_requested
+from judging.workflows.topups import topup_published, topup_requested
 
 
 class Command(BaseCommand):
@@ -24,12 +24,25 @@ class Command(BaseCommand):
             "--budget", type=int, default=DEFAULT_BUDGET, help="documents to judge (default 20)"
         )
         parser.add_argument("--status", action="store_true", help="only show its top-ups")
+        parser.add_argument(
+            "--publish",
+            action="store_true",
+            help="publish its latest top-up as the next qrels version (its version and the "
+            "top-up's judgments, nothing else)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         campaign = get_campaign(opts["campaign"])
         run = campaign.runs.filter(tag=opts["run"]).first()
         if run is None:
             raise CommandError(f"campaign {campaign.pk} has no run {opts['run']!r}")
+        if opts["publish"]:
+            try:
+                version = topup_published(run=run, created_by=None)
+            except DomainError as exc:
+                raise CommandError(exc.message) from None
+            self.stdout.write(f"qrels version {version.number}: {version.note}")
+            return
         if not opts["status"]:
             try:
                 topup = topup_requested(run=run, budget=opts["budget"], requested_by=None)
