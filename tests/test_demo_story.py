@@ -453,6 +453,15 @@ def test_the_demo_bias_page_leads_with_what_is_known_and_an_interval_holding_the
     ).content.decode()
     novel = demo.runs.get(tag=NOVEL)
     assert f'href="/runs/{novel.pk}/#topup"' in as_admin  # measure it instead: a top-up
+    # under v2, beside the before/after: what each estimator had said under v1, and whether its
+    # interval held the score judging gave
+    v2_page = client.get(f"/campaigns/{demo.pk}/bias/?measure={DEMO_HEADLINE}").content.decode()
+    said = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", v2_page)).split())
+    assert 'id="said-before"' in v2_page
+    assert (
+        "novel-neural Lipani, Lupu & Hanbury 2015 (anti-precision) 0.7372 [0.7000, 1.0000] "
+        "0.9200 +0.1828 yes" in said
+    )
 
 
 def test_a_not_pooled_run_and_a_late_run_say_their_penalty_on_their_page_and_in_the_api(

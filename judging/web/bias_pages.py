@@ -556,6 +556,56 @@ def _before_after_section(result: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+def _said_before(
+    campaign: Campaign, before: dict[str, Any], f: Filters, user: UserLike
+) -> list[dict[str, Any]]:
+    """What each estimator had said, under the earlier version, of the runs it had not
+    pooled, beside their score once judged (the later version, on the same topics): whether
+    the 95% interval held it. Empty when the earlier report did not analyse the same topics."""
+    earlier_version = QrelsVersion.objects.filter(campaign=campaign, number=before["from"]).first()
+    if earlier_version is None or not before.get("same_topics"):
+        return []
+    earlier = bias_report(
+        campaign=campaign,
+        version=earlier_version,
+        user=user,
+        measure=f.measure,
+        depth=f.depth,
+        kind=f.kind,
+        topics=f.topics_param,
+    )
+    est = ((earlier or {}).get("result") or {}).get("estimators") or {}
+    compared = (before.get("topics") or {}).get("compared") or []
+    if not est or sorted(est.get("topics") or []) != sorted(compared):
+        return []
+    info = est.get("estimators") or {}
+    out = []
+    for row in before["rows"]:
+        entry = (est.get("not_pooled") or {}).get(row["run"])
+        measured = row.get("score_b")
+        if not entry or measured is None:
+            continue
+        for name, e in (entry.get("estimates") or {}).items():
+            interval = e.get("interval")
+            held = (
+                None
+                if not interval or None in interval or e.get("interval_method") is None
+                else interval[0] - 1e-12 <= measured <= interval[1] + 1e-12
+            )
+            out.append(
+                {
+                    "run": row["run"],
+                    "label": _label(name, info.get(name) or {}),
+                    "estimate": e.get("estimate"),
+                    "interval": interval,
+                    "measured": measured,
+                    "off": None if e.get("estimate") is None else measured - e["estimate"],
+                    "held": held,
+                }
+            )
+    return out
+
+
 def _reusability_section(version: QrelsVersion | None, user: UserLike) -> dict[str, Any] | None:
     """The qrels version's stored reusability report (``evaluation.selectors``), laid out;
     ``{"state": "missing"}`` when never computed, None without a version."""
@@ -663,6 +713,8 @@ def bias_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             key=lambda r: (r["mean"] is None, -(r["mean"] or 0)),
         )
         context["before"] = _before_after_section(result)
+        if context["before"] is not None:
+            context["before"]["said"] = _said_before(campaign, context["before"], f, request.user)
         topics = result.get("topics")
         context["analysed_topics"] = topics.get("analysed") if isinstance(topics, dict) else None
     return render(request, "results/bias.html", context)
