@@ -635,3 +635,34 @@ def test_a_top_up_published_is_its_version_and_its_judgments_nothing_else(
     client.force_login(admin)
     page = client.get(f"/runs/{novel.pk}/").content.decode()
     assert 'id="topup-publish"' in page
+
+
+def test_a_per_topic_top_up_draws_its_budget_in_each_topic_and_rank_strata_are_refused(
+    demo: Campaign, api_client_for: Any
+) -> None:
+    from judging.assessments.models import TopUp
+
+    admin = get_user_model().objects.get(username="admin")
+    novel = demo.runs.get(tag=NOVEL)
+    api = api_client_for(admin)
+    refused = api.post(
+        f"/api/v1/runs/{novel.pk}/topup/", {"budget": 5, "design": "rank"}, format="json"
+    )
+    assert refused.status_code == 400
+    assert "design 'rank' is not offered" in refused.json()["problems"][0]["message"]
+    offer = api.get(f"/api/v1/runs/{novel.pk}/topup/").json()["offer"]
+    made = api.post(
+        f"/api/v1/runs/{novel.pk}/topup/", {"budget": 1, "design": "per_topic"}, format="json"
+    )
+    assert made.status_code == 201, made.content
+    assert made.json()["sampled"] == offer["topics_with_hole"]
+    topup = TopUp.objects.get(pk=made.json()["id"])
+    drawn = topup.items.filter(sampled=True)
+    assert len({i.topic_id for i in drawn}) == drawn.count()  # one in each topic
+    for item in topup.items.all():  # each topic's documents: 1 / its unjudged
+        hole = topup.items.filter(topic=item.topic).count()
+        assert item.stratum == f"topic {item.topic.qid}"
+        assert item.pi == pytest.approx(1 / hole)
+    judge_everything_left(demo, "annotator")
+    body = api.get(f"/api/v1/runs/{novel.pk}/topup/").json()["topups"][0]
+    assert body["done"] and set(body["estimates"]) == {"P@10", "R@10", "AP", "Unique@10"}

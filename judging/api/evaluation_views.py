@@ -546,7 +546,11 @@ class TopUpRequestSerializer(serializers.Serializer[Any]):
     budget = serializers.IntegerField(
         help_text="documents to judge (1 to POOLJUDGE_TOPUP_MAX_DOCUMENTS)"
     )
-    design = serializers.CharField(required=False, default="uniform", help_text="uniform")
+    design = serializers.CharField(
+        required=False,
+        default="uniform",
+        help_text="uniform (budget: documents in all) or per_topic (budget: per topic)",
+    )
 
 
 class RunTopUpView(APIView):

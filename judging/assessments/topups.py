@@ -10,8 +10,9 @@ interval, and the time the rest will take at the assessors' measured pace. Publi
 version afterwards brings the judged documents into it like any other judgment (its note names
 the top-up).
 
-Only the uniform design is offered: on Robust 2003 and TREC 2011 Medical its intervals held in
-95% of replays; the rank-stratified one in 90% (``benchmarks/penalty_intervals.py``).
+The designs offered are uniform over the hole and per topic (a budget of documents per topic):
+on Robust 2003 and TREC 2011 Medical their intervals held in 94-95% of replays; the
+rank-stratified one's in 90%, so it is not offered (``benchmarks/penalty_intervals.py``).
 """
 
 from __future__ import annotations
@@ -32,11 +33,11 @@ from judging.assessments.services import current_human_grades, qrels_rows, qrels
 from judging.campaigns.models import Campaign, Document, RankedList, Run
 from judging.core.errors import Conflict, InvalidInput
 from judging.core.roles import Account
-from metrics.bias.topup import Hole, Sample, draw, estimate
+from metrics.bias.topup import Hole, Sample, draw, estimate, stratum_of
 from metrics.problems import Problem
 
 # the designs a top-up may use (``metrics.bias.topup.DESIGNS``; see the module docstring)
-OFFERED_DESIGNS = ("uniform",)
+OFFERED_DESIGNS = ("uniform", "per_topic")
 
 
 def _rankings(run: Run) -> dict[str, list[str]]:
@@ -46,17 +47,25 @@ def _rankings(run: Run) -> dict[str, list[str]]:
     }
 
 
-def _check(run: Run, budget: Any, design: str, k: int) -> int:
+def _check(run: Run, budget: Any, design: str, k: int, topics: int) -> int:
     problems = []
     cap = settings.POOLJUDGE_JUDGING.topup_max_documents
     if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= cap:
         problems.append(Problem.at("budget", f"a whole number of documents from 1 to {cap}"))
+    elif design == "per_topic" and budget * topics > cap:
+        problems.append(
+            Problem.at(
+                "budget",
+                f"{budget} per topic over {topics} topics is {budget * topics} documents, more "
+                f"than {cap}",
+            )
+        )
     if design not in OFFERED_DESIGNS:
         problems.append(
             Problem.at(
                 "design",
                 f"design {design!r} is not offered; offered: {', '.join(OFFERED_DESIGNS)} (the "
-                "rank-stratified design's intervals held in 90% of replays, not 95%)",
+                "rank-stratified design's intervals held in 90% of replays, not 93%)",
             )
         )
     if k < 1:
@@ -78,15 +87,15 @@ def topup_request(
 ) -> TopUp:
     """Draw ``budget`` of the run's unjudged top-``k`` documents and queue them first; the
     top-up (one at a time per run: a second while one has documents left to judge is a 409)."""
-    budget = _check(run, budget, design, k)
     campaign = run.campaign
+    judged = judged_documents(campaign)
+    ranked = {q: docs[:k] for q, docs in _rankings(run).items() if q in judged}
+    budget = _check(run, budget, design, k, len(ranked))
     version = QrelsVersion.objects.filter(campaign=campaign).human().latest_first().first()
     if version is None:
         raise InvalidInput(
             "no qrels version yet", [Problem.at("qrels", "import or publish qrels first")]
         )
-    judged = judged_documents(campaign)
-    ranked = {q: docs[:k] for q, docs in _rankings(run).items() if q in judged}
     hole = Hole(k, ranked, {q: dict.fromkeys(judged[q], 0) for q in ranked})
     if not hole.unjudged:
         raise InvalidInput(
@@ -98,7 +107,7 @@ def topup_request(
     drawn = {
         (q, d): pi for (q, _, d), pi in zip(sample.documents, sample.probabilities, strict=True)
     }
-    pi_all = {h: min(1.0, budget / n) for h, n in sample.population.items()}
+    pi_of = dict(zip(sample.strata, sample.probabilities, strict=True))  # one per stratum
     topics = dict(campaign.topics.filter(qid__in=list(ranked)).values_list("qid", "pk"))
     with_text = set(
         Document.objects.filter(campaign=campaign, docid__in=[d for _, _, d in hole.unjudged])
@@ -126,8 +135,8 @@ def topup_request(
                     topic_id=topics[q],
                     docid=d,
                     rank=rank,
-                    stratum="all",
-                    pi=drawn.get((q, d), pi_all.get("all", 0.0)),
+                    stratum=stratum_of(design, q, rank, k),
+                    pi=drawn.get((q, d), pi_of.get(stratum_of(design, q, rank, k), 0.0)),
                     sampled=(q, d) in drawn,
                 )
                 for q, rank, d in hole.unjudged
@@ -159,6 +168,8 @@ def topup_offer(run: Run, k: int) -> dict[str, Any]:
     relevant = sum(1 for q, docs in ranked.items() for d in docs if grades.get((q, d), -1) >= level)
     cells = k * len(ranked)
     bounds = [relevant / cells, (relevant + unjudged) / cells] if cells else None
+    with_hole = len({q for q, _, _ in hole.unjudged})
+    pace = campaign_pace(run.campaign_id)
     return {
         "k": k,
         "unjudged": unjudged,
@@ -167,7 +178,9 @@ def topup_offer(run: Run, k: int) -> dict[str, Any]:
         "p_at_k_bounds": bounds,
         "budget": budget,
         "max_budget": settings.POOLJUDGE_JUDGING.topup_max_documents,
-        "cost": cost_words(budget, campaign_pace(run.campaign_id)) if budget else "",
+        "cost": cost_words(budget, pace) if budget else "",
+        "topics_with_hole": with_hole,
+        "per_topic_cost": cost_words(with_hole, pace) if with_hole else "",
         "designs": list(OFFERED_DESIGNS),
     }
 
@@ -282,16 +295,21 @@ def _estimates(
     level = topup.campaign.relevance_threshold
     hole = Hole(topup.k, ranked, known, level)
     sampled = [i for i in items if i.sampled]
+    population: dict[str, int] = {}
+    for q, rank, _ in hole.unjudged:
+        h = stratum_of(topup.design, q, rank, topup.k)
+        population[h] = population.get(h, 0) + 1
     sample = Sample(
         topup.design,
         topup.budget,
         tuple((i.topic.qid, i.rank, i.docid) for i in sampled),
-        tuple("all" for _ in sampled),
+        tuple(i.stratum for i in sampled),
         tuple(i.pi for i in sampled),
-        {"all": len(hole.unjudged)},
+        population,
     )
-    measures = [m for m in (topup.measure, f"P@{topup.k}", "AP") if readable(m, topup.k)]
-    measures = [*dict.fromkeys(measures), f"Unique@{topup.k}"]
+    k = topup.k
+    measures = [m for m in (topup.measure, f"P@{k}", f"R@{k}", "AP") if readable(m, k)]
+    measures = [*dict.fromkeys(measures), f"Unique@{k}"]
     got = estimate(hole, sample, labels, measures, rng=np.random.default_rng(topup.seed))
     return {
         m: {"estimate": e.estimate, "low": e.low, "high": e.high, "level": e.level}

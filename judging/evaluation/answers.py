@@ -567,6 +567,8 @@ class TopUpOffer:
     budget: int
     max_budget: int
     cost: str
+    topics_with_hole: int
+    per_topic_cost: str
     designs: list[str]
 
 

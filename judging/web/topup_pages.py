@@ -30,7 +30,12 @@ def run_topup(request: HttpRequest, run_id: int) -> HttpResponse:
         raise PermissionDenied(exc.message) from None
     try:
         budget = parse_int(request.POST.get("budget", ""), "budget", minimum=1)
-        topup = topup_requested(run=run, budget=budget, requested_by=account(request.user))
+        topup = topup_requested(
+            run=run,
+            budget=budget,
+            design=request.POST.get("design") or "uniform",
+            requested_by=account(request.user),
+        )
     except DomainError as exc:
         flash_error(request, exc)
         return redirect("run-page", run_id=run.pk)

@@ -77,6 +77,7 @@ __all__ = [
     "draw",
     "estimate",
     "hole_of",
+    "stratum_of",
 ]
 
 DESIGNS = ("uniform", "rank", "per_topic")
@@ -182,6 +183,11 @@ class Sample:
     strata: tuple[str, ...]
     probabilities: tuple[float, ...]
     population: dict[str, int] = field(default_factory=dict)  # stratum -> unjudged documents
+
+
+def stratum_of(design: str, qid: str, rank: int, k: int) -> str:
+    """The stratum of the document at ``rank`` of topic ``qid`` under ``design``."""
+    return _stratum(design, qid, rank, k)
 
 
 def _stratum(design: str, qid: str, rank: int, k: int) -> str:

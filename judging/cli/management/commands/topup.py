@@ -23,6 +23,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--budget", type=int, default=DEFAULT_BUDGET, help="documents to judge (default 20)"
         )
+        parser.add_argument(
+            "--design",
+            choices=("uniform", "per_topic"),
+            default="uniform",
+            help="uniform over its unjudged documents (default), or --budget per topic",
+        )
         parser.add_argument("--status", action="store_true", help="only show its top-ups")
         parser.add_argument(
             "--publish",
@@ -45,7 +51,9 @@ class Command(BaseCommand):
             return
         if not opts["status"]:
             try:
-                topup = topup_requested(run=run, budget=opts["budget"], requested_by=None)
+                topup = topup_requested(
+                    run=run, budget=opts["budget"], design=opts["design"], requested_by=None
+                )
             except DomainError as exc:
                 problems = getattr(exc, "problems", [])
                 raise CommandError(exc.message + "".join(f"; {p}" for p in problems)) from None
