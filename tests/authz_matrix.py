@@ -120,6 +120,7 @@ ROUTES: dict[str, Route] = {
     "run-page": RUN_ID,
     "run-pooled": RUN_ID,
     "run-topup": RUN_ID,
+    "run-penalty": RUN_ID,
     "run-topup-publish": RUN_ID,
     "run-recall-svg": RUN_ID,
     "run-evaluate": RUN_ID,
@@ -219,6 +220,7 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-run-evaluations", "GET"): s(401, 403, 403, 200, 404, 200),
     ("api-run-evaluations", "POST"): s(401, 403, 403, 202, 404, 202),
     ("api-run-penalty", "GET"): s(401, 403, 403, 200, 404, 200),
+    ("api-run-penalty", "POST"): s(401, 403, 403, 200, 404, 200),
     ("api-run-topup", "GET"): s(401, 403, 403, 200, 404, 200),
     # an admin queues a top-up (it spends the assessors' time); its owner may not. The dataset's
     # run has its top 50 judged: the admin's request is checked, and answered "nothing to top up"
@@ -347,6 +349,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("run-pooled", "POST"): s(302, 403, 403, 403, 404, 302),
     ("run-topup", "GET"): s(302, 405, 405, 405, 405, 405),
     ("run-topup", "POST"): s(302, 403, 403, 403, 404, 302),
+    ("run-penalty", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("run-penalty", "POST"): s(302, 403, 403, 302, 404, 302),
     ("run-topup-publish", "GET"): s(302, 405, 405, 405, 405, 405),
     ("run-topup-publish", "POST"): s(302, 403, 403, 403, 404, 302),
     ("run-recall-svg", "GET"): s(302, 403, 403, 200, 404, 200),

@@ -465,7 +465,7 @@ def test_the_demo_bias_page_leads_with_what_is_known_and_an_interval_holding_the
 
 
 def test_a_not_pooled_run_and_a_late_run_say_their_penalty_on_their_page_and_in_the_api(
-    demo: Campaign, api_client_for: Any, other_researcher: Any
+    demo: Campaign, api_client_for: Any, other_researcher: Any, as_committed: Any
 ) -> None:
     """novel-neural's page and GET /api/v1/runs/{id}/penalty/ give what is known for sure and the
     estimate with its interval; a run submitted after the report says it is not in it, and how
@@ -505,9 +505,22 @@ def test_a_not_pooled_run_and_a_late_run_say_their_penalty_on_their_page_and_in_
     assert (offer["k"], offer["documents"], offer["topics"]) == (10, 1, 1)
     late_bounds = offer["p_at_k_bounds"]
     assert late_bounds[1] - late_bounds[0] == pytest.approx(offer["unjudged"] / 10)
-    assert "a top-up measures it (below), and the next qrels version's report" in body["detail"]
+    assert "ask for its estimate (a POST to /api/v1/runs/" in body["detail"]
     page = client.get(f"/runs/{late.pk}/").content.decode()
-    assert 'data-status="not_in_report"' in page
+    assert 'data-status="not_in_report"' in page and 'id="penalty-form"' in page
+    # asked for, its estimate is computed by a job: the campaign's estimators on qrels v1,
+    # with the late run among those not pooled
+    with as_committed():
+        asked = api.post(f"/api/v1/runs/{late.pk}/penalty/")
+    assert asked.status_code in (200, 202)
+    body = api.get(f"/api/v1/runs/{late.pk}/penalty/").json()
+    assert body["status"] == "estimated", body
+    assert body["detail"] == "estimated for this run, which arrived after the bias report"
+    low, high = body["bounds"]
+    assert body["score"] == low and body["unjudged"] >= 0 and body["bounds_exact"] is True
+    assert low - 1e-9 <= body["interval"][0] <= body["interval"][1] <= high + 1e-9
+    page = client.get(f"/runs/{late.pk}/").content.decode()
+    assert 'id="penalty-estimate"' in page or "no estimator" in page
     assert api_client_for(other_researcher).get(
         f"/api/v1/runs/{novel.pk}/penalty/"
     ).status_code == (404)

@@ -44,7 +44,7 @@ from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
 from judging.evaluation.board import board_query
 from judging.evaluation.exports import export_options
 from judging.evaluation.models import TOPICS_MAX_LENGTH, BiasKind, EvalMode
-from judging.evaluation.penalty import run_penalty, run_topups
+from judging.evaluation.penalty import run_penalty, run_penalty_estimate, run_topups
 from judging.evaluation.results import BiasReportAnswer, ReusabilityAnswer
 from judging.evaluation.reusability import reusability_request
 from judging.evaluation.selectors import (
@@ -540,6 +540,27 @@ class RunPenaltyView(APIView):
             Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
         )
         return Response({"run": run_label(run, request.user), **run_penalty(run, request.user)})
+
+    @extend_schema(
+        request=None,
+        responses={
+            202: ref(RunPenaltyAnswer),
+            200: ref(RunPenaltyAnswer),
+            400: ErrorSerializer,
+            429: ErrorSerializer,
+        },
+        description="Estimate the penalty of a run the bias report was computed without (it "
+        "arrived later): the campaign's estimators validated on the latest qrels version, with "
+        "the run among those not pooled (a job: 202 until done; counts towards the reports "
+        "per hour). A run the report covers, or a pooled one, is answered as GET answers.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(
+            Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
+        )
+        body = run_penalty_estimate(run, account(request.user))
+        code = status.HTTP_202_ACCEPTED if body["status"] == "pending" else status.HTTP_200_OK
+        return Response({"run": run_label(run, request.user), **body}, status=code)
 
 
 class TopUpRequestSerializer(serializers.Serializer[Any]):

@@ -35,6 +35,7 @@ from judging.evaluation.models import (
     BiasPart,
     BiasReport,
     Reusability,
+    RunPenalty,
 )
 from judging.evaluation.results import BIAS_RESULT_VERSION, BiasResult, stored_report
 from judging.evaluation.services import metrics_run, qrels_dict, rankings
@@ -343,7 +344,7 @@ def bias_report_request(
     return report
 
 
-ReportT = TypeVar("ReportT", BiasReport, Reusability)
+ReportT = TypeVar("ReportT", BiasReport, Reusability, RunPenalty)
 
 
 def claim_report(

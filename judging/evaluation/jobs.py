@@ -5,7 +5,7 @@ is stored and what makes it out of date."""
 from __future__ import annotations
 
 from judging.core.jobs import Computation, register
-from judging.evaluation import bias, reusability, services
+from judging.evaluation import bias, late, reusability, services
 
 register(
     Computation(
@@ -68,5 +68,18 @@ register(
         store=reusability.report_store,  # Reusability.result
         row="evaluation.Reusability",
         stale="never in place: each qrels version has its own report",
+    )
+)
+
+register(
+    Computation(
+        kind="run_penalty",
+        reads="a run, a qrels version and a measure, with the campaign's runs now and the runs "
+        "pooled for that version (key run-penalty:ROW; one row per run, version, measure)",
+        compute=late.run_penalty_compute,  # metrics.bias.estimators, as the report's part
+        store=late.run_penalty_store,  # RunPenalty.result
+        stale="never in place: a late run's penalty on a version; the next version's report "
+        "covers it",
+        row="evaluation.RunPenalty",
     )
 )

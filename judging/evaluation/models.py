@@ -197,3 +197,24 @@ class BiasPart(StoredReport):
 
     def __str__(self) -> str:
         return f"{self.report} part {self.name}"
+
+
+class RunPenalty(StoredReport):
+    """The penalty estimators' figures for one run against a qrels version whose bias report was
+    computed without it (it arrived later): the campaign's validation on that version, with this
+    run among the runs not pooled (``evaluation.late``)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="penalties")
+    qrels = models.ForeignKey(QrelsVersion, on_delete=models.CASCADE, related_name="+")
+    measure = models.CharField(max_length=40)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "qrels", "measure"], name="run_penalty_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"penalty of {self.run} on qrels v{self.qrels.number} ({self.measure})"

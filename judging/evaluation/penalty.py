@@ -14,11 +14,15 @@ from typing import Any
 from judging.assessments.topups import topup_offer, topup_status
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
-from judging.core.roles import UserLike
+from judging.core.roles import Account, UserLike
 from judging.evaluation.bias import headline_measure
-from judging.evaluation.selectors import bias_report, latest_qrels_version
+from judging.evaluation.late import run_penalty_request
+from judging.evaluation.models import RunPenalty
+from judging.evaluation.results import read_run_penalty
+from judging.evaluation.selectors import bias_report, latest_qrels_version, report_viewer
 from metrics.bias.validation import novelty_k
 from metrics.measures.names import parse_measure
+from metrics.results import render
 
 
 def interval_words(estimate: dict[str, Any], bounds: list[float | None] | None) -> str:
@@ -71,17 +75,20 @@ def run_penalty(run: Run, user: UserLike) -> dict[str, Any]:
         return {**out, "status": state if state == "failed" else "pending", "detail": detail}
     est = (report.get("result") or {}).get("estimators") or {}
     entry = (est.get("not_pooled") or {}).get(run_label(run, user))
+    source = "estimated from the bias report"
+    if entry is None and run.pooled:
+        detail = "it helped build the pool: there is no penalty to estimate"
+        return {**out, "status": "pooled", "detail": detail}
     if entry is None:
-        if run.pooled:
-            detail = "it helped build the pool: there is no penalty to estimate"
-            return {**out, "status": "pooled", "detail": detail}
-        return {
-            **out,
-            "status": "not_in_report",
-            "detail": f"the bias report on qrels version {version.number} was computed before "
-            "this run arrived and has no estimate for it; a top-up measures it (below), and the "
-            "next qrels version's report will estimate it",
-        }
+        late = _late(run, version, measure, user)
+        if late is None or late.get("state") != "done":
+            return {**out, **_late_status(late, version.number)}
+        est = late["estimators"]
+        entry = (est.get("not_pooled") or {}).get(run_label(run, user))
+        source = "estimated for this run, which arrived after the bias report"
+        if entry is None:
+            why = late.get("estimators_unavailable") or "the run has no estimate"
+            return {**out, "status": "unavailable", "detail": str(why)}
     info = est.get("estimators") or {}
     estimates = entry.get("estimates") or {}
     chosen = entry.get("recommended") or est.get("recommended")
@@ -89,7 +96,7 @@ def run_penalty(run: Run, user: UserLike) -> dict[str, Any]:
     return {
         **out,
         "status": "estimated",
-        "detail": "estimated from the bias report",
+        "detail": source,
         "score": entry.get("score"),
         "judged": entry.get("judged"),
         "unjudged": entry.get("unjudged"),
@@ -114,6 +121,48 @@ def topup_k(campaign: Campaign) -> tuple[str, int]:
     sample from (its cut-off, else the pool depth)."""
     measure = headline_measure(campaign)
     return measure, novelty_k(parse_measure(measure), campaign.pool_depth)
+
+
+def run_penalty_estimate(run: Run, user: Account) -> dict[str, Any]:
+    """Ask for a late run's penalty (``evaluation.late``) when the bias report has none for it,
+    then answer as ``run_penalty``."""
+    now = run_penalty(run, user)
+    if now["status"] in ("not_in_report", "failed"):
+        version = latest_qrels_version(run.campaign_id)
+        if version is not None:
+            run_penalty_request(run=run, version=version, measure=now["measure"], requested_by=user)
+            now = run_penalty(run, user)
+    return now
+
+
+def _late(run: Run, version: Any, measure: str, user: UserLike) -> dict[str, Any] | None:
+    """A late run's stored penalty (``evaluation.late``) as ``user`` may see it, with its
+    state; None when never asked for."""
+    row = (
+        RunPenalty.objects.filter(run=run, qrels=version, measure=measure)
+        .select_related("job")
+        .first()
+    )
+    if row is None:
+        return None
+    out: dict[str, Any] = {"state": row.state, "error": row.error}
+    if row.state == "done" and row.result:
+        out.update(render(read_run_penalty(row.result), report_viewer(run.campaign, user)))
+    return out
+
+
+def _late_status(late: dict[str, Any] | None, number: int) -> dict[str, str]:
+    if late is None:
+        return {
+            "status": "not_in_report",
+            "detail": f"the bias report on qrels version {number} was computed before this run "
+            "arrived and has no estimate for it: ask for its estimate (a POST to "
+            "/api/v1/runs/ID/penalty/, or Estimate its penalty on its page), or measure it with "
+            "a top-up",
+        }
+    if late["state"] == "failed":
+        return {"status": "failed", "detail": f"its estimate failed: {late['error']}"}
+    return {"status": "pending", "detail": "its estimate is being computed"}
 
 
 def run_topups(run: Run) -> dict[str, Any]:

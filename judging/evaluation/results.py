@@ -510,6 +510,26 @@ def read_bias_result(blob: Blob, names: Collection[str] = ()) -> BiasResult:
     return typed
 
 
+RUN_PENALTY_VERSION = 3  # a report's: its sentences are stored as parts (SENTENCES_AS_PARTS)
+
+
+@dataclass(frozen=True)
+class RunPenaltyResult:
+    """A late run's penalty (``evaluation.late``): the campaign's estimators validated on the
+    qrels version, with the run among those not pooled, or why there are none."""
+
+    pooled: list[RunLabel]
+    estimators: Estimators | None = field(default=None, metadata=OMIT_NONE)
+    estimators_unavailable: Sentence | None = field(default=None, metadata=OMIT_NONE)
+    version: int = field(default=RUN_PENALTY_VERSION, metadata=STORED)
+
+
+def read_run_penalty(blob: Blob) -> RunPenaltyResult:
+    """A stored late run's penalty as a ``RunPenaltyResult``."""
+    typed: RunPenaltyResult = read_report(RunPenaltyResult, "bias", blob, RUN_PENALTY_VERSION, ())
+    return typed
+
+
 # --- the reusability report -------------------------------------------------------------------
 
 

@@ -593,6 +593,8 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "refresh": progress is not None
         or (evaluation is not None and evaluation.state == JobState.PENDING),
     }
+    if context["penalty"] is not None and context["penalty"]["status"] == "pending":
+        context["refresh"] = True  # a late run's estimate is being computed
     if evaluation is not None and evaluation.state == JobState.DONE:
         result = upgraded_evaluation(evaluation.result)
         scale = recall_scale(request.GET.get("scale"))

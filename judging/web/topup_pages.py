@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from judging.core.errors import DomainError, NotAllowed
 from judging.core.params import parse_int
 from judging.core.roles import account
+from judging.evaluation.penalty import run_penalty_estimate
 from judging.web.flash import flash, flash_error
 from judging.web.results import _visible_run
 from judging.workflows.topups import topup_allowed, topup_published, topup_requested
@@ -63,4 +64,16 @@ def run_topup_publish(request: HttpRequest, run_id: int) -> HttpResponse:
         flash_error(request, exc)
         return redirect("run-page", run_id=run.pk)
     flash(request, messages.SUCCESS, f"Qrels version {version.number} published: {version.note}.")
+    return redirect("run-page", run_id=run.pk)
+
+
+@login_required
+@require_POST
+def run_penalty_ask(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Ask for the penalty estimate of a run the bias report was computed without."""
+    run = _visible_run(request, run_id)
+    try:
+        run_penalty_estimate(run, account(request.user))
+    except DomainError as exc:
+        flash_error(request, exc)
     return redirect("run-page", run_id=run.pk)

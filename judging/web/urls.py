@@ -86,6 +86,7 @@ urlpatterns = [
     path("runs/<int:run_id>/", results.run_page, name="run-page"),
     path("runs/<int:run_id>/pooled/", results.run_pooled, name="run-pooled"),
     path("runs/<int:run_id>/topup/", topup_pages.run_topup, name="run-topup"),
+    path("runs/<int:run_id>/penalty/", topup_pages.run_penalty_ask, name="run-penalty"),
     path(
         "runs/<int:run_id>/topup/publish/",
         topup_pages.run_topup_publish,
