@@ -87,13 +87,13 @@ class EvaluationRequestSerializer(serializers.Serializer[Any]):
     mode = serializers.ChoiceField(choices=EvalMode.choices, default=EvalMode.HONEST)
 
 
+def visible_run(request: Request, pk: int) -> Run:
+    """The run ``pk`` if the caller may see it (its owner, an admin), else a 404."""
+    return get_object_or_404(Run.objects.visible_to(request.user).select_related("campaign"), pk=pk)
+
+
 class RunEvaluationsView(APIView):
     permission_classes = [IsResearcher]
-
-    def _run(self, request: Request, pk: int) -> Run:
-        return get_object_or_404(
-            Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
-        )
 
     @extend_schema(
         parameters=[
@@ -112,7 +112,7 @@ class RunEvaluationsView(APIView):
         "when it was never computed (POST to this URL computes it). Reading never computes.",
     )
     def get(self, request: Request, pk: int) -> Response:
-        run = self._run(request, pk)
+        run = visible_run(request, pk)
         params = request.query_params
         if "qrels" not in params and "mode" not in params:
             rows = list(run_evaluations(run))
@@ -146,7 +146,7 @@ class RunEvaluationsView(APIView):
         "arrives.",
     )
     def post(self, request: Request, pk: int) -> Response:
-        run = self._run(request, pk)
+        run = visible_run(request, pk)
         ser = EvaluationRequestSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         version = qrels_version(run.campaign, ser.validated_data.get("qrels"))
@@ -536,9 +536,7 @@ class RunPenaltyView(APIView):
         "after the report). Reading never computes.",
     )
     def get(self, request: Request, pk: int) -> Response:
-        run = get_object_or_404(
-            Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
-        )
+        run = visible_run(request, pk)
         return Response({"run": run_label(run, request.user), **run_penalty(run, request.user)})
 
     @extend_schema(
@@ -555,9 +553,7 @@ class RunPenaltyView(APIView):
         "per hour). A run the report covers, or a pooled one, is answered as GET answers.",
     )
     def post(self, request: Request, pk: int) -> Response:
-        run = get_object_or_404(
-            Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
-        )
+        run = visible_run(request, pk)
         body = run_penalty_estimate(run, account(request.user))
         code = status.HTTP_202_ACCEPTED if body["status"] == "pending" else status.HTTP_200_OK
         return Response({"run": run_label(run, request.user), **body}, status=code)
@@ -580,11 +576,6 @@ class RunTopUpView(APIView):
 
     permission_classes = [IsResearcher]
 
-    def _run(self, request: Request, pk: int) -> Run:
-        return get_object_or_404(
-            Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
-        )
-
     @extend_schema(
         responses={200: ref(RunTopUpsAnswer), 404: OpenApiResponse(description="no such run")},
         description="What a top-up of the run would judge (its unjudged top-k documents and "
@@ -593,7 +584,7 @@ class RunTopUpView(APIView):
         "so far.",
     )
     def get(self, request: Request, pk: int) -> Response:
-        run = self._run(request, pk)
+        run = visible_run(request, pk)
         return Response({"run": run_label(run, request.user), **run_topups(run)})
 
     @extend_schema(
@@ -609,7 +600,7 @@ class RunTopUpView(APIView):
         "campaign's assessors. Admins only: it spends the assessors' time.",
     )
     def post(self, request: Request, pk: int) -> Response:
-        run = self._run(request, pk)
+        run = visible_run(request, pk)
         data = TopUpRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         topup = topup_requested(
@@ -638,9 +629,7 @@ class RunTopUpPublishView(APIView):
         "its note naming the top-up; evaluated and analysed like any new version.",
     )
     def post(self, request: Request, pk: int) -> Response:
-        run = get_object_or_404(
-            Run.objects.visible_to(request.user).select_related("campaign"), pk=pk
-        )
+        run = visible_run(request, pk)
         version = topup_published(run=run, created_by=account(request.user))
         return Response(
             {"qrels_version": version.number, "note": version.note},
