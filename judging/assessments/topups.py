@@ -47,7 +47,15 @@ def _rankings(run: Run) -> dict[str, list[str]]:
     }
 
 
-def _check(run: Run, budget: Any, design: str, k: int, topics: int) -> int:
+def _hole(run: Run, k: int) -> Hole:
+    """The run's unjudged documents in its top ``k``, over the topics with any judgment
+    (judged: in any qrels version, or by an annotator and not yet published)."""
+    judged = judged_documents(run.campaign)
+    ranked = {q: docs[:k] for q, docs in _rankings(run).items() if q in judged}
+    return Hole(k, ranked, {q: dict.fromkeys(judged[q], 0) for q in ranked})
+
+
+def _check(budget: Any, design: str, k: int, topics: int) -> int:
     problems = []
     cap = settings.POOLJUDGE_JUDGING.topup_max_documents
     if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= cap:
@@ -88,15 +96,14 @@ def topup_request(
     """Draw ``budget`` of the run's unjudged top-``k`` documents and queue them first; the
     top-up (one at a time per run: a second while one has documents left to judge is a 409)."""
     campaign = run.campaign
-    judged = judged_documents(campaign)
-    ranked = {q: docs[:k] for q, docs in _rankings(run).items() if q in judged}
-    budget = _check(run, budget, design, k, len(ranked))
+    hole = _hole(run, k)
+    ranked = hole.ranked
+    budget = _check(budget, design, k, len(ranked))
     version = QrelsVersion.objects.filter(campaign=campaign).human().latest_first().first()
     if version is None:
         raise InvalidInput(
             "no qrels version yet", [Problem.at("qrels", "import or publish qrels first")]
         )
-    hole = Hole(k, ranked, {q: dict.fromkeys(judged[q], 0) for q in ranked})
     if not hole.unjudged:
         raise InvalidInput(
             "nothing to top up",
@@ -115,7 +122,10 @@ def topup_request(
         .values_list("docid", flat=True)
     )
     with transaction.atomic():
-        if any(not topup_status(t, estimates=False)["done"] for t in run.topups.all()):
+        grades = current_human_grades(campaign)
+        if any(
+            not topup_status(t, estimates=False, grades=grades)["done"] for t in run.topups.all()
+        ):
             raise Conflict(f"a top-up of run {run.pk} still has documents to judge")
         topup = TopUp.objects.create(
             campaign=campaign,
@@ -152,18 +162,19 @@ def topup_request(
 DEFAULT_BUDGET = 20
 
 
-def topup_offer(run: Run, k: int) -> dict[str, Any]:
+def topup_offer(
+    run: Run, k: int, grades: dict[tuple[str, str], int] | None = None
+) -> dict[str, Any]:
     """What a top-up of the run's top ``k`` would judge: its unjudged documents (over the
     topics with judgments), the bounds of its P@k they leave (as the pool scores it, and with
     them all relevant), the default budget and what it would cost at the assessors' measured
-    pace."""
-    judged = judged_documents(run.campaign)
-    ranked = {q: docs[:k] for q, docs in _rankings(run).items() if q in judged}
-    hole = Hole(k, ranked, {q: dict.fromkeys(judged[q], 0) for q in ranked})
+    pace (``grades``: ``current_human_grades``, when the caller has them)."""
+    hole = _hole(run, k)
+    ranked = hole.ranked
     unjudged = len(hole.unjudged)
     budget = min(DEFAULT_BUDGET, unjudged)
     # P@k as the pool scores it (the hole non-relevant) and with the hole relevant: its bounds
-    grades = current_human_grades(run.campaign)
+    grades = current_human_grades(run.campaign) if grades is None else grades
     level = run.campaign.relevance_threshold
     relevant = sum(1 for q, docs in ranked.items() for d in docs if grades.get((q, d), -1) >= level)
     cells = k * len(ranked)
@@ -245,11 +256,17 @@ def cost_words(documents: int, pace: float | None) -> str:
     return f"about {minutes} minute{'s' if minutes != 1 else ''} at {pace:.0f} s a judgment"
 
 
-def topup_status(topup: TopUp, *, estimates: bool = True) -> dict[str, Any]:
+def topup_status(
+    topup: TopUp,
+    *,
+    estimates: bool = True,
+    grades: dict[tuple[str, str], int] | None = None,
+) -> dict[str, Any]:
     """Where a top-up stands: n of m judged, the time the rest will take, and (``estimates``)
-    the run's score with its hole judged, with a 95% interval, from the judgments so far."""
+    the run's score with its hole judged, with a 95% interval, from the judgments so far
+    (``grades``: ``current_human_grades``, when the caller has them)."""
     items = list(topup.items.select_related("topic").order_by("topic__qid", "rank"))
-    grades = current_human_grades(topup.campaign)
+    grades = current_human_grades(topup.campaign) if grades is None else grades
     sampled = [i for i in items if i.sampled]
     labels = {
         (i.topic.qid, i.docid): grades[(i.topic.qid, i.docid)]

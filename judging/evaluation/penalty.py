@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from judging.assessments.services import current_human_grades
 from judging.assessments.topups import topup_offer, topup_status
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
@@ -168,8 +169,12 @@ def _late_status(late: dict[str, Any] | None, number: int) -> dict[str, str]:
 def run_topups(run: Run) -> dict[str, Any]:
     """What a top-up of the run would judge, and its top-ups with where each stands."""
     measure, k = topup_k(run.campaign)
+    grades = current_human_grades(run.campaign)  # read once for the offer and every top-up
     return {
         "measure": measure,
-        "offer": topup_offer(run, k),
-        "topups": [topup_status(t) for t in run.topups.select_related("qrels", "campaign", "run")],
+        "offer": topup_offer(run, k, grades),
+        "topups": [
+            topup_status(t, grades=grades)
+            for t in run.topups.select_related("qrels", "campaign", "run")
+        ],
     }

@@ -316,10 +316,7 @@ def estimate(
         p = overall
     else:
         o = np.clip(overall, 1e-9, 1 - 1e-9)
-        prior = POOLING if POOLING > 0 else 0.0
-        a0 = prior * o if prior else 0.5
-        b0 = prior * (1 - o) if prior else 0.5
-        p = rng.beta(r[None, :] + a0, (m - r)[None, :] + b0, size=(draws, len(strata)))
+        p = rng.beta(r[None, :] + POOLING * o, (m - r)[None, :] + POOLING * (1 - o))
     base = st.known_top.copy()
     t_idx: list[int] = []
     i_idx: list[int] = []
