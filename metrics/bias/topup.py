@@ -17,8 +17,7 @@ The population is the run's unjudged documents in its top k over the analysed to
     Stratified by rank: the ranks 1..k split into three bands (1-4, 5-8, 9-10 for k = 10), ``m``
     allocated to the bands in proportion to their unjudged documents (largest remainders, at
     least one per non-empty band while the budget allows), drawn without replacement within
-    each: inclusion probability m_h / U_h in band h. Relevance falls with rank, so the bands
-    hold more alike documents than the whole hole.
+    each: inclusion probability m_h / U_h in band h. Every band is looked at, whatever the draw.
 ``per_topic``
     ``m`` documents per topic (all of a topic's hole when it has fewer), uniform within it.
 
@@ -35,22 +34,21 @@ on the completed judgments. The estimate is the draws' mean and the 95% interval
 interval, which fails at small m; at m = 5 it still holds (``benchmarks/penalty_intervals.py``).
 
 What is estimated: the run's score when its unjudged top-k documents are judged, other documents
-as judged (for P@k with k its cutoff: exactly its score had it been pooled; for R@k and AP the
-relevant documents only the run's top k holds enter R too, and unjudged documents below k stay
-non-relevant). Measures: P@k, R@k (topics with no relevant document left out, per draw) and AP
-(to the run's depth), binary relevance at ``relevance_level``, and ``Unique@k``: the share of the
-run's relevant documents in its top k that the pool had not judged (what only it found, over
-all topics); R@k and AP average the topics with
-a relevant document known before the top-up (a topic with none is left out, as honest mode
-leaves out a topic without relevant documents).
+as judged (for P@k with k its cutoff: exactly its score had it been pooled; for R@k, AP and
+nDCG@k the relevant documents only the run's top k holds enter R and the ideal ranking too, and
+unjudged documents below k stay non-relevant). The measures (P@j, R@j with ceiling@j, nDCG@j,
+AP, Unique@j) and how a draw's grades are completed: :mod:`metrics.bias.topup_measures`.
 
-With strata (``rank``), each stratum's rate has the hole's overall rate as its prior, worth
+With strata (``per_topic``), each stratum's rate has the hole's overall rate as its prior, worth
 :data:`POOLING` documents (p_h ~ Beta(r_h + c p, m_h - r_h + c (1 - p)), p drawn from the hole's
-Jeffreys posterior): a stratum holding one or two judged documents is not pulled to 1/2. Topics
-differ too: a topic's rate is drawn around its stratum's, worth :data:`TOPIC_SPREAD` documents,
-updated by the topic's own judged documents. For P@k's total this changes little; for R@k and
-AP, where it matters which topic holds the relevant documents, it widens the interval to what
-the sample cannot tell.
+Jeffreys posterior): a stratum holding one or two judged documents is not pulled to 1/2. The
+``rank`` design's bands are collapsed instead: one rate for the hole, the bands' rates weighted
+by their unjudged documents, its Beta posterior on Kish's effective sample size (a band's own
+rate, from one or two documents at small m, biased the estimate and its interval held in 90% of
+the replays). Topics differ too: a topic's rate is drawn around its stratum's, worth
+:data:`TOPIC_SPREAD` documents, updated by the topic's own judged documents. For P@k's total
+this changes little; for R@k, AP and nDCG@k, where it matters which topic holds the relevant
+documents, it widens the interval to what the sample cannot tell.
 
 Measured (``benchmarks/penalty_intervals.py``, Robust 2003 and TREC 2011 Medical, left-out runs,
 qrels as the oracle): the uniform design's 95% intervals hold the target in 95% of the
@@ -68,6 +66,9 @@ from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
+
+from metrics.bias.topup_measures import Completed, grades_of
+from metrics.bias.topup_measures import values as measure_values
 
 __all__ = [
     "DESIGNS",
@@ -98,6 +99,9 @@ class _Static:
     beyond_a: F64  # per topic: sum over relevant ranks i > k of (relevant in k+1..i) / i
     beyond_b: F64  # per topic: sum over relevant ranks i > k of 1 / i
     holes: tuple[tuple[int, int, str, str], ...]  # (topic index, rank index, qid, docid)
+    known_gain: F64  # (topics, k): the grade (> 0) of each judged document in the top k
+    ideal: F64  # (topics, k): each topic's largest qrels grades (> 0), in decreasing order
+    grade_counts: dict[int, int]  # how many of the analysed topics' judgments have each grade
 
 
 @dataclass(frozen=True)
@@ -122,14 +126,22 @@ class Hole:
         known_rel = np.zeros(nt)
         beyond_a = np.zeros(nt)
         beyond_b = np.zeros(nt)
+        known_gain = np.zeros((nt, k))
+        ideal = np.zeros((nt, k))
+        counts: dict[int, int] = {}
         holes = []
         for t, qid in enumerate(topics):
             docs = self.ranked[qid]
             grades = self.grades.get(qid, {})
             known_rel[t] = sum(1 for g in grades.values() if g >= level)
+            for g in grades.values():
+                counts[int(g)] = counts.get(int(g), 0) + 1
+            best = sorted((g for g in grades.values() if g > 0), reverse=True)[:k]
+            ideal[t, : len(best)] = best
             for i, doc in enumerate(docs[:k]):
                 if doc in grades:
                     known_top[t, i] = grades[doc] >= level
+                    known_gain[t, i] = max(grades[doc], 0)
                 else:
                     hole_mask[t, i] = True
                     holes.append((t, i, qid, doc))
@@ -139,7 +151,17 @@ class Hole:
                     c += 1.0
                     beyond_a[t] += c / i
                     beyond_b[t] += 1.0 / i
-        return _Static(known_top, hole_mask, known_rel, beyond_a, beyond_b, tuple(holes))
+        return _Static(
+            known_top,
+            hole_mask,
+            known_rel,
+            beyond_a,
+            beyond_b,
+            tuple(holes),
+            known_gain,
+            ideal,
+            counts,
+        )
 
     @property
     def unjudged(self) -> list[tuple[str, int, str]]:
@@ -288,36 +310,61 @@ def estimate(
     rng: np.random.Generator | None = None,
     level: float = 0.95,
     spread: float | None = TOPIC_SPREAD,
+    auto: Mapping[tuple[str, str], int] | None = None,
 ) -> dict[str, TopUpEstimate]:
     """Each measure's estimate and interval for the run with its hole judged, from the sample's
     judgments so far (``labels``: (qid, docid) -> grade; sampled documents not yet judged are
-    treated as unsampled). See the module docstring."""
+    treated as unsampled). ``auto``: an automatic judge's grades of the hole's documents, which
+    the sample corrects (a uniform sample only). See the module docstring."""
     rng = rng or np.random.default_rng(0)
     st = hole.static
     k = hole.k
     topics_at = {q: t for t, q in enumerate(hole.ranked)}
+    population = dict(sample.population)
+    if auto is not None:
+        if sample.design != "uniform":
+            raise ValueError("an automatic judge corrects a uniform sample only")
+        population = {}
+        for qid, _, doc in hole.unjudged:
+            h = _judge_class(auto.get((qid, doc)), hole.relevance_level)
+            population[h] = population.get(h, 0) + 1
+
+    def stratum(qid: str, rank: int, doc: str) -> str:
+        """The stratum a hole document's rate is estimated in."""
+        if auto is not None:
+            return _judge_class(auto.get((qid, doc)), hole.relevance_level)
+        return _stratum(sample.design, qid, rank, k)
+
     # per stratum: judged relevant / judged; sampled documents not judged yet count as unsampled
     judged_in: dict[str, list[int]] = {}
     sampled: dict[tuple[str, str], bool] = {}
-    for (qid, _, doc), h in zip(sample.documents, sample.strata, strict=True):
+    sampled_grade: dict[tuple[str, str], int] = {}
+    for qid, rank, doc in sample.documents:
+        h = stratum(qid, rank, doc)
         grade = labels.get((qid, doc))
         if grade is None:
             continue
         rel = int(grade) >= hole.relevance_level
         sampled[(qid, doc)] = rel
+        sampled_grade[(qid, doc)] = int(grade)
         judged_in.setdefault(h, []).append(int(rel))
-    strata = sorted(set(sample.population) | set(judged_in))
+    strata = sorted(set(population) | set(judged_in))
     index = {h: i for i, h in enumerate(strata)}
     r = np.array([sum(judged_in.get(h, [])) for h in strata], dtype=np.float64)
     m = np.array([len(judged_in.get(h, [])) for h in strata], dtype=np.float64)
-    # the hole's rate (Jeffreys), then each stratum's, shrunk towards it by POOLING documents
-    overall = rng.beta(r.sum() + 0.5, (m - r).sum() + 0.5, size=(draws, 1))
-    if len(strata) == 1:
-        p = overall
+    if sample.design == "rank":
+        # the bands collapsed, weighted by their unjudged documents (see the module docstring)
+        sizes = [population.get(h, 0) for h in strata]
+        p = _collapsed(r, m, sizes, draws, rng)
+        index = {h: 0 for h in strata}  # one population: topics vary around the hole's rate
     else:
-        o = np.clip(overall, 1e-9, 1 - 1e-9)
-        p = rng.beta(r[None, :] + POOLING * o, (m - r)[None, :] + POOLING * (1 - o))
+        # the hole's rate (Jeffreys), then each stratum's, shrunk towards it by POOLING documents
+        p = rng.beta(r.sum() + 0.5, (m - r).sum() + 0.5, size=(draws, 1))
+        if len(strata) > 1:
+            o = np.clip(p, 1e-9, 1 - 1e-9)
+            p = rng.beta(r[None, :] + POOLING * o, (m - r)[None, :] + POOLING * (1 - o))
     base = st.known_top.copy()
+    base_gain = st.known_gain.copy()
     t_idx: list[int] = []
     i_idx: list[int] = []
     cols: list[int] = []
@@ -325,10 +372,11 @@ def estimate(
         known = sampled.get((qid, doc))
         if known is not None:
             base[t, i] = known
+            base_gain[t, i] = max(sampled_grade[(qid, doc)], 0)
         else:
             t_idx.append(t)
             i_idx.append(i)
-            cols.append(index[_stratum(sample.design, qid, i + 1, k)])
+            cols.append(index[stratum(qid, i + 1, doc)])
     top = np.broadcast_to(base, (draws, *base.shape)).copy()
     if t_idx and spread is not None:
         # topics differ: each topic's rate in a stratum is drawn around the stratum's, with
@@ -338,9 +386,9 @@ def estimate(
         at = {c: j for j, c in enumerate(cells)}
         r_tc = np.zeros(len(cells))
         m_tc = np.zeros(len(cells))
-        for (qid, _, doc), h in zip(sample.documents, sample.strata, strict=True):
+        for qid, rank, doc in sample.documents:
             seen = sampled.get((qid, doc))
-            j = at.get((topics_at[qid], index[h]))
+            j = at.get((topics_at[qid], index[stratum(qid, rank, doc)]))
             if seen is not None and j is not None:
                 r_tc[j] += seen
                 m_tc[j] += 1
@@ -355,17 +403,30 @@ def estimate(
     top_f = top.astype(np.float64)
     found = np.einsum("dtk,tk->dt", top_f, st.hole_mask.astype(np.float64))
     R = st.known_rel[None, :] + found  # the hole's relevant documents join R
-    # R@k and AP average the topics with a relevant document known before the top-up: a topic
-    # is never in or out of the average by a draw
-    R = np.where(st.known_rel[None, :] > 0, R, 0.0)
-    beyond_a, beyond_b = st.beyond_a, st.beyond_b
-    rel_top = top_f @ np.ones(k)
+    gains = None
+    if any(name.startswith("nDCG@") for name in measures):
+        gains = np.broadcast_to(base_gain, (draws, *base_gain.shape)).copy()
+        if t_idx:
+            ti, ii = np.array(t_idx), np.array(i_idx)
+            gains[:, ti, ii] = grades_of(
+                top[:, ti, ii],
+                hole.relevance_level,
+                list(sampled_grade.values()),
+                st.grade_counts,
+                rng,
+            )
+    done = Completed(
+        top_f,
+        np.where(st.known_rel[None, :] > 0, R, 0.0),  # see topup_measures: topics left out
+        st.hole_mask,
+        st.beyond_a,
+        st.beyond_b,
+        st.ideal,
+        gains,
+    )
     out: dict[str, TopUpEstimate] = {}
     for name in measures:
-        if name.startswith("Unique@"):
-            values = _unique(name, top_f, st.hole_mask, k)
-        else:
-            values = _measure(name, top_f, rel_top, R, beyond_a, beyond_b, k)
+        values = measure_values(name, done)
         lo, hi = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
         out[name] = TopUpEstimate(
             name,
@@ -380,56 +441,23 @@ def estimate(
     return out
 
 
-def _measure(
-    name: str,
-    top: F64,
-    rel_top: F64,
-    R: F64,
-    beyond_a: F64,
-    beyond_b: F64,
-    k: int,
-) -> F64:
-    """Per draw, the mean over topics of ``name`` on the completed judgments."""
-    family, _, cut = name.partition("@")
-    cutoff = int(cut) if cut else None
-    if cutoff is not None and cutoff > k:
-        raise ValueError(f"{name}: the top-up judged the top {k} only")
-    head = (np.arange(k) < cutoff).astype(np.float64) if cutoff is not None else None
-    if family == "P" and head is not None and cutoff is not None:
-        values: F64 = ((top @ head) / cutoff).mean(axis=1)
-        return values
-    if family == "R" and head is not None:
-        hits = top @ head
-        ok = R > 0
-        per = np.divide(hits, R, out=np.zeros_like(hits), where=ok)
-        return _topic_mean(per, ok)
-    if family == "AP" and cutoff is None:
-        ranks = np.arange(1, k + 1, dtype=np.float64)
-        cum = top @ np.triu(np.ones((k, k)))  # relevant at ranks <= i
-        prec = (top * cum) @ (1.0 / ranks)
-        total = prec + rel_top * beyond_b[None, :] + beyond_a[None, :]
-        ok = R > 0
-        per = np.divide(total, R, out=np.zeros_like(total), where=ok)
-        return _topic_mean(per, ok)
-    raise ValueError(f"{name}: a top-up estimates P@k, R@k and AP")
+def _judge_class(grade: int | None, level: int) -> str:
+    """The stratum of a hole document by its automatic grade."""
+    if grade is None:
+        return "judge: no label"
+    return "judge: relevant" if grade >= level else "judge: not relevant"
 
 
-def _unique(name: str, top: F64, hole: npt.NDArray[np.bool_], k: int) -> F64:
-    """Per draw, the share of the run's relevant documents in its top j (``Unique@j``) that the
-    pool had not judged: what only the run found (1 when it found nothing relevant: 0/0 is
-    taken as 0)."""
-    cut = int(name.partition("@")[2])
-    if not 0 < cut <= k:
-        raise ValueError(f"{name}: the top-up judged the top {k} only")
-    head = (np.arange(k) < cut).astype(np.float64)
-    found = (top * hole[None, :, :]) @ head
-    total = (top @ head).sum(axis=1)
-    out: F64 = np.divide(found.sum(axis=1), total, out=np.zeros(len(total)), where=total > 0)
-    return out
-
-
-def _topic_mean(per: F64, ok: npt.NDArray[np.bool_]) -> F64:
-    """Per draw, the mean of ``per`` over the topics ``ok`` (0 with none)."""
-    n = ok.sum(axis=1).astype(np.float64)
-    out: F64 = np.divide(per.sum(axis=1), n, out=np.zeros(len(n)), where=n > 0)
-    return out
+def _collapsed(r: F64, m: F64, sizes: list[int], draws: int, rng: np.random.Generator) -> F64:
+    """The hole's rate from a stratified sample, its strata collapsed: the strata's rates
+    weighted by their unjudged documents, a Beta posterior (Jeffreys) on Kish's effective sample
+    size (draws, 1)."""
+    seen = m > 0
+    size = np.asarray(sizes, dtype=np.float64)
+    weight = np.where(seen, size, 0.0)
+    if not seen.any() or weight.sum() <= 0:
+        return rng.beta(0.5, 0.5, size=(draws, 1))
+    rate = float((weight * np.divide(r, m, out=np.zeros_like(r), where=seen)).sum() / weight.sum())
+    w = np.divide(weight, m, out=np.zeros_like(weight), where=seen)  # per judged document
+    n_eff = float((w * m).sum() ** 2 / (w**2 * m).sum())
+    return rng.beta(n_eff * rate + 0.5, n_eff * (1 - rate) + 0.5, size=(draws, 1))
