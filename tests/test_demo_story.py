@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import IntegrityError, transaction
 from django.test import Client
 
 from judging.assessments.models import QrelsVersion
@@ -644,13 +645,25 @@ def test_a_top_up_published_is_its_version_and_its_judgments_nothing_else(
     )
     old, new = set(qrels_rows(v1)), set(qrels_rows(v2))
     assert old < new and len(new - old) == 4  # topic 6's judgments wait
+    # a minor version of v1, naming its purpose, and as immutable as any version
+    assert (v2.extends, v2.minor, v2.minor_label) == (v1, 1, "1.1")
+    assert v2.purpose == "top-up of run novel-neural"
+    assert v2.label == "v2 (1.1) · human" and v1.label == "v1 · human"
+    listed = api.get(f"/api/v1/qrels/{v2.pk}/").json()
+    assert (listed["extends"], listed["minor_label"]) == (v1.pk, "1.1")
+    with pytest.raises(IntegrityError, match="immutable"), transaction.atomic():
+        QrelsVersion.objects.filter(pk=v2.pk).update(purpose="something else")
+    with pytest.raises(IntegrityError, match="immutable"), transaction.atomic():
+        QrelsVersion.objects.filter(pk=v1.pk).update(minor=3)
     client = Client()
     client.force_login(admin)
     page = client.get(f"/runs/{novel.pk}/").content.decode()
     assert 'id="topup-publish"' in page
+    board = client.get(f"/campaigns/{demo.pk}/leaderboard/?qrels=2").content.decode()
+    assert "minor version 1.1: top-up of run novel-neural" in board
 
 
-def test_a_per_topic_top_up_draws_its_budget_in_each_topic_and_rank_strata_are_refused(
+def test_a_per_topic_top_up_draws_its_budget_in_each_topic_and_unknown_designs_are_refused(
     demo: Campaign, api_client_for: Any
 ) -> None:
     from judging.assessments.models import TopUp
@@ -659,10 +672,10 @@ def test_a_per_topic_top_up_draws_its_budget_in_each_topic_and_rank_strata_are_r
     novel = demo.runs.get(tag=NOVEL)
     api = api_client_for(admin)
     refused = api.post(
-        f"/api/v1/runs/{novel.pk}/topup/", {"budget": 5, "design": "rank"}, format="json"
+        f"/api/v1/runs/{novel.pk}/topup/", {"budget": 5, "design": "snowball"}, format="json"
     )
     assert refused.status_code == 400
-    assert "design 'rank' is not offered" in refused.json()["problems"][0]["message"]
+    assert "unknown design 'snowball'" in refused.json()["problems"][0]["message"]
     offer = api.get(f"/api/v1/runs/{novel.pk}/topup/").json()["offer"]
     made = api.post(
         f"/api/v1/runs/{novel.pk}/topup/", {"budget": 1, "design": "per_topic"}, format="json"
@@ -678,4 +691,11 @@ def test_a_per_topic_top_up_draws_its_budget_in_each_topic_and_rank_strata_are_r
         assert item.pi == pytest.approx(1 / hole)
     judge_everything_left(demo, "annotator")
     body = api.get(f"/api/v1/runs/{novel.pk}/topup/").json()["topups"][0]
-    assert body["done"] and set(body["estimates"]) == {"P@10", "R@10", "AP", "Unique@10"}
+    assert body["done"] and set(body["estimates"]) == {
+        "P@10",
+        "R@10",
+        "ceiling@10",
+        "nDCG@10",
+        "AP",
+        "Unique@10",
+    }

@@ -182,10 +182,13 @@ class JudgeRunSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     judge = serializers.IntegerField()
     judge_label = serializers.CharField()
-    pool = serializers.IntegerField(help_text="the pool version's number")
+    pool = serializers.IntegerField(
+        allow_null=True, help_text="the pool version's number (null: a top-up's documents)"
+    )
+    over = serializers.CharField(help_text="what it labels: pool v2, the top-up of run X")
     state = serializers.ChoiceField(choices=["queued", "running", "done", "failed"])
     live = serializers.BooleanField(help_text="queued or running: poll again")
-    total = serializers.IntegerField(help_text="pool documents to label")
+    total = serializers.IntegerField(help_text="documents to label")
     done = serializers.IntegerField(help_text="labelled so far (any status, cached included)")
     cached = serializers.IntegerField(help_text="already labelled by this version before")
     progress = serializers.FloatField(help_text="done / total, 0-1")

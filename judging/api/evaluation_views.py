@@ -23,6 +23,8 @@ from judging.api.stored import stored_response
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
 from judging.assessments.topups import topup_status
+from judging.autojudge.selectors import judge_for
+from judging.autojudge.topups import correction_status
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
 from judging.core import csvfiles
@@ -44,7 +46,7 @@ from judging.evaluation.bias import BIAS_MEASURE_MAX_LENGTH, bias_report_request
 from judging.evaluation.board import board_query
 from judging.evaluation.exports import export_options
 from judging.evaluation.models import TOPICS_MAX_LENGTH, BiasKind, EvalMode
-from judging.evaluation.penalty import run_penalty, run_penalty_estimate, run_topups
+from judging.evaluation.penalty import run_penalty, run_penalty_estimate
 from judging.evaluation.results import BiasReportAnswer, ReusabilityAnswer
 from judging.evaluation.reusability import reusability_request
 from judging.evaluation.selectors import (
@@ -58,7 +60,7 @@ from judging.evaluation.selectors import (
     run_evaluations,
 )
 from judging.evaluation.services import check_mode, evaluation_request
-from judging.workflows.topups import topup_published, topup_requested
+from judging.workflows.topups import run_topups_corrected, topup_published, topup_requested
 from metrics.problems import Problem
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
@@ -566,7 +568,15 @@ class TopUpRequestSerializer(serializers.Serializer[Any]):
     design = serializers.CharField(
         required=False,
         default="uniform",
-        help_text="uniform (budget: documents in all) or per_topic (budget: per topic)",
+        help_text="uniform (budget: documents in all), rank (spread over rank bands) or "
+        "per_topic (budget: per topic)",
+    )
+    judge = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="an automatic judge version of the campaign to grade the run's whole hole, "
+        "corrected by the judged sample (uniform design only)",
     )
 
 
@@ -585,7 +595,7 @@ class RunTopUpView(APIView):
     )
     def get(self, request: Request, pk: int) -> Response:
         run = visible_run(request, pk)
-        return Response({"run": run_label(run, request.user), **run_topups(run)})
+        return Response({"run": run_label(run, request.user), **run_topups_corrected(run)})
 
     @extend_schema(
         request=TopUpRequestSerializer,
@@ -595,21 +605,25 @@ class RunTopUpView(APIView):
             403: ErrorSerializer,
             409: OpenApiResponse(ErrorSerializer, description="a top-up of it is in progress"),
         },
-        description="Draw `budget` of the run's unjudged top-k documents (uniformly; their "
+        description="Draw `budget` of the run's unjudged top-k documents (by `design`; their "
         "inclusion probabilities stored) and queue them first in their topics for the "
-        "campaign's assessors. Admins only: it spends the assessors' time.",
+        "campaign's assessors; with `judge`, that automatic judge version grades every one of "
+        "them, corrected by the judged sample. Admins only: it spends the assessors' time.",
     )
     def post(self, request: Request, pk: int) -> Response:
         run = visible_run(request, pk)
         data = TopUpRequestSerializer(data=request.data)
         data.is_valid(raise_exception=True)
+        judge_id = data.validated_data["judge"]
         topup = topup_requested(
             run=run,
             budget=data.validated_data["budget"],
             design=data.validated_data["design"],
             requested_by=account(request.user),
+            judge=judge_for(request.user, judge_id) if judge_id is not None else None,
         )
-        return Response(topup_status(topup), status=status.HTTP_201_CREATED)
+        body = {**topup_status(topup), "correction": correction_status(topup)}
+        return Response(body, status=status.HTTP_201_CREATED)
 
 
 class RunTopUpPublishView(APIView):

@@ -458,6 +458,10 @@ class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
             "num_judgments",
             "num_relevant",
             "created_at",
+            "extends",
+            "minor",
+            "minor_label",
+            "purpose",
             "evaluation",
         ]
         read_only_fields = fields

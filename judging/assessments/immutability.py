@@ -8,8 +8,9 @@ whatever gets past the ORM (a raw ``UPDATE``, a ``DELETE`` from a shell, a casca
   version. Rows are written once, with their version: ``qrels_store`` creates the version
   unsealed, writes its rows and seals it, in one transaction, so a stored version takes no row.
 - ``assessments_qrelsversion``: no ``DELETE``; an ``UPDATE`` may change nothing of what the version
-  says (campaign, number, source, kind, judges, hash, note, counts, creation time) and never
-  unseals it. ``created_by`` may still become NULL when that account is deleted.
+  says (campaign, number, source, kind, judges, hash, note, counts, creation time, the version
+  a minor version extends, its minor number and purpose) and never unseals it. ``created_by``
+  may still become NULL when that account is deleted.
 - ``assessments_judgmentchange`` (the judgment history, the record a published version rests
   on): no ``DELETE``; an ``UPDATE`` may only unlink a deleted judgment (``judgment_id`` to NULL).
 - ``assessments_judgment`` (current grades): topic, document, annotator and campaign never change;
@@ -28,8 +29,9 @@ SQLite's flush deletes row by row, where PostgreSQL's ``TRUNCATE`` fires no row 
 connection without the function (the ``sqlite3`` shell) is refused every change of these tables.
 
 The triggers are installed by migration ``assessments.0005`` (the seal's by ``0010``, which adds
-the column) and again after every ``migrate`` (``post_migrate``, idempotent): on SQLite a later
-migration that rebuilds one of these tables drops its triggers with the old table.
+the column; a minor version's columns by ``0012``) and again after every ``migrate``
+(``post_migrate``, idempotent): on SQLite a later migration that rebuilds one of these tables
+drops its triggers with the old table.
 """
 
 from __future__ import annotations
@@ -65,11 +67,20 @@ VERSION_COLUMNS = (
     "num_judgments",
     "num_relevant",
     "created_at",
+    "extends_id",
+    "minor",
+    "purpose",
 )
 # What the version guard covered before migration 0008 added kind and judges: migration 0005
 # installs the triggers as they were then (a trigger naming a column not there yet breaks the
 # table rebuilds of the migrations in between).
-VERSION_COLUMNS_BEFORE_0008 = tuple(c for c in VERSION_COLUMNS if c not in ("kind", "judges"))
+# What migrations 0008 and 0010 guarded, before 0012 added a minor version's columns.
+VERSION_COLUMNS_BEFORE_0012 = tuple(
+    c for c in VERSION_COLUMNS if c not in ("extends_id", "minor", "purpose")
+)
+VERSION_COLUMNS_BEFORE_0008 = tuple(
+    c for c in VERSION_COLUMNS_BEFORE_0012 if c not in ("kind", "judges")
+)
 HISTORY_COLUMNS = (
     "topic_id",
     "docid",

@@ -90,6 +90,21 @@ class QrelsVersion(models.Model):
     sealed = models.BooleanField(
         default=True, help_text="All its rows are written; no row can be added."
     )
+    # a minor version: its base's rows and a few more, added for one stated purpose (a top-up)
+    extends = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The version this minor version adds rows to (none: a major version).",
+    )
+    minor = models.PositiveSmallIntegerField(
+        default=0, help_text="1, 2, ... for the minor versions of the version it extends."
+    )
+    purpose = models.CharField(
+        max_length=200, blank=True, help_text="What a minor version's added rows are for."
+    )
 
     objects = QrelsVersionQuerySet.as_manager()
 
@@ -114,9 +129,19 @@ class QrelsVersion(models.Model):
         return "human"
 
     @property
+    def minor_label(self) -> str:
+        """``1.1`` for the first minor version of v1 ('' for a major version)."""
+        if self.extends_id is None:
+            return ""
+        base = self.extends.number if self.extends else "?"
+        return f"{base}.{self.minor}"
+
+    @property
     def label(self) -> str:
-        """``v3 · human``: the version and the kind of qrels a number rests on."""
-        return f"v{self.number} · {self.kind_label}"
+        """``v3 · human``: the version and the kind of qrels a number rests on (``v4 (1.1) ·
+        human`` for a minor version)."""
+        minor = f" ({self.minor_label})" if self.minor_label else ""
+        return f"v{self.number}{minor} · {self.kind_label}"
 
 
 class QrelsEntry(models.Model):

@@ -134,6 +134,8 @@ def qrels_store(
     kind: str = QrelsKind.HUMAN,
     judges: list[dict[str, Any]] | None = None,
     topic_ids: dict[str, int] | None = None,
+    extends: QrelsVersion | None = None,
+    purpose: str = "",
 ) -> QrelsVersion:
     """Store validated rows ``(qid, docid, grade)`` or ``(qid, docid, grade, judge_id)`` (the
     automatic judge version a grade came from; None for a human grade) as the campaign's next
@@ -144,7 +146,12 @@ def qrels_store(
     both, and ``judges`` describes every judge version its rows name. The version is created
     unsealed, its rows written, then sealed: the database refuses any row added to it after
     (``immutability``).
+
+    With ``extends``, the version is a minor version of that one (its rows and a few more, for
+    ``purpose``): numbered as every version, and labelled ``<base>.<n>``.
     """
+    if extends is not None and (extends.campaign_id != campaign.pk or not purpose):
+        raise ValueError("a minor version extends a version of its campaign, for a purpose")
     full = [(r[0], r[1], int(r[2]), r[3] if len(r) > 3 else None) for r in rows]
     named = {j for *_, j in full if j is not None}
     if kind == QrelsKind.HUMAN and named:
@@ -170,6 +177,9 @@ def qrels_store(
             num_relevant=sum(1 for _, _, g, _ in full if g >= campaign.relevance_threshold),
             created_by=created_by,
             sealed=False,
+            extends=extends,
+            minor=(QrelsVersion.objects.filter(extends=extends).count() + 1 if extends else 0),
+            purpose=purpose[:200],
         )
         insert_rows(
             QrelsEntry,

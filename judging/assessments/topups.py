@@ -10,9 +10,10 @@ interval, and the time the rest will take at the assessors' measured pace. Publi
 version afterwards brings the judged documents into it like any other judgment (its note names
 the top-up).
 
-The designs offered are uniform over the hole and per topic (a budget of documents per topic):
-on Robust 2003 and TREC 2011 Medical their intervals held in 94-95% of replays; the
-rank-stratified one's in 90%, so it is not offered (``benchmarks/penalty_intervals.py``).
+The designs: uniform over the hole, stratified by rank band (every band judged; the estimate
+collapses the bands, weighted by their unjudged documents) and per topic (a budget of documents
+per topic). On Robust 2003 and TREC 2011 Medical their 95% intervals held in 94-96% of replays
+(``benchmarks/penalty_intervals.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from metrics.bias.topup import Hole, Sample, draw, estimate, stratum_of
 from metrics.problems import Problem
 
 # the designs a top-up may use (``metrics.bias.topup.DESIGNS``; see the module docstring)
-OFFERED_DESIGNS = ("uniform", "per_topic")
+OFFERED_DESIGNS = ("uniform", "rank", "per_topic")
 
 
 def _rankings(run: Run) -> dict[str, list[str]]:
@@ -72,8 +73,7 @@ def _check(budget: Any, design: str, k: int, topics: int) -> int:
         problems.append(
             Problem.at(
                 "design",
-                f"design {design!r} is not offered; offered: {', '.join(OFFERED_DESIGNS)} (the "
-                "rank-stratified design's intervals held in 90% of replays, not 93%)",
+                f"unknown design {design!r}; offered: {', '.join(OFFERED_DESIGNS)}",
             )
         )
     if k < 1:
@@ -197,17 +197,19 @@ def topup_offer(
 
 
 def readable(measure: str, k: int) -> bool:
-    """Whether a top-up of the top ``k`` estimates ``measure``: P@j and R@j for j <= k, AP."""
+    """Whether a top-up of the top ``k`` estimates ``measure``: P@j, R@j, ceiling@j and nDCG@j
+    for j <= k, AP."""
     family, _, cut = measure.partition("@")
     if not cut:
         return family == "AP"
-    return family in ("P", "R") and cut.isdigit() and 0 < int(cut) <= k
+    return family in ("P", "R", "ceiling", "nDCG") and cut.isdigit() and 0 < int(cut) <= k
 
 
 def topup_publish(*, topup: TopUp, created_by: Account | None = None) -> QrelsVersion:
-    """The campaign's next qrels version: the top-up's version and the top-up's judged
-    documents, nothing else, so that the two versions differ by what the top-up measured (other
-    judgments made since wait for the next publish: none is lost). Its note names it."""
+    """The campaign's next qrels version, a minor version of the top-up's (``1.1`` for the first
+    of v1): that version's rows and the top-up's judged documents, nothing else, so that the two
+    differ by what the top-up measured (other judgments made since wait for the next publish:
+    none is lost). Its purpose and note name the top-up."""
     campaign = topup.campaign
     grades = current_human_grades(campaign)
     judged = [
@@ -235,6 +237,8 @@ def topup_publish(*, topup: TopUp, created_by: Account | None = None) -> QrelsVe
             source=QrelsSource.PUBLISHED,
             note=note,
             created_by=created_by,
+            extends=topup.qrels,
+            purpose=f"top-up of run {topup.run.tag}",
         )
 
 
@@ -261,10 +265,13 @@ def topup_status(
     *,
     estimates: bool = True,
     grades: dict[tuple[str, str], int] | None = None,
+    auto: dict[tuple[str, str], int] | None = None,
 ) -> dict[str, Any]:
     """Where a top-up stands: n of m judged, the time the rest will take, and (``estimates``)
     the run's score with its hole judged, with a 95% interval, from the judgments so far
-    (``grades``: ``current_human_grades``, when the caller has them)."""
+    (``grades``: ``current_human_grades``, when the caller has them). ``auto``: an automatic
+    judge's grades of the hole's documents; the estimates are then the judge's, corrected by
+    the judged sample (``autojudge.topups``)."""
     items = list(topup.items.select_related("topic").order_by("topic__qid", "rank"))
     grades = current_human_grades(topup.campaign) if grades is None else grades
     sampled = [i for i in items if i.sampled]
@@ -291,7 +298,7 @@ def topup_status(
     }
     if not estimates:
         return out
-    out["estimates"] = _estimates(topup, items, grades, labels)
+    out["estimates"] = _estimates(topup, items, grades, labels, auto)
     return out
 
 
@@ -300,8 +307,10 @@ def _estimates(
     items: list[TopUpItem],
     grades: dict[tuple[str, str], int],
     labels: dict[tuple[str, str], int],
+    auto: dict[tuple[str, str], int] | None = None,
 ) -> dict[str, dict[str, float]]:
-    """The run's score with its hole judged, per measure (its own and AP), with its interval."""
+    """The run's score with its hole judged, per measure (its own, P@k, R@k with its ceiling,
+    nDCG@k and AP), with its interval."""
     judged_topics = {q for q, _ in grades} | {i.topic.qid for i in items}
     ranked = {q: docs for q, docs in _rankings(topup.run).items() if q in judged_topics}
     hole_docs = {(i.topic.qid, i.docid) for i in items}
@@ -325,9 +334,11 @@ def _estimates(
         population,
     )
     k = topup.k
-    measures = [m for m in (topup.measure, f"P@{k}", f"R@{k}", "AP") if readable(m, k)]
+    own = (topup.measure, f"P@{k}", f"R@{k}", f"ceiling@{k}", f"nDCG@{k}", "AP")
+    measures = [m for m in own if readable(m, k)]
     measures = [*dict.fromkeys(measures), f"Unique@{k}"]
-    got = estimate(hole, sample, labels, measures, rng=np.random.default_rng(topup.seed))
+    rng = np.random.default_rng(topup.seed)
+    got = estimate(hole, sample, labels, measures, rng=rng, auto=auto)
     return {
         m: {"estimate": e.estimate, "low": e.low, "high": e.high, "level": e.level}
         for m, e in got.items()

@@ -110,11 +110,21 @@ class Judge(models.Model):
 
 
 class JudgeRun(models.Model):
-    """One judge version labelling the documents of one pool version, computed by its job:
-    progress and cost."""
+    """One judge version labelling the documents of one pool version, or of a run's top-up (its
+    unjudged top-k documents), computed by its job: progress and cost."""
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="runs")
-    pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="judge_runs")
+    pool = models.ForeignKey(
+        PoolVersion, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_runs"
+    )
+    topup = models.ForeignKey(
+        "assessments.TopUp",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="judge_runs",
+        help_text="The top-up whose unjudged documents it labels (instead of a pool).",
+    )
     job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="%(class)s")
     total = models.PositiveIntegerField(default=0, help_text="Pool documents to label.")
     done = models.PositiveIntegerField(default=0, help_text="Labelled (any status) so far.")
@@ -136,7 +146,14 @@ class JudgeRun(models.Model):
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
-        return f"{self.judge} over pool v{self.pool.number}"
+        return f"{self.judge} over {self.over}"
+
+    @property
+    def over(self) -> str:
+        """What it labels: ``pool v2`` or ``the top-up of run X``."""
+        if self.pool is not None:
+            return f"pool v{self.pool.number}"
+        return f"the top-up of run {self.topup.run.tag}" if self.topup else "nothing"
 
     # its job (``autojudge.jobs``, kind ``judge_run``) holds the lifecycle (its error stored
     # with endpoints and keys blanked); the counts stay here, saved after each batch
@@ -365,3 +382,22 @@ class SampleItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.topic_id} {self.docid} (pi {self.pi:.3f})"
+
+
+class TopUpCorrection(models.Model):
+    """An automatic judge version correcting a top-up: its grade of every unjudged document of
+    the run's top k, corrected by the people's grades of the top-up's sample
+    (``autojudge.topups``; ``metrics.bias.topup.estimate`` with ``auto``). ``run``: the judge
+    labelling the hole (None for an imported judge, whose labels come from a file)."""
+
+    topup = models.OneToOneField(
+        "assessments.TopUp", on_delete=models.CASCADE, related_name="correction"
+    )
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="+")
+    run = models.ForeignKey(
+        JudgeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.judge} correcting {self.topup}"

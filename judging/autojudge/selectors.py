@@ -208,7 +208,7 @@ def judge_detail(judge: Judge) -> dict[str, Any]:
     versions = Judge.objects.filter(campaign_id=judge.campaign_id, name=judge.name).order_by(
         "version"
     )
-    runs = JudgeRun.objects.filter(judge=judge).select_related("judge", "pool", "job")
+    runs = JudgeRun.objects.filter(judge=judge).select_related("judge", "pool", "job", "topup__run")
     out = judge_summary(judge)
     out.update(
         prompt=judge.prompt,
@@ -241,7 +241,8 @@ def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
         "id": run.pk,
         "judge": run.judge_id,
         "judge_label": str(run.judge),
-        "pool": run.pool.number,
+        "pool": run.pool.number if run.pool is not None else None,
+        "over": run.over,
         "state": run.state,
         "live": run.job.state in LIVE_STATES,
         "total": run.total,

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from judging.assessments.models import QrelsEntry, QrelsKind, QrelsSource, QrelsVersion
+from judging.assessments.models import QrelsEntry, QrelsKind, QrelsSource, QrelsVersion, TopUp
 from judging.assessments.services import qrels_store
 from judging.autojudge.models import (
     AutoLabel,
@@ -276,29 +276,52 @@ def judge_run_task_key(run_id: int) -> str:
 
 
 def judge_run_request(
-    *, judge: Judge, pool: PoolVersion, requested_by: Account | None = None
+    *,
+    judge: Judge,
+    pool: PoolVersion | None = None,
+    topup: TopUp | None = None,
+    requested_by: Account | None = None,
 ) -> JudgeRun:
-    """Queue ``judge`` over the documents of ``pool`` (its job, after commit). An imported judge
-    has its labels already; it does not run."""
-    if judge.campaign_id != pool.campaign_id:
-        raise invalid("pool", "belongs to another campaign")
+    """Queue ``judge`` over the documents of ``pool``, or over the unjudged top-k documents of
+    a run's ``topup`` (its job, after commit). An imported judge has its labels already; it
+    does not run."""
+    if pool is not None and topup is None:
+        field, campaign_id, total = "pool", pool.campaign_id, pool.num_documents
+    elif topup is not None and pool is None:
+        field, campaign_id, total = "topup", topup.campaign_id, len(topup_pairs(topup))
+    else:
+        raise ValueError("a judge runs over a pool or a top-up")
+    if judge.campaign_id != campaign_id:
+        raise invalid(field, "belongs to another campaign")
     if judge.kind == JudgeKind.IMPORTED:
         raise Conflict(f"judge {judge} is imported: its labels come from a file, it does not run")
-    if pool.state != PoolState.BUILT:
+    if pool is not None and pool.state != PoolState.BUILT:
         raise Conflict(f"pool v{pool.number} is {pool.state}: a judge runs over a built pool")
     with transaction.atomic():
-        active = JudgeRun.objects.filter(judge=judge, pool=pool, job__state__in=LIVE_STATES)
+        active = JudgeRun.objects.filter(
+            judge=judge, pool=pool, topup=topup, job__state__in=LIVE_STATES
+        )
         found = active.select_related("job").first()
         if found is not None:
             return found
         job = jobs.new("judge_run", "")
         run = JudgeRun.objects.create(
-            judge=judge, pool=pool, requested_by=requested_by, total=pool.num_documents, job=job
+            judge=judge,
+            pool=pool,
+            topup=topup,
+            requested_by=requested_by,
+            total=total,
+            job=job,
         )
         job.key = judge_run_task_key(run.pk)
         job.save(update_fields=["key"])
         jobs.enqueue(job)
     return run
+
+
+def topup_pairs(topup: TopUp) -> list[tuple[str, str]]:
+    """(qid, docid) of every unjudged top-k document of the top-up's run when it was drawn."""
+    return list(topup.items.order_by("topic__qid", "rank").values_list("topic__qid", "docid"))
 
 
 def judge_run_compute(job: Job) -> None:
@@ -310,12 +333,19 @@ def judge_run_compute(job: Job) -> None:
     (``core.jobs``), and labels stored by an interrupted attempt are kept (the judge's
     cache)."""
     run = (
-        JudgeRun.objects.select_related("judge", "judge__campaign", "pool").filter(job=job).first()
+        JudgeRun.objects.select_related("judge", "judge__campaign", "pool", "topup")
+        .filter(job=job)
+        .first()
     )
     if run is None:
         return
     judge = run.judge
-    pairs = pool_pairs(run.pool)
+    if run.pool is not None:
+        pairs = pool_pairs(run.pool)
+    elif run.topup is not None:
+        pairs = topup_pairs(run.topup)
+    else:
+        return
     done = set(labels(judge))
     todo = [p for p in pairs if p not in done]
     JudgeRun.objects.filter(pk=run.pk).update(

@@ -533,6 +533,23 @@ class TopUpEstimate:
 
 
 @dataclass(frozen=True)
+class TopUpCorrectionAnswer:
+    """An automatic judge correcting a top-up (``autojudge.topups.correction_status``): how
+    much of the hole it graded, and the run's score with its hole judged estimated from its
+    grades corrected by the judged sample."""
+
+    judge: int
+    judge_label: str
+    labelling: str
+    live: bool
+    graded: int
+    hole: int
+    judged: int
+    sampled: int
+    estimates: dict[str, TopUpEstimate]
+
+
+@dataclass(frozen=True)
 class TopUpAnswer:
     """A top-up of a run (``assessments.topups.topup_status``): n of m judged, the time the rest
     will take, and the estimates so far."""
@@ -552,6 +569,7 @@ class TopUpAnswer:
     time_left: str
     created_at: datetime.datetime
     estimates: dict[str, TopUpEstimate]
+    correction: TopUpCorrectionAnswer | None = None
 
 
 @dataclass(frozen=True)

@@ -166,10 +166,12 @@ def _late_status(late: dict[str, Any] | None, number: int) -> dict[str, str]:
     return {"status": "pending", "detail": "its estimate is being computed"}
 
 
-def run_topups(run: Run) -> dict[str, Any]:
-    """What a top-up of the run would judge, and its top-ups with where each stands."""
+def run_topups(run: Run, grades: dict[tuple[str, str], int] | None = None) -> dict[str, Any]:
+    """What a top-up of the run would judge, and its top-ups with where each stands
+    (``grades``: ``current_human_grades``, when the caller has them)."""
     measure, k = topup_k(run.campaign)
-    grades = current_human_grades(run.campaign)  # read once for the offer and every top-up
+    if grades is None:  # read once for the offer and every top-up
+        grades = current_human_grades(run.campaign)
     return {
         "measure": measure,
         "offer": topup_offer(run, k, grades),

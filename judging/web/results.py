@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
+from judging.autojudge.selectors import judges_visible
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
 from judging.campaigns.services import run_update
@@ -32,7 +33,7 @@ from judging.evaluation.board import PARAMS as BOARD_PARAMS
 from judging.evaluation.board import BoardQuery, board_query
 from judging.evaluation.exports import ExportOptions, export_options
 from judging.evaluation.models import EvalMode, Evaluation
-from judging.evaluation.penalty import run_penalty, run_topups
+from judging.evaluation.penalty import run_penalty
 from judging.evaluation.results import upgraded_evaluation
 from judging.evaluation.selectors import (
     baseline_comparisons,
@@ -49,6 +50,7 @@ from judging.web import charts
 from judging.web.flash import flash, flash_error
 from judging.web.stored import stored_or_404
 from judging.web.submit_pages import new_runs_note
+from judging.workflows.topups import run_topups_corrected
 
 STATE_TEXT = {
     "missing": "not evaluated",
@@ -587,8 +589,11 @@ def run_page(request: HttpRequest, run_id: int) -> HttpResponse:
         "versions": QrelsVersion.objects.filter(campaign=run.campaign).latest_first(),
         "pooling": run_pooling(run, request.user),
         "penalty": None if run.pooled else run_penalty(run, request.user),
-        "topups": run_topups(run) if not run.pooled or run.topups.exists() else None,
+        "topups": run_topups_corrected(run) if not run.pooled or run.topups.exists() else None,
         "can_topup": is_admin(request.user),
+        "topup_judges": judges_visible(request.user)
+        .filter(campaign=run.campaign)
+        .order_by("name", "-version"),
         "progress": progress,
         "refresh": progress is not None
         or (evaluation is not None and evaluation.state == JobState.PENDING),

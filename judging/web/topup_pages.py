@@ -1,6 +1,6 @@
 """A run's top-up from its page (issue 31, point 4): an admin queues a sample of the run's
 unjudged top-k documents for the assessors (``workflows.topups``); the run page shows where
-each top-up stands (``evaluation.penalty.run_topups``)."""
+each top-up stands (``workflows.topups.run_topups_corrected``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
+from judging.autojudge.selectors import judge_for
 from judging.core.errors import DomainError, NotAllowed
 from judging.core.params import parse_int
 from judging.core.roles import account
@@ -23,7 +24,8 @@ from judging.workflows.topups import topup_allowed, topup_published, topup_reque
 @login_required
 @require_POST
 def run_topup(request: HttpRequest, run_id: int) -> HttpResponse:
-    """Queue a top-up of the run (admins): ``budget`` documents, uniformly drawn."""
+    """Queue a top-up of the run (admins): ``budget`` documents drawn by ``design``, and with
+    ``judge`` that automatic judge version grading the whole hole, corrected by the sample."""
     run = _visible_run(request, run_id)
     try:
         topup_allowed(account(request.user))
@@ -31,11 +33,14 @@ def run_topup(request: HttpRequest, run_id: int) -> HttpResponse:
         raise PermissionDenied(exc.message) from None
     try:
         budget = parse_int(request.POST.get("budget", ""), "budget", minimum=1)
+        judge_id = request.POST.get("judge") or ""
+        judge = judge_for(request.user, parse_int(judge_id, "judge")) if judge_id else None
         topup = topup_requested(
             run=run,
             budget=budget,
             design=request.POST.get("design") or "uniform",
             requested_by=account(request.user),
+            judge=judge,
         )
     except DomainError as exc:
         flash_error(request, exc)

@@ -5,14 +5,19 @@ call this."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 
 from judging.assessments.models import QrelsVersion, TopUp
+from judging.assessments.services import current_human_grades
 from judging.assessments.topups import topup_publish, topup_request
+from judging.autojudge.models import Judge
+from judging.autojudge.topups import correction_request, correction_status
 from judging.campaigns.models import Run
 from judging.core.errors import InvalidInput, NotAllowed
 from judging.core.roles import Account, is_admin
-from judging.evaluation.penalty import topup_k
+from judging.evaluation.penalty import run_topups, topup_k
 from judging.workflows.qrels import after_qrels
 from metrics.problems import Problem
 
@@ -24,15 +29,37 @@ def topup_allowed(requested_by: Account | None) -> None:
 
 
 def topup_requested(
-    *, run: Run, budget: int, design: str = "uniform", requested_by: Account | None
+    *,
+    run: Run,
+    budget: int,
+    design: str = "uniform",
+    requested_by: Account | None,
+    judge: Judge | None = None,
 ) -> TopUp:
     """Queue a top-up of ``run`` for the campaign's assessors (admins only: it spends their
-    time; ``requested_by`` None: a command run by the operator)."""
+    time; ``requested_by`` None: a command run by the operator), and with ``judge`` have that
+    automatic judge grade the run's whole hole, corrected by the sample
+    (``autojudge.topups``)."""
     topup_allowed(requested_by)
     measure, k = topup_k(run.campaign)
-    return topup_request(
-        run=run, measure=measure, k=k, budget=budget, design=design, requested_by=requested_by
-    )
+    with transaction.atomic():  # a judge refused leaves no top-up behind
+        topup = topup_request(
+            run=run, measure=measure, k=k, budget=budget, design=design, requested_by=requested_by
+        )
+        if judge is not None:
+            correction_request(topup=topup, judge=judge, requested_by=requested_by)
+    return topup
+
+
+def run_topups_corrected(run: Run) -> dict[str, Any]:
+    """``evaluation.penalty.run_topups`` with, per top-up an automatic judge corrects, its
+    ``correction`` (``autojudge.topups.correction_status``)."""
+    grades = current_human_grades(run.campaign)  # read once for all
+    out = run_topups(run, grades)
+    for status in out["topups"]:
+        topup = TopUp.objects.select_related("qrels", "campaign", "run").get(pk=status["id"])
+        status["correction"] = correction_status(topup, grades)
+    return out
 
 
 def topup_published(*, run: Run, created_by: Account | None) -> QrelsVersion:

@@ -11,7 +11,11 @@ def reinstall_triggers(apps: Any, schema_editor: Any) -> None:
     from judging.assessments import immutability
 
     immutability.uninstall(schema_editor.connection)
-    immutability.install(schema_editor.connection, sealing=False)  # the seal's column: 0010
+    immutability.install(
+        schema_editor.connection,
+        version_columns=immutability.VERSION_COLUMNS_BEFORE_0012,
+        sealing=False,
+    )  # the seal's column: 0010
 
 
 class Migration(migrations.Migration):

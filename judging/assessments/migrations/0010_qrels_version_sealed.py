@@ -12,14 +12,20 @@ def reinstall_triggers(apps: Any, schema_editor: Any) -> None:
     from judging.assessments import immutability
 
     immutability.uninstall(schema_editor.connection)
-    immutability.install(schema_editor.connection)
+    immutability.install(
+        schema_editor.connection, version_columns=immutability.VERSION_COLUMNS_BEFORE_0012
+    )
 
 
 def triggers_before(apps: Any, schema_editor: Any) -> None:
     from judging.assessments import immutability
 
     immutability.uninstall(schema_editor.connection)
-    immutability.install(schema_editor.connection, sealing=False)
+    immutability.install(
+        schema_editor.connection,
+        version_columns=immutability.VERSION_COLUMNS_BEFORE_0012,
+        sealing=False,
+    )
 
 
 class Migration(migrations.Migration):

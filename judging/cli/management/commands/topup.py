@@ -5,10 +5,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judging.assessments.topups import DEFAULT_BUDGET, topup_status
+from judging.autojudge.models import Judge
 from judging.cli.management.commands._common import add_campaign_argument, get_campaign
 from judging.core.errors import DomainError
-from judging.evaluation.penalty import run_topups
-from judging.workflows.topups import topup_published, topup_requested
+from judging.workflows.topups import run_topups_corrected, topup_published, topup_requested
 
 
 class Command(BaseCommand):
@@ -25,9 +25,16 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--design",
-            choices=("uniform", "per_topic"),
+            choices=("uniform", "rank", "per_topic"),
             default="uniform",
-            help="uniform over its unjudged documents (default), or --budget per topic",
+            help="uniform over its unjudged documents (default), spread over rank bands, or "
+            "--budget per topic",
+        )
+        parser.add_argument(
+            "--judge",
+            type=int,
+            help="an automatic judge version's id: it grades every unjudged document, "
+            "corrected by the judged sample (uniform only)",
         )
         parser.add_argument("--status", action="store_true", help="only show its top-ups")
         parser.add_argument(
@@ -51,8 +58,17 @@ class Command(BaseCommand):
             return
         if not opts["status"]:
             try:
+                judge = None
+                if opts["judge"] is not None:
+                    judge = Judge.objects.filter(pk=opts["judge"], campaign=campaign).first()
+                    if judge is None:
+                        raise CommandError(f"campaign {campaign.pk} has no judge {opts['judge']}")
                 topup = topup_requested(
-                    run=run, budget=opts["budget"], design=opts["design"], requested_by=None
+                    run=run,
+                    budget=opts["budget"],
+                    design=opts["design"],
+                    requested_by=None,
+                    judge=judge,
                 )
             except DomainError as exc:
                 problems = getattr(exc, "problems", [])
@@ -63,8 +79,14 @@ class Command(BaseCommand):
                 f"top {status['k']} of {run.tag}: {status['time_left'] or 'nothing left'}"
             )
             return
-        for t in run_topups(run)["topups"]:
+        for t in run_topups_corrected(run)["topups"]:
             line = f"top-up {t['id']}: {t['judged']} of {t['sampled']} judged"
             for name, e in t["estimates"].items():
                 line += f"; {name} {e['estimate']:.4f} [{e['low']:.4f}, {e['high']:.4f}]"
             self.stdout.write(line)
+            c = t.get("correction")
+            if c:
+                line = f"  with {c['judge_label']} ({c['graded']} of {c['hole']} graded)"
+                for name, e in c["estimates"].items():
+                    line += f"; {name} {e['estimate']:.4f} [{e['low']:.4f}, {e['high']:.4f}]"
+                self.stdout.write(line)
