@@ -35,8 +35,13 @@ the top-up estimates (the run's score with its unjudged top k judged: for P@10 i
 score), the MAE against the full-pool score (what the estimators are measured against), the
 share of 95% intervals that hold the target, and their mean width; then by Judged@10 bin, the
 top-up at m = 20 (uniform) beside the recommended estimator. The per-topic design judges 1 or 2
-documents of each topic's hole ("m" per topic). Target: >= 93% covered overall, over every
-design (all three are offered).
+documents of each topic's hole ("m" per topic); "judge" is the uniform sample correcting a
+simulated automatic judge's grade of every hole document (JUDGE_TRUE, JUDGE_FALSE: no real
+judge's labels of these runs are here). Target: >= 93% covered overall, over every design.
+
+It also prints, per left-out run, the error of the estimator recommended by its novelty bin and
+of the one recommended over all runs, each chosen from the other groups' runs only: does
+recommending by novelty (what the pages do) beat recommending over all runs?
 """
 
 from __future__ import annotations
@@ -69,6 +74,7 @@ from metrics.bias.prediction import (  # noqa: E402
     errors_by_novelty,
     novelty_bin,
     prediction_interval,
+    recommend_for,
 )
 from metrics.bias.topup import Hole, draw, estimate, hole_of  # noqa: E402
 
@@ -173,7 +179,42 @@ def evaluate_setting(name: str, analysis: EstimatorAnalysis) -> dict[str, Any]:
             "n_runs": len(rows),
             "cells": per_est,
             "by_novelty": {e: [b.__dict__ for b in bins] for e, bins in by_bin.items()},
+            "choices": choices(rows, judged10, names),
         }
+    return out
+
+
+def choices(
+    rows: dict[str, dict[str, Any]], judged10: dict[str, float], names: list[str]
+) -> list[dict[str, Any]]:
+    """Per left-out run, the estimator recommended by its novelty bin and the one recommended
+    over all runs, each from the *other* groups' runs only, and each one's error on this run:
+    does recommending by novelty (what the pages do) beat recommending over all runs?"""
+    out = []
+    for tag, row in rows.items():
+        others = {
+            t: {**r, "judged": judged10[t]} for t, r in rows.items() if r["unit"] != row["unit"]
+        }
+        overall = min(
+            names,
+            key=lambda e: float(
+                np.mean([abs(r[e] - r["score_full_pool"]) for r in others.values()])
+            ),
+        )
+        by_bin, _ = recommend_for(judged10[tag], errors_by_novelty({"runs": others}, names))
+        pick = by_bin or overall
+        truth = row["score_full_pool"]
+        out.append(
+            {
+                "run": tag,
+                "judged10": judged10[tag],
+                "by_bin": pick,
+                "binned": by_bin is not None,
+                "overall": overall,
+                "error_by_bin": abs(row[pick] - truth),
+                "error_overall": abs(row[overall] - truth),
+            }
+        )
     return out
 
 
@@ -231,6 +272,29 @@ def print_tables(results: list[dict[str, Any]]) -> dict[str, Any]:
                         f"| {res['setting']} | {m} | {e} | {b['bin']} | {b['n_runs']} "
                         f"| {b['mae']:.4f} | {b['mean_error']:+.4f} |"
                     )
+    print("\n## Recommending by novelty bin or over all runs (each from the other groups' runs)\n")
+    print(
+        "| setting | measure | runs | MAE, by bin | MAE, over all | novel runs | by bin | over all "
+        "| picks differ |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    for res in results:
+        for m, mres in res["measures"].items():
+            ch = mres["choices"]
+            nov = [c for c in ch if c["judged10"] < NOVEL]
+            print(
+                f"| {res['setting']} | {m} | {len(ch)} | {_mean(ch, 'error_by_bin'):.4f} "
+                f"| {_mean(ch, 'error_overall'):.4f} | {len(nov)} "
+                f"| {_mean(nov, 'error_by_bin'):.4f} | {_mean(nov, 'error_overall'):.4f} "
+                f"| {sum(c['by_bin'] != c['overall'] for c in ch)} |"
+            )
+    every = [c for res in results for mres in res["measures"].values() for c in mres["choices"]]
+    novel_runs = [c for c in every if c["judged10"] < NOVEL]
+    print(
+        f"- every setting and measure: MAE {_mean(every, 'error_by_bin'):.4f} by bin, "
+        f"{_mean(every, 'error_overall'):.4f} over all; novel runs "
+        f"{_mean(novel_runs, 'error_by_bin'):.4f} and {_mean(novel_runs, 'error_overall'):.4f}"
+    )
     print("\n## The recommended estimator's intervals, per measure, every setting together\n")
     for key, (k, n) in per_measure.items():
         print(f"- {key}: {pct(k, n)}")

@@ -13,7 +13,7 @@ the top-up).
 The designs: uniform over the hole, stratified by rank band (every band judged; the estimate
 collapses the bands, weighted by their unjudged documents) and per topic (a budget of documents
 per topic). On Robust 2003 and TREC 2011 Medical their 95% intervals held in 94-96% of replays
-(``benchmarks/penalty_intervals.py``).
+(``benchmarks/penalty_intervals.py``). With an automatic judge: ``autojudge.topups``.
 """
 
 from __future__ import annotations

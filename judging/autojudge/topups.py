@@ -9,7 +9,9 @@ and every unsampled document is relevant at that rate. This is the calibrated-pr
 prediction-powered inference (``metrics.sampling.ppi``: the predictor is the human rate per
 automatic grade, not the raw grade), so a judge that is often wrong costs width, not bias, and
 a judge that grades nothing leaves the plain top-up's estimate. It needs a uniform sample (within
-each of the judge's grades the sample is then a simple random sample).
+each of the judge's grades the sample is then a simple random sample). Measured with a
+simulated judge (no real judge's labels of the replayed runs are here): ``benchmarks/README.md``,
+"The top-up".
 
 A runnable judge labels the hole by its own job (``JudgeRun`` over the top-up); an imported
 judge's labels come from its file (``labels_import``), and whatever of the hole it has graded

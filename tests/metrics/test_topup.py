@@ -181,3 +181,34 @@ def test_the_rank_design_holds_its_interval_where_relevance_falls_with_rank() ->
         errors.append(got["P@10"].estimate - target["P@10"].estimate)
     assert 0.92 <= held["P@10"] / 200 <= 0.98 and held["AP"] / 200 >= 0.92, held
     assert abs(float(np.mean(errors))) < 0.03
+
+
+def test_a_judges_grades_corrected_by_the_sample_hold_and_a_right_judge_narrows() -> None:
+    """100 topics, 4 unjudged documents each, relevant at 0.3; 15 judged uniformly, 150
+    repetitions. A judge that is right everywhere narrows P@10's interval by a fifth or more; one
+    that says
+    relevant for a relevant document 80% of the time and for another 10% keeps it holding
+    (the sample corrects it); a judge is refused for anything but a uniform sample."""
+    rng = np.random.default_rng(21)
+    ranked = {str(t): [f"{t}-{i}" for i in range(10)] for t in range(100)}
+    qrels = {q: {d: int(rng.random() < 0.5) for d in docs[:6]} for q, docs in ranked.items()}
+    truth = {(q, d): int(rng.random() < 0.3) for q, docs in ranked.items() for d in docs[6:]}
+    noisy = {key: int(rng.random() < (0.8 if g else 0.1)) for key, g in truth.items()}
+    hole = hole_of(qrels, ranked, 10)
+    whole = draw(hole, "uniform", len(hole.unjudged), rng)
+    target = estimate(hole, whole, truth, ["P@10"], draws=2)["P@10"].estimate
+    held = {"none": 0, "right": 0, "noisy": 0}
+    width = {"none": 0.0, "right": 0.0, "noisy": 0.0}
+    for _ in range(150):
+        sample = draw(hole, "uniform", 15, rng)
+        labels = {(q, d): truth[(q, d)] for q, _, d in sample.documents}
+        for name, auto in (("none", None), ("right", truth), ("noisy", noisy)):
+            got = estimate(hole, sample, labels, ["P@10"], draws=300, rng=rng, auto=auto)
+            held[name] += got["P@10"].contains(target)
+            width[name] += (got["P@10"].high - got["P@10"].low) / 150
+    assert held["none"] / 150 >= 0.9 and held["noisy"] / 150 >= 0.9, held
+    assert held["right"] / 150 >= 0.9, held
+    assert width["right"] < 0.8 * width["none"], width
+    per_topic = draw(hole, "per_topic", 1, rng)
+    with pytest.raises(ValueError, match="uniform sample only"):
+        estimate(hole, per_topic, {}, ["P@10"], draws=2, auto=truth)
