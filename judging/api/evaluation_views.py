@@ -22,9 +22,7 @@ from judging.api.serializers import ErrorSerializer
 from judging.api.stored import stored_response
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version as find_qrels_version
-from judging.assessments.topups import topup_status
 from judging.autojudge.selectors import judge_for
-from judging.autojudge.topups import correction_status
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
 from judging.core import csvfiles
@@ -60,7 +58,12 @@ from judging.evaluation.selectors import (
     run_evaluations,
 )
 from judging.evaluation.services import check_mode, evaluation_request
-from judging.workflows.topups import run_topups_corrected, topup_published, topup_requested
+from judging.workflows.topups import (
+    run_topups_corrected,
+    topup_corrected,
+    topup_published,
+    topup_requested,
+)
 from metrics.problems import Problem
 
 QRELS_PARAM = OpenApiParameter("qrels", int, description="qrels version number (default: latest)")
@@ -622,8 +625,7 @@ class RunTopUpView(APIView):
             requested_by=account(request.user),
             judge=judge_for(request.user, judge_id) if judge_id is not None else None,
         )
-        body = {**topup_status(topup), "correction": correction_status(topup)}
-        return Response(body, status=status.HTTP_201_CREATED)
+        return Response(topup_corrected(topup), status=status.HTTP_201_CREATED)
 
 
 class RunTopUpPublishView(APIView):

@@ -217,12 +217,20 @@ def store_labels(judge: Judge, labels: Sequence[Label]) -> int:
     return len(fresh)
 
 
-def labels(judge: Judge) -> dict[tuple[str, str], int]:
-    """(qid, docid) -> grade of every pair the version graded."""
-    rows = AutoLabel.objects.filter(judge=judge, grade__isnull=False).values_list(
-        "topic__qid", "docid", "grade"
-    )
-    return {(q, d): int(g) for q, d, g in rows.iterator(chunk_size=10_000) if g is not None}
+def labels(
+    judge: Judge, only: Sequence[tuple[str, str]] | None = None
+) -> dict[tuple[str, str], int]:
+    """(qid, docid) -> grade of every pair the version graded (of the pairs ``only``, when
+    given: read by their topics and documents, not the judge's every label)."""
+    found = AutoLabel.objects.filter(judge=judge, grade__isnull=False)
+    if only is not None:
+        found = found.filter(topic__qid__in={q for q, _ in only}, docid__in={d for _, d in only})
+    rows = found.values_list("topic__qid", "docid", "grade")
+    out = {(q, d): int(g) for q, d, g in rows.iterator(chunk_size=10_000) if g is not None}
+    if only is not None:
+        wanted = set(only)
+        out = {pair: g for pair, g in out.items() if pair in wanted}
+    return out
 
 
 def label_scores(judge: Judge) -> dict[tuple[str, str], float]:

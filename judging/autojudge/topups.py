@@ -48,23 +48,28 @@ def correction_request(
         correction, _ = TopUpCorrection.objects.update_or_create(
             topup=topup, defaults={"judge": judge, "run": run}
         )
-    return correction
+    return TopUpCorrection.objects.select_related("judge", "run__job", "topup").get(
+        pk=correction.pk
+    )
+
+
+def corrections_of(run_id: int) -> dict[int, TopUpCorrection]:
+    """Top-up id -> its correction, for the run's top-ups an automatic judge corrects."""
+    found = TopUpCorrection.objects.filter(topup__run_id=run_id).select_related(
+        "judge", "run__job", "topup__qrels", "topup__campaign", "topup__run"
+    )
+    return {c.topup_id: c for c in found}
 
 
 def correction_status(
-    topup: TopUp, grades: dict[tuple[str, str], int] | None = None
-) -> dict[str, Any] | None:
-    """Where the top-up's correction by its judge stands (None without one): the judge, how
-    many of the hole's documents it has graded, its labelling's state, and the run's score
-    with its hole judged, estimated from the judge's grades corrected by the judged sample."""
-    correction = (
-        TopUpCorrection.objects.filter(topup=topup).select_related("judge", "run__job").first()
-    )
-    if correction is None:
-        return None
+    correction: TopUpCorrection, grades: dict[tuple[str, str], int] | None = None
+) -> dict[str, Any]:
+    """Where a top-up's correction by its judge stands: the judge, how many of the hole's
+    documents it has graded, its labelling's state, and the run's score with its hole judged,
+    estimated from the judge's grades corrected by the judged sample."""
+    topup = correction.topup
     hole = topup_pairs(topup)
-    graded = labels(correction.judge)
-    auto = {pair: graded[pair] for pair in hole if pair in graded}
+    auto = labels(correction.judge, only=hole)
     run = correction.run
     labelling = "imported" if run is None else run.state
     status = topup_status(topup, grades=grades, auto=auto)

@@ -11,9 +11,9 @@ from django.db import transaction
 
 from judging.assessments.models import QrelsVersion, TopUp
 from judging.assessments.services import current_human_grades
-from judging.assessments.topups import topup_publish, topup_request
+from judging.assessments.topups import topup_publish, topup_request, topup_status
 from judging.autojudge.models import Judge
-from judging.autojudge.topups import correction_request, correction_status
+from judging.autojudge.topups import correction_request, correction_status, corrections_of
 from judging.campaigns.models import Run
 from judging.core.errors import InvalidInput, NotAllowed
 from judging.core.roles import Account, is_admin
@@ -51,14 +51,22 @@ def topup_requested(
     return topup
 
 
+def topup_corrected(topup: TopUp) -> dict[str, Any]:
+    """``assessments.topups.topup_status`` of one top-up with its ``correction`` (None
+    without a judge)."""
+    found = corrections_of(topup.run_id).get(topup.pk)
+    return {**topup_status(topup), "correction": correction_status(found) if found else None}
+
+
 def run_topups_corrected(run: Run) -> dict[str, Any]:
     """``evaluation.penalty.run_topups`` with, per top-up an automatic judge corrects, its
-    ``correction`` (``autojudge.topups.correction_status``)."""
+    ``correction`` (``autojudge.topups.correction_status``; None for the others)."""
     grades = current_human_grades(run.campaign)  # read once for all
     out = run_topups(run, grades)
+    corrections = corrections_of(run.pk)
     for status in out["topups"]:
-        topup = TopUp.objects.select_related("qrels", "campaign", "run").get(pk=status["id"])
-        status["correction"] = correction_status(topup, grades)
+        found = corrections.get(status["id"])
+        status["correction"] = correction_status(found, grades) if found else None
     return out
 
 
