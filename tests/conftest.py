@@ -269,3 +269,17 @@ def demo(demo_data: None, db: None) -> Any:
     from judging.campaigns.models import Campaign
 
     return Campaign.objects.get()
+
+
+@pytest.fixture
+def topup_seed(monkeypatch: pytest.MonkeyPatch) -> int:
+    """A top-up's draw from a fixed seed (the service draws one at random): a test of one
+    top-up's interval is then the same every run; how often the intervals hold is measured by
+    ``benchmarks/penalty_intervals.py`` over 200 draws per cell, not by one test."""
+    from types import SimpleNamespace
+
+    import judging.assessments.topups as topups
+
+    seed = 20261205
+    monkeypatch.setattr(topups, "secrets", SimpleNamespace(randbits=lambda bits: seed))
+    return seed

@@ -528,7 +528,7 @@ def test_a_not_pooled_run_and_a_late_run_say_their_penalty_on_their_page_and_in_
 
 
 def test_a_top_up_of_the_novel_run_measures_its_penalty_and_the_next_version_shows_it(
-    demo: Campaign, as_committed: Any, api_client_for: Any
+    demo: Campaign, as_committed: Any, api_client_for: Any, topup_seed: int
 ) -> None:
     """Issue 31, points 4 and 6: once topic 6 is judged, novel-neural has 17 unjudged documents
     in its top 10 over the 6 topics. The admin queues a top-up of 5 (a random sample; the API
@@ -566,7 +566,8 @@ def test_a_top_up_of_the_novel_run_measures_its_penalty_and_the_next_version_sho
     last = api.get(f"/api/v1/runs/{novel.pk}/topup/").json()["topups"]
     exact = next(t for t in last if t["id"] == rest["id"])["estimates"]["P@10"]
     assert exact["low"] == pytest.approx(exact["estimate"]) == exact["high"]
-    assert p10["low"] <= exact["estimate"] <= p10["high"]  # the sample's interval held it
+    # the sample's interval held it (this draw; how often: benchmarks/penalty_intervals.py)
+    assert p10["low"] - 1e-9 <= exact["estimate"] <= p10["high"] + 1e-9
     assert p10["high"] - p10["low"] < 0.3
     with as_committed():
         v2, created = qrels_published(
