@@ -95,12 +95,6 @@ def slots_first(*, version: PoolVersion, items: Iterable[tuple[int, str]]) -> in
     and the open slots of these items move to position 0 (served first). Returns the slots
     created."""
     wanted = set(items)
-    campaign = version.campaign
-    existing = set(
-        JudgingSlot.objects.filter(campaign=campaign, gold_for__isnull=True).values_list(
-            "topic_id", "docid"
-        )
-    )
     docs = {
         (t, d): has_text
         for t, d, has_text in PoolDocument.objects.filter(version=version).values_list(
@@ -108,6 +102,28 @@ def slots_first(*, version: PoolVersion, items: Iterable[tuple[int, str]]) -> in
         )
         if (t, d) in wanted
     }
+    return _queue_first(version.campaign, docs, version)
+
+
+def slots_topup(*, campaign: Campaign, items: Iterable[tuple[int, str, bool]]) -> int:
+    """Queue a top-up's ``(topic_id, docid, has_text)`` items first in their topics (position
+    0: the topic's assessor meets them before the rest of its queue), with no pool version (a
+    top-up is not a pool); an item already queued keeps its slot, moved to position 0. Returns
+    the slots created."""
+    return _queue_first(campaign, {(t, d): h for t, d, h in items}, None)
+
+
+def _queue_first(
+    campaign: Campaign, items: dict[tuple[int, str], bool], version: PoolVersion | None
+) -> int:
+    """A slot of ``version`` (None: a top-up's) for each ``(topic_id, docid) -> has_text`` item
+    that has none, and the open slots of every item moved to position 0 (served first in their
+    topics); the slots created."""
+    existing = set(
+        JudgingSlot.objects.filter(campaign=campaign, gold_for__isnull=True).values_list(
+            "topic_id", "docid"
+        )
+    )
     new = [
         JudgingSlot(
             campaign=campaign,
@@ -118,17 +134,9 @@ def slots_first(*, version: PoolVersion, items: Iterable[tuple[int, str]]) -> in
             pool_version=version,
             has_text=has_text,
         )
-        for (t, d), has_text in docs.items()
+        for (t, d), has_text in items.items()
         if (t, d) not in existing
     ]
-    return _queue_first(campaign, new, docs)
-
-
-def _queue_first(
-    campaign: Campaign, new: list[JudgingSlot], items: Iterable[tuple[int, str]]
-) -> int:
-    """Create ``new`` slots and move the open slots of ``items`` to position 0 (served first in
-    their topics); the slots created."""
     JudgingSlot.objects.bulk_create(new, batch_size=5000)
     by_topic: dict[int, list[str]] = {}
     for t, d in items:
@@ -142,33 +150,6 @@ def _queue_first(
                 judged_at__isnull=True,
             ).update(position=0)
     return len(new)
-
-
-def slots_topup(*, campaign: Campaign, items: Iterable[tuple[int, str, bool]]) -> int:
-    """Queue a top-up's ``(topic_id, docid, has_text)`` items first in their topics (position
-    0: the topic's assessor meets them before the rest of its queue), with no pool version (a
-    top-up is not a pool); an item already queued keeps its slot, moved to position 0. Returns
-    the slots created."""
-    wanted = {(t, d): h for t, d, h in items}
-    existing = set(
-        JudgingSlot.objects.filter(campaign=campaign, gold_for__isnull=True).values_list(
-            "topic_id", "docid"
-        )
-    )
-    new = [
-        JudgingSlot(
-            campaign=campaign,
-            topic_id=t,
-            docid=d,
-            slot=1,
-            position=0,
-            pool_version=None,
-            has_text=has_text,
-        )
-        for (t, d), has_text in wanted.items()
-        if (t, d) not in existing
-    ]
-    return _queue_first(campaign, new, wanted)
 
 
 def slots_text_loaded(*, campaign: Campaign, docids: Iterable[str]) -> None:

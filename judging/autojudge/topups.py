@@ -48,9 +48,7 @@ def correction_request(
         correction, _ = TopUpCorrection.objects.update_or_create(
             topup=topup, defaults={"judge": judge, "run": run}
         )
-    return TopUpCorrection.objects.select_related("judge", "run__job", "topup").get(
-        pk=correction.pk
-    )
+    return correction
 
 
 def corrections_of(run_id: int) -> dict[int, TopUpCorrection]:

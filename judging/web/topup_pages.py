@@ -12,6 +12,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from judging.autojudge.selectors import judge_for
+from judging.campaigns.models import Run
 from judging.core.errors import DomainError, NotAllowed
 from judging.core.params import parse_int
 from judging.core.roles import account
@@ -21,16 +22,22 @@ from judging.web.results import _visible_run
 from judging.workflows.topups import topup_allowed, topup_published, topup_requested
 
 
-@login_required
-@require_POST
-def run_topup(request: HttpRequest, run_id: int) -> HttpResponse:
-    """Queue a top-up of the run (admins): ``budget`` documents drawn by ``design``, and with
-    ``judge`` that automatic judge version grading the whole hole, corrected by the sample."""
+def _admin_run(request: HttpRequest, run_id: int) -> Run:
+    """The run, if the user sees it and may queue and publish top-ups (admins), else 403."""
     run = _visible_run(request, run_id)
     try:
         topup_allowed(account(request.user))
     except NotAllowed as exc:
         raise PermissionDenied(exc.message) from None
+    return run
+
+
+@login_required
+@require_POST
+def run_topup(request: HttpRequest, run_id: int) -> HttpResponse:
+    """Queue a top-up of the run (admins): ``budget`` documents drawn by ``design``, and with
+    ``judge`` that automatic judge version grading the whole hole, corrected by the sample."""
+    run = _admin_run(request, run_id)
     try:
         budget = parse_int(request.POST.get("budget", ""), "budget", minimum=1)
         judge_id = request.POST.get("judge") or ""
@@ -58,11 +65,7 @@ def run_topup(request: HttpRequest, run_id: int) -> HttpResponse:
 @require_POST
 def run_topup_publish(request: HttpRequest, run_id: int) -> HttpResponse:
     """Publish the run's latest top-up as the next qrels version (admins)."""
-    run = _visible_run(request, run_id)
-    try:
-        topup_allowed(account(request.user))
-    except NotAllowed as exc:
-        raise PermissionDenied(exc.message) from None
+    run = _admin_run(request, run_id)
     try:
         version = topup_published(run=run, created_by=account(request.user))
     except DomainError as exc:
