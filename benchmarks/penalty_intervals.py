@@ -369,7 +369,10 @@ def _topup_group(job: tuple[int, str, int]) -> list[dict[str, Any]]:
         judged10 = hole_of(reduced, ranked, 10, topics=topics)
         shown = sum(min(10, len(ranked[q])) for q in topics)
         j10 = 1.0 - len(judged10.unjudged) / shown if shown else math.nan
-        for k, measures in ((10, ["P@10", "R@10", "nDCG@10", "Unique@10"]), (st.depth, ["AP"])):
+        for k, measures in (
+            (10, ["P@10", "R@10", "ceiling@10", "nDCG@10", "Unique@10"]),
+            (st.depth, ["AP"]),
+        ):
             hole = hole_of(reduced, ranked, k, topics=topics)
             oracle = {}
             for q, _, d in hole.unjudged:
