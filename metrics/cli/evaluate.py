@@ -11,10 +11,13 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from metrics.cli._read import add_line_limit, line_limits, read_run_said
+from metrics.cli.evaluate_sampled import parse_gains, run_sampled, sampled_asked
 from metrics.evaluation.evaluator import Evaluator
 from metrics.evaluation.results import EvaluationResult
+from metrics.evaluation.sampled import sampled_warnings
 from metrics.evaluation.zscores import ZScores, read_zscores, zscore_jg, zscore_result
 from metrics.io import Run, read_qrels
+from metrics.io.sampled import SampledQrels, has_unsampled, sampled_from_qrels
 from metrics.measures.names import (
     Measure,
     UnknownMeasureError,
@@ -53,9 +56,24 @@ def _add_eval_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--compat",
-        choices=("trec_eval",),
+        choices=("trec_eval", "sample_eval"),
         default=None,
-        help="reproduce trec_eval 10.0 exactly (default: the honest mode)",
+        help="reproduce trec_eval 10.0 exactly, or NIST's sample_eval.pl on sampled qrels "
+        "(default: the honest mode)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a measure of complete qrels on sampled qrels (default: a warning naming "
+        "the inferred measure to use)",
+    )
+    p.add_argument(
+        "-G",
+        "--gains",
+        type=parse_gains,
+        default=None,
+        metavar="MAP",
+        help="sampled qrels: grade=gain,... before the inferred measures (sample_eval.pl -G)",
     )
     p.add_argument(
         "-c",
@@ -114,9 +132,12 @@ def register_evaluate(subparsers: Any) -> None:
     p.add_argument(
         "-R",
         "--qrels-format",
-        choices=("qrels", "qrels_jg", "prefs", "qrels_prefs"),
+        choices=("qrels", "qrels_jg", "prefs", "qrels_prefs", "sampled"),
         default="qrels",
-        help="qrels_jg: the second column names a judgment group (trec_eval -R qrels_jg); "
+        help="sampled: a sample of the pool judged (sample_eval.pl's 'qid iter docid stratum "
+        "grade', or trec_eval's 'qid iter docid grade' with -1 for pooled, not sampled; "
+        "detected from five columns or an inferred measure such as xinfAP, iP@10); "
+        "qrels_jg: the second column names a judgment group (trec_eval -R qrels_jg); "
         "prefs: preference judgments (qid jg jsg docno rel_level); qrels_prefs: qrels read as "
         "preferences; both with the prefs_* measures (-m all_prefs)",
     )
@@ -137,6 +158,8 @@ def _evaluator(
 ) -> tuple[Evaluator, list[Measure]]:
     parsed = parse_measures(measures)
     qrels = read_qrels(args.qrels, limits=line_limits(args))
+    if has_unsampled(qrels):  # trec_eval's -1: a sample of the pool was judged
+        _say_unsampled(sampled_from_qrels(qrels), parsed, strict=args.strict)
     ev = Evaluator(
         qrels,
         parsed,
@@ -152,6 +175,15 @@ def _evaluator(
         num_docs=args.num_docs,
     )
     return ev, parsed
+
+
+def _say_unsampled(qrels: SampledQrels, measures: list[Measure], *, strict: bool) -> None:
+    """Warn (or refuse, ``--strict``) measures that read qrels' -1 grades as unjudged."""
+    warnings = sampled_warnings(qrels, measures)
+    if warnings and strict:
+        raise UnknownMeasureError("--strict: " + "; ".join(warnings))
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
 
 
 def _display_names(texts: list[str]) -> dict[str, str]:
@@ -241,6 +273,10 @@ def _cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     trec_mode = args.compat == "trec_eval"
     # trec_eval's default is its "official" set; ours names what an honest report needs
     texts = args.measures or (["official"] if trec_mode else DEFAULT_MEASURES)
+    if sampled_asked(args, args.measures or []):
+        if args.zscores or args.judged_only or args.complete:
+            raise ValueError("-Z, -J and -c are not available on sampled qrels")
+        return run_sampled(args, args.measures, out, _iter_runs(args))
     zscores = _zscores(args)
     if args.qrels_format == "qrels_jg":
         return _cmd_evaluate_jg(args, texts, out, zscores)

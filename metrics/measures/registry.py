@@ -72,6 +72,11 @@ Where else a measure is defined, and why:
   hold; they are parsed by the same name grammar (:mod:`metrics.measures.grammar`).
 - **Preference measures** (:data:`metrics.measures.prefs_registry.PREFS_MEASURES`, functions
   in :mod:`metrics.measures.prefs`): they read preference judgments, not grades.
+- **Inferred measures** (:data:`metrics.measures.sampled_registry.SAMPLED_MEASURES`, computed
+  by :mod:`metrics.measures.sample_eval`): xinfAP, infNDCG, iP@k and the estimated counts read
+  sampled qrels' strata (pooled, sampled and relevant counts per stratum above each rank),
+  which a :class:`~metrics.measures.ranked.Ranked` does not hold. trec_eval's ``infAP`` (one
+  uniform sample, the -1 grades) is a family here.
 """
 
 from __future__ import annotations

@@ -58,9 +58,11 @@ def sample_eval(
     *,
     gains: Mapping[int, int] | None = None,
     max_result_size: int = 1000,
+    cutoffs: tuple[int, ...] = CUTOFFS,
 ) -> SampleEval:
-    """``sample_eval.pl -q`` on ``qrels`` and ``run`` (see the module docstring)."""
-    cutoffs = (*CUTOFFS, max_result_size)
+    """``sample_eval.pl -q`` on ``qrels`` and ``run`` (see the module docstring); ``cutoffs``
+    other than the script's 10 and 50 add their ``iP{k}`` (``max_result_size`` is always one)."""
+    cutoffs = tuple(sorted({*cutoffs, max_result_size}))
     per_topic: dict[str, dict[str, float]] = {}
     curves: dict[str, tuple[list[float], float, float]] = {}
     by_stripped = {q.lstrip("0"): q for q in run.qids}

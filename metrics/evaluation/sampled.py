@@ -1,0 +1,164 @@
+"""Evaluate runs on sampled qrels with the inferred measures (issue 32, point 2).
+
+:func:`evaluate_sampled` computes the inferred measures asked
+(:data:`metrics.measures.sampled_registry.SAMPLED_MEASURES`) from
+:class:`metrics.io.sampled.SampledQrels` and a run, as NIST's ``sample_eval.pl`` does
+(:mod:`metrics.measures.sample_eval`): per topic, and over the topics evaluated (the run's
+topics the qrels hold; a qrels topic the run did not answer is not averaged, as in the script)
+the mean, or the sum for counts. Beside each mean, an interval over topics (percentile bootstrap
+or Student t, as :class:`metrics.Evaluator` gives every measure): it says how much the mean would
+move with other topics; it does not hold the sampling error of each topic's inferred value.
+The result names the design (per stratum, pooled and sampled documents over every topic).
+
+:func:`sampled_warnings` says, for measures of complete qrels asked on sampled qrels, why each
+is biased and which inferred measure to use instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from metrics.evaluation.results import Aggregate
+from metrics.io.sampled import SampledQrels
+from metrics.io.tables import Run
+from metrics.measures.names import Measure
+from metrics.measures.sample_eval import CUTOFFS, sample_eval
+from metrics.measures.sampled_registry import SampledMeasure, inferred_for, needs_inferred
+from metrics.stats.intervals import bootstrap_ci, t_ci
+
+__all__ = ["SampledResult", "evaluate_sampled", "sampled_warnings"]
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or math.isnan(x) else float(x)
+
+
+@dataclass(frozen=True)
+class SampledResult:
+    """A run's inferred measures: per topic, aggregated, with the sample's design."""
+
+    run: str
+    measures: list[str]
+    queries: list[str]
+    per_query: dict[str, dict[str, float]]
+    aggregates: dict[str, Aggregate]
+    strata: dict[str, tuple[int, int]]  # stratum -> (pooled, sampled), every qrels topic
+    ci_method: str | None
+    ci_level: float
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self, *, per_query: bool = True) -> dict[str, Any]:
+        """JSON-able form, in the shape of :meth:`EvaluationResult.to_dict`, with ``sampled``."""
+        out: dict[str, Any] = {
+            "run": self.run,
+            "mode": "sampled",
+            "average": "macro",
+            "ci": {"method": self.ci_method, "level": self.ci_level},
+            "n_queries": len(self.queries),
+            "sampled": {
+                "strata": {s: {"pooled": n, "sampled": k} for s, (n, k) in self.strata.items()},
+                "interval": "over topics; not the sampling error of each topic's value",
+            },
+            "measures": {m: self.aggregates[m].to_dict() for m in self.measures},
+            "warnings": list(self.warnings),
+        }
+        if per_query:
+            out["per_query"] = {
+                m: {q: _num(v) for q, v in vals.items()} for m, vals in self.per_query.items()
+            }
+        return out
+
+
+def evaluate_sampled(
+    qrels: SampledQrels,
+    run: Run,
+    measures: Sequence[SampledMeasure],
+    *,
+    gains: Mapping[int, int] | None = None,
+    max_result_size: int = 1000,
+    ci: Literal["bootstrap", "t"] | None = "bootstrap",
+    ci_level: float = 0.95,
+    seed: int = 0,
+) -> SampledResult:
+    """The inferred ``measures`` of ``run`` on ``qrels`` (see the module docstring); ``gains``
+    maps grades first (``sample_eval.pl -G``)."""
+    wanted = list(dict.fromkeys(measures))
+    cuts = {m.cutoff for m in wanted if m.cutoff is not None} | set(CUTOFFS)
+    got = sample_eval(
+        qrels,
+        run,
+        gains=gains,
+        max_result_size=max_result_size,
+        cutoffs=tuple(sorted(c for c in cuts if c != max_result_size)),
+    )
+    queries = list(got.per_topic)
+    per_query: dict[str, dict[str, float]] = {}
+    aggregates: dict[str, Aggregate] = {}
+    for m in wanted:
+        key = f"iP{m.cutoff}" if m.cutoff is not None else m.key
+        if m.key.startswith("iprec"):  # the script gives these for the mean only
+            aggregates[m.name] = Aggregate(got.all[key], None, None, None, len(queries), "macro")
+            continue
+        values = {q: got.per_topic[q][key] for q in queries}
+        per_query[m.name] = values
+        arr = np.fromiter(values.values(), np.float64, count=len(values))
+        if m.count:
+            aggregates[m.name] = Aggregate(float(arr.sum()), None, None, None, arr.size, "sum")
+            continue
+        mean = float(arr.mean()) if arr.size else math.nan
+        lo = hi = None
+        if ci is not None and arr.size:
+            lo, hi = (
+                bootstrap_ci(arr, level=ci_level, seed=seed)
+                if ci == "bootstrap"
+                else t_ci(arr, level=ci_level)
+            )
+        aggregates[m.name] = Aggregate(mean, lo, hi, ci, arr.size, "macro")
+    return SampledResult(
+        run=run.tag or "run",
+        measures=[m.name for m in wanted],
+        queries=queries,
+        per_query=per_query,
+        aggregates=aggregates,
+        strata=qrels.totals(),
+        ci_method=ci,
+        ci_level=ci_level,
+    )
+
+
+def sampled_warnings(qrels: SampledQrels, measures: Sequence[Measure]) -> list[str]:
+    """Why each measure of complete qrels in ``measures`` is biased on ``qrels``, and what to
+    use instead (none for judgment-free and coverage measures; trec_eval's infAP is named when
+    the sample has strata, which it ignores)."""
+    unsampled = qrels.num_unsampled
+    strata = qrels.totals()
+    out: list[str] = []
+    for m in measures:
+        if m.family == "infAP":
+            rates = {round(k / n, 6) for n, k in strata.values() if n}
+            if len(rates) > 1:
+                out.append(
+                    f"{m.name} (trec_eval's) assumes one uniform sample; these qrels have "
+                    f"{len(strata)} strata sampled at different rates: use xinfAP"
+                )
+            continue
+        if not needs_inferred(m) or not unsampled:
+            continue
+        instead = inferred_for(m)
+        use = (
+            f"use {instead}"
+            if instead
+            else "it has no inferred form here: read it as a lower bound, or judge the sample"
+        )
+        if m.family == "nDCG" and m.cutoff is not None:
+            use += " (over the whole ranking: inferred nDCG has no cut-off form)"
+        out.append(
+            f"{m.name} reads the {unsampled} pooled documents that were not sampled as "
+            f"unjudged (non-relevant in its value), so it is biased low on sampled qrels: {use}"
+        )
+    return out
