@@ -50,6 +50,7 @@ from judging.evaluation.reusability import reusability_request
 from judging.evaluation.selectors import (
     baseline_comparisons,
     bias_report,
+    board_measures,
     evaluation_as_dict,
     leaderboard,
     per_query_export_values,
@@ -206,7 +207,7 @@ def board_for(request: Request, pk: int) -> tuple[Campaign, QrelsVersion, dict[s
     bad parameter)."""
     campaign = get_object_or_404(Campaign.objects.visible_to(request.user), pk=pk)
     version = qrels_version(campaign, request.query_params.get("qrels"))
-    query = board_query(request.query_params, list(campaign.measures))  # its mode too
+    query = board_query(request.query_params, board_measures(campaign, version))  # its mode too
     board = leaderboard(campaign=campaign, version=version, user=request.user, query=query)
     return campaign, version, board
 

@@ -430,9 +430,31 @@ class QrelsJudgeSerializer(serializers.Serializer[Any]):
     model = serializers.CharField()
 
 
+class StratumSerializer(serializers.Serializer[Any]):
+    pooled = serializers.IntegerField()
+    judged = serializers.IntegerField()
+    rate = serializers.FloatField(allow_null=True)
+
+
+class QrelsDesignSerializer(serializers.Serializer[Any]):
+    pool = serializers.IntegerField(help_text="The sampled pool version it was published from.")
+    strategy = serializers.CharField()
+    strata = serializers.DictField(
+        child=StratumSerializer(), help_text="Per stratum ('0': judged before or outside the draw)."
+    )
+    awaiting = serializers.IntegerField(help_text="Drawn documents not judged yet (read as -1).")
+    judged_outside_sample = serializers.IntegerField(
+        help_text="Documents judged although not drawn (kept -1: the design stays valid)."
+    )
+
+
 class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
     evaluation = serializers.SerializerMethodField(
         help_text="The task that evaluates every run against this version."
+    )
+    sampled = serializers.SerializerMethodField(
+        help_text="A sampled version's design (its export is sample_eval.pl's five columns, -1: "
+        "pooled, not sampled); null: complete judgments."
     )
     kind_label = serializers.CharField(
         read_only=True, help_text="What the grades rest on: human, automatic (judge) or hybrid."
@@ -462,9 +484,14 @@ class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
             "minor",
             "minor_label",
             "purpose",
+            "sampled",
             "evaluation",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(QrelsDesignSerializer(allow_null=True))
+    def get_sampled(self, version: QrelsVersion) -> dict[str, Any] | None:
+        return QrelsDesignSerializer(version.design).data if version.design else None
 
     @extend_schema_field(TaskStatusSerializer)
     def get_evaluation(self, version: QrelsVersion) -> dict[str, Any]:
@@ -599,6 +626,12 @@ class PoolDocumentSerializer(serializers.Serializer[Any]):
     to_judge = serializers.BooleanField()
     has_text = serializers.BooleanField()
     inclusion = serializers.FloatField(allow_null=True)
+    stratum = serializers.CharField(
+        help_text="A sampled pool's stratum ('0': judged before the draw); empty otherwise."
+    )
+    sampled = serializers.BooleanField(
+        help_text="Drawn for judging; false: in the pool, not sampled (never queued)."
+    )
 
 
 class MissingTextDocumentSerializer(serializers.Serializer[Any]):

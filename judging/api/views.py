@@ -611,7 +611,15 @@ class PoolVersionViewSet(
         if topic is not None:
             docs = docs.filter(topic__qid=topic)
         rows = docs.values(
-            "topic__qid", "docid", "position", "added", "to_judge", "has_text", "inclusion"
+            "topic__qid",
+            "docid",
+            "position",
+            "added",
+            "to_judge",
+            "has_text",
+            "inclusion",
+            "stratum",
+            "sampled",
         )
         page = self.paginate_queryset(rows)  # type: ignore[arg-type]
         return self.get_paginated_response(s.PoolDocumentSerializer(page, many=True).data)

@@ -70,13 +70,15 @@ VERSION_COLUMNS = (
     "extends_id",
     "minor",
     "purpose",
+    "design",
 )
 # What the version guard covered before migration 0008 added kind and judges: migration 0005
 # installs the triggers as they were then (a trigger naming a column not there yet breaks the
 # table rebuilds of the migrations in between).
 # What migrations 0008 and 0010 guarded, before 0012 added a minor version's columns.
+VERSION_COLUMNS_BEFORE_0013 = tuple(c for c in VERSION_COLUMNS if c != "design")
 VERSION_COLUMNS_BEFORE_0012 = tuple(
-    c for c in VERSION_COLUMNS if c not in ("extends_id", "minor", "purpose")
+    c for c in VERSION_COLUMNS_BEFORE_0013 if c not in ("extends_id", "minor", "purpose")
 )
 VERSION_COLUMNS_BEFORE_0008 = tuple(
     c for c in VERSION_COLUMNS_BEFORE_0012 if c not in ("kind", "judges")

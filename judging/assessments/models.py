@@ -73,6 +73,12 @@ class QrelsVersion(models.Model):
         max_length=64, help_text="SHA-256 of the canonical TREC export (sorted lines)."
     )
     note = models.TextField(blank=True)
+    design = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="A sampled version's design: {'pool': id, 'strategy', 'params', 'strata': "
+        "{stratum: {'pooled', 'sampled', 'rate'}}} (empty: complete judgments).",
+    )
     num_judgments = models.PositiveIntegerField(default=0)
     num_relevant = models.PositiveIntegerField(default=0)
     created_by = models.ForeignKey(
@@ -150,7 +156,14 @@ class QrelsEntry(models.Model):
     version = models.ForeignKey(QrelsVersion, on_delete=models.PROTECT, related_name="entries")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
     docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
-    grade = models.IntegerField()
+    grade = models.IntegerField(help_text="-1 in a sampled version: pooled, not sampled.")
+    stratum = models.CharField(
+        max_length=8,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="A sampled version's stratum.",
+    )
     judge_id = models.PositiveIntegerField(
         null=True,
         blank=True,

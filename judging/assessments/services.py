@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -32,8 +32,13 @@ from metrics.problems import Problem
 logger = logging.getLogger(__name__)
 
 
-def canonical_lines(rows: Iterable[tuple[str, str, int]]) -> list[str]:
-    """TREC qrels lines sorted by (qid, docid): the form hashed and exported."""
+def canonical_lines(
+    rows: Iterable[tuple[str, str, int]], strata: Mapping[tuple[str, str], str] | None = None
+) -> list[str]:
+    """TREC qrels lines sorted by (qid, docid): the form hashed and exported. A sampled
+    version's (``strata``: each row's stratum) are ``sample_eval.pl``'s five columns."""
+    if strata is not None:
+        return [f"{q} 0 {d} {strata[(q, d)]} {g}\n" for q, d, g in sorted(rows)]
     return [f"{q} 0 {d} {g}\n" for q, d, g in sorted(rows)]
 
 
@@ -136,6 +141,8 @@ def qrels_store(
     topic_ids: dict[str, int] | None = None,
     extends: QrelsVersion | None = None,
     purpose: str = "",
+    strata: Mapping[tuple[str, str], str] | None = None,
+    design: dict[str, Any] | None = None,
 ) -> QrelsVersion:
     """Store validated rows ``(qid, docid, grade)`` or ``(qid, docid, grade, judge_id)`` (the
     automatic judge version a grade came from; None for a human grade) as the campaign's next
@@ -149,7 +156,12 @@ def qrels_store(
 
     With ``extends``, the version is a minor version of that one (its rows and a few more, for
     ``purpose``): numbered as every version, and labelled ``<base>.<n>``.
+
+    A sampled version (``strata``, every row's stratum, and ``design``) keeps grade -1 for a
+    pooled document not sampled; its lines, hashed and exported, are ``sample_eval.pl``'s.
     """
+    if (strata is None) != (design is None):
+        raise ValueError("a sampled qrels version has both its strata and its design")
     if extends is not None and (extends.campaign_id != campaign.pk or not purpose):
         raise ValueError("a minor version extends a version of its campaign, for a purpose")
     full = [(r[0], r[1], int(r[2]), r[3] if len(r) > 3 else None) for r in rows]
@@ -163,7 +175,7 @@ def qrels_store(
         raise ValueError("judges must describe every judge version the rows name")
     if topic_ids is None:
         topic_ids = dict(campaign.topics.values_list("qid", "id"))
-    lines = canonical_lines((q, d, g) for q, d, g, _ in full)
+    lines = canonical_lines(((q, d, g) for q, d, g, _ in full), strata)
     with transaction.atomic():  # never committed unsealed, whatever the caller's transaction
         version = QrelsVersion.objects.create(
             campaign=campaign,
@@ -180,11 +192,15 @@ def qrels_store(
             extends=extends,
             minor=(QrelsVersion.objects.filter(extends=extends).count() + 1 if extends else 0),
             purpose=purpose[:200],
+            design=design or {},
         )
         insert_rows(
             QrelsEntry,
-            ("version_id", "topic_id", "docid", "grade", "judge_id"),
-            ((version.pk, topic_ids[q], d, g, j) for q, d, g, j in full),
+            ("version_id", "topic_id", "docid", "grade", "judge_id", "stratum"),
+            (
+                (version.pk, topic_ids[q], d, g, j, strata[(q, d)] if strata else "")
+                for q, d, g, j in full
+            ),
         )
         # sealed: the database refuses any row added to it from now on
         QrelsVersion.objects.filter(pk=version.pk).update(sealed=True)
@@ -198,14 +214,22 @@ def qrels_rows(version: QrelsVersion) -> list[tuple[str, str, int]]:
     )
 
 
+def qrels_strata(version: QrelsVersion) -> dict[tuple[str, str], str]:
+    """A sampled version's (qid, docid) -> stratum."""
+    rows = QrelsEntry.objects.filter(version=version).values_list("topic__qid", "docid", "stratum")
+    return {(q, d): s for q, d, s in rows}
+
+
 def qrels_export_lines(version: QrelsVersion) -> list[str]:
-    """The version in TREC qrels format (``qid 0 docid grade``), sorted by qid and docid, after
-    checking that the lines still hash to the version's stored hash.
+    """The version in TREC qrels format (``qid 0 docid grade``; a sampled version in
+    ``sample_eval.pl``'s ``qid 0 docid stratum grade``, -1: pooled, not sampled), sorted by qid
+    and docid, after checking that the lines still hash to the version's stored hash.
 
     Raises ``IntegrityFailure`` (and logs an error) when they do not: the rows were changed
     behind the database's back, and what would be served is not the version it claims to be.
     """
-    lines = canonical_lines(qrels_rows(version))
+    strata = qrels_strata(version) if version.design else None
+    lines = canonical_lines(qrels_rows(version), strata)
     digest = content_hash(lines)
     if digest != version.content_hash:
         logger.error(
@@ -290,15 +314,24 @@ def qrels_publish(
     publish must leave the next version, not live on from the last one. Publishing when nothing
     changed returns the latest human version instead of a duplicate. Automatic and hybrid
     versions never feed it. The note of a new version says which assessors' judgments were left
-    out (exclusions in force) and why.
+    out (exclusions in force) and why. When the campaign's latest pool is sampled, the version is
+    sampled (``assessments.sampled``): every pooled document, -1 when not sampled.
     """
     from judging.assessments.gold import exclusion_note
+    from judging.assessments.sampled import sampled_pool, sampled_rows
 
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
         latest = QrelsVersion.objects.filter(campaign=campaign).human().latest_first().first()
-        rows = [(q, d, g) for (q, d), g in current_human_grades(campaign).items()]
-        lines = canonical_lines(rows)
+        grades = current_human_grades(campaign)
+        pool = sampled_pool(campaign)
+        strata: dict[tuple[str, str], str] | None = None
+        design: dict[str, Any] | None = None
+        if pool is not None:  # three states: judged, pooled but not sampled (-1), not pooled
+            rows, strata, design = sampled_rows(pool, grades)
+        else:
+            rows = [(q, d, g) for (q, d), g in grades.items()]
+        lines = canonical_lines(rows, strata)
         digest = content_hash(lines)
         if latest is not None and latest.content_hash == digest:
             return latest, False
@@ -308,6 +341,8 @@ def qrels_publish(
             source=QrelsSource.PUBLISHED,
             note=" · ".join(part for part in (note, exclusion_note(campaign)) if part),
             created_by=created_by,
+            strata=strata,
+            design=design,
         )
     return version, True
 

@@ -121,6 +121,29 @@ class BoardRun:
 
 
 @dataclass(frozen=True)
+class StratumCount:
+    """One stratum of a sampled qrels version: pooled documents, judged ones, sampling rate."""
+
+    pooled: int
+    judged: int
+    rate: float | None
+
+
+@dataclass(frozen=True)
+class SampledDesign:
+    """A sampled qrels version's design as a board says it (``evaluation.selectors``)."""
+
+    SCHEMA_PARTIAL: ClassVar[bool] = True
+
+    pool: int
+    strategy: str
+    strata: dict[str, StratumCount]
+    awaiting: int
+    judged_outside_sample: int
+    sentence: str
+
+
+@dataclass(frozen=True)
 class LeaderboardAnswer:
     """Every run's aggregates under one qrels version, as sorted and filtered (``view`` says
     how, ``shown`` of ``total`` runs)."""
@@ -131,6 +154,7 @@ class LeaderboardAnswer:
     qrels_version: int
     qrels_kind: str
     qrels_hash: str
+    sampled: SampledDesign | None
     mode: str
     measures: list[str]
     campaign_measures: list[str]

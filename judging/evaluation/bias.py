@@ -304,6 +304,20 @@ def check_rate(requested_by: Account) -> None:
     )
 
 
+def refuse_sampled(version: QrelsVersion) -> None:
+    """The pool-bias and reusability analyses read complete judgments of the pool (a run left
+    out meets the documents only it found, judged or not): on a sampled version a document not
+    sampled would count as non-relevant, so they do not apply (a 400 saying so)."""
+    if version.design:
+        message = (
+            f"qrels version {version.number} is sampled (a judged sample of pool "
+            f"v{version.design.get('pool')}): the leave-out bias and reusability analyses read "
+            "complete judgments and do not apply to it; its leaderboard's inferred measures "
+            "(xinfAP, infNDCG, iP@k) estimate full judging instead"
+        )
+        raise InvalidInput(message, [Problem.at("qrels", message)])
+
+
 def bias_report_request(
     *,
     campaign: Campaign,
@@ -323,6 +337,7 @@ def bias_report_request(
     version = qrels or qrels_version(campaign)
     if version is None:
         return None
+    refuse_sampled(version)
     params = bias_params(campaign, measure=measure, depth=depth, kind=kind, topics=topics)
     key = {
         "campaign": campaign,

@@ -23,6 +23,7 @@ from judging.evaluation.bias import (
     campaign_runs,
     check_rate,
     claim_report,
+    refuse_sampled,
     run_names,
     stage,
     topic_filter,
@@ -57,6 +58,7 @@ def reusability_request(
     A report asked for by a user (``requested_by``: the API) that is not stored yet counts
     against the user's hourly allowance of new reports (POOLJUDGE_BIAS_REPORTS_PER_HOUR, shared
     with bias reports; ``RateLimited`` beyond it)."""
+    refuse_sampled(version)
     if requested_by is not None and not Reusability.objects.filter(qrels=version).exists():
         check_rate(requested_by)
     report, created = claim_report(

@@ -46,6 +46,7 @@ from judging.evaluation.results import (
 from judging.evaluation.services import qrels_evaluation_key, run_evaluation_key
 from judging.evaluation.standing import pool_standing
 from metrics.measures.names import parse_measure, parse_measures
+from metrics.measures.sampled_registry import inferred_set
 from metrics.problems import Problem
 from metrics.results import render
 from metrics.stats.paired import BaselineComparison, compare_runs, compare_to_baseline
@@ -123,8 +124,8 @@ def leaderboard(
     documents within the campaign's pool depth)."""
     query = query or BoardQuery()
     mode = query.mode
-    names = list(campaign.measures)
-    key = measures_key(names)
+    key = measures_key(list(campaign.measures))
+    names = board_measures(campaign, version)
     # only the aggregates (``Evaluation.summary``): a stored result also holds every topic's
     # values, most of its bytes, which the board never shows and the database would read whole
     evaluations = {
@@ -149,7 +150,11 @@ def leaderboard(
         }
         if ev is not None and ev["outcome"] == JobState.DONE:
             summary = upgraded_evaluation(ev["summary"])
-            measures = summary.get("measures", {})
+            # a sampled version's inferred measures beside those of complete qrels
+            measures = {
+                **summary.get("sampled", {}).get("measures", {}),
+                **summary.get("measures", {}),
+            }
             row["n_queries"] = summary.get("n_queries")
             row["excluded_summary"] = summary.get("excluded_summary", [])
             row["slices"] = ev["slices"]
@@ -172,6 +177,7 @@ def leaderboard(
         "qrels_version": version.number,
         "qrels_kind": version.kind_label,
         "qrels_hash": version.content_hash,
+        "sampled": sampled_design(version),
         "mode": mode,
         "measures": shown_measures,
         "campaign_measures": names,
@@ -186,6 +192,39 @@ def leaderboard(
         "slices": sorted(topic_tags),
         "runs": rows,
     }
+
+
+def board_measures(campaign: Campaign, version: QrelsVersion) -> list[str]:
+    """The measures a board of ``version`` shows: a sampled version's inferred ones first
+    (``metrics.measures.sampled_registry.inferred_set``), then the campaign's."""
+    names = list(campaign.measures)
+    if not version.design:
+        return names
+    return [m.name for m in inferred_set(parse_measures(names))] + names
+
+
+def sampled_design(version: QrelsVersion) -> dict[str, Any] | None:
+    """What a board says of a sampled version (None: complete judgments): its design, per
+    stratum the pooled and judged documents and the sampling rate, and a sentence."""
+    design = version.design
+    if not design:
+        return None
+    strata = design.get("strata", {})
+    parts = [
+        f"stratum {s}: {c['judged']} of {c['pooled']} judged"
+        + (" (judged before the draw or outside it)" if s == "0" else f" (rate {c['rate']:.0%})")
+        for s, c in strata.items()
+    ]
+    awaiting = design.get("awaiting", 0)
+    sentence = (
+        f"Sampled qrels (pool v{design.get('pool')}, {design.get('strategy')}): "
+        + "; ".join(parts)
+        + ". xinfAP, infNDCG and iP@k estimate full judging from the sample; the other "
+        "measures read a document not sampled as unjudged, so they are lower bounds."
+    )
+    if awaiting:
+        sentence += f" {awaiting} drawn documents are not judged yet (read as not sampled)."
+    return {**design, "sentence": sentence}
 
 
 def _topic_tags(campaign: Campaign) -> dict[str, list[str]]:

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from judging.assessments.models import QrelsEntry, QrelsVersion
+from judging.assessments.sampled import sampled_qrels
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign, RankedList, Run, ScorePrecision, Topic
 from judging.core import jobs
@@ -25,10 +26,13 @@ from judging.core.models import Job, JobState
 from judging.evaluation.models import EvalMode, Evaluation, measures_key
 from judging.evaluation.results import EVALUATION_RESULT_VERSION
 from metrics.evaluation.evaluator import Evaluator
+from metrics.evaluation.sampled import evaluate_sampled
 from metrics.io import Qrels
 from metrics.io import Run as MetricsRun
+from metrics.io.sampled import SampledQrels
 from metrics.measures.curve import RecallCurve, recall_curve
 from metrics.measures.names import parse_measures
+from metrics.measures.sampled_registry import inferred_set
 from metrics.problems import Problem
 from metrics.stats.intervals import bootstrap_ci
 
@@ -192,6 +196,7 @@ def evaluate_runs(
     key = measures_key(names)
     qrels = qrels_dict(version)
     evaluator = evaluator_for(campaign, names, mode, qrels)
+    sample = sampled_qrels(version) if version.design else None
     done = []
     for run in runs:
         evaluation, created = _claim(run, version, mode, names, key)
@@ -199,7 +204,8 @@ def evaluate_runs(
             done.append(evaluation)
             continue
         with jobs.computing(evaluation.job):  # a failure is stored; the other runs go on
-            store_evaluation(evaluation, evaluation_fields(evaluator, qrels, campaign, run, names))
+            fields = evaluation_fields(evaluator, qrels, campaign, run, names, sample)
+            store_evaluation(evaluation, fields)
         if not keep:  # a batch's rows are read again by their readers, not by the caller
             evaluation = Evaluation(pk=evaluation.pk, run_id=run.pk, job_id=evaluation.job_id)
         done.append(evaluation)
@@ -223,11 +229,19 @@ def evaluation_fields(
     campaign: Campaign,
     run: Run,
     names: list[str],
+    sample: SampledQrels | None = None,
 ) -> dict[str, Any]:
     """One run's evaluation as stored (``metrics.Evaluator`` and ``metrics.measures.curve``):
-    result, leaderboard summary, slices per topic tag, Recall@k curve."""
-    data = evaluator.evaluate(metrics_run(run, campaign)).to_dict(per_query=True)
+    result, leaderboard summary, slices per topic tag, Recall@k curve. On a sampled version
+    (``sample``) the result also holds the inferred measures (``sampled``: xinfAP, infNDCG, iP@k
+    for the campaign's P@k, inum_rel, with intervals over topics), which the board shows beside
+    the measures of complete qrels (those read a document not sampled as unjudged)."""
+    ranked_run = metrics_run(run, campaign)
+    data = evaluator.evaluate(ranked_run).to_dict(per_query=True)
     data["version"] = EVALUATION_RESULT_VERSION  # of the stored format (``evaluation.results``)
+    if sample is not None:
+        inferred = inferred_set(parse_measures(names))
+        data["sampled"] = evaluate_sampled(sample, ranked_run, inferred).to_dict(per_query=True)
     ranked = rankings(run, settings.POOLJUDGE_EVALUATION.curve_max_depth)
     curve = recall_curve(
         qrels,
@@ -257,7 +271,10 @@ SUMMARY_KEYS = ("measures", "n_queries", "excluded_summary", "version")
 
 def board_summary(result: dict[str, Any]) -> dict[str, Any]:
     """The part of a stored result that a leaderboard shows (no per-topic values)."""
-    return {k: result[k] for k in SUMMARY_KEYS if k in result}
+    out = {k: result[k] for k in SUMMARY_KEYS if k in result}
+    if "sampled" in result:
+        out["sampled"] = {"measures": result["sampled"]["measures"]}
+    return out
 
 
 def _claim(
@@ -379,7 +396,8 @@ def evaluation_compute(job: Job) -> dict[str, Any] | None:
     names = list(evaluation.measures)
     qrels = qrels_dict(evaluation.qrels)
     evaluator = evaluator_for(campaign, names, evaluation.mode, qrels)
-    return evaluation_fields(evaluator, qrels, campaign, evaluation.run, names)
+    sample = sampled_qrels(evaluation.qrels) if evaluation.qrels.design else None
+    return evaluation_fields(evaluator, qrels, campaign, evaluation.run, names, sample)
 
 
 def evaluation_store(job: Job, fields: dict[str, Any] | None) -> None:

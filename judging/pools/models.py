@@ -121,7 +121,12 @@ class PoolVersion(models.Model):
 
 
 class PoolDocument(models.Model):
-    """A (topic, document) of a built pool version, in judging order within the topic."""
+    """A (topic, document) of a built pool version, in judging order within the topic.
+
+    A sampled pool (the ``stratified`` strategy) stores every pooled document: the drawn ones
+    first, then those not sampled (``sampled`` False, never queued), each with its stratum and
+    inclusion probability, so the three states (not pooled, sampled, pooled but not sampled)
+    stay apart down to the qrels."""
 
     version = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="documents")
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
@@ -132,6 +137,18 @@ class PoolDocument(models.Model):
     has_text = models.BooleanField(help_text="The document's text is loaded.")
     inclusion = models.FloatField(
         null=True, blank=True, help_text="Inclusion probability (sampling strategies)."
+    )
+    stratum = models.CharField(
+        max_length=8,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="A sampled pool's stratum ('0': judged before the draw); empty otherwise.",
+    )
+    sampled = models.BooleanField(
+        default=True,
+        db_default=True,
+        help_text="Drawn for judging; False: in the pool, not sampled (its grade stays unknown).",
     )
 
     class Meta:

@@ -260,33 +260,28 @@ def _build(
             before.setdefault(qid, set()).add(docid)
 
     rows: list[tuple[Any, ...]] = []
-    processed = 0
+    processed = 0  # documents so far
     every = max(1, len(qids) // 50)
     for i, qid in enumerate(qids, 1):
-        pool = strategy.pool(
-            runs,
-            depth=version.depth,
-            topics=[qid],
-            budget=version.budget,
-            relevance_level=campaign.relevance_threshold,
-        )
-        docs = pool.topics.get(qid, ())
-        probs = pool.inclusion.get(qid, {})
         old = before.get(qid, set())
         seen = judged.get(qid, set())
-        for position, docid in enumerate(docs, 1):
+        for position, (docid, pi, stratum, sampled) in enumerate(
+            _topic_documents(strategy, version, runs, qid, seen), 1
+        ):
             rows.append(
                 (
                     topic_ids[qid],
                     docid,
                     position,
                     docid not in old,
-                    docid not in seen,
+                    sampled and docid not in seen,
                     docid in with_text,
-                    probs.get(docid),
+                    pi,
+                    stratum,
+                    sampled,
                 )
             )
-        processed += len(docs)
+        processed = len(rows)
         if (i % every == 0 or i == len(qids)) and not _progress(
             version, attempt, processed_topics=i, processed_documents=processed
         ):
@@ -308,6 +303,8 @@ def _build(
                 "to_judge",
                 "has_text",
                 "inclusion",
+                "stratum",
+                "sampled",
             ),
             ((version.pk, *row) for row in rows),
         )
@@ -320,10 +317,46 @@ def _build(
         current.num_documents = len(rows)
         current.num_added = sum(1 for r in rows if r[3])
         current.num_to_judge = sum(1 for r in rows if r[4])
-        current.num_missing_text = sum(1 for r in rows if not r[5])
+        current.num_missing_text = sum(1 for r in rows if not r[5] and r[8])  # drawn ones
         current.save()
         on_built(version=current)
     return current
+
+
+def _topic_documents(
+    strategy: Any,
+    version: PoolVersion,
+    runs: dict[str, dict[str, list[str]]],
+    qid: str,
+    judged: set[str],
+) -> list[tuple[str, float | None, str, bool]]:
+    """One topic's pooled documents in judging order: (docid, inclusion, stratum, sampled).
+
+    A sampled pool (a strategy with ``universe``, ``stratified``) lists the drawn documents,
+    then those judged before (its certainty stratum), then those not sampled; the others list
+    their pool with no stratum, every document to be judged."""
+    if hasattr(strategy, "universe"):
+        drawn, members = strategy.universe(runs, depth=version.depth, topic=qid, judged=judged)
+        if version.budget is not None and len(drawn) > version.budget:
+            raise ValueError(
+                f"topic {qid}: the stratified sample has {len(drawn)} documents, more than the "
+                f"budget {version.budget}; cutting it would falsify the inclusion "
+                "probabilities: lower the sampling rates instead"
+            )
+        rest = sorted(
+            (m.stratum != "0", m.stratum, d) for d, m in members.items() if d not in drawn
+        )
+        order = [*drawn, *(d for _, _, d in rest)]
+        return [(d, members[d].pi, members[d].stratum, members[d].sampled) for d in order]
+    pool = strategy.pool(
+        runs,
+        depth=version.depth,
+        topics=[qid],
+        budget=version.budget,
+        relevance_level=version.campaign.relevance_threshold,
+    )
+    probs = pool.inclusion.get(qid, {})
+    return [(d, probs.get(d), "", True) for d in pool.topics.get(qid, ())]
 
 
 def pool_diff(*, version: PoolVersion, against: PoolVersion | None) -> dict[str, Any]:

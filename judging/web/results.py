@@ -37,6 +37,7 @@ from judging.evaluation.penalty import run_penalty
 from judging.evaluation.results import upgraded_evaluation
 from judging.evaluation.selectors import (
     baseline_comparisons,
+    board_measures,
     latest_qrels_version,
     leaderboard,
     per_query_export_values,
@@ -139,7 +140,7 @@ def _page_board(
     """The view the URL asks for; a bad parameter is said on the page (its message names it)
     and the default view shown instead."""
     try:
-        query = board_query(request.GET, list(campaign.measures))
+        query = board_query(request.GET, board_measures(campaign, version))
         return (
             query,
             leaderboard(campaign=campaign, version=version, user=request.user, query=query),
@@ -297,7 +298,7 @@ def _export_board(
     if version is None:
         raise Http404("no qrels version yet")
     options = export_options(request.GET, formats=formats)
-    query = board_query(request.GET, list(campaign.measures))
+    query = board_query(request.GET, board_measures(campaign, version))
     board = leaderboard(campaign=campaign, version=version, user=request.user, query=query)
     return campaign, version, options, board
 

@@ -18,8 +18,10 @@ def after_qrels(version: QrelsVersion) -> None:
     """Every number shown names its qrels version: evaluate every run against the new one and
     compute the campaign's default pool-bias report (AP, and its headline measure when that is
     another: ``evaluation.bias.headline_measure``) and the version's reusability report for
-    it (tasks, after commit)."""
+    it (tasks, after commit); a sampled version is evaluated only."""
     evaluations_after_qrels(version)
+    if version.design:  # sampled: the bias analyses do not apply (``evaluation.bias``)
+        return
     bias_report_request(campaign=version.campaign, qrels=version)
     headline = headline_measure(version.campaign)
     if headline != "AP":  # the page opens on the campaign's headline measure: have it ready

@@ -21,6 +21,7 @@ and the script's spellings. ``iP@k`` takes any cutoff; ``iprec@rec`` the script'
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from metrics.measures.names import Measure
@@ -32,6 +33,7 @@ __all__ = [
     "SAMPLE_EVAL_SET",
     "SampledMeasure",
     "inferred_for",
+    "inferred_set",
     "needs_inferred",
     "parse_sampled",
 ]
@@ -161,3 +163,14 @@ def needs_inferred(measure: Measure) -> bool:
     """Whether ``measure`` reads grades in a way a sample biases (not a count of retrieved
     documents, not a coverage measure such as Judged@k, not trec_eval's own infAP)."""
     return not (measure.family in JUDGMENT_FREE or measure.is_coverage or measure.family == "infAP")
+
+
+def inferred_set(measures: Sequence[Measure]) -> list[SampledMeasure]:
+    """The inferred measures a board of ``measures`` shows on sampled qrels: xinfAP and
+    infNDCG always, iP@k for each P@k asked, and the estimated relevant count."""
+    out = [SAMPLED_MEASURES["xinfAP"], SAMPLED_MEASURES["infNDCG"]]
+    for m in measures:
+        if m.family == "P" and isinstance(m.cutoff, int) and m.rel is None and not m.kwargs:
+            out.append(_ip(m.cutoff))
+    out.append(SAMPLED_MEASURES["inum_rel"])
+    return list(dict.fromkeys(out))

@@ -3,17 +3,27 @@ Borda, stratified sampling by rank)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
 from metrics.pooling.base import _StaticStrategy, _union
-from metrics.pooling.runs import JSONValue, TopicRuns, _number, _topic_seed, _whole, priority_runs
+from metrics.pooling.runs import (
+    JSONValue,
+    Runs,
+    TopicRuns,
+    _number,
+    _topic_seed,
+    _whole,
+    cut_runs,
+    priority_runs,
+)
 
 __all__ = [
     "BordaStrategy",
     "DepthStrategy",
     "DocidStrategy",
+    "Member",
     "RRFStrategy",
     "RankStrategy",
     "StratifiedStrategy",
@@ -137,6 +147,17 @@ class BordaStrategy(_StaticStrategy):
 
 
 DEFAULT_STRATA: tuple[tuple[int, float], ...] = ((10, 1.0), (30, 0.5), (100, 0.1))
+CERTAIN = "0"  # the stratum of documents judged before the draw: all of them, pi = 1
+
+
+@dataclass(frozen=True)
+class Member:
+    """A document of a sampled pool: its stratum (``"0"``: judged before the draw; ``"1"``,
+    ``"2"``, ...: the rank strata in order), its inclusion probability, whether it was drawn."""
+
+    stratum: str
+    pi: float
+    sampled: bool
 
 
 @dataclass(frozen=True)
@@ -174,7 +195,9 @@ class StratifiedStrategy(_StaticStrategy):
         """``{"strata": [[depth, rate], ...], "seed": seed}``."""
         return {"strata": [[d, r] for d, r in self.strata], "seed": self.seed}
 
-    def _sample(self, topic_runs: TopicRuns, topic: str) -> tuple[list[str], dict[str, float]]:
+    def _sample(
+        self, topic_runs: TopicRuns, topic: str, judged: Collection[str] = ()
+    ) -> tuple[list[str], dict[str, Member]]:
         best: dict[str, int] = {}
         for ranking in topic_runs.values():
             for rank, doc in enumerate(ranking, start=1):
@@ -182,20 +205,39 @@ class StratifiedStrategy(_StaticStrategy):
                     best[doc] = rank
         rng = _topic_seed(self.seed, topic)
         order: list[str] = []
-        probs: dict[str, float] = {}
+        members: dict[str, Member] = {}
         low = 0
-        for depth, rate in self.strata:
-            members = sorted(d for d, r in best.items() if low < r <= depth)
+        for i, (depth, rate) in enumerate(self.strata, start=1):
+            inside = sorted(d for d, r in best.items() if low < r <= depth)
             low = depth
-            if not members:
+            for d in inside:
+                if d in judged:  # known before the draw: a stratum of its own, all of it
+                    members[d] = Member(CERTAIN, 1.0, True)
+            stratum = [d for d in inside if d not in judged]
+            if not stratum:
                 continue
-            m = len(members) if rate >= 1.0 else max(1, round(rate * len(members)))
-            picked = rng.choice(len(members), size=m, replace=False)
-            sample = [members[i] for i in picked]
+            m = len(stratum) if rate >= 1.0 else max(1, round(rate * len(stratum)))
+            picked = rng.choice(len(stratum), size=m, replace=False)
+            sample = [stratum[j] for j in picked]
             sample.sort(key=lambda d: (best[d], d))
             order.extend(sample)
-            probs.update(dict.fromkeys(sample, m / len(members)))
-        return order, probs
+            drawn = set(sample)
+            for d in stratum:
+                members[d] = Member(str(i), m / len(stratum), d in drawn)
+        return order, members
+
+    def universe(
+        self, runs: Runs, *, depth: int, topic: str, judged: Collection[str] = ()
+    ) -> tuple[list[str], dict[str, Member]]:
+        """One topic's sampled pool, documents judged before (``judged``) kept apart: the
+        documents drawn, in judging order, and every pooled document's :class:`Member`.
+
+        The documents already judged form the certainty stratum ``"0"`` (all of them, pi = 1,
+        not drawn again); each rank stratum is drawn from its documents not judged yet, so a
+        re-pool adds strata without invalidating what was judged: the earlier judgments are a
+        fixed set given the draw, and every other document has its known probability."""
+        topic_runs = self._restrict(cut_runs(runs, topic, depth))
+        return self._sample(topic_runs, topic, judged)
 
     def rank_documents(self, topic_runs: TopicRuns, *, topic: str = "") -> list[str]:
         """The sampled documents, stratum by stratum, then by (best rank, docid)."""
@@ -203,4 +245,5 @@ class StratifiedStrategy(_StaticStrategy):
 
     def inclusion(self, topic_runs: TopicRuns, *, topic: str = "") -> dict[str, float]:
         """Sampled docid -> inclusion probability m_h / N_h of its stratum h."""
-        return self._sample(self._restrict(topic_runs), topic)[1]
+        members = self._sample(self._restrict(topic_runs), topic)[1]
+        return {d: m.pi for d, m in members.items() if m.sampled}

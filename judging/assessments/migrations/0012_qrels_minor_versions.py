@@ -12,7 +12,9 @@ def reinstall_triggers(apps: Any, schema_editor: Any) -> None:
     from judging.assessments import immutability
 
     immutability.uninstall(schema_editor.connection)
-    immutability.install(schema_editor.connection)
+    immutability.install(
+        schema_editor.connection, version_columns=immutability.VERSION_COLUMNS_BEFORE_0013
+    )
 
 
 def no_triggers(apps: Any, schema_editor: Any) -> None:

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judging.assessments.selectors import qrels_version
 from judging.cli.management.commands._common import add_campaign_argument, get_campaign
+from judging.core.errors import InvalidInput
 from judging.evaluation.reusability import reusability_compute, reusability_request
 
 
@@ -26,7 +27,10 @@ class Command(BaseCommand):
         version = qrels_version(campaign, opts["qrels"])
         if version is None:
             raise CommandError("no such qrels version (import or publish qrels first)")
-        report = reusability_request(version=version)
+        try:
+            report = reusability_request(version=version)
+        except InvalidInput as exc:  # a sampled version: the analysis does not apply
+            raise CommandError(exc.message) from None
         report = reusability_compute(report_id=report.pk) or report
         if report.state != "done":
             raise CommandError(f"the report is {report.state}: {report.error}")

@@ -1,0 +1,85 @@
+"""Sampled qrels versions (issue 32, point 3): publishing the judgments of a sampled pool with
+its three states, and reading a version back as :class:`metrics.io.sampled.SampledQrels`.
+
+A campaign whose latest built pool is sampled (the ``stratified`` strategy: every pooled
+document stored with its stratum, inclusion probability and whether it was drawn) publishes a
+sampled version: every pooled document with its stratum, its consensus grade when it was drawn
+(or judged before the draw: stratum ``"0"``) and -1 otherwise; a document judged outside that
+pool joins the certainty stratum ``"0"``. A document judged although it was not drawn (a top-up,
+say) stays -1: its grade would make the sample's inclusion probabilities false. The version's
+``design`` names the pool, the strategy and its parameters and, per stratum, the pooled and
+judged counts; a drawn document not judged yet is -1 too, and counted (``awaiting``), so a
+version published before the sample is done says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judging.assessments.models import QrelsEntry, QrelsVersion
+from judging.campaigns.models import Campaign
+from judging.pools.models import PoolDocument, PoolVersion
+from metrics.io.sampled import SampledQrels
+
+__all__ = ["SAMPLING_STRATEGIES", "sampled_pool", "sampled_qrels", "sampled_rows"]
+
+SAMPLING_STRATEGIES = ("stratified",)
+CERTAIN = "0"
+
+
+def sampled_pool(campaign: Campaign) -> PoolVersion | None:
+    """The campaign's latest built pool version when it is sampled, else None."""
+    latest = PoolVersion.objects.built().filter(campaign=campaign).order_by("-number").first()
+    return latest if latest is not None and latest.strategy in SAMPLING_STRATEGIES else None
+
+
+def sampled_rows(
+    pool: PoolVersion, grades: dict[tuple[str, str], int]
+) -> tuple[list[tuple[str, str, int]], dict[tuple[str, str], str], dict[str, Any]]:
+    """The rows, strata and design of a sampled version of ``pool`` over the consensus
+    ``grades`` (see the module docstring)."""
+    rows: list[tuple[str, str, int]] = []
+    strata: dict[tuple[str, str], str] = {}
+    counts: dict[str, dict[str, Any]] = {}
+    awaiting = outside_sample = 0
+    pooled = PoolDocument.objects.filter(version=pool).values_list(
+        "topic__qid", "docid", "stratum", "sampled", "inclusion"
+    )
+    for qid, docid, stratum, drawn, pi in pooled.iterator(chunk_size=20_000):
+        key = (qid, docid)
+        grade = grades.get(key)
+        known = drawn and grade is not None
+        awaiting += drawn and grade is None
+        outside_sample += not drawn and grade is not None
+        rows.append((qid, docid, grade if known and grade is not None else -1))
+        strata[key] = stratum or CERTAIN
+        c = counts.setdefault(strata[key], {"pooled": 0, "judged": 0, "rate": pi})
+        c["pooled"] += 1
+        c["judged"] += bool(known)
+    for key, grade in grades.items():  # judged outside this pool: known, a certainty
+        if key not in strata:
+            rows.append((*key, grade))
+            strata[key] = CERTAIN
+            c = counts.setdefault(CERTAIN, {"pooled": 0, "judged": 0, "rate": 1.0})
+            c["pooled"] += 1
+            c["judged"] += 1
+    design = {
+        "pool": pool.number,
+        "strategy": pool.strategy,
+        "params": pool.params,
+        "strata": dict(sorted(counts.items())),
+        "awaiting": awaiting,
+        "judged_outside_sample": outside_sample,
+    }
+    return rows, strata, design
+
+
+def sampled_qrels(version: QrelsVersion) -> SampledQrels:
+    """A sampled version as :class:`SampledQrels` (each row's stratum and grade)."""
+    topics: dict[str, dict[str, tuple[str, int]]] = {}
+    rows = QrelsEntry.objects.filter(version=version).values_list(
+        "topic__qid", "docid", "stratum", "grade"
+    )
+    for qid, docid, stratum, grade in rows.iterator(chunk_size=20_000):
+        topics.setdefault(qid, {})[docid] = (stratum, max(grade, -1))
+    return SampledQrels({q: topics[q] for q in sorted(topics)})

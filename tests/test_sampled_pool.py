@@ -1,0 +1,176 @@
+"""A sampled campaign end to end (issue 32, point 3): a stratified pool stores every pooled
+document with its stratum and inclusion probability and queues only the drawn ones; the
+published qrels keep the three states (judged, -1 for pooled but not sampled, absent for not
+pooled) and export as ``sample_eval.pl``'s five columns; the leaderboard shows the inferred
+measures with intervals, says the qrels are sampled and how, and its xinfAP equals the metrics
+library's on the exported file. A re-pool keeps what was judged as a certainty stratum."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client, TestCase
+
+from judging.assessments.models import JudgingSlot, QrelsEntry
+from judging.campaigns.models import Campaign, Document
+from judging.evaluation.selectors import leaderboard
+from judging.pools.models import PoolDocument, PoolVersion
+from judging.workflows.pools import pool_requested
+from judging.workflows.qrels import qrels_published
+from judging.workflows.runs import run_submitted
+from metrics import read_run
+from metrics.evaluation.sampled import evaluate_sampled
+from metrics.io.sampled import DocState, read_sampled_qrels
+from metrics.measures.sampled_registry import SAMPLED_MEASURES
+from tests.test_judging_api import judge, lease
+
+pytestmark = pytest.mark.django_db
+
+STRATA = [[3, 1.0], [20, 0.25]]
+TOPICS = ("401", "402", "403")
+
+
+def _relevant(docid: str) -> int:
+    return 2 if docid.endswith(("-1", "-4")) else 1 if docid.endswith("7") else 0
+
+
+def _sampled_campaign(campaign: Campaign, owner: Any) -> PoolVersion:
+    """Three runs over 20 documents per topic (shifted orders), texts for all, and a built
+    stratified pool: ranks 1-3 at 100%, 4-20 at 25%."""
+    for n, tag in enumerate(("runA", "runB", "runC")):
+        results = {
+            q: {f"d{q}-{(i + 3 * n) % 24 + 1}": 100.0 - i for i in range(20)} for q in TOPICS
+        }
+        run_submitted(campaign=campaign, owner=owner, tag=tag, results=results, pooled=True)
+    Document.objects.bulk_create(
+        Document(campaign=campaign, docid=f"d{q}-{i}", title="t", text=f"text {q} {i}")
+        for q in TOPICS
+        for i in range(1, 25)
+    )
+    campaign.pool_depth = 20
+    campaign.measures = ["P@10", "AP", "nDCG@10"]
+    campaign.save()
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        version, _ = pool_requested(
+            campaign=campaign, strategy="stratified", params={"strata": STRATA, "seed": 7}
+        )
+    version.refresh_from_db()
+    assert version.state == "built", version.error
+    return version
+
+
+def _judge_everything(client: Any, campaign: Campaign) -> list[str]:
+    seen = []
+    for _ in range(200):
+        r = lease(client, campaign)
+        if r.status_code == 204:
+            return seen
+        docid = r.json()["document"]["docid"]
+        seen.append(docid)
+        assert judge(client, r.json()["id"], _relevant(docid)).status_code == 201
+    raise AssertionError("the queue never ran dry")
+
+
+def test_a_sampled_campaign_from_pool_to_leaderboard(
+    campaign, researcher, annotator, admin_user, api_client_for, tmp_path
+) -> None:
+    pool = _sampled_campaign(campaign, researcher)
+    docs = PoolDocument.objects.filter(version=pool)
+    drawn = docs.filter(sampled=True)
+    not_drawn = docs.filter(sampled=False)
+    assert drawn.count() and not_drawn.count()
+    assert set(docs.values_list("stratum", flat=True)) == {"1", "2"}
+    assert not not_drawn.filter(to_judge=True).exists()  # only the drawn are queued
+    assert set(docs.filter(stratum="1").values_list("inclusion", flat=True)) == {1.0}
+    for qid in TOPICS:  # per topic, m_h / N_h of its stratum 2, drawn or not
+        rows = docs.filter(stratum="2", topic__qid=qid)
+        n, m = rows.count(), rows.filter(sampled=True).count()
+        assert m == max(1, round(0.25 * n))
+        assert set(rows.values_list("inclusion", flat=True)) == {m / n}
+    queued = JudgingSlot.objects.filter(campaign=campaign).values("topic", "docid").distinct()
+    assert queued.count() == drawn.count()
+
+    judged = _judge_everything(api_client_for(annotator), campaign)
+    assert sorted(judged) == sorted(drawn.values_list("docid", flat=True))
+
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        version, created = qrels_published(campaign=campaign, created_by=admin_user)
+    assert created and version.design["strategy"] == "stratified"
+    entries = QrelsEntry.objects.filter(version=version)
+    assert entries.count() == docs.count()  # every pooled document, no other
+    assert entries.filter(grade=-1).count() == not_drawn.count()
+    assert version.design["awaiting"] == 0
+
+    # the export is sample_eval.pl's five columns, and reads back with the three states
+    client = api_client_for(admin_user)
+    r = client.get(f"/api/v1/qrels/{version.pk}/export/")
+    assert r.status_code == 200, r.content
+    text = b"".join(r.streaming_content) if r.streaming else r.content
+    (tmp_path / "q").write_bytes(text)
+    sample = read_sampled_qrels(tmp_path / "q")
+    qid, docid = not_drawn.values_list("topic__qid", "docid").first()
+    assert sample.state(qid, docid) is DocState.UNSAMPLED
+    assert sample.state("401", "d401-999") is DocState.NOT_POOLED
+
+    board = leaderboard(campaign=campaign, version=version, user=admin_user)
+    assert board["measures"][:4] == ["xinfAP", "infNDCG", "iP@10", "inum_rel"]
+    assert "Sampled qrels (pool v1, stratified)" in board["sampled"]["sentence"]
+    assert "lower bounds" in board["sampled"]["sentence"]
+    row = next(r for r in board["runs"] if r["run"] == "runA")
+    cell = row["measures"]["xinfAP"]
+    assert cell["ci_low"] <= cell["value"] <= cell["ci_high"]
+    # the same figure as the metrics library on the exported file
+    lines = "".join(
+        f"{q} Q0 d{q}-{i % 24 + 1} {i + 1} {100.0 - i} runA\n" for q in TOPICS for i in range(20)
+    )
+    mine = evaluate_sampled(sample, read_run(lines.encode()), [SAMPLED_MEASURES["xinfAP"]])
+    assert cell["value"] == pytest.approx(mine.aggregates["xinfAP"].value)
+
+    web = Client()
+    web.force_login(researcher)
+    page = web.get(f"/campaigns/{campaign.pk}/leaderboard/")
+    assert page.status_code == 200
+    assert "Sampled qrels (pool v1, stratified)" in page.content.decode()
+
+
+def test_a_re_pool_keeps_what_was_judged_as_a_certainty_stratum(
+    campaign, researcher, annotator, api_client_for
+) -> None:
+    pool = _sampled_campaign(campaign, researcher)
+    judged = set(_judge_everything(api_client_for(annotator), campaign))
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        again, _ = pool_requested(
+            campaign=campaign, strategy="stratified", params={"strata": STRATA, "seed": 8}
+        )
+    again.refresh_from_db()
+    docs = PoolDocument.objects.filter(version=again)
+    certain = docs.filter(stratum="0")
+    assert set(certain.values_list("docid", flat=True)) == judged
+    assert set(certain.values_list("inclusion", flat=True)) == {1.0}
+    assert not certain.filter(to_judge=True).exists()
+    # the new draw is among the documents not judged yet
+    new = docs.filter(sampled=True).exclude(stratum="0")
+    assert not set(new.values_list("docid", flat=True)) & judged
+    assert pool.number == 1 and again.number == 2
+
+
+def test_the_bias_analyses_say_they_do_not_apply_to_a_sampled_version(
+    campaign, researcher, annotator, admin_user, api_client_for
+) -> None:
+    from judging.core.errors import InvalidInput
+    from judging.evaluation.bias import bias_report_request
+    from judging.evaluation.models import BiasReport
+    from judging.evaluation.reusability import reusability_request
+
+    _sampled_campaign(campaign, researcher)
+    _judge_everything(api_client_for(annotator), campaign)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        version, _ = qrels_published(campaign=campaign, created_by=admin_user)
+    assert not BiasReport.objects.filter(qrels=version).exists()  # none computed on publish
+    for ask in (
+        lambda: bias_report_request(campaign=campaign, qrels=version),
+        lambda: reusability_request(version=version),
+    ):
+        with pytest.raises(InvalidInput, match="sampled .* do not apply"):
+            ask()
