@@ -8,8 +8,12 @@ that contain the full-judgment value, the worst run's coverage, the mean width, 
 width of two judge-free intervals at the same budget (a uniform sample, same estimator with
 f(a) = 0) with their own coverage: "human+pool", calibrated per pool-popularity group (how many
 runs rank the item in their top 10: what the service reports beside each estimate), and
-"human-alone", the pilot's one rate as the only predictor (the classical estimate from the human
-sample alone). Then the
+"human-alone", the pilot's one rate as the only predictor and the design variance alone, no
+model floor (the design-based estimate from the human sample alone). Calibration: for each
+run the mean half-width t * se (unclipped) over the empirical standard deviation of its
+estimate across repetitions ("half-width / spread", 1.96 is calibrated), averaged over runs;
+the bias (mean estimate minus the full-judgment value, averaged over runs) and bias / spread
+(per run, averaged over runs). A coverage below 93% is flagged in the table. Then the
 same for differences between runs (all pairs on Robust 2003 and Cranfield, a fixed random 300
 pairs on TREC 2011 Medical).
 
@@ -221,11 +225,10 @@ def run_block(
     # human sample alone: a uniform sample of the same budget, f(a) = 0; calibrated per pool
     # popularity group (ho, what the service reports beside each estimate) and plain (hp: no
     # covariate at all, the pilot's one rate: the classical estimate from the sample alone)
-    ho: dict[str, list[Any]] = {"cov": [], "w": [], "dcov": [], "dw": []}
-    hp: dict[str, list[Any]] = {"cov": [], "w": [], "dcov": [], "dw": []}
-    res: dict[str, dict[str, list[Any]]] = {
-        _name(d, a): {"cov": [], "w": [], "dcov": [], "dw": []} for d, a in DESIGNS
-    }
+    keys = ("cov", "w", "v", "hw", "dcov", "dw")
+    ho: dict[str, list[Any]] = {k: [] for k in keys}
+    hp: dict[str, list[Any]] = {k: [] for k in keys}
+    res: dict[str, dict[str, list[Any]]] = {_name(d, a): {k: [] for k in keys} for d, a in DESIGNS}
     t0 = time.time()
     rng = np.random.default_rng(12345)
     for rep in range(reps):
@@ -268,8 +271,17 @@ def run_block(
             auto_value=False,
         )
         _collect(ho, est, truth, ia, ib, d_truth)
+        # the human sample alone: the same design-based estimator with no judge and no pool
+        # covariate, and its own design variance only (no model floor)
         est = st.estimate(
-            zero, grades, s.sampled, s.pi, design="uniform", covariance=True, auto_value=False
+            zero,
+            grades,
+            s.sampled,
+            s.pi,
+            design="uniform",
+            covariance=True,
+            auto_value=False,
+            variance_floor=False,
         )
         _collect(hp, est, truth, ia, ib, d_truth)
     elapsed = time.time() - t0
@@ -279,12 +291,14 @@ def run_block(
     hdc = np.mean(ho["dcov"], axis=(0, 1))
     pw, pcov = np.mean(hp["w"], axis=(0, 1)), np.mean(hp["cov"], axis=(0, 1))
     pdw, pdc = np.mean(hp["dw"], axis=(0, 1)), np.mean(hp["dcov"], axis=(0, 1))
+    h_ratio, _, _ = _calibration(hp, truth)
     for kind, alloc in DESIGNS:
         design_name = _name(kind, alloc)
         cov = np.array(res[design_name]["cov"])  # (reps, runs, measures)
         w = np.mean(res[design_name]["w"], axis=(0, 1))
         dcov = np.array(res[design_name]["dcov"])
         dw = np.mean(res[design_name]["dw"], axis=(0, 1))
+        ratio, bias, rel_bias = _calibration(res[design_name], truth)
         for m, measure in enumerate(st.measures):
             rows.append(
                 (
@@ -301,6 +315,10 @@ def run_block(
                     pw[m],
                     w[m] / pw[m],
                     pcov[m],
+                    ratio[m],
+                    bias[m],
+                    rel_bias[m],
+                    h_ratio[m],
                 )
             )
             diff_rows.append(
@@ -323,6 +341,20 @@ def run_block(
     return elapsed
 
 
+def _calibration(acc, truth):
+    """Per measure: the half-width over the spread (each run's mean unclipped half-width
+    t * se over the empirical standard deviation of its estimate across repetitions, averaged
+    over runs; 1.96 is calibrated), the bias (the mean over runs of the mean estimate minus
+    the full-judgment value) and the bias over the spread (averaged over runs)."""
+    v, hw = np.array(acc["v"]), np.array(acc["hw"])  # (reps, runs, measures)
+    sd = v.std(axis=0, ddof=1)
+    ok = sd > 1e-12
+    sd_safe = np.where(ok, sd, np.nan)
+    bias = v.mean(axis=0) - truth
+    ratio = np.nanmean(hw.mean(axis=0) / sd_safe, axis=0)
+    return ratio, bias.mean(axis=0), np.nanmean(bias / sd_safe, axis=0)
+
+
 def _name(kind: str, allocation: str) -> str:
     return f"stratified ({allocation})" if kind == "stratified" else kind
 
@@ -331,6 +363,8 @@ def _collect(acc, est, truth, ia, ib, d_truth):
     lo, hi = est.interval()
     acc["cov"].append((lo <= truth + 1e-12) & (truth - 1e-12 <= hi))
     acc["w"].append(hi - lo)
+    acc["v"].append(est.value)
+    acc["hw"].append(est.quantile() * est.se)  # unclipped half-width
     dv, se, q = est.differences(ia, ib)  # q: Student's t at each difference's dof
     dlo, dhi = np.maximum(dv - q * se, -1), np.minimum(dv + q * se, 1)
     acc["dcov"].append((dlo <= d_truth + 1e-12) & (d_truth - 1e-12 <= dhi))
@@ -338,21 +372,26 @@ def _collect(acc, est, truth, ia, ib, d_truth):
 
 
 def table(rows, title, out, unit="run"):
+    calibration = len(rows[0]) > 13 if rows else False
     print(f"\n### {title}\n", file=out)
-    print(
+    head = (
         f"| collection | design | budget (items, share) | measure | coverage | worst {unit} | "
         "width | human+pool width | ratio | human+pool coverage | human-alone width | ratio | "
-        "human-alone coverage |",
-        file=out,
+        "human-alone coverage |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|", file=out)
+    if calibration:
+        head += " half-width / spread | bias | bias / spread | human-alone half-width / spread |"
+    print(head, file=out)
+    print("|---" * (head.count(" | ") + 1) + "|", file=out)
     for r in rows:
         flag = "" if r[4] >= 0.93 else " (below 93%)"
-        print(
+        line = (
             f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.3f}{flag} | {r[5]:.3f} | {r[6]:.4f} | "
-            f"{r[7]:.4f} | {r[8]:.2f} | {r[9]:.3f} | {r[10]:.4f} | {r[11]:.2f} | {r[12]:.3f} |",
-            file=out,
+            f"{r[7]:.4f} | {r[8]:.2f} | {r[9]:.3f} | {r[10]:.4f} | {r[11]:.2f} | {r[12]:.3f} |"
         )
+        if calibration:
+            line += f" {r[13]:.2f} | {r[14]:+.4f} | {r[15]:+.2f} | {r[16]:.2f} |"
+        print(line, file=out)
 
 
 _LOADED: dict[

@@ -64,7 +64,12 @@ def test_intervals_cover_and_beat_the_human_sample_alone_on_robust_2003(robust_s
         diff_rows,
     )
     assert len(rows) == len(DESIGNS) * len(MEASURES)
-    for _, design, _, measure, coverage, _worst, width, _ho_w, ratio, _, _hp_w, plain, _ in rows:
+    for row in rows:
+        _, design, _, measure, coverage, _worst, width, _ho_w, ratio, _, _hp_w, plain, _ = row[:13]
+        half_over_spread, human_half_over_spread = row[13], row[16]
+        # calibrated intervals: about 1.96 spreads wide (30 repetitions: a loose band)
+        assert 1.3 < half_over_spread < 3.0, (design, measure, half_over_spread)
+        assert 1.3 < human_half_over_spread < 3.0, (design, measure, human_half_over_spread)
         # 30 repetitions x 17 runs: a coverage estimate good to a few points
         assert coverage >= 0.88, (design, measure, coverage)
         assert 0.0 < width < 1.0

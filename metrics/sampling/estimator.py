@@ -12,6 +12,7 @@ from metrics.sampling.calibration import _calibrated, _predictor
 from metrics.sampling.designs import DESIGNS
 from metrics.sampling.forms import PoolView, _f64, functionals
 from metrics.sampling.gradients import measure_cells, point_gradients
+from metrics.sampling.second_order import second_order
 from metrics.sampling.variance import (
     ArrayEstimate,
     _design_covariance,
@@ -147,66 +148,63 @@ def estimate_pass(
 ) -> tuple[F64, F64, F64, int, F64]:
     """One estimate with predictions ``Fp`` (G, N): the values (R, M), the per-item
     linearised errors v (M, R, n) over the sampled items ``cols``, their gradients
-    (G, M, R, n), v = sum_h grads_h (f_h(y) - point_h), how many topics were thin (the
-    model-assisted form, with items not judged with certainty), and the model's covariance
-    (M, R, R) of the thin topics' ratio measures over their items not judged."""
-    resid = Fy[:, cols] - Fp[:, cols]
-    F = Fp.copy()
-    F[:, cols] += resid / p[cols]
-    points, aux = measure_cells(ps, F)
-    cells = np.stack([pt.cell for pt in points])  # (M, R, Q) plug-in
-    # thin topics (few relevant items expected in their correction sample, or few predicted
-    # at all): their expected measure under the model, corrected along the gradient at the
-    # point fixed by the pilot (its labels, the predictions elsewhere)
+    (G, M, R, n), v = sum_h grads_h (f_h(y) - point_h), how many topics were thin (their
+    measure the mean over the model's draws, with items not judged with certainty), and the
+    model's covariance (M, R, R) of the thin topics' ratio measures over their items not
+    judged."""
     n_q = len(ps.topics)
     live = p[cols] < 1.0
+    # every topic is linearised at the point fixed by the pilot (its labels, the predictions
+    # elsewhere); its measure there with the sampled labels in (the thin topics: its mean
+    # over the model's draws), plus the sampled residuals' first- and second-order terms
+    point = Fp.copy()
+    point[:, certain] = Fy[:, certain]
+    pts0, aux0 = measure_cells(ps, point, at_point=True)
+    grads = point_gradients(ps, pts0, aux0, cols, depth)
+    resid = np.where(live, Fy[:, cols] - point[:, cols], 0.0)
+    w = 1.0 / p[cols]
     rel_p = Fp[ps.threshold - 1]
     expected = np.bincount(ps.topic_of, np.where(p < 1.0, p * rel_p, 0.0), minlength=n_q)
     predicted = np.bincount(ps.topic_of, rel_p, minlength=n_q)
     poor = (expected < _RICH) | (predicted < _SMALL_TOPIC)
-    q_cols = ps.topic_of[cols]
-    lin_cols = poor[q_cols]  # sampled items whose gradient is taken at the fixed point
-    # per-functional gradients of the sampled items, once: v = sum_h grad_h resid_h, and the
-    # variance floor reads them again
-    if not poor.any():
-        grads = point_gradients(ps, points, aux, cols, depth)
-    else:
-        point = Fp.copy()
-        point[:, certain] = Fy[:, certain]
-        pts0, aux0 = measure_cells(ps, point, at_point=True)
-        grads = np.zeros((depth, len(ps.measures), len(ps.run_names), cols.size))
-        grads[..., ~lin_cols] = point_gradients(ps, points, aux, cols[~lin_cols], depth)
-        grads[..., lin_cols] = point_gradients(ps, pts0, aux0, cols[lin_cols], depth)
-        resid = np.where(lin_cols, np.where(live, Fy[:, cols] - point[:, cols], 0.0), resid)
-    v = grads[0] * resid[0]  # (M, R, n)
+    labelled = point.copy()
+    labelled[:, cols] = Fy[:, cols]
+    cells = np.stack([pt.cell for pt in measure_cells(ps, labelled, at_point=True)[0]])
+    spread = np.zeros((len(ps.measures), len(ps.run_names), len(ps.run_names)))
+    if poor.any():
+        exp_cells, spread = expected_cells(ps, Fp, Fy, cols, poor)
+        cells = np.where(poor[None, None, :], exp_cells, cells)
+    unknown_p = np.where((point > 0.0) & (point < 1.0), point * (1.0 - point), 0.0)
+    count_var = _f64(np.stack([np.bincount(ps.topic_of, u, minlength=n_q) for u in unknown_p]))
+    quad, shift = second_order(ps, pts0, aux0, cols, resid, w, count_var, ~poor)
+    v = grads[0] * resid[0]  # (M, R, n), holding the 1/n_q of the macro average
     for h in range(1, depth):
         v += grads[h] * resid[h]
-    if poor.any():
-        v0 = np.where(lin_cols[None, None, :], v, 0.0)
-        corr = np.stack(
-            [
-                np.stack(
-                    [
-                        np.bincount(q_cols, v0[m, r] * (1.0 / p[cols] - 1.0), minlength=n_q)
-                        for r in range(v0.shape[1])
-                    ]
-                )
-                for m in range(v0.shape[0])
-            ]
-        )  # (M, R, Q): the correction per topic (v0 holds the 1/n_q of the macro average)
-        exp_cells, spread = expected_cells(ps, Fp, Fy, cols, poor)
-        lin = exp_cells + corr * n_q
-        cells = np.where(poor[None, None, :], lin, cells)
+    q_cols = ps.topic_of[cols]
+    first = np.stack(
+        [
+            np.stack(
+                [np.bincount(q_cols, v[m, r] * (w - 1.0), minlength=n_q) for r in range(v.shape[1])]
+            )
+            for m in range(v.shape[0])
+        ]
+    )  # (M, R, Q)
+    cells = cells + first * n_q + quad
     value = cells.mean(axis=2).T  # (R, M)
     ratio = np.array([kind != "P" for kind, _ in ps._parsed])
     value[:, ratio] = np.clip(value[:, ratio], 0.0, 1.0)
+    # the variance reads the gradient moved to the estimated point (the second-order term's
+    # own first-order part), and v along it
+    grads = grads + shift / n_q
+    v = grads[0] * resid[0]
+    for h in range(1, depth):
+        v += grads[h] * resid[h]
     # the ratio measures' thin topics: what the model leaves unknown about their items not
     # judged, which the linear correction cannot see (a ratio is constant along every ray
     # to 0, so a topic with no relevant item at all moves no gradient). P@k is linear: the
     # design variance has all of it
     unknown = np.zeros((len(ps.measures), len(ps.run_names), len(ps.run_names)))
-    if poor.any():
-        unknown[ratio] = spread[ratio]
+    unknown[ratio] = spread[ratio]
     # a topic judged with certainty throughout is its own point: nothing is left out there
     uncertain = np.bincount(ps.topic_of, p < 1.0, minlength=n_q) > 0
     return value, v, grads, int((poor & uncertain).sum()), unknown
@@ -268,7 +266,10 @@ def estimate(
             var1 = _design_covariance(v, p, cols, s, design, st, False).sum(axis=1)
             var0 = _design_covariance(v0, p, cols, s, design, st, False).sum(axis=1)
             vard = _design_covariance(v - v0, p, cols, s, design, st, False).sum(axis=1)
-            lam = _power(var1, var0, vard)
+            extra = (
+                np.diagonal(unknown, axis1=1, axis2=2) - np.diagonal(unknown0, axis1=1, axis2=2)
+            ).sum(axis=1)
+            lam = _power(var1, var0, vard, extra)
             w = lam[:, None, None]
             value = value * lam[None, :] + value0 * (1.0 - lam[None, :])
             v = v * w + v0 * (1.0 - w)

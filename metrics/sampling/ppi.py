@@ -37,36 +37,28 @@ k, DCG, counts per grade, R) are then unbiased. The AP numerator
 sum_i rel_i / rank_i * (1 + sum_{i' ranked above i} rel_i') has pair terms; the product of two
 corrected values is unbiased for independent inclusions (Poisson sampling) and nearly so (a
 covariance of order 1/N) for sampling without replacement. Each measure theta = g(totals) is
-estimated per topic, then averaged, in one of two forms:
+estimated per topic, then averaged.
 
-- plug-in (a topic whose correction sample is expected to hold at least one relevant item,
-  sum over its non-pilot items of pi_i p_i >= 1, and predicted to hold at least 8):
-  g(corrected totals). A topic's true denominator (R, IDCG) is 0 or at least 1, so an
-  estimated denominator below 1/2 scores the topic 0, one in [1/2, 1) is read as 1, and the
-  per-topic ratio is clipped to [0, 1]
-  (:func:`_ratio`): small per-topic samples otherwise give denominators near 0 and ratios of 50.
-- model-assisted (every other topic, and any topic the predictions give fewer than
-  ``_SMALL_TOPIC`` = 8 relevant items: a ratio's Jensen gap grows as 1/R): the topic's expected
-  measure m_q under the calibrated model, the sampled items at their human labels and every
-  other item relevant at grade >= h with probability p_h,i independently (the mean of
-  ``_DRAWS`` = 32 draws from a fixed seed, :meth:`PoolStructure._expected_cells`), plus the
-  sampled residuals weighted (1/pi_i - 1) along the gradient at the point fixed by the pilot
-  (its labels, the predictions elsewhere):
-  m_q + sum_{i in S_q} (1/pi_i - 1) grad g(point) . (f(y_i) - p_i). For a total this is the
-  difference estimator itself (sum_S y + sum_{not S} p + sum_S (1/pi - 1)(y - p)); for a ratio
-  it replaces the ratio of the expected totals, g(point), by the expected ratio, which is what
-  a topic with a few relevant items needs: it may hold none (and score 0, a jump no
-  linearisation sees, the ratio being constant along every ray to 0), and h/R is not E h / E R.
-  (Measured: ``benchmarks/README.md``, "Measured results moved from the metrics
-  docstrings".) The correction's
-  variance is that of its linear part (below), plus, for the ratio measures, the spread of the
-  topic's measure over the draws (what the model leaves unknown about the items not judged,
-  which no linear correction sees: a ratio is constant along every ray to 0). The choice
-  depends on the pilot and the design only, not on the correction sample. The estimate then
-  rests on the model being calibrated on average over topics, not per topic.
+Every topic is linearised at the point fixed by the pilot (its labels, the predictions
+elsewhere): its measure there with the sampled labels in, plus the sampled residuals weighted
+(1/pi_i - 1) along the gradient at that point, plus the second-order term
+(:mod:`metrics.sampling.second_order`): the cross products of the residuals of items not
+judged with certainty, estimated by Horvitz-Thompson over pairs. A topic's relevant items
+depart from the calibrated rates together (the calibration does not see topics), so those
+cross products do not average to 0, and the first-order estimate of a ratio is low by about
+their sum (AP on Robust 2003, uniform 10%: -0.035, 0.9 of its spread). A topic whose
+correction sample is expected to hold fewer than one relevant item, or that the predictions
+give fewer than ``_SMALL_TOPIC`` = 8, takes instead of its measure at the point its expected
+measure under the calibrated model (the mean of ``_DRAWS`` = 32 draws from a fixed seed,
+:meth:`PoolStructure._expected_cells`): it may hold no relevant item at all (and score 0, a
+jump no expansion sees); its variance adds the spread of that measure over the draws. (An
+earlier plug-in form, the ratio of the corrected totals with its gradient at those totals,
+gave intervals 5-6 times the estimate's spread for R@10, nDCG@10 and AP: 1/R at an estimated
+R of a topic with ~25 sampled items; ``benchmarks/README.md``.) The choice depends on the
+pilot and the design only, not on the correction sample.
 
 The ratio measures' macro values are clipped to [0, 1]; P@k is linear in the corrected
-labels, the same in both forms, and left unclipped (hence exactly unbiased).
+labels and left unclipped (hence exactly unbiased).
 
 Calibrated predictor. The items judged with certainty (pi = 1: the pilot slice that every design
 of :func:`sample` judges first) estimate p_i = E[f(y) | a_i] (per automatic grade, optionally
@@ -83,9 +75,10 @@ ridge-penalised logistic fit of f_h(y) on the standardised score, the grade and 
 (grade, group) spreads a pilot of ~100 items thin.
 
 Variance (linearisation): theta~ - theta ~= sum_i (S_i / pi_i - 1) v_i with v_i = sum_h (d theta
-/ d f_h,i) (f_h(y_i) - p_h,i), the gradient taken at the estimated totals (plug-in topics) or at
-the fixed point (linearised topics). So the error is that of a Horvitz-Thompson total of v,
-whose variance is estimated from the sample by the design's formula:
+/ d f_h,i) (f_h(y_i) - p_h,i), the gradient taken at the fixed point and moved by the
+second-order term's own first-order part (the gradient at the estimated point, to first order,
+without dividing by an estimated denominator). So the error is that of a Horvitz-Thompson
+total of v, whose variance is estimated from the sample by the design's formula:
 
 - ``uniform``: simple random sampling without replacement (SRSWOR) of n of N items,
   N^2 (1 - n/N) s_v^2 / n;

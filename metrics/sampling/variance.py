@@ -22,14 +22,17 @@ __all__ = [
 ]
 
 
-def _power(var1: F64, var0: F64, var_diff: F64) -> F64:
+def _power(var1: F64, var0: F64, var_diff: F64, extra: F64 | None = None) -> F64:
     """(M,) the weight lam in [0, 1] of the judge-assisted estimate in lam e1 + (1 - lam) e0
     (e0 the judge-free one on the same sample) that minimises the estimated variance summed over
     runs, from the variances of e1, e0 and e1 - e0 (PPI++ power tuning, Angelopoulos, Duchi and
-    Zrnic 2023): var(lam) = var0 + 2 lam (c - var0) + lam^2 var_diff, c = cov(e1, e0)."""
+    Zrnic 2023): var(lam) = var0 + 2 lam (c - var0) + lam^2 var_diff, c = cov(e1, e0), plus
+    lam ``extra`` (the blend's share of a variance term linear in lam: u1 - u0)."""
     cov10 = (var1 + var0 - var_diff) / 2.0
+    lin = 0.0 if extra is None else extra / 2.0
     ok = var_diff > 1e-15 * np.maximum(var1 + var0, 1e-300)
-    lam = np.where(ok, (var0 - cov10) / np.where(ok, var_diff, 1.0), 1.0)
+    best = np.where(np.asarray(lin) > 0.0, 0.0, 1.0)  # e1 - e0 without variance: an end
+    lam = np.where(ok, (var0 - cov10 - lin) / np.where(ok, var_diff, 1.0), best)
     return np.asarray(np.clip(lam, 0.0, 1.0), dtype=np.float64)
 
 
