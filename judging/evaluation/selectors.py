@@ -219,8 +219,9 @@ def sampled_design(version: QrelsVersion) -> dict[str, Any] | None:
     sentence = (
         f"Sampled qrels (pool v{design.get('pool')}, {design.get('strategy')}): "
         + "; ".join(parts)
-        + ". xinfAP, infNDCG and iP@k estimate full judging from the sample; the other "
-        "measures read a document not sampled as unjudged, so they are lower bounds."
+        + ". xinfAP, statAP, infNDCG and iP@k estimate full judging from the sample (statAP's "
+        "interval is its sampling error over these topics; the others' are over topics); the "
+        "other measures read a document not sampled as unjudged, so they are lower bounds."
     )
     if awaiting:
         sentence += f" {awaiting} drawn documents are not judged yet (read as not sampled)."

@@ -132,11 +132,12 @@ def register_evaluate(subparsers: Any) -> None:
     p.add_argument(
         "-R",
         "--qrels-format",
-        choices=("qrels", "qrels_jg", "prefs", "qrels_prefs", "sampled"),
+        choices=("qrels", "qrels_jg", "prefs", "qrels_prefs", "sampled", "prels"),
         default="qrels",
         help="sampled: a sample of the pool judged (sample_eval.pl's 'qid iter docid stratum "
         "grade', or trec_eval's 'qid iter docid grade' with -1 for pooled, not sampled; "
         "detected from five columns or an inferred measure such as xinfAP, iP@10); "
+        "prels: the Million Query track's 'topic docid grade method probability', for statAP; "
         "qrels_jg: the second column names a judgment group (trec_eval -R qrels_jg); "
         "prefs: preference judgments (qid jg jsg docno rel_level); qrels_prefs: qrels read as "
         "preferences; both with the prefs_* measures (-m all_prefs)",

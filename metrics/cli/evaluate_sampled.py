@@ -22,7 +22,13 @@ from typing import Any, TextIO
 
 from metrics.evaluation.evaluator import Evaluator
 from metrics.evaluation.results import EvaluationResult
-from metrics.evaluation.sampled import SampledResult, evaluate_sampled, sampled_warnings
+from metrics.evaluation.sampled import (
+    SampledResult,
+    evaluate_prels,
+    evaluate_sampled,
+    sampled_warnings,
+)
+from metrics.io.prels import read_prels
 from metrics.io.sampled import SampledQrels, read_sampled_qrels
 from metrics.measures.names import Measure, UnknownMeasureError, expand_groups, parse_measures
 from metrics.measures.sampled_registry import SAMPLE_EVAL_SET, SampledMeasure, parse_sampled
@@ -48,14 +54,14 @@ def parse_gains(text: str) -> dict[int, int]:
     return out
 
 
-def _first_width(path: str) -> int:
-    """Fields on the first data line of ``path`` (0 if unreadable: the reader will say why)."""
+def _first_fields(path: str) -> list[bytes]:
+    """The first data line of ``path``, split (empty if unreadable: the reader will say why)."""
     from metrics.io.trec import _open_source
 
     try:
         stream, _, closer = _open_source(path, None)
     except OSError:
-        return 0
+        return []
     head = b""
     try:
         while len(head) < 1 << 16 and b"\n" not in head.lstrip():
@@ -69,19 +75,33 @@ def _first_width(path: str) -> int:
     for line in head.splitlines():
         fields = line.split()
         if fields and not fields[0].startswith(b"#"):
-            return len(fields)
-    return 0
+            return fields
+    return []
 
 
 def sampled_asked(args: argparse.Namespace, texts: list[str]) -> bool:
     """Whether this evaluation is on sampled qrels (see the module docstring)."""
-    if args.qrels_format == "sampled" or args.compat == "sample_eval":
+    if args.qrels_format in ("sampled", "prels") or args.compat == "sample_eval":
         return True
     if args.qrels_format != "qrels":
         return False
+    first = _first_fields(args.qrels)
+    if len(first) == 5 and not _is_int(first[4]):
+        raise ValueError(
+            f"{args.qrels}: five fields whose last is not a grade: a Million Query prels file "
+            "(topic docid grade method probability)? Read it with -R prels"
+        )
     if any(_sampled(t, args) for t in expand_groups(texts)):
         return True
-    return _first_width(args.qrels) == 5
+    return len(first) == 5
+
+
+def _is_int(field: bytes) -> bool:
+    try:
+        int(field)
+    except ValueError:
+        return False
+    return True
 
 
 def _sampled(text: str, args: argparse.Namespace) -> list[SampledMeasure] | None:
@@ -123,6 +143,8 @@ def run_sampled(
             "trec_eval reads sampled qrels only for infAP: use --compat sample_eval, or the "
             "honest mode, for the inferred measures"
         )
+    if args.qrels_format == "prels":
+        return _run_prels(args, texts, out, runs)
     qrels = read_sampled_qrels(args.qrels, source=args.qrels, max_problems=100)
     inferred, plain = _split(list(SAMPLE_EVAL_SET) if script else texts or DEFAULT_SAMPLED, args)
     warnings = sampled_warnings(qrels, plain)
@@ -159,6 +181,40 @@ def run_sampled(
     else:
         for tag, res, plain_res in results:
             _write_trec(tag, res, plain_res, out, per_query=args.per_query, label=len(results) > 1)
+    return 0
+
+
+def _run_prels(args: argparse.Namespace, texts: list[str] | None, out: TextIO, runs: Any) -> int:
+    """``-R prels``: statAP per topic and statMAP with the interval of its sampling error."""
+    if args.compat is not None:
+        raise ValueError("-R prels has no --compat form: statAP is printed in our trec lines")
+    wanted = [m.name for m in _split(texts or ["statAP"], args)[0]]
+    others = [t for t in expand_groups(texts or []) if _sampled(t, args) is None]
+    if others or wanted != ["statAP"]:
+        raise UnknownMeasureError(
+            "a prels file gives statAP (statMAP over its topics) only: leave out -m, or -m statAP"
+        )
+    prels = read_prels(args.qrels, source=args.qrels)
+    results: list[tuple[str, SampledResult, EvaluationResult | None]] = [
+        (tag, evaluate_prels(prels, run), None) for tag, run in runs
+    ]
+    for tag, res, _ in results:
+        agg = res.aggregates["statAP"]
+        print(
+            f"# {tag}: statMAP {agg.value:.4f}, 95% interval [{agg.ci_low:.4f}, "
+            f"{agg.ci_high:.4f}] (the sampling error, over its {agg.n_queries} topics with a "
+            "sampled relevant document)",
+            file=sys.stderr,
+        )
+    if args.format == "json":
+        doc = [_json_of(tag, res, None, args.per_query) for tag, res, _ in results]
+        json.dump({"runs": doc}, out, indent=2)
+        out.write("\n")
+    elif args.format == "csv":
+        _write_csv(results, out, per_query=args.per_query)
+    else:
+        for tag, res, _ in results:
+            _write_trec(tag, res, None, out, per_query=args.per_query, label=len(results) > 1)
     return 0
 
 

@@ -9,6 +9,9 @@ the mean, or the sum for counts. Beside each mean, an interval over topics (perc
 or Student t, as :class:`metrics.Evaluator` gives every measure): it says how much the mean would
 move with other topics; it does not hold the sampling error of each topic's inferred value.
 The result names the design (per stratum, pooled and sampled documents over every topic).
+``statAP`` (:mod:`metrics.measures.statap`) reads each document's inclusion probability (on
+sampled qrels, its stratum's sampled share) and its mean, statMAP, carries the interval of its
+sampling error instead (over the topics with a sampled relevant document).
 
 :func:`sampled_warnings` says, for measures of complete qrels asked on sampled qrels, why each
 is biased and which inferred measure to use instead.
@@ -24,14 +27,16 @@ from typing import Any, Literal
 import numpy as np
 
 from metrics.evaluation.results import Aggregate
-from metrics.io.sampled import SampledQrels
+from metrics.io.prels import Prels, PrelsDoc
+from metrics.io.sampled import UNSAMPLED, SampledQrels
 from metrics.io.tables import Run
 from metrics.measures.names import Measure
 from metrics.measures.sample_eval import CUTOFFS, sample_eval
 from metrics.measures.sampled_registry import SampledMeasure, inferred_for, needs_inferred
+from metrics.measures.statap import statap
 from metrics.stats.intervals import bootstrap_ci, t_ci
 
-__all__ = ["SampledResult", "evaluate_sampled", "sampled_warnings"]
+__all__ = ["SampledResult", "evaluate_prels", "evaluate_sampled", "prels_of", "sampled_warnings"]
 
 
 def _num(x: float | None) -> float | None:
@@ -62,7 +67,8 @@ class SampledResult:
             "n_queries": len(self.queries),
             "sampled": {
                 "strata": {s: {"pooled": n, "sampled": k} for s, (n, k) in self.strata.items()},
-                "interval": "over topics; not the sampling error of each topic's value",
+                "interval": "statAP: statMAP's sampling error for these topics; the others: "
+                "over topics, not each topic's sampling error",
             },
             "measures": {m: self.aggregates[m].to_dict() for m in self.measures},
             "warnings": list(self.warnings),
@@ -88,6 +94,8 @@ def evaluate_sampled(
     """The inferred ``measures`` of ``run`` on ``qrels`` (see the module docstring); ``gains``
     maps grades first (``sample_eval.pl -G``)."""
     wanted = list(dict.fromkeys(measures))
+    stat = [m for m in wanted if m.name == "statAP"]
+    wanted = [m for m in wanted if m.name != "statAP"]
     cuts = {m.cutoff for m in wanted if m.cutoff is not None} | set(CUTOFFS)
     got = sample_eval(
         qrels,
@@ -119,15 +127,61 @@ def evaluate_sampled(
                 else t_ci(arr, level=ci_level)
             )
         aggregates[m.name] = Aggregate(mean, lo, hi, ci, arr.size, "macro")
+    if stat:
+        per_query["statAP"], aggregates["statAP"] = _statap(prels_of(qrels), run)
     return SampledResult(
         run=run.tag or "run",
-        measures=[m.name for m in wanted],
+        measures=[m.name for m in wanted] + [m.name for m in stat],
         queries=queries,
         per_query=per_query,
         aggregates=aggregates,
         strata=qrels.totals(),
         ci_method=ci,
         ci_level=ci_level,
+    )
+
+
+STATMAP_CI = "statMAP sampling"  # the interval's name: the sampling error, for these topics
+
+
+def _statap(prels: Prels, run: Run) -> tuple[dict[str, float], Aggregate]:
+    """statAP per topic and statMAP with its 95% interval (the sampling error of the estimate
+    for these topics: :mod:`metrics.measures.statap`)."""
+    got = statap(prels, run)
+    values = {q: t.ap for q, t in got.per_topic.items()}
+    lo, hi = got.interval
+    agg = Aggregate(got.mean, lo, hi, STATMAP_CI if values else None, len(values), "macro")
+    return values, agg
+
+
+def prels_of(qrels: SampledQrels) -> Prels:
+    """Sampled qrels as statAP's input: each document's inclusion probability, the share of its
+    topic's stratum that was sampled (a uniform draw without replacement in each stratum)."""
+    topics: dict[str, dict[str, PrelsDoc]] = {}
+    for qid, docs in qrels.topics.items():
+        rate = {s: (k / n if n else 0.0) for s, (n, k) in qrels.counts(qid).items()}
+        topics[qid] = {
+            d: PrelsDoc(rate[s], None if g == UNSAMPLED else g) for d, (s, g) in docs.items()
+        }
+    return Prels(topics)
+
+
+def evaluate_prels(prels: Prels, run: Run, *, ci_level: float = 0.95) -> SampledResult:
+    """statAP of ``run`` on a Million Query ``prels`` file, with statMAP's interval."""
+    if abs(ci_level - 0.95) > 1e-9:
+        raise ValueError("statMAP's interval is a 95% interval")
+    values, agg = _statap(prels, run)
+    pooled = sum(len(docs) for docs in prels.topics.values())
+    sampled = sum(len(prels.sample(q)) for q in prels.topics)
+    return SampledResult(
+        run=run.tag or "run",
+        measures=["statAP"],
+        queries=list(values),
+        per_query={"statAP": values},
+        aggregates={"statAP": agg},
+        strata={"all": (pooled, sampled)},
+        ci_method=STATMAP_CI,
+        ci_level=0.95,
     )
 
 

@@ -10,7 +10,8 @@ trec_eval's own ``infAP`` (one uniform sample) stays a family of the main regist
 
 An entry (:class:`SampledMeasure`) declares its canonical name (``xinfAP``, ``iP@10``), the name
 ``sample_eval.pl`` prints (``infAP``, ``iP10``), its value's key in
-:class:`~metrics.measures.sample_eval.SampleEval`, whether its summary is a sum (counts) and the
+:class:`~metrics.measures.sample_eval.SampleEval` (``statAP``: :mod:`metrics.measures.statap`,
+from inclusion probabilities), whether its summary is a sum (counts) and the
 families of complete qrels it stands in for (``replaces``: what :func:`inferred_for` names when
 such a measure is asked on sampled qrels). They are not families of the main registry because
 they read the strata, which a :class:`~metrics.measures.ranked.Ranked` does not hold; the names
@@ -99,9 +100,17 @@ SAMPLED_MEASURES: dict[str, SampledMeasure] = _registry(
         "inum_rel", "inum_rel", "inum_rel", "estimated relevant documents", ("NumRel",), count=True
     ),
     SampledMeasure("NumRet", "num_ret", "num_ret", "documents retrieved", count=True),
+    SampledMeasure(
+        "statAP",
+        "statAP",
+        "statAP",
+        "AP estimated from inclusion probabilities (Aslam, Pavlu & Yilmaz 2006), with its "
+        "sampling variance",
+        ("AP",),
+    ),
 )
 # What ``sample_eval.pl -q`` prints, in its order (per topic it prints the first, iP and counts).
-SAMPLE_EVAL_SET: tuple[str, ...] = tuple(SAMPLED_MEASURES)
+SAMPLE_EVAL_SET: tuple[str, ...] = tuple(m for m in SAMPLED_MEASURES if m != "statAP")
 
 _IP = re.compile(r"ip(?:@|_|\.)?(\d+)")
 _IPREC = re.compile(r"iprec@rec(\d*\.?\d+)")  # iprec_at_recall_* is trec_eval's IPrec
@@ -116,6 +125,8 @@ def parse_sampled(text: str, *, script: bool = False) -> list[SampledMeasure] | 
     low = text.strip().lower()
     if low == "sample_eval":
         return [SAMPLED_MEASURES[n] for n in SAMPLE_EVAL_SET]
+    if low == "statmap":
+        return [SAMPLED_MEASURES["statAP"]]
     if low == "ip":
         return [m for m in SAMPLED_MEASURES.values() if m.cutoff is not None]
     if low == "iprec":
@@ -166,9 +177,9 @@ def needs_inferred(measure: Measure) -> bool:
 
 
 def inferred_set(measures: Sequence[Measure]) -> list[SampledMeasure]:
-    """The inferred measures a board of ``measures`` shows on sampled qrels: xinfAP and
+    """The inferred measures a board of ``measures`` shows on sampled qrels: xinfAP, statAP and
     infNDCG always, iP@k for each P@k asked, and the estimated relevant count."""
-    out = [SAMPLED_MEASURES["xinfAP"], SAMPLED_MEASURES["infNDCG"]]
+    out = [SAMPLED_MEASURES[n] for n in ("xinfAP", "statAP", "infNDCG")]
     for m in measures:
         if m.family == "P" and isinstance(m.cutoff, int) and m.rel is None and not m.kwargs:
             out.append(_ip(m.cutoff))

@@ -180,3 +180,27 @@ def test_infap_on_a_real_uniform_sample_equals_trec_eval_per_query(tmp_path, cap
             capsys,
         )
         assert code == 0 and got == want, path.name
+
+
+def test_statap_from_sampled_qrels_and_from_prels_agree(toy, capsys, tmp_path) -> None:
+    """statAP reads each document's inclusion probability: on sampled qrels its stratum's
+    sampled share; written as a prels file and read with -R prels, the same figures."""
+    from metrics.evaluation.sampled import prels_of
+    from metrics.io.prels import write_prels
+
+    q, r = toy
+    prels = prels_of(read_sampled_qrels(q))
+    assert prels.topics["1"]["c"].grade is None  # unsampled stays unknown
+    assert prels.topics["1"]["d"].pi == pytest.approx(2 / 3)  # 2 of stratum 2's 3 sampled
+    path = tmp_path / "toy.prels"
+    with path.open("w") as f:
+        write_prels(prels, f)
+    code, out, err = _run(["evaluate", q, r, "-m", "statAP", "-q"], capsys)
+    assert code == 0
+    code2, out2, err2 = _run(["evaluate", "-R", "prels", str(path), r, "-q"], capsys)
+    assert code2 == 0 and out2 == out
+    assert "statMAP" in err2 and "95% interval" in err2
+    code, _, err = _run(["evaluate", str(path), r], capsys)  # five fields, not sample_eval's
+    assert code == 2 and "-R prels" in err
+    code, _, err = _run(["evaluate", "-R", "prels", str(path), r, "-m", "P@10"], capsys)
+    assert code == 4 and "statAP" in err
