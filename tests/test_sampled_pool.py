@@ -174,5 +174,28 @@ def test_the_bias_analyses_say_they_do_not_apply_to_a_sampled_version(
         lambda: bias_report_request(campaign=campaign, qrels=version),
         lambda: reusability_request(version=version),
     ):
-        with pytest.raises(InvalidInput, match="sampled .* do not apply"):
+        with pytest.raises(InvalidInput, match=r"sampled .* do not apply"):
             ask()
+
+
+def test_sampled_qrels_import_as_a_sampled_version_and_export_the_same_bytes(
+    campaign, admin_user, api_client_for
+) -> None:
+    from judging.workflows.qrels import qrels_imported
+
+    text = "401 0 a 1 2\n401 0 b 2 -1\n401 0 c 2 0\n402 0 d 1 1\n"
+    version = qrels_imported(campaign=campaign, data=text.encode())
+    assert version.design["strategy"] == "imported" and version.design["pool"] is None
+    assert version.design["strata"]["2"] == {"pooled": 2, "judged": 1, "rate": 0.5}
+    r = api_client_for(admin_user).get(f"/api/v1/qrels/{version.pk}/export/")
+    got = b"".join(r.streaming_content) if r.streaming else r.content
+    assert got.decode() == text
+    body = api_client_for(admin_user).get(f"/api/v1/qrels/{version.pk}/").json()
+    assert body["sampled"]["strata"]["1"] == {"pooled": 2, "judged": 2, "rate": 1.0}
+    board = leaderboard(campaign=campaign, version=version, user=admin_user)
+    assert board["sampled"]["sentence"].startswith("Sampled qrels (imported from a file)")
+    # a grade off the campaign's scale names the row; nothing stored
+    from judging.core.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="not on the campaign's scale"):
+        qrels_imported(campaign=campaign, data=b"401 0 a 1 7\n")

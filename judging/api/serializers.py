@@ -437,7 +437,10 @@ class StratumSerializer(serializers.Serializer[Any]):
 
 
 class QrelsDesignSerializer(serializers.Serializer[Any]):
-    pool = serializers.IntegerField(help_text="The sampled pool version it was published from.")
+    pool = serializers.IntegerField(
+        allow_null=True,
+        help_text="The sampled pool version it was published from (null: imported).",
+    )
     strategy = serializers.CharField()
     strata = serializers.DictField(
         child=StratumSerializer(), help_text="Per stratum ('0': judged before or outside the draw)."

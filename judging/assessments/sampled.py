@@ -16,12 +16,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 from judging.assessments.models import QrelsEntry, QrelsVersion
 from judging.campaigns.models import Campaign
+from judging.core import uploads
+from judging.core.errors import InvalidInput
 from judging.pools.models import PoolDocument, PoolVersion
-from metrics.io.sampled import SampledQrels
+from metrics.io.sampled import UNSAMPLED, SampledQrels, read_sampled_qrels
+from metrics.problems import Problem
 
-__all__ = ["SAMPLING_STRATEGIES", "sampled_pool", "sampled_qrels", "sampled_rows"]
+__all__ = [
+    "SAMPLING_STRATEGIES",
+    "sampled_pool",
+    "sampled_qrels",
+    "sampled_read",
+    "sampled_rows",
+]
 
 SAMPLING_STRATEGIES = ("stratified",)
 CERTAIN = "0"
@@ -70,6 +81,60 @@ def sampled_rows(
         "strata": dict(sorted(counts.items())),
         "awaiting": awaiting,
         "judged_outside_sample": outside_sample,
+    }
+    return rows, strata, design
+
+
+def sampled_read(
+    *, campaign: Campaign, data: uploads.Source, source: str = "qrels"
+) -> tuple[list[tuple[str, str, int]], dict[tuple[str, str], str], dict[str, Any]] | None:
+    """An uploaded qrels file in ``sample_eval.pl``'s five columns, validated whole (grades on
+    the campaign's scale, or -1: pooled, not sampled): its rows, strata and design (``pool``
+    None: imported); None when the file is not in that format (four columns: ``qrels_read``)."""
+    what = "the qrels file"
+    upload = uploads.read(
+        data, what=what, limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes, source=source
+    )
+    first = next((ln.split() for ln in upload.data.splitlines() if ln.split()), [])
+    if len(first) != 5:
+        return None
+    with uploads.reading(what):
+        sample = read_sampled_qrels(
+            upload.data,
+            source=upload.name,
+            format="sample_eval",
+            max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
+        )
+    scale = set(campaign.grade_values())
+    bad = [
+        (q, d, g)
+        for q, docs in sample.topics.items()
+        for d, (_, g) in docs.items()
+        if g != UNSAMPLED and scale and g not in scale
+    ]
+    if bad:
+        raise InvalidInput(
+            f"{len(bad)} grade(s) are not on the campaign's scale; nothing was stored",
+            [
+                Problem.at(f"{q} {d}", f"grade {g} is not one of {sorted(scale)}")
+                for q, d, g in bad[:20]
+            ],
+            total=len(bad),
+            source=source,
+        )
+    rows = [(q, d, g) for q, docs in sample.topics.items() for d, (_, g) in docs.items()]
+    strata = {(q, d): s for q, docs in sample.topics.items() for d, (s, _) in docs.items()}
+    counts = {
+        s: {"pooled": n, "judged": k, "rate": k / n if n else None}
+        for s, (n, k) in sample.totals().items()
+    }
+    design = {
+        "pool": None,
+        "strategy": "imported",
+        "params": {},
+        "strata": counts,
+        "awaiting": 0,
+        "judged_outside_sample": 0,
     }
     return rows, strata, design
 

@@ -100,12 +100,26 @@ def qrels_import(
 
     Every qrels topic must be a campaign topic and every grade one of the campaign's scale, or
     negative (pooled but unjudged; kept as given). Validated whole first; on any problem
-    nothing is stored.
+    nothing is stored. A file in ``sample_eval.pl``'s five columns (``topic 0 docid stratum
+    grade``) is stored as a sampled version (``assessments.sampled.sampled_read``).
     """
-    table, _ = qrels_read(campaign=campaign, data=data, source=source)
+    from judging.assessments.sampled import sampled_read
+
+    strata: dict[tuple[str, str], str] | None = None
+    design: dict[str, Any] | None = None
+    # read once: an uploaded file is a stream
+    limit = settings.POOLJUDGE_UPLOADS.max_upload_bytes
+    upload = uploads.read(data, what="the qrels file", limit=limit, source=source)
+    sampled = sampled_read(campaign=campaign, data=upload.data, source=upload.name)
+    if sampled is not None:  # sample_eval.pl's five columns: a sampled version
+        rows, strata, design = sampled
+        qids = sorted({q for q, _, _ in rows})
+    else:
+        table, _ = qrels_read(campaign=campaign, data=upload.data, source=upload.name)
+        rows = [(q, d, int(g)) for q, judged in table.to_dict().items() for d, g in judged.items()]
+        qids = list(table.qids)
     topic_ids = dict(campaign.topics.values_list("qid", "id"))
-    rows = [(q, d, int(g)) for q, judged in table.to_dict().items() for d, g in judged.items()]
-    unknown = [q for q in table.qids if q not in topic_ids]
+    unknown = [q for q in qids if q not in topic_ids]
     if unknown:
         problems = [
             Problem.at(q, f"topic {q!r} is not in campaign {campaign.name!r}") for q in unknown
@@ -126,6 +140,8 @@ def qrels_import(
             note=note,
             created_by=created_by,
             topic_ids=topic_ids,
+            strata=strata,
+            design=design,
         )
 
 

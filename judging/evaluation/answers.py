@@ -135,7 +135,7 @@ class SampledDesign:
 
     SCHEMA_PARTIAL: ClassVar[bool] = True
 
-    pool: int
+    pool: int | None
     strategy: str
     strata: dict[str, StratumCount]
     awaiting: int

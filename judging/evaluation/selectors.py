@@ -212,12 +212,23 @@ def sampled_design(version: QrelsVersion) -> dict[str, Any] | None:
     strata = design.get("strata", {})
     parts = [
         f"stratum {s}: {c['judged']} of {c['pooled']} judged"
-        + (" (judged before the draw or outside it)" if s == "0" else f" (rate {c['rate']:.0%})")
+        + (
+            " (judged before the draw or outside it)"
+            if s == "0" and design.get("pool") is not None
+            else f" (rate {c['rate']:.0%})"
+            if c.get("rate") is not None
+            else ""
+        )
         for s, c in strata.items()
     ]
     awaiting = design.get("awaiting", 0)
+    source = (
+        f"pool v{design['pool']}, {design.get('strategy')}"
+        if design.get("pool") is not None
+        else "imported from a file"
+    )
     sentence = (
-        f"Sampled qrels (pool v{design.get('pool')}, {design.get('strategy')}): "
+        f"Sampled qrels ({source}): "
         + "; ".join(parts)
         + ". xinfAP, statAP, infNDCG and iP@k estimate full judging from the sample (statAP's "
         "interval is its sampling error over these topics; the others' are over topics); the "
