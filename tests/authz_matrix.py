@@ -61,6 +61,7 @@ ROUTES: dict[str, Route] = {
     "api-adjudications": CAMPAIGN,
     "api-qrels-publish": CAMPAIGN,
     "api-plan": CAMPAIGN,
+    "api-plan-designs": Route({"campaign_id": "campaign"}, ("?budget=10&reps=2",)),
     "api-qrels-diff": Route({"pk": "qrels"}, ("?against=1",)),
     "api-qrels-export": QRELS_PK,
     "api-run-evaluations": RUN_PK,
@@ -278,6 +279,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-adjudications", "POST"): s(401, 403, 403, 403, 403, 201),
     ("api-qrels-publish", "POST"): s(401, 403, 403, 403, 403, 200),  # nothing new: 200
     ("api-plan", "GET"): s(401, 403, 403, 403, 403, 200),
+    # the dataset has one fully judged topic, the forecast needs two: 400 naming the pilot
+    ("api-plan-designs", "GET"): s(401, 403, 403, 403, 403, 400),
     # --- API: quality control (admins) ----------------------------------------------------
     ("api-quality", "GET"): s(401, 403, 403, 403, 403, 200),
     ("api-quality", "PATCH"): s(401, 403, 403, 403, 403, 200),

@@ -65,6 +65,11 @@ urlpatterns = [
         name="api-qrels-publish",
     ),
     path("campaigns/<int:campaign_id>/plan/", plan_views.PlanView.as_view(), name="api-plan"),
+    path(
+        "campaigns/<int:campaign_id>/plan/designs/",
+        plan_views.DesignForecastView.as_view(),
+        name="api-plan-designs",
+    ),
     path("campaigns/<int:campaign_id>/quality/", qv.QualityView.as_view(), name="api-quality"),
     path("campaigns/<int:campaign_id>/gold/", qv.GoldView.as_view(), name="api-gold"),
     path(

@@ -410,6 +410,22 @@ class Evaluation(Group):
         help="How deep the Recall@k curve stored with an evaluation goes at most: the run's "
         "longest ranking, capped at this (k = 1..100 stored one by one, then log-spaced).",
     )
+    design_plan_reps: int = knob(
+        20,
+        env="POOLJUDGE_DESIGN_PLAN_REPS",
+        minimum=1,
+        maximum=500,
+        help="Simulated draws per design of the budget planner's design forecast (`GET "
+        ".../plan/designs/`; `reps=` may ask for fewer); the answer names how many it used.",
+    )
+    design_plan_max_work: int = knob(
+        5_000_000,
+        env="POOLJUDGE_DESIGN_PLAN_MAX_WORK",
+        minimum=1,
+        help="Largest design forecast computed on request: the pilot's retrieved documents "
+        "(runs x topics x run depth, up to 1000) times the draws; about 2 s per million on "
+        "one core. Larger is a `400` naming `reps` (ask for fewer draws) or the pilot.",
+    )
     versus_depth: int = knob(
         20,
         env="POOLJUDGE_VERSUS_DEPTH",

@@ -170,6 +170,46 @@ class LeaderboardAnswer:
     runs: list[BoardRun]
 
 
+# --- the design forecast --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DesignOutcome:
+    """One design simulated at the budget on the pilot (``metrics.evaluation.design_forecast``)."""
+
+    design: str
+    detail: str
+    judged: float
+    tau: float
+    tau_ap: float
+    rmse: float
+    width: float | None
+    coverage: float | None
+    reps: int
+
+
+@dataclass(frozen=True)
+class DesignForecastAnswer:
+    """Depth-k vs stratified vs statAP vs hybrid at a budget, on the campaign's own runs and
+    pilot topics, the recommended one with what it rests on, and the topics a target MAP
+    interval width takes (``difference 0.05``: two runs' mean difference; ``mean 0.05``: one
+    run's MAP)."""
+
+    campaign: int
+    qrels_version: int
+    budget: int
+    pool: int
+    share: float
+    pilot_topics: list[str]
+    runs: int
+    reps: int
+    designs: list[DesignOutcome]
+    recommended: str
+    basis: str
+    sentence: str
+    topics_for_width: dict[str, int]
+
+
 # --- significance -------------------------------------------------------------------------------
 
 

@@ -10,7 +10,10 @@ from django.views.decorators.http import require_POST
 from judging.assessments import planning, quality, selectors
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
+from judging.core.errors import InvalidInput
+from judging.core.params import parse_int
 from judging.core.roles import account
+from judging.evaluation.design_plan import design_forecast
 from judging.pools import selectors as pool_selectors
 from judging.web.access import admin_required
 from judging.web.flash import flash
@@ -20,6 +23,13 @@ from judging.workflows.qrels import qrels_published
 @admin_required
 def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = get_object_or_404(Campaign, pk=campaign_id)
+    forecast, error, budget = None, "", None
+    if request.GET.get("budget"):  # the design forecast at a budget (a read; nothing stored)
+        try:
+            budget = parse_int(request.GET["budget"], "budget", minimum=1)
+            forecast = design_forecast(campaign=campaign, budget=budget)
+        except InvalidInput as exc:
+            error = exc.message
     return render(
         request,
         "manage/progress.html",
@@ -30,6 +40,9 @@ def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "qrels": QrelsVersion.objects.filter(campaign=campaign).latest_first()[:10],
             "quality_alerts": quality.alerts(campaign),
             "plan": planning.budget_plan(campaign),
+            "forecast": forecast,
+            "forecast_error": error,
+            "forecast_budget": budget,
         },
     )
 
