@@ -199,3 +199,23 @@ def test_sampled_qrels_import_as_a_sampled_version_and_export_the_same_bytes(
 
     with pytest.raises(InvalidInput, match="not on the campaign's scale"):
         qrels_imported(campaign=campaign, data=b"401 0 a 1 7\n")
+
+
+def test_a_sampled_board_exports_and_compares_with_its_inferred_measures(
+    campaign, researcher, annotator, admin_user, api_client_for
+) -> None:
+    _sampled_campaign(campaign, researcher)
+    _judge_everything(api_client_for(annotator), campaign)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        qrels_published(campaign=campaign, created_by=admin_user)
+    api = api_client_for(researcher)
+    url = f"/api/v1/campaigns/{campaign.pk}/leaderboard/export/"
+    for fmt in ("csv", "latex", "markdown"):
+        r = api.get(f"{url}?format={fmt}&baseline=runA")
+        assert r.status_code == 200, (fmt, r.content[:300])
+        text = (b"".join(r.streaming_content) if r.streaming else r.content).decode()
+        assert "xinfAP" in text and "statAP" in text, fmt
+    r = api.get(f"/api/v1/campaigns/{campaign.pk}/leaderboard/?sort=xinfAP&order=asc")
+    assert r.status_code == 200 and r.json()["sorted_by"] == "xinfAP"
+    r = api.get(f"/api/v1/campaigns/{campaign.pk}/per-query/?run=runA&measure=xinfAP")
+    assert r.status_code == 200, r.content[:300]

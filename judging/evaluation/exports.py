@@ -14,6 +14,7 @@ from typing import Any
 from judging.core import csvfiles
 from judging.core.errors import InvalidInput
 from metrics.measures.names import parse_measure
+from metrics.measures.sampled_registry import parse_sampled
 from metrics.problems import Problem
 from metrics.stats.multiple import CORRECTIONS
 from metrics.stats.paired import BaselineComparison
@@ -117,8 +118,9 @@ def is_coverage(measure: str) -> bool:
     ranking is: it is never tested against a baseline, marked, or set in bold as the best."""
     try:
         return parse_measure(measure).is_coverage
-    except ValueError:
-        return False
+    except ValueError:  # an inferred measure of a sampled version (inum_rel is coverage)
+        found = parse_sampled(measure)
+        return bool(found and found[0].coverage)
 
 
 def _coverage_note(board: Mapping[str, Any]) -> str:

@@ -365,9 +365,12 @@ def per_query_export_values(
     return {label: v for label, v in out.items() if v}
 
 
-def _stored_measure(measure: str, names: list[str]) -> str:
+def _stored_measure(measure: str, names: list[str], inferred: list[str]) -> str:
     """``measure`` as stored: one of the campaign's measures (per-query values exist only for
-    those), in either naming style; else a 400 naming the known ones."""
+    those), in either naming style, or a sampled version's inferred measure; else a 400 naming
+    the known ones."""
+    if measure in inferred:
+        return measure
     known = {m.name for m in parse_measures(names)}
     try:
         canonical = parse_measure(measure).name
@@ -376,7 +379,11 @@ def _stored_measure(measure: str, names: list[str]) -> str:
     if canonical not in known:
         raise InvalidInput(
             f"measure: {measure[:40]!r} is not one of the campaign's measures",
-            [Problem.at("measure", f"{measure[:40]!r} is not one of {', '.join(names)}")],
+            [
+                Problem.at(
+                    "measure", f"{measure[:40]!r} is not one of {', '.join(inferred + names)}"
+                )
+            ],
         )
     return canonical
 
@@ -397,9 +404,12 @@ def per_query_values(
     names = list(campaign.measures)
     key = measures_key(names)
     chosen = list(runs) if runs is not None else list(campaign.runs.order_by("tag"))
-    canonical = _stored_measure(measure, names) if measure else names[0]
-    # only this measure's per-query values (``result -> per_query -> measure`` in the database):
-    # a stored result holds every measure's, its companions' and the curve's, most of its bytes
+    inferred = board_measures(campaign, version)[: -len(names) or None] if version.design else []
+    canonical = _stored_measure(measure, names, inferred) if measure else names[0]
+    # only this measure's per-query values (``result -> per_query -> measure`` in the database;
+    # an inferred one's under ``result -> sampled``): a stored result holds every measure's,
+    # its companions' and the curve's, most of its bytes
+    where: Any = KeyTransform("sampled", "result") if canonical in inferred else "result"
     evaluations: dict[int, Any] = dict(
         Evaluation.objects.filter(
             qrels=version,
@@ -408,7 +418,7 @@ def per_query_values(
             job__state=JobState.DONE,
             run__in=chosen,
         )
-        .annotate(values=KeyTransform(canonical, KeyTransform("per_query", "result")))
+        .annotate(values=KeyTransform(canonical, KeyTransform("per_query", where)))
         .values_list("run_id", "values")
     )
     per_query: dict[str, dict[str, float]] = {}

@@ -42,7 +42,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class SampledMeasure:
-    """One inferred measure (see the module docstring); ``cutoff`` for ``iP@k``."""
+    """One inferred measure (see the module docstring); ``cutoff`` for ``iP@k``; ``coverage``: it
+    describes the judgments, not a ranking (never tested against a baseline)."""
 
     name: str
     key: str
@@ -51,6 +52,7 @@ class SampledMeasure:
     replaces: tuple[str, ...] = ()
     count: bool = False
     cutoff: int | None = None
+    coverage: bool = False  # it describes the judgments (inum_rel), not a ranking
 
 
 def _ip(k: int) -> SampledMeasure:
@@ -97,7 +99,13 @@ SAMPLED_MEASURES: dict[str, SampledMeasure] = _registry(
         count=True,
     ),
     SampledMeasure(
-        "inum_rel", "inum_rel", "inum_rel", "estimated relevant documents", ("NumRel",), count=True
+        "inum_rel",
+        "inum_rel",
+        "inum_rel",
+        "estimated relevant documents",
+        ("NumRel",),
+        count=True,
+        coverage=True,
     ),
     SampledMeasure("NumRet", "num_ret", "num_ret", "documents retrieved", count=True),
     SampledMeasure(
