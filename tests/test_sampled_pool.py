@@ -219,3 +219,18 @@ def test_a_sampled_board_exports_and_compares_with_its_inferred_measures(
     assert r.status_code == 200 and r.json()["sorted_by"] == "xinfAP"
     r = api.get(f"/api/v1/campaigns/{campaign.pk}/per-query/?run=runA&measure=xinfAP")
     assert r.status_code == 200, r.content[:300]
+    # the run page, the bias page and the significance page of a sampled version answer
+    from judging.campaigns.models import Run
+
+    web = Client()
+    web.force_login(researcher)
+    run = Run.objects.get(campaign=campaign, tag="runA")
+    for path in (
+        f"/runs/{run.pk}/",
+        f"/campaigns/{campaign.pk}/bias/",
+        f"/campaigns/{campaign.pk}/compare/?measure=xinfAP",
+    ):
+        page = web.get(path)
+        assert page.status_code == 200, (path, page.content[:300])
+    bias = web.get(f"/campaigns/{campaign.pk}/bias/").content.decode()
+    assert "do not apply" in bias

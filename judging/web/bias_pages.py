@@ -608,8 +608,9 @@ def _said_before(
 
 def _reusability_section(version: QrelsVersion | None, user: UserLike) -> dict[str, Any] | None:
     """The qrels version's stored reusability report (``evaluation.selectors``), laid out;
-    ``{"state": "missing"}`` when never computed, None without a version."""
-    if version is None:
+    ``{"state": "missing"}`` when never computed, None without a version or on a sampled one
+    (the analysis does not apply: the page says so)."""
+    if version is None or version.design:
         return None
     stored = reusability_report(version, user)
     if stored is None:
