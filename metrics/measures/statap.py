@@ -25,7 +25,9 @@ per-document influence z_d = prec(d) + tail(d) - theta (retrieved; tail(d) = sum
 ranked below d} 1/r_k) or -theta (not retrieved), so
 Var ~ (1/R^2) sum_{relevant d} (1 - pi_d)/pi_d z_d^2, estimated by its Horvitz-Thompson form
 over the sample, (1/R-hat^2) sum_{sampled relevant} (w_d^2 - w_d) z-hat_d^2 with prec, tail and
-theta replaced by their sample estimates. Documents judged with pi = 1 add nothing. Poisson
+theta replaced by their sample estimates; plus the numerator's second-order term, exact for its
+pairwise products w_j w_d / r_d: (1/R-hat^2) sum_{j above d, both sampled relevant retrieved}
+(w_j^2 - w_j)(w_d^2 - w_d) / r_d^2. Documents judged with pi = 1 add nothing. Poisson
 rather than with-replacement because the design is Poisson (the track drew with replacement);
 for a fixed-size design (the stratified ones) it ignores the finite-population term of each
 stratum, which the benchmark's SE / SD column measures.
@@ -118,7 +120,9 @@ def statap_ragged(rank: I64, starts: I64, w: F64, r_hat: F64, q: F64) -> tuple[F
     in_sum = _segment_cumsum(v2 * z * z, starts)[1]
     in_q = _segment_cumsum(v2, starts)[1]
     r2 = np.where(valid, r_hat * r_hat, 1.0)
-    var = (in_sum + theta * theta * (q - in_q)) / r2
+    # the numerator's pairwise term: sum_{j above d} Var(w_j) Var(w_d) / r_d^2, unbiased
+    pairs = _segment_cumsum(v2 / (rank * rank) * (_segment_cumsum(v2, starts)[0] - v2), starts)[1]
+    var = (in_sum + theta * theta * (q - in_q) + pairs) / r2
     bias = -(_segment_cumsum(v2 * z, starts)[1] - theta * (q - in_q)) / r2
     nan = np.full_like(theta, np.nan)
     return np.where(valid, theta, nan), np.where(valid, var, nan), np.where(valid, bias, nan)
