@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from metrics.evaluation.evaluator import Evaluator
 from metrics.evaluation.results import EvaluationResult
 from metrics.evaluation.sampled import (
+    STATMAP_CAVEAT,
     SampledResult,
     evaluate_prels,
     evaluate_sampled,
@@ -165,6 +166,7 @@ def run_sampled(
             ci=None if args.ci == "none" or args.format == "trec" else args.ci,
             ci_level=args.ci_level,
             seed=args.seed,
+            statap_interval=True,
         )
         results.append((tag, res, ev.evaluate(run) if ev is not None else None))
     if script:
@@ -201,9 +203,8 @@ def _run_prels(args: argparse.Namespace, texts: list[str] | None, out: TextIO, r
     for tag, res, _ in results:
         agg = res.aggregates["statAP"]
         print(
-            f"# {tag}: statMAP {agg.value:.4f}, 95% interval [{agg.ci_low:.4f}, "
-            f"{agg.ci_high:.4f}] (the sampling error, over its {agg.n_queries} topics with a "
-            "sampled relevant document)",
+            f"# {tag}: statMAP {agg.value:.4f} over its {agg.n_queries} topics with a sampled "
+            f"relevant document, interval [{agg.ci_low:.4f}, {agg.ci_high:.4f}]: {STATMAP_CAVEAT}",
             file=sys.stderr,
         )
     if args.format == "json":

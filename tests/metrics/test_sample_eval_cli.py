@@ -199,7 +199,7 @@ def test_statap_from_sampled_qrels_and_from_prels_agree(toy, capsys, tmp_path) -
     assert code == 0
     code2, out2, err2 = _run(["evaluate", "-R", "prels", str(path), r, "-q"], capsys)
     assert code2 == 0 and out2 == out
-    assert "statMAP" in err2 and "95% interval" in err2
+    assert "statMAP" in err2 and "lower bound on the uncertainty" in err2
     code, _, err = _run(["evaluate", str(path), r], capsys)  # five fields, not sample_eval's
     assert code == 2 and "-R prels" in err
     code, _, err = _run(["evaluate", "-R", "prels", str(path), r, "-m", "P@10"], capsys)
