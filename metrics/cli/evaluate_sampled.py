@@ -155,7 +155,7 @@ def run_sampled(
         )
     for w in warnings:
         print(f"warning: {w}", file=sys.stderr)
-    results: list[tuple[str, SampledResult, EvaluationResult | None]] = []
+    results: Results = []
     ev = _plain_evaluator(args, qrels, plain) if plain else None
     for tag, run in runs:
         res = evaluate_sampled(
@@ -174,6 +174,15 @@ def run_sampled(
             _write_script(res, out, per_query=args.per_query)
         return 0
     _say_design(qrels)
+    _write(args, results, out)
+    return 0
+
+
+Results = list[tuple[str, SampledResult, EvaluationResult | None]]
+
+
+def _write(args: argparse.Namespace, results: Results, out: TextIO) -> None:
+    """The results in ``--format``: json, csv, or our trec lines."""
     if args.format == "json":
         doc = [_json_of(tag, res, plain_res, args.per_query) for tag, res, plain_res in results]
         json.dump({"runs": doc}, out, indent=2)
@@ -183,7 +192,6 @@ def run_sampled(
     else:
         for tag, res, plain_res in results:
             _write_trec(tag, res, plain_res, out, per_query=args.per_query, label=len(results) > 1)
-    return 0
 
 
 def _run_prels(args: argparse.Namespace, texts: list[str] | None, out: TextIO, runs: Any) -> int:
@@ -197,9 +205,7 @@ def _run_prels(args: argparse.Namespace, texts: list[str] | None, out: TextIO, r
             "a prels file gives statAP (statMAP over its topics) only: leave out -m, or -m statAP"
         )
     prels = read_prels(args.qrels, source=args.qrels)
-    results: list[tuple[str, SampledResult, EvaluationResult | None]] = [
-        (tag, evaluate_prels(prels, run), None) for tag, run in runs
-    ]
+    results: Results = [(tag, evaluate_prels(prels, run), None) for tag, run in runs]
     for tag, res, _ in results:
         agg = res.aggregates["statAP"]
         print(
@@ -207,15 +213,7 @@ def _run_prels(args: argparse.Namespace, texts: list[str] | None, out: TextIO, r
             f"relevant document, interval [{agg.ci_low:.4f}, {agg.ci_high:.4f}]: {STATMAP_CAVEAT}",
             file=sys.stderr,
         )
-    if args.format == "json":
-        doc = [_json_of(tag, res, None, args.per_query) for tag, res, _ in results]
-        json.dump({"runs": doc}, out, indent=2)
-        out.write("\n")
-    elif args.format == "csv":
-        _write_csv(results, out, per_query=args.per_query)
-    else:
-        for tag, res, _ in results:
-            _write_trec(tag, res, None, out, per_query=args.per_query, label=len(results) > 1)
+    _write(args, results, out)
     return 0
 
 
