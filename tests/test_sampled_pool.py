@@ -61,7 +61,7 @@ def _sampled_campaign(campaign: Campaign, owner: Any) -> PoolVersion:
 
 
 def _judge_everything(client: Any, campaign: Campaign) -> list[str]:
-    seen = []
+    seen: list[str] = []
     for _ in range(200):
         r = lease(client, campaign)
         if r.status_code == 204:
@@ -109,7 +109,9 @@ def test_a_sampled_campaign_from_pool_to_leaderboard(
     text = b"".join(r.streaming_content) if r.streaming else r.content
     (tmp_path / "q").write_bytes(text)
     sample = read_sampled_qrels(tmp_path / "q")
-    qid, docid = not_drawn.values_list("topic__qid", "docid").first()
+    first = not_drawn.values_list("topic__qid", "docid").first()
+    assert first is not None
+    qid, docid = first
     assert sample.state(qid, docid) is DocState.UNSAMPLED
     assert sample.state("401", "d401-999") is DocState.NOT_POOLED
 
