@@ -35,7 +35,6 @@ from metrics.measures.names import Measure
 from metrics.measures.sample_eval import CUTOFFS, sample_eval
 from metrics.measures.sampled_registry import SampledMeasure, inferred_for, needs_inferred
 from metrics.measures.statap import statap
-from metrics.stats.intervals import bootstrap_ci, t_ci
 
 __all__ = [
     "STATMAP_CAVEAT",
@@ -131,6 +130,8 @@ def evaluate_sampled(
         mean = float(arr.mean()) if arr.size else math.nan
         lo = hi = None
         if ci is not None and arr.size:
+            from metrics.stats.intervals import bootstrap_ci, t_ci  # not for ``evaluate --help``
+
             lo, hi = (
                 bootstrap_ci(arr, level=ci_level, seed=seed)
                 if ci == "bootstrap"
