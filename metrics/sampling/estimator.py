@@ -13,6 +13,7 @@ from metrics.sampling.designs import DESIGNS
 from metrics.sampling.forms import PoolView, _f64, functionals
 from metrics.sampling.gradients import measure_cells, point_gradients
 from metrics.sampling.second_order import second_order
+from metrics.sampling.topic_point import topic_point
 from metrics.sampling.variance import (
     ArrayEstimate,
     _design_covariance,
@@ -26,14 +27,17 @@ if TYPE_CHECKING:
     from metrics.sampling.forms import F64, I64, Bool
 
 
-# a topic whose non-pilot sample is expected to hold fewer relevant items than this is estimated
-# by its expected measure under the calibrated model, corrected (the model-assisted form)
+# a topic is thin when its sample outside the pilot is expected to hold fewer relevant items
+# than this: every topic is linearised at its point, but a thin topic's measure there is its
+# mean over the model's draws (its items not sampled drawn from their rates), not the measure
+# at the fractional rates, and its ratio measures count the draws' spread as variance
 _RICH = 1.0
 
 
-# ... and so is a topic the predictions give fewer relevant items than this: the Jensen gap of a
-# per-topic ratio grows as 1/R, and plugging estimated totals into it was measured 0.04-0.08 low
-# for R@10 on Cranfield (about 3 relevant items a topic) at 30-50% budgets
+# ... and so is a topic whose point holds fewer relevant items than this: the Jensen gap of a
+# per-topic ratio (E[h / R] against E[h] / E[R], and the topic that holds none and scores 0)
+# grows as 1/R, which the expansion's terms do not reach; on Cranfield (about 3 relevant items
+# a topic) R@10 was 0.04-0.08 low without the draws at 30-50% budgets
 _SMALL_TOPIC = 8.0
 
 
@@ -55,6 +59,7 @@ def model_covariance(
     cells: I64,
     full: bool,
     shift: F64 | None = None,
+    point: F64 | None = None,
 ) -> F64:
     """The model-based (co)variance of the estimate: the design's variance of the HT total
     of v_i = g_i . (f(y_i) - p_i) with the realised squared residuals replaced by their
@@ -69,7 +74,8 @@ def model_covariance(
     positive when no sampled item of a thin stratum was relevant, which is when the design
     estimate is smallest. ``shift`` (M, R, n): a part of v_i fixed in the item's cell (a
     power-tuned estimate's judge-free share, :meth:`estimate`), whose square adds to the
-    expectation."""
+    expectation. ``point`` (G, N): the point the residuals are taken from (each topic's,
+    :func:`~metrics.sampling.topic_point.topic_point`), ``Fp`` when not given."""
     n_g, n_m, n_r = grads.shape[:3]
     out = np.zeros((n_m, n_r, n_r)) if full else np.zeros((n_m, n_r))
     items = cols[live]
@@ -77,7 +83,7 @@ def model_covariance(
         return out
     uc, inv = np.unique(cells, return_inverse=True)
     n_c = np.bincount(inv[items], minlength=uc.size).astype(np.float64)
-    r = Fy[:, items] - Fp[:, items]
+    r = Fy[:, items] - (Fp if point is None else point)[:, items]
     first = np.zeros(uc.size, dtype=np.int64)
     first[inv[::-1]] = np.arange(inv.size)[::-1]
     lo = (1.0 / (n_c + 2.0))[:, None]
@@ -145,20 +151,25 @@ def expected_cells(ps: PoolView, Fp: F64, Fy: F64, cols: I64, topics: Bool) -> t
 
 def estimate_pass(
     ps: PoolView, Fp: F64, Fy: F64, p: F64, cols: I64, certain: I64, depth: int
-) -> tuple[F64, F64, F64, int, F64]:
+) -> tuple[F64, F64, F64, int, F64, F64]:
     """One estimate with predictions ``Fp`` (G, N): the values (R, M), the per-item
     linearised errors v (M, R, n) over the sampled items ``cols``, their gradients
     (G, M, R, n), v = sum_h grads_h (f_h(y) - point_h), how many topics were thin (their
     measure the mean over the model's draws, with items not judged with certainty), and the
     model's covariance (M, R, R) of the thin topics' ratio measures over their items not
-    judged."""
+    judged, and the point (G, N) it was linearised at: the pilot's labels, elsewhere ``Fp``
+    moved per topic towards the sample (:func:`~metrics.sampling.topic_point.topic_point`)."""
     n_q = len(ps.topics)
     live = p[cols] < 1.0
-    # every topic is linearised at the point fixed by the pilot (its labels, the predictions
-    # elsewhere); its measure there with the sampled labels in (the thin topics: its mean
-    # over the model's draws), plus the sampled residuals' first- and second-order terms
+    # every topic is linearised at its point (the pilot's labels, the predictions elsewhere,
+    # moved by the topic's shrunk shift towards its sample); its measure there with the
+    # sampled labels in (the thin topics: its mean over the model's draws), plus the sampled
+    # residuals' first- and second-order terms
     point = Fp.copy()
     point[:, certain] = Fy[:, certain]
+    r0 = np.where(live, Fy[:, cols] - point[:, cols], 0.0)[ps.threshold - 1]
+    moved = topic_point(ps, point, Fy, p, cols)
+    point = Fp = moved.point
     pts0, aux0 = measure_cells(ps, point, at_point=True)
     grads = point_gradients(ps, pts0, aux0, cols, depth)
     resid = np.where(live, Fy[:, cols] - point[:, cols], 0.0)
@@ -189,7 +200,19 @@ def estimate_pass(
             for m in range(v.shape[0])
         ]
     )  # (M, R, Q)
-    cells = cells + first * n_q + quad
+    # the point moved with the sample: each sampled item pulled its topic's point towards its
+    # own label, so its residual from the point is too small (a regression estimator's O(1/n)
+    # bias), by about (1 - B_q) times the covariance of the topic's shift D_q (residuals r0
+    # from the calibrated predictions) with the HT total of g_i slope_i: its HT estimate
+    gu = (grads * moved.slope[:, None, None, cols]).sum(axis=0)  # (M, R, n)
+    own = gu * (r0 * (1.0 - p[cols]) * w**2)
+    pulled = np.stack(
+        [
+            np.stack([np.bincount(q_cols, own[m, r], minlength=n_q) for r in range(own.shape[1])])
+            for m in range(own.shape[0])
+        ]
+    )
+    cells = cells + (first + pulled * (1.0 - moved.keep)) * n_q + quad
     value = cells.mean(axis=2).T  # (R, M)
     ratio = np.array([kind != "P" for kind, _ in ps._parsed])
     value[:, ratio] = np.clip(value[:, ratio], 0.0, 1.0)
@@ -199,6 +222,8 @@ def estimate_pass(
     v = grads[0] * resid[0]
     for h in range(1, depth):
         v += grads[h] * resid[h]
+    # ... and the pulled term's own sampling error: an HT total like the first-order term
+    v = v + own * ((1.0 - moved.keep[q_cols]) * p[cols])
     # the ratio measures' thin topics: what the model leaves unknown about their items not
     # judged, which the linear correction cannot see (a ratio is constant along every ray
     # to 0, so a topic with no relevant item at all moves no gradient). P@k is linear: the
@@ -207,7 +232,7 @@ def estimate_pass(
     unknown[ratio] = spread[ratio]
     # a topic judged with certainty throughout is its own point: nothing is left out there
     uncertain = np.bincount(ps.topic_of, p < 1.0, minlength=n_q) > 0
-    return value, v, grads, int((poor & uncertain).sum()), unknown
+    return value, v, grads, int((poor & uncertain).sum()), unknown, Fp
 
 
 def estimate(
@@ -251,7 +276,7 @@ def estimate(
     g_arr = None if groups is None else np.asarray(groups, dtype=np.int64)
     calibrated = calibrate and certain.size > 0
     Fp = _predictor(a, Fa, Fy, certain, g_arr, score) if calibrated else Fa
-    value, v, grads, thin, unknown = estimate_pass(ps, Fp, Fy, p, cols, certain, depth)
+    value, v, grads, thin, unknown, Fp1 = estimate_pass(ps, Fp, Fy, p, cols, certain, depth)
     # power tuning: the same estimate with the judge-free predictor (the pilot's rate per
     # group, what the human sample alone gives), and the weighted average of the two whose
     # estimated variance is least, per measure
@@ -261,7 +286,9 @@ def estimate(
     if power and calibrated:
         F0 = _calibrated(np.zeros_like(a), np.zeros_like(Fa), Fy, certain, g_arr)
         if not np.array_equal(F0, Fp):
-            value0, v0, grads0, thin0, unknown0 = estimate_pass(ps, F0, Fy, p, cols, certain, depth)
+            value0, v0, grads0, thin0, unknown0, F01 = estimate_pass(
+                ps, F0, Fy, p, cols, certain, depth
+            )
             thin = max(thin, thin0)
             var1 = _design_covariance(v, p, cols, s, design, st, False).sum(axis=1)
             var0 = _design_covariance(v0, p, cols, s, design, st, False).sum(axis=1)
@@ -276,7 +303,7 @@ def estimate(
             grads = grads * w[None] + grads0 * (1.0 - w[None])
             # v = grads . (y - p) + (1 - lam) grads0 . (p - p0): the judge-free predictor's
             # offset from the calibrated one, constant in each calibration cell
-            off = Fp[:, cols] - F0[:, cols]
+            off = Fp1[:, cols] - F01[:, cols]
             shift = (1.0 - w) * np.einsum("gmrn,gn->mrn", grads0, off)
             # the blend's share of what the model leaves unknown: at most the weighted
             # average of the two (the variance of a blend is convex in its weight)
@@ -293,8 +320,16 @@ def estimate(
         else:  # the calibration's cells: (automatic grade, group), as one integer
             span = int(g_arr.max()) - int(g_arr.min()) + 1
             cell_of = a * span + (g_arr - int(g_arr.min()))
-        cm = model_covariance(ps, grads, live, Fy, Fp, cols, p, cell_of, covariance, shift)
-        cov = _floored(cov, cm, covariance)
+        cm = model_covariance(
+            ps, grads, live, Fy, Fp, cols, p, cell_of, covariance, shift, point=Fp1
+        )
+        # P@k only: the ratio measures' model variance, independent items at the calibrated
+        # (or moved) rates, was 1.3-1.5 times their estimates' variance under the uniform design
+        # and 2-3 times under the active one on Robust 2003 (P@10: 0.99-1.05), where their
+        # design variance was 0.8-1.3 times it; their thin topics have the model's spread below
+        linear = np.array([kind == "P" for kind, _ in ps._parsed])
+        floored = _floored(cov, cm, covariance)
+        cov = np.where(linear[:, None, None] if covariance else linear[:, None], floored, cov)
     # Student's t at the design variance's degrees of freedom; z where the model's floor
     # set the variance instead (it does not rest on the few sampled residuals)
     var = np.diagonal(cov, axis1=1, axis2=2) if covariance else cov

@@ -39,26 +39,30 @@ corrected values is unbiased for independent inclusions (Poisson sampling) and n
 covariance of order 1/N) for sampling without replacement. Each measure theta = g(totals) is
 estimated per topic, then averaged.
 
-Every topic is linearised at the point fixed by the pilot (its labels, the predictions
-elsewhere): its measure there with the sampled labels in, plus the sampled residuals weighted
-(1/pi_i - 1) along the gradient at that point, plus the second-order term
-(:mod:`metrics.sampling.second_order`): the cross products of the residuals of items not
-judged with certainty, estimated by Horvitz-Thompson over pairs. A topic's relevant items
-depart from the calibrated rates together (the calibration does not see topics), so those
-cross products do not average to 0, and the first-order estimate of a ratio is low by about
-their sum (AP on Robust 2003, uniform 10%: -0.035, 0.9 of its spread). A topic whose
-correction sample is expected to hold fewer than one relevant item, or that the predictions
-give fewer than ``_SMALL_TOPIC`` = 8, takes instead of its measure at the point its expected
-measure under the calibrated model (the mean of ``_DRAWS`` = 32 draws from a fixed seed,
-:meth:`PoolStructure._expected_cells`): it may hold no relevant item at all (and score 0, a
-jump no expansion sees); its variance adds the spread of that measure over the draws. (An
-earlier plug-in form, the ratio of the corrected totals with its gradient at those totals,
-gave intervals 5-6 times the estimate's spread for R@10, nDCG@10 and AP: 1/R at an estimated
-R of a topic with ~25 sampled items; ``benchmarks/README.md``.) The choice depends on the
-pilot and the design only, not on the correction sample.
+Every topic is linearised at its own point: the pilot's labels, and elsewhere the predictions
+moved by one logit offset per topic towards the topic's relevant count estimated from its
+sample, shrunk by empirical Bayes between the two (:mod:`metrics.sampling.topic_point`; the
+calibration does not see topics, and a point whose relevant count is far from the topic's leaves
+the ratio measures biased by terms beyond the second order): its measure there with the sampled
+labels in, plus the sampled residuals weighted (1/pi_i - 1) along the gradient at that point,
+plus the second-order term (:mod:`metrics.sampling.second_order`): the cross products of the
+residuals of items not judged with certainty, estimated by Horvitz-Thompson over pairs. A
+topic's relevant items depart from the calibrated rates together (the calibration does not see
+topics), so those cross products do not average to 0, and the first-order estimate of a ratio is
+low by about their sum. The moved point's own O(1/n) bias (an item pulls the point towards its
+label) is estimated and added back, and its terms join the linearised errors. A topic whose
+correction sample is expected to hold fewer than one relevant item, or that the predictions give
+fewer than ``_SMALL_TOPIC`` = 8, takes instead of its measure at the point its expected measure
+under the calibrated model (the mean of ``_DRAWS`` = 32 draws from a fixed seed,
+:meth:`PoolStructure._expected_cells`): it may hold no relevant item at all (and score 0, a jump
+no expansion sees); its variance adds the spread of that measure over the draws. (An earlier
+plug-in form, the ratio of the corrected totals with its gradient at those totals, gave
+intervals 5-6 times the estimate's spread for R@10, nDCG@10 and AP: 1/R at an estimated R of a
+topic with ~25 sampled items; ``benchmarks/README.md``.) The choice depends on the pilot, the
+design and the topic's moved point.
 
 The ratio measures' macro values are clipped to [0, 1]; P@k is linear in the corrected
-labels and left unclipped (hence exactly unbiased).
+labels and left unclipped (unbiased but for the moved point's O(1/n) term, corrected above).
 
 Calibrated predictor. The items judged with certainty (pi = 1: the pilot slice that every design
 of :func:`sample` judges first) estimate p_i = E[f(y) | a_i] (per automatic grade, optionally
@@ -89,13 +93,15 @@ Variance floor. These design estimates rest on the sampled residuals alone. Wher
 rare relevant items were all missed, its residuals agree, the estimate is near 0, and that is
 exactly when the point estimate is furthest off (Neyman and active designs sample the large
 "judge says 0" stratum thinly).
-Each run's variance is therefore the larger of the design estimate and a model-based one, the
+Each run's P@k variance is therefore the larger of the design estimate and a model-based one, the
 same HT variance with each sampled v_i^2 replaced by its expectation g_i' Sigma_c g_i in the
 item's calibration cell c (automatic grade x group; Sigma_c the cell's residual covariance,
 shrunk to the predictions' Bernoulli covariance with rates kept 1/(n_c + 2) away from 0 and 1;
 :meth:`PoolStructure._model_covariance`). Covariances between runs keep the model's
 correlations, so differences still cancel shared errors. ``estimate(variance_floor=False)``
-gives the design estimate alone (exactly unbiased for P@k).
+gives the design estimate alone (exactly unbiased for P@k). The ratio measures are not
+floored: their model variance (independent items at the moved point's rates) overstates their
+error's variance (``benchmarks/README.md``), and their thin topics add the model's spread.
 
 Power tuning (PPI++, Angelopoulos, Duchi and Zrnic 2023, "PPI++: efficient prediction-powered
 inference"). A weak judge can make the estimate noisier than the human sample alone: its

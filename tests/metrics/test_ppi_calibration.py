@@ -3,7 +3,9 @@
 The reference is the full-judgment value of every run (:meth:`PoolStructure.values`), and the
 spread is the estimate's standard deviation over repeated samples: a calibrated 95% interval
 has a half-width of about 1.96 spreads (issue 32, point 5: the ratio measures' intervals were
-5-6 spreads wide, from a gradient taken at the estimated totals, and AP 0.9 spreads low).
+5-6 spreads wide, from a gradient taken at the estimated totals, and AP 0.9 spreads low; the
+topics' differing relevant shares, which the calibration does not see, left R@10 and AP low
+until each topic's point moved towards its own sample).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ def test_half_width_is_about_two_spreads_and_the_bias_small_for_every_measure():
     # 150 repetitions estimate a spread to about 6%: 1.7-2.4 is calibrated
     assert np.all((ratio > 1.7) & (ratio < 2.4)), ratio
     assert abs(bias[0]) < 0.25, bias  # P@10 is linear: unbiased
-    # the ratio measures: within 0.6 spreads here (topics' relevant shares differ twofold and
-    # the calibration does not see topics; the second-order term takes most of it)
-    assert np.all(np.abs(bias[1:]) < 0.6), bias
+    # the ratio measures: within 0.35 spreads (R@10 +0.02, AP -0.23 here; 0.6 before each
+    # topic's point moved towards its sample: topics' relevant shares differ twofold and the
+    # calibration does not see topics)
+    assert np.all(np.abs(bias[1:]) < 0.35), bias
