@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import sys
 import time
@@ -55,9 +56,7 @@ from metrics import read_qrels, read_run  # noqa: E402
 from metrics.sampling.designs import Design, pilot, sample  # noqa: E402
 from metrics.sampling.structure import PoolStructure  # noqa: E402
 
-DATA = ROOT.parent.parent / "shared" / "data"
-if not DATA.exists():
-    DATA = Path("/work/shared/data")
+DATA = Path(os.environ.get("POOLJUDGE_SHARED_DATA") or ROOT.parent / "shared" / "data")
 MEASURES = ("P@10", "R@10", "nDCG@10", "AP")
 # P(automatic grade | human grade): rows human 0, 1, 2; columns automatic 0, 1, 2
 CONFUSION = np.array([[0.90, 0.08, 0.02], [0.20, 0.60, 0.20], [0.05, 0.25, 0.70]])

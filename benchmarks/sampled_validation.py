@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -72,9 +73,7 @@ from metrics.measures.statap import Z95, statap_ragged  # noqa: E402
 from metrics.pooling.statap_design import ap_prior, inclusion_probabilities  # noqa: E402
 from metrics.stats.rank import kendall_tau_b, tau_ap  # noqa: E402
 
-DATA = ROOT.parent.parent / "shared" / "data"
-if not DATA.exists():
-    DATA = Path("/work/shared/data")
+DATA = Path(os.environ.get("POOLJUDGE_SHARED_DATA") or ROOT.parent / "shared" / "data")
 DEPTH, CUT = 100, 1000
 CHUNK = 20  # repetitions drawn at once (memory: CHUNK x pool items)
 BUDGETS = (0.10, 0.20, 0.30)

@@ -232,7 +232,7 @@ def sampled_design(version: QrelsVersion) -> dict[str, Any] | None:
         + "; ".join(parts)
         + ". xinfAP, statAP, infNDCG and iP@k estimate full judging from the sample (their "
         "intervals are over topics; statAP is shown without one: the interval of its sampling "
-        "error held the full-judgment MAP in only 5-90% of draws in our validation); the other "
+        "error held the full-judgment MAP in only 6-89% of draws in our validation); the other "
         "measures read a document not sampled as unjudged, so they are lower bounds."
     )
     if awaiting:

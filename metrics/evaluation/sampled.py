@@ -158,7 +158,7 @@ STATMAP_CI = "statMAP sampling"  # the interval's name: the sampling error, for 
 # What the validation measured of that interval (benchmarks/sampled_validation.py, README):
 STATMAP_CAVEAT = (
     "statMAP's interval is the sampling error of the estimate for these topics; on Robust 2003 "
-    "and TREC 2011 Medical sampled at 10-30% it held the full-judgment MAP in 5-90% of draws, "
+    "and TREC 2011 Medical sampled at 10-30% it held the full-judgment MAP in 6-89% of draws, "
     "not 95% (its variance is short and its ratio bias does not average out over topics): "
     "read it as a lower bound on the uncertainty"
 )
