@@ -247,16 +247,20 @@ def test_exporting_then_importing_gives_identical_content(
 def test_an_unsorted_file_with_negative_grades_round_trips_losslessly(
     campaign: Campaign, admin_user: Any, api_client_for: Any
 ) -> None:
-    # negative grades mean "pooled, not judged"; the docids sort as text, not numbers
+    # negative grades mean "pooled, not sampled" (a sampled version of one stratum, "1"); the
+    # docids sort as text, not numbers
     original = "403 0 doc10 1\n401 0 doc9 -1\n401 0 doc10 2\n402 0 x 0\n"
     canonical = "401 0 doc10 2\n401 0 doc9 -1\n402 0 x 0\n403 0 doc10 1\n"
+    stored = "401 0 doc10 1 2\n401 0 doc9 1 -1\n402 0 x 1 0\n403 0 doc10 1 1\n"
     v1 = qrels_imported(campaign=campaign, data=original.encode())
-    assert v1.content_hash == hashlib.sha256(canonical.encode()).hexdigest()
+    assert v1.content_hash == hashlib.sha256(stored.encode()).hexdigest()
     admin = api_client_for(admin_user)
-    exported = export_text(admin, v1.pk)
+    assert export_text(admin, v1.pk) == stored
+    exported = export_text(admin, v1.pk, "/?format=trec")
     assert exported == canonical
     v2 = qrels_imported(campaign=campaign, data=exported.encode())
     assert v2.content_hash == v1.content_hash
+    assert qrels_imported(campaign=campaign, data=stored.encode()).content_hash == v1.content_hash
     assert (
         entries(v2.pk)
         == entries(v1.pk)

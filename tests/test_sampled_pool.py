@@ -203,6 +203,69 @@ def test_sampled_qrels_import_as_a_sampled_version_and_export_the_same_bytes(
         qrels_imported(campaign=campaign, data=b"401 0 a 1 7\n")
 
 
+def test_trec_eval_minus_one_qrels_import_as_one_uniform_sample(
+    campaign, admin_user, api_client_for, tmp_path
+) -> None:
+    """A four-column file with -1 (trec_eval's pooled, not sampled) is a sampled version: the
+    -1 rows never sit in a complete version, where AP would read them as non-relevant."""
+    from judging.workflows.qrels import qrels_imported
+
+    text = "401 0 a 2\n401 0 b -1\n401 0 c 0\n402 0 d 1\n402 0 e -1\n"
+    version = qrels_imported(campaign=campaign, data=text.encode())
+    assert version.design["strategy"] == "imported (trec_eval -1)"
+    assert version.design["strata"] == {"1": {"pooled": 5, "judged": 3, "rate": 0.6}}
+    assert set(QrelsEntry.objects.filter(version=version).values_list("stratum", flat=True)) == {
+        "1"
+    }
+    client = api_client_for(admin_user)
+
+    def export(fmt: str | None) -> Any:
+        r = client.get(f"/api/v1/qrels/{version.pk}/export/" + (f"?format={fmt}" if fmt else ""))
+        body = b"".join(r.streaming_content) if r.streaming else r.content
+        return r, body.decode()
+
+    r, got = export("trec")  # the same bytes back in trec_eval's form
+    assert r.status_code == 200 and got == text
+    assert "-trec.txt" not in r["Content-Disposition"]
+    r, got = export(None)  # the default: five columns, the stratum "1"
+    assert got.splitlines()[1] == "401 0 b 1 -1"
+    r, got = export("prels")  # each topic's judged share as pi, -999 where not sampled
+    assert r.status_code == 200 and "-prels.txt" in r["Content-Disposition"]
+    assert got.splitlines() == [
+        "401 a 2 1 0.6666666666666666",
+        "401 b -999 1 0.6666666666666666",
+        "401 c 0 1 0.6666666666666666",
+        "402 d 1 1 0.5",
+        "402 e -999 1 0.5",
+    ]
+    from django.core.management import call_command
+
+    out = tmp_path / "q.prels"
+    call_command("export_qrels", campaign=campaign.name, format="prels", output=str(out))
+    assert out.read_text() == got
+    r, _ = export("excel")
+    assert r.status_code == 400 and "unknown qrels export format 'excel'" in r.json()["detail"]
+    board = leaderboard(campaign=campaign, version=version, user=admin_user)
+    assert "trec_eval's -1 form, one uniform sample" in board["sampled"]["sentence"]
+    assert board["measures"][0] == "xinfAP"
+    # a file without -1 stays a complete version, exported only as TREC qrels
+    complete = qrels_imported(campaign=campaign, data=b"401 0 a 2\n401 0 c 0\n")
+    assert complete.design is None or complete.design == {}
+    r = client.get(f"/api/v1/qrels/{complete.pk}/export/?format=prels")
+    assert r.status_code == 400 and "for a complete version" in r.json()["detail"]
+
+
+def test_a_version_of_several_strata_refuses_trec_eval_s_one_sample_form(
+    campaign, admin_user, api_client_for
+) -> None:
+    from judging.workflows.qrels import qrels_imported
+
+    version = qrels_imported(campaign=campaign, data=b"401 0 a 1 2\n401 0 b 2 -1\n401 0 c 2 0\n")
+    r = api_client_for(admin_user).get(f"/api/v1/qrels/{version.pk}/export/?format=trec")
+    assert r.status_code == 400
+    assert "2 strata" in r.json()["detail"] and "five columns" in r.json()["detail"]
+
+
 def test_a_sampled_board_exports_and_compares_with_its_inferred_measures(
     campaign, researcher, annotator, admin_user, api_client_for
 ) -> None:

@@ -457,7 +457,8 @@ class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
     )
     sampled = serializers.SerializerMethodField(
         help_text="A sampled version's design (its export is sample_eval.pl's five columns, -1: "
-        "pooled, not sampled); null: complete judgments."
+        "pooled, not sampled; ?format=prels or trec for the other forms); null: complete "
+        "judgments."
     )
     kind_label = serializers.CharField(
         read_only=True, help_text="What the grades rest on: human, automatic (judge) or hybrid."

@@ -533,6 +533,15 @@ class QrelsVersionViewSet(
                 description="integrity_check_failed: the rows do not hash to the stored hash",
             ),
         },
+        parameters=[
+            OpenApiParameter(
+                "format",
+                str,
+                description="A sampled version: sample_eval (default: sample_eval.pl's five "
+                "columns), trec (trec_eval's -1 form; one stratum only) or prels (Million Query, "
+                "each document's inclusion probability). A complete version: trec.",
+            )
+        ],
         description="The version in TREC qrels format (qid 0 docid grade), with its sha256 in "
         "X-Content-SHA256 and what its grades rest on in X-Qrels-Kind (human, automatic (judge) "
         "or hybrid (human + judge); an automatic or hybrid file's name says so too). The rows "
@@ -542,13 +551,15 @@ class QrelsVersionViewSet(
     @action(detail=True, methods=["get"])
     def export(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
         version = self.get_object()
+        fmt = request.query_params.get("format") or None
         response = StreamingHttpResponse(
-            qrels_services.qrels_export_lines(version),  # checked against its hash first
+            qrels_services.qrels_export_lines(version, fmt),  # checked against its hash first
             content_type="text/plain",
         )
         kind = "" if version.kind == QrelsKind.HUMAN else f"-{version.kind}"
+        form = f"-{fmt}" if fmt and fmt != "trec" and version.design else ""
         response["Content-Disposition"] = content_disposition(
-            f"{version.campaign.name}-qrels-v{version.number}{kind}.txt"
+            f"{version.campaign.name}-qrels-v{version.number}{kind}{form}.txt"
         )
         response["X-Content-SHA256"] = version.content_hash
         response["X-Qrels-Kind"] = version.kind_label

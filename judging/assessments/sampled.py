@@ -27,11 +27,14 @@ from metrics.io.sampled import UNSAMPLED, SampledQrels, read_sampled_qrels
 from metrics.problems import Problem
 
 __all__ = [
+    "EXPORT_FORMATS",
     "SAMPLING_STRATEGIES",
+    "sampled_export",
     "sampled_pool",
     "sampled_qrels",
     "sampled_read",
     "sampled_rows",
+    "sampled_version_parts",
 ]
 
 SAMPLING_STRATEGIES = ("stratified",)
@@ -122,6 +125,14 @@ def sampled_read(
             total=len(bad),
             source=source,
         )
+    return sampled_version_parts(sample, "imported")
+
+
+def sampled_version_parts(
+    sample: SampledQrels, strategy: str
+) -> tuple[list[tuple[str, str, int]], dict[tuple[str, str], str], dict[str, Any]]:
+    """The rows, strata and design (``pool`` None, per stratum the pooled and judged counts) of
+    a version stored from ``sample``, read from a file."""
     rows = [(q, d, g) for q, docs in sample.topics.items() for d, (_, g) in docs.items()]
     strata = {(q, d): s for q, docs in sample.topics.items() for d, (s, _) in docs.items()}
     counts = {
@@ -130,13 +141,47 @@ def sampled_read(
     }
     design = {
         "pool": None,
-        "strategy": "imported",
+        "strategy": strategy,
         "params": {},
         "strata": counts,
         "awaiting": 0,
         "judged_outside_sample": 0,
     }
     return rows, strata, design
+
+
+EXPORT_FORMATS = {
+    "sample_eval": "sample_eval.pl's five columns, qid 0 docid stratum grade (-1: not sampled)",
+    "trec": "trec_eval's four columns, qid 0 docid grade (-1: not sampled; one stratum only)",
+    "prels": "Million Query prels, qid docid grade method pi (-999: not sampled)",
+}
+
+
+def sampled_export(version: QrelsVersion, fmt: str) -> list[str]:
+    """A sampled version's lines in ``fmt`` (:data:`EXPORT_FORMATS`), topics and documents
+    sorted; ``prels``' inclusion probability is each topic stratum's judged share, as
+    ``sample_eval.pl`` reads the five columns. trec_eval's form is refused for a version of
+    more than one stratum: the strata's rates would be lost and infAP would read one sample."""
+    import io
+
+    from metrics.evaluation.sampled import prels_of
+    from metrics.io.prels import write_prels
+    from metrics.io.sampled import write_sampled_qrels
+
+    sample = sampled_qrels(version)
+    if fmt == "prels":
+        text = io.StringIO()
+        write_prels(prels_of(sample), text)
+        return text.getvalue().splitlines(keepends=True)
+    try:
+        raw = io.BytesIO()
+        write_sampled_qrels(sample, raw, format="trec" if fmt == "trec" else "sample_eval")
+    except ValueError as exc:  # several strata in trec_eval's one-sample form
+        raise InvalidInput(
+            f"qrels version {version.number} cannot be exported as {fmt!r}: {exc}",
+            [Problem.at("format", str(exc))],
+        ) from None
+    return raw.getvalue().decode("utf-8").splitlines(keepends=True)
 
 
 def sampled_qrels(version: QrelsVersion) -> SampledQrels:

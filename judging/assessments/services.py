@@ -99,11 +99,15 @@ def qrels_import(
     """Store a TREC qrels file as the campaign's next qrels version.
 
     Every qrels topic must be a campaign topic and every grade one of the campaign's scale, or
-    negative (pooled but unjudged; kept as given). Validated whole first; on any problem
+    negative (pooled, not sampled: below). Validated whole first; on any problem
     nothing is stored. A file in ``sample_eval.pl``'s five columns (``topic 0 docid stratum
-    grade``) is stored as a sampled version (``assessments.sampled.sampled_read``).
+    grade``) is stored as a sampled version (``assessments.sampled.sampled_read``), and so is a
+    four-column file with a negative grade (trec_eval's -1: pooled, not sampled), as one uniform
+    sample (stratum ``"1"``, grades below -1 read as -1): a -1 is never stored in a complete
+    version, where a measure would read it as judged non-relevant.
     """
-    from judging.assessments.sampled import sampled_read
+    from judging.assessments.sampled import sampled_read, sampled_version_parts
+    from metrics.io.sampled import has_unsampled, sampled_from_qrels
 
     strata: dict[tuple[str, str], str] | None = None
     design: dict[str, Any] | None = None
@@ -116,7 +120,14 @@ def qrels_import(
         qids = sorted({q for q, _, _ in rows})
     else:
         table, _ = qrels_read(campaign=campaign, data=upload.data, source=upload.name)
-        rows = [(q, d, int(g)) for q, judged in table.to_dict().items() for d, g in judged.items()]
+        if has_unsampled(table):  # trec_eval's -1: one uniform sample, kept as one
+            rows, strata, design = sampled_version_parts(
+                sampled_from_qrels(table), "imported (trec_eval -1)"
+            )
+        else:
+            rows = [
+                (q, d, int(g)) for q, judged in table.to_dict().items() for d, g in judged.items()
+            ]
         qids = list(table.qids)
     topic_ids = dict(campaign.topics.values_list("qid", "id"))
     unknown = [q for q in qids if q not in topic_ids]
@@ -236,10 +247,12 @@ def qrels_strata(version: QrelsVersion) -> dict[tuple[str, str], str]:
     return {(q, d): s for q, d, s in rows}
 
 
-def qrels_export_lines(version: QrelsVersion) -> list[str]:
+def qrels_export_lines(version: QrelsVersion, fmt: str | None = None) -> list[str]:
     """The version in TREC qrels format (``qid 0 docid grade``; a sampled version in
     ``sample_eval.pl``'s ``qid 0 docid stratum grade``, -1: pooled, not sampled), sorted by qid
-    and docid, after checking that the lines still hash to the version's stored hash.
+    and docid, after checking that the lines still hash to the version's stored hash. A sampled
+    version also exports as ``fmt`` ``trec`` (trec_eval's -1 form, one stratum only) or
+    ``prels`` (``assessments.sampled.sampled_export``); the hash is over the default form.
 
     Raises ``IntegrityFailure`` (and logs an error) when they do not: the rows were changed
     behind the database's back, and what would be served is not the version it claims to be.
@@ -265,7 +278,23 @@ def qrels_export_lines(version: QrelsVersion) -> list[str]:
             f"{version.content_hash[:12]}; it is not exported. An administrator has been told "
             "(server log)."
         )
-    return lines
+    return lines if fmt is None else _export_as(version, fmt, lines)
+
+
+def _export_as(version: QrelsVersion, fmt: str, lines: list[str]) -> list[str]:
+    from judging.assessments.sampled import EXPORT_FORMATS, sampled_export
+
+    formats = EXPORT_FORMATS if version.design else {"trec": "TREC qrels, qid 0 docid grade"}
+    if fmt not in formats:
+        known = "; ".join(f"{k}: {v}" for k, v in formats.items())
+        kind = "a sampled" if version.design else "a complete"
+        raise InvalidInput(
+            f"unknown qrels export format {fmt!r} for {kind} version (known: {known})",
+            [Problem.at("format", f"{fmt!r} is not one of {sorted(formats)}")],
+        )
+    if not version.design or fmt == "sample_eval":
+        return lines
+    return sampled_export(version, fmt)
 
 
 def consensus(campaign: Campaign) -> dict[tuple[str, str], int]:

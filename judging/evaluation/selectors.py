@@ -226,6 +226,11 @@ def sampled_design(version: QrelsVersion) -> dict[str, Any] | None:
         f"pool v{design['pool']}, {design.get('strategy')}"
         if design.get("pool") is not None
         else "imported from a file"
+        + (
+            " in trec_eval's -1 form, one uniform sample"
+            if design.get("strategy") == "imported (trec_eval -1)"
+            else ""
+        )
     )
     sentence = (
         f"Sampled qrels ({source}): "

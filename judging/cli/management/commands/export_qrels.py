@@ -31,6 +31,12 @@ class Command(BaseCommand):
             "--version", type=int, default=None, help="Version number (default: the latest)."
         )
         parser.add_argument("-o", "--output", default="-", help="File to write (default: stdout).")
+        parser.add_argument(
+            "--format",
+            default=None,
+            help="A sampled version: sample_eval (default), trec (trec_eval's -1 form, one "
+            "stratum only) or prels (each document's inclusion probability).",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         campaign = get_campaign(opts["campaign"])
@@ -40,8 +46,8 @@ class Command(BaseCommand):
         if version is None:
             raise CommandError(f"campaign {campaign.name!r} has no qrels version {opts['version']}")
         try:
-            lines = qrels_export_lines(version)
-        except DomainError as exc:  # the rows no longer hash to the stored hash
+            lines = qrels_export_lines(version, opts["format"])
+        except DomainError as exc:  # the rows no longer hash to the stored hash; a bad format
             raise as_command_error(exc) from None
         if opts["output"] == "-":
             for line in lines:
