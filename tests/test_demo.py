@@ -9,6 +9,7 @@ from django.core.management import call_command
 from judging.campaigns.models import Campaign, Run
 from judging.core.roles import is_admin, is_annotator, is_researcher
 from judging.demo.data import build
+from judging.demo.services import DEMO_CAMPAIGN, DEMO_SAMPLED_CAMPAIGN
 from judging.pools.models import PoolVersion
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ def test_load_demo_creates_users_campaign_and_runs_once(capsys: pytest.CaptureFi
     out = capsys.readouterr().out
     assert "username admin" in out and "password annotator-demo" in out
     assert "Simulated assessors made" in out  # pool v1 was built after commit, then judged
-    campaign = Campaign.objects.get()
+    campaign = Campaign.objects.get(name=DEMO_CAMPAIGN)
     assert campaign.topics.count() == 6
     assert 250 <= campaign.documents.count() <= 500
     runs = Run.objects.filter(campaign=campaign)
@@ -44,8 +45,11 @@ def test_load_demo_creates_users_campaign_and_runs_once(capsys: pytest.CaptureFi
     assert researcher is not None and is_researcher(researcher) and not is_admin(researcher)
     assert annotator is not None and is_annotator(annotator) and not is_researcher(annotator)
 
+    _the_sampled_campaign_shows_inferred_measures(out)
+
+    n_runs = Run.objects.count()
     call_command("load_demo", force=True)
-    assert Campaign.objects.count() == 1 and Run.objects.count() == runs.count()
+    assert Campaign.objects.count() == 2 and Run.objects.count() == n_runs
     assert "already has campaigns" in capsys.readouterr().out
 
 
@@ -70,3 +74,27 @@ def test_the_demo_runs_differ_in_quality() -> None:
         < relevant_retrieved("bm25-baseline")
         < relevant_retrieved("novel-neural")
     )
+
+
+def _the_sampled_campaign_shows_inferred_measures(out: str) -> None:
+    """The second demo campaign: a stratified pool, only its sample judged, sampled qrels v1,
+    a leaderboard of inferred measures."""
+    from judging.assessments.models import QrelsEntry, QrelsVersion
+    from judging.evaluation.selectors import leaderboard
+    from judging.pools.models import PoolDocument
+
+    sampled = Campaign.objects.get(name=DEMO_SAMPLED_CAMPAIGN)
+    assert "published sampled qrels version 1" in out
+    pool = PoolVersion.objects.get(campaign=sampled)
+    assert pool.strategy == "stratified" and pool.state == "built"
+    docs = PoolDocument.objects.filter(version=pool)
+    assert 0 < docs.filter(sampled=True).count() < docs.count()
+    version = QrelsVersion.objects.get(campaign=sampled)
+    assert version.design and version.design["strategy"] == "stratified"
+    unsampled = QrelsEntry.objects.filter(version=version, grade=-1).count()
+    assert unsampled == docs.filter(sampled=False).count()
+    admin = authenticate(username="admin", password="admin-demo")
+    assert admin is not None
+    board = leaderboard(campaign=sampled, version=version, user=admin)
+    assert board["measures"][0] == "xinfAP"
+    assert board["sampled"]["sentence"].startswith("Sampled qrels (pool v1, stratified)")

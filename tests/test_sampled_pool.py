@@ -136,6 +136,8 @@ def test_a_sampled_campaign_from_pool_to_leaderboard(
     page = web.get(f"/campaigns/{campaign.pk}/leaderboard/")
     assert page.status_code == 200
     assert "Sampled qrels (pool v1, stratified)" in page.content.decode()
+    # the version picker counts the judged documents, not the rows (-1 included)
+    assert f"sampled: {drawn.count()} of {docs.count()} pooled judged" in page.content.decode()
 
 
 def test_a_re_pool_keeps_what_was_judged_as_a_certainty_stratum(

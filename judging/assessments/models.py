@@ -143,6 +143,16 @@ class QrelsVersion(models.Model):
         return f"{base}.{self.minor}"
 
     @property
+    def count_label(self) -> str:
+        """``452 judgments``; a sampled version, whose rows include the pooled documents not
+        sampled (-1): ``sampled: 187 of 452 pooled judged``."""
+        if not self.design:
+            return f"{self.num_judgments} judgments"
+        strata = self.design.get("strata", {}).values()
+        judged = sum(int(c.get("judged", 0)) for c in strata)
+        return f"sampled: {judged} of {self.num_judgments} pooled judged"
+
+    @property
     def label(self) -> str:
         """``v3 · human``: the version and the kind of qrels a number rests on (``v4 (1.1) ·
         human`` for a minor version)."""

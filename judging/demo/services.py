@@ -38,6 +38,11 @@ DEMO_HEADLINE = "P@10"
 # the recall the bias report's before/after compares: R@(5 x the report's depth)
 DEMO_RECALL = f"R@{5 * DEMO_POOL_DEPTH}"
 DEMO_MEASURES = ["P@10", "nDCG@10", "R@50", "AP", "RR@10", "Bpref", "Judged@10"]
+# The second demo campaign: the same collection judged from a stratified sample of a depth-20
+# pool (ranks 1-3 of every pooled run all judged, 4-20 three in ten), published as sampled qrels,
+# so that its leaderboard shows the inferred measures (issue 32)
+DEMO_SAMPLED_CAMPAIGN = "Demo: a sampled pool (the same news)"
+DEMO_SAMPLED_STRATA = [[3, 1.0], [20, 0.3]]
 
 
 @dataclass(frozen=True)
@@ -71,28 +76,8 @@ def demo_users_ensure() -> dict[str, Account]:
     return users
 
 
-@transaction.atomic
-def demo_load() -> Campaign | None:
-    """Create the demo users, and the demo campaign if the database has no campaign yet.
-
-    Returns the campaign when it was created, None when the database already had campaigns.
-    """
-    users = demo_users_ensure()
-    if Campaign.objects.exists():
-        return None
-    demo = build()
-    campaign = campaign_create(
-        name=DEMO_CAMPAIGN,
-        pool_depth=DEMO_POOL_DEPTH,
-        overlap=DEMO_OVERLAP,
-        description="A small generated newsroom collection: six topics, a few hundred "
-        "documents and six runs. One run (novel-neural) is not pooled.",
-        guidelines="Judge each news article against the topic: its title, description and "
-        "narrative say what counts. Grade the article, not the source; a short mention "
-        "is partially relevant at most.",
-        created_by=users["admin"],
-    )
-    campaign = campaign_update(campaign=campaign, data={"measures": DEMO_MEASURES})
+def _fill(campaign: Campaign, demo: Any, users: dict[str, Account]) -> None:
+    """The generated collection's topics, documents and runs, into ``campaign``."""
     topics = "\n".join(
         json.dumps(
             {
@@ -120,6 +105,31 @@ def demo_load() -> Campaign | None:
             description=run.description,
             pooled=run.pooled,
         )
+
+
+@transaction.atomic
+def demo_load() -> Campaign | None:
+    """Create the demo users, and the demo campaign if the database has no campaign yet.
+
+    Returns the campaign when it was created, None when the database already had campaigns.
+    """
+    users = demo_users_ensure()
+    if Campaign.objects.exists():
+        return None
+    demo = build()
+    campaign = campaign_create(
+        name=DEMO_CAMPAIGN,
+        pool_depth=DEMO_POOL_DEPTH,
+        overlap=DEMO_OVERLAP,
+        description="A small generated newsroom collection: six topics, a few hundred "
+        "documents and six runs. One run (novel-neural) is not pooled.",
+        guidelines="Judge each news article against the topic: its title, description and "
+        "narrative say what counts. Grade the article, not the source; a short mention "
+        "is partially relevant at most.",
+        created_by=users["admin"],
+    )
+    campaign = campaign_update(campaign=campaign, data={"measures": DEMO_MEASURES})
+    _fill(campaign, demo, users)
     # Pool version 1: depth-10 union of the pooled runs, built when this transaction commits
     # (inline with the embedded default, by a worker when a broker is configured).
     pool_requested(
@@ -276,3 +286,65 @@ def demo_autojudge(campaign: Campaign, pool: Any) -> None:
         seed=1,
         created_by=users["admin"],
     )
+
+
+@transaction.atomic
+def demo_sampled_load() -> Campaign | None:
+    """The sampled demo campaign (DEMO_SAMPLED_CAMPAIGN), with its stratified pool requested
+    (built when this transaction commits); None when it exists already."""
+    users = demo_users_ensure()
+    if Campaign.objects.filter(name=DEMO_SAMPLED_CAMPAIGN).exists():
+        return None
+    campaign = campaign_create(
+        name=DEMO_SAMPLED_CAMPAIGN,
+        pool_depth=20,
+        description="The demo's newsroom collection judged from a sample: ranks 1-3 of every "
+        "pooled run all judged, ranks 4-20 three in ten. Its qrels keep the three states "
+        "(judged, pooled but not sampled, not pooled); the leaderboard shows the inferred "
+        "measures (xinfAP, statAP, infNDCG, iP@10).",
+        guidelines="Judge each news article against the topic, as in the first demo campaign.",
+        created_by=users["admin"],
+    )
+    campaign = campaign_update(campaign=campaign, data={"measures": ["P@10", "AP", "nDCG@10"]})
+    _fill(campaign, build(), users)
+    pool_requested(
+        campaign=campaign,
+        strategy="stratified",
+        params={"strata": DEMO_SAMPLED_STRATA, "seed": 1},
+        requested_by=users["admin"],
+    )
+    return campaign
+
+
+def demo_sampled_judge(campaign: Campaign) -> int:
+    """The first simulated assessor judges the drawn documents of the sampled campaign's pool,
+    and its sampled qrels version 1 is published. Returns the judgments made (0: pool not
+    built yet)."""
+    from judging.assessments.queue import judgment_record, lease_next
+    from judging.pools.models import PoolState, PoolVersion
+
+    pool = PoolVersion.objects.filter(campaign=campaign, number=1).first()
+    if pool is None or pool.state != PoolState.BUILT:
+        return 0
+    truth = build().truth
+    users = demo_users_ensure()
+    assessor, _ = get_user_model().objects.get_or_create(username=SIMULATED_ASSESSORS[0])
+    assessor.set_unusable_password()
+    assessor.save()
+    grant(assessor, ANNOTATOR)
+    made = 0
+    while (lease := lease_next(campaign=campaign, annotator=assessor)) is not None:
+        qid, docid = lease.slot.topic.qid, lease.slot.docid
+        judgment_record(
+            lease_id=lease.pk,
+            annotator=assessor,
+            grade=truth[qid].get(docid, 0),
+            active_seconds=8.0 + zlib.crc32(docid.encode()) % 20,
+        )
+        made += 1
+    qrels_published(
+        campaign=campaign,
+        note="The stratified sample of pool v1, judged by a simulated assessor.",
+        created_by=users["admin"],
+    )
+    return made

@@ -5,7 +5,13 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judging.demo.services import DEMO_USERS, demo_judge, demo_load
+from judging.demo.services import (
+    DEMO_USERS,
+    demo_judge,
+    demo_load,
+    demo_sampled_judge,
+    demo_sampled_load,
+)
 
 
 class Command(BaseCommand):
@@ -39,6 +45,18 @@ class Command(BaseCommand):
                 self.stdout.write(
                     "Pool version 1 is not built yet (a Celery worker builds it); "
                     "judge it in the browser when it is."
+                )
+            sampled = demo_sampled_load()
+            if sampled is not None:
+                made = demo_sampled_judge(sampled)
+                self.stdout.write(
+                    f"Loaded the sampled demo campaign {sampled.name!r}"
+                    + (
+                        f": a simulated assessor judged the {made} sampled documents of its "
+                        "stratified pool and published sampled qrels version 1."
+                        if made
+                        else " (its stratified pool is not built yet: a Celery worker builds it)."
+                    )
                 )
         self.stdout.write("Demo users (local use only):")
         for u in DEMO_USERS:
