@@ -136,6 +136,17 @@ def test_a_sampled_campaign_from_pool_to_leaderboard(
     page = web.get(f"/campaigns/{campaign.pk}/leaderboard/")
     assert page.status_code == 200
     assert "Sampled qrels (pool v1, stratified)" in page.content.decode()
+    # a run outside the pool is marked on the inferred measures too
+    from judging.campaigns.models import Run
+
+    novel = {q: {f"d{q}-{i}": 10.0 - i for i in range(1, 8)} for q in TOPICS}
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        run_submitted(campaign=campaign, owner=researcher, tag="late", results=novel, pooled=False)
+    page = web.get(f"/campaigns/{campaign.pk}/leaderboard/?qrels={version.number}")
+    html = page.content.decode()
+    late = html[html.index(">late<") :].split("</tr>")[0]
+    assert Run.objects.get(tag="late").pooled is False
+    assert late.count("outside-pool") >= 5, late  # xinfAP, statAP, infNDCG, iP@10, inum_rel
     # the version picker counts the judged documents, not the rows (-1 included)
     assert f"sampled: {drawn.count()} of {docs.count()} pooled judged" in page.content.decode()
 

@@ -173,6 +173,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
     base = _board_params(version, query, details="1" if details else "")
     measures = board["measures"]
     digits = 2
+    sampled = bool(board.get("sampled"))
     for row in board["runs"]:
         # marked: a score that counts unjudged documents as not relevant, of a run scored
         # against a pool it did not help build (not pooled, or unjudged within its depth)
@@ -191,7 +192,10 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
                 tip.append(f"95% CI [{e['ci_low']:.4f}, {e['ci_high']:.4f}]")
             if judged is not None:
                 tip.append(f"judged {judged:.2f}")
-            if outside and judged is not None and judged < 1.0:
+            # an inferred measure (a sampled version's: no Judged@k) estimates judging the whole
+            # pool; what a run outside the pool retrieved beyond it counts as not relevant
+            marked = outside and (judged < 1.0 if judged is not None else sampled)
+            if marked:
                 tip.append(
                     f"scored against a pool it did not help build: {row['pool_standing']['why']}"
                 )
@@ -206,7 +210,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
                     "ceiling": ceiling,
                     "judged": judged,
                     "upper": upper,
-                    "outside_pool": outside and judged is not None and judged < 1.0,
+                    "outside_pool": marked,
                     "title": " · ".join(tip),
                 }
             )
