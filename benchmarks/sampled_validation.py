@@ -68,6 +68,7 @@ from _runs import read_runs  # noqa: E402
 from ppi_coverage import CONFUSION, simulated_judge  # noqa: E402
 
 from metrics import Evaluator, Qrels, read_qrels  # noqa: E402
+from metrics.measures.ebap import eb_counts, ebap_from_statap  # noqa: E402
 from metrics.measures.sample_eval import EPS_REL, EPS_SAMPLED, _ideal_dcg  # noqa: E402
 from metrics.measures.statap import Z95, statap_ragged  # noqa: E402
 from metrics.pooling.statap_design import ap_prior, inclusion_probabilities  # noqa: E402
@@ -434,10 +435,12 @@ def run_collection(d: Data, reps: int, boot: int, boot_reps: int, ppi_reps: int,
             label = f"{sname} (" + ", ".join(f"{r:.1%}" for r in rates) + ")"
             xa = accs.setdefault(f"{label} xinfAP", Acc())
             sa = _statap_accs(accs, label)
+            ea = accs.setdefault(f"{label} ebAP", Acc())
             for first in range(0, reps, CHUNK):
                 n = min(CHUNK, reps - first)
                 draws = stratified_draw(rng, group, m.astype(np.int64), n)
                 s_ap, s_var, s_bias = statap_batch(d, draws, pi)
+                e_ap, e_var = ebap_batch(d, draws, pi, group, m, sizes, s_ap, s_var)
                 for j in range(n):
                     mult = draws[j].astype(float)
                     ap, nd = xinf(d, mult, stratum, len(depths))
@@ -456,6 +459,7 @@ def run_collection(d: Data, reps: int, boot: int, boot_reps: int, ppi_reps: int,
                         )
                         xa.interval(d, lo, hi)
                     _statap_rep(d, sa, s_ap[j], s_var[j], s_bias[j], float(mult.sum()))
+                    _mean_interval(d, ea, e_ap[j], e_var[j], float(mult.sum()))
         # statAP's own design: AP-prior Poisson sampling
         pi = statap_pi(d, share)
         sa = _statap_accs(accs, "statAP design (AP prior)")
@@ -504,6 +508,40 @@ def _boot(d, rng, drawn, group, sizes, stratum, n_strata, boot, centre):
         bs[b] = xinf(d, mult, stratum, n_strata)[0].mean(axis=1)
     half = Z95 * bs.std(axis=0, ddof=1)
     return centre - half, centre + half
+
+
+def ebap_batch(d: Data, sampled, pi, group, m, sizes, s_ap, s_var):
+    """ebAP and its variance for every (rep, run, topic) of a stratified draw
+    (:mod:`metrics.measures.ebap`), from statAP's."""
+    T = len(d.topics)
+    rel = d.item_grade > 0
+    n_groups = sizes.size
+    k = (
+        np.stack([np.bincount(group, weights=s & rel, minlength=n_groups) for s in sampled])
+        .reshape(len(sampled), T, -1)
+        .astype(float)
+    )
+    shape = k.shape
+    r_tilde, var_u = eb_counts(
+        k,
+        np.broadcast_to(m.reshape(T, -1), shape).astype(float),
+        np.broadcast_to(sizes.reshape(T, -1), shape).astype(float),
+    )
+    w = np.where(sampled & rel, 1.0 / pi, 0.0)
+    r_hat = np.stack([np.bincount(d.item_topic, weights=x, minlength=T) for x in w])
+    ap = np.where(r_hat[:, None, :] > 0, s_ap, np.nan)  # statap_batch wrote 0 there
+    return ebap_from_statap(
+        ap, s_var, r_hat[:, None, :].astype(float), r_tilde[:, None, :], var_u[:, None, :]
+    )
+
+
+def _mean_interval(d: Data, acc: Acc, ap, var, size: float) -> None:
+    """MAP over the topics and its 95% interval, clipped to [0, 1], from per-topic variances."""
+    T = len(d.topics)
+    m = ap.mean(axis=1)
+    half = Z95 * np.sqrt(np.maximum(var.sum(axis=1), 0.0)) / T
+    acc.add(d, m, None, size)
+    acc.interval(d, np.maximum(m - half, 0.0), np.minimum(m + half, 1.0))
 
 
 def _statap_accs(accs: dict[str, Acc], label: str) -> tuple[Acc, Acc]:

@@ -116,9 +116,12 @@ def test_a_sampled_campaign_from_pool_to_leaderboard(
     assert sample.state("401", "d401-999") is DocState.NOT_POOLED
 
     board = leaderboard(campaign=campaign, version=version, user=admin_user)
-    assert board["measures"][:5] == ["xinfAP", "statAP", "infNDCG", "iP@10", "inum_rel"]
+    assert board["measures"][:6] == ["xinfAP", "statAP", "ebAP", "infNDCG", "iP@10", "inum_rel"]
     stat = next(r for r in board["runs"] if r["run"] == "runA")["measures"]["statAP"]
     assert stat["ci_low"] is None and "shown without one" in board["sampled"]["sentence"]
+    eb = next(r for r in board["runs"] if r["run"] == "runA")["measures"]["ebAP"]
+    assert eb["ci_low"] <= eb["value"] <= eb["ci_high"]
+    assert "ebAP's interval" in board["sampled"]["sentence"]
     assert "Sampled qrels (pool v1, stratified)" in board["sampled"]["sentence"]
     assert "lower bounds" in board["sampled"]["sentence"]
     row = next(r for r in board["runs"] if r["run"] == "runA")
@@ -146,7 +149,7 @@ def test_a_sampled_campaign_from_pool_to_leaderboard(
     html = page.content.decode()
     late = html[html.index(">late<") :].split("</tr>")[0]
     assert Run.objects.get(tag="late").pooled is False
-    assert late.count("outside-pool") >= 5, late  # xinfAP, statAP, infNDCG, iP@10, inum_rel
+    assert late.count("outside-pool") >= 6, late  # xinfAP, statAP, ebAP, infNDCG, iP@10, inum_rel
     # the version picker counts the judged documents, not the rows (-1 included)
     assert f"sampled: {drawn.count()} of {docs.count()} pooled judged" in page.content.decode()
 

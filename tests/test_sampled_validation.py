@@ -73,6 +73,15 @@ def test_the_vectorised_estimators_are_the_librarys(bench: Any, robust: Any) -> 
         np.testing.assert_allclose(s_ap[1, r], [got.per_topic[q].ap for q in d.topics], atol=1e-12)
         var = [got.per_topic[q].variance for q in d.topics]
         np.testing.assert_allclose(s_var[1, r], var, rtol=1e-9, atol=1e-15)
+    # ebAP: the benchmark's vectorised form is the library's on the same sample
+    from metrics.measures.ebap import ebap
+
+    e_ap, e_var = bench.ebap_batch(d, draws, pi, group, m, sizes, s_ap, s_var)
+    for r in (0, 7):
+        got_eb = ebap(SampledQrels(topics), d.runs[d.tags[r]])
+        np.testing.assert_allclose(e_ap[0, r], [got_eb.per_topic[q] for q in d.topics], atol=1e-12)
+        want_var = [got_eb.variance[q] for q in d.topics]
+        np.testing.assert_allclose(e_var[0, r], want_var, rtol=1e-9, atol=1e-15)
 
 
 def test_depth_100_at_the_whole_budget_is_the_frames_full_ranking(bench: Any, robust: Any) -> None:
@@ -100,4 +109,5 @@ def test_the_quick_run_prints_every_design(bench: Any) -> None:
     text = out.getvalue()
     for name in ("depth-", "strat A", "strat B", "statAP design", "PPI, no judge", "simulated"):
         assert name in text
-    assert text.count("| Robust 2003 |") == 3 * 11
+    assert "ebAP" in text
+    assert text.count("| Robust 2003 |") == 3 * 13

@@ -301,7 +301,7 @@ def demo_sampled_load() -> Campaign | None:
         description="The demo's newsroom collection judged from a sample: ranks 1-3 of every "
         "pooled run all judged, ranks 4-20 three in ten. Its qrels keep the three states "
         "(judged, pooled but not sampled, not pooled); the leaderboard shows the inferred "
-        "measures (xinfAP, statAP, infNDCG, iP@10).",
+        "measures (xinfAP, statAP, ebAP, infNDCG, iP@10).",
         guidelines="Judge each news article against the topic, as in the first demo campaign.",
         created_by=users["admin"],
     )

@@ -34,11 +34,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, NamedTuple
 
-from metrics.io.sampled import DocState
+from metrics.io.sampled import UNSAMPLED, DocState, SampledQrels
 from metrics.io.trec import Source, _open_source
 from metrics.problems import InvalidInput, Problems
 
-__all__ = ["Prels", "PrelsDoc", "read_prels", "write_prels"]
+__all__ = ["Prels", "PrelsDoc", "prels_of", "read_prels", "write_prels"]
 
 NOT_SAMPLED = (-999, -1)
 MTC_METHODS = (0, 2)  # the script's "collision": read with probability 1
@@ -151,3 +151,15 @@ def write_prels(prels: Prels, out: IO[str]) -> None:
             grade = -999 if doc.grade is None else doc.grade
             pi = "NA" if doc.pi is None else repr(doc.pi)
             out.write(f"{qid} {docid} {grade} {doc.method} {pi}\n")
+
+
+def prels_of(qrels: SampledQrels) -> Prels:
+    """Sampled qrels as statAP's input: each document's inclusion probability, the share of its
+    topic's stratum that was sampled (a uniform draw without replacement in each stratum)."""
+    topics: dict[str, dict[str, PrelsDoc]] = {}
+    for qid, docs in qrels.topics.items():
+        rate = {s: (k / n if n else 0.0) for s, (n, k) in qrels.counts(qid).items()}
+        topics[qid] = {
+            d: PrelsDoc(rate[s], None if g == UNSAMPLED else g) for d, (s, g) in docs.items()
+        }
+    return Prels(topics)

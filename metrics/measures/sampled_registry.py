@@ -10,14 +10,14 @@ trec_eval's own ``infAP`` (one uniform sample) stays a family of the main regist
 
 An entry (:class:`SampledMeasure`) declares its canonical name (``xinfAP``, ``iP@10``), the name
 ``sample_eval.pl`` prints (``infAP``, ``iP10``), its value's key in
-:class:`~metrics.measures.sample_eval.SampleEval` (``statAP``: :mod:`metrics.measures.statap`,
-from inclusion probabilities), whether its summary is a sum (counts) and the
-families of complete qrels it stands in for (``replaces``: what :func:`inferred_for` names when
-such a measure is asked on sampled qrels). They are not families of the main registry because
-they read the strata, which a :class:`~metrics.measures.ranked.Ranked` does not hold; the names
-are disjoint from the main registry's (checked on import), and :func:`parse_sampled` reads ours
-and the script's spellings. ``iP@k`` takes any cutoff; ``iprec@rec`` the script's 11 levels.
-"""
+:class:`~metrics.measures.sample_eval.SampleEval` (``statAP``: :mod:`metrics.measures.statap`, from
+inclusion probabilities; ``ebAP``: :mod:`metrics.measures.ebap`), whether its summary is a sum
+(counts) and the families of complete qrels it stands in for (``replaces``: what
+:func:`inferred_for` names when such a measure is asked on sampled qrels). They are not families of
+the main registry because they read the strata, which a :class:`~metrics.measures.ranked.Ranked`
+does not hold; the names are disjoint from the main registry's (checked on import), and
+:func:`parse_sampled` reads ours and the script's spellings. ``iP@k`` takes any cutoff;
+``iprec@rec`` the script's 11 levels."""
 
 from __future__ import annotations
 
@@ -116,9 +116,17 @@ SAMPLED_MEASURES: dict[str, SampledMeasure] = _registry(
         "sampling variance",
         ("AP",),
     ),
+    SampledMeasure(
+        "ebAP",
+        "ebAP",
+        "ebAP",
+        "AP from a stratified sample, its relevant count estimated by empirical Bayes, with an "
+        "interval for the full-judgment MAP (metrics.measures.ebap)",
+        ("AP",),
+    ),
 )
 # What ``sample_eval.pl -q`` prints, in its order (per topic it prints the first, iP and counts).
-SAMPLE_EVAL_SET: tuple[str, ...] = tuple(m for m in SAMPLED_MEASURES if m != "statAP")
+SAMPLE_EVAL_SET: tuple[str, ...] = tuple(m for m in SAMPLED_MEASURES if m not in ("statAP", "ebAP"))
 
 _IP = re.compile(r"ip(?:@|_|\.)?(\d+)")
 _IPREC = re.compile(r"iprec@rec(\d*\.?\d+)")  # iprec_at_recall_* is trec_eval's IPrec
@@ -135,6 +143,8 @@ def parse_sampled(text: str, *, script: bool = False) -> list[SampledMeasure] | 
         return [SAMPLED_MEASURES[n] for n in SAMPLE_EVAL_SET]
     if low == "statmap":
         return [SAMPLED_MEASURES["statAP"]]
+    if low == "ebmap":
+        return [SAMPLED_MEASURES["ebAP"]]
     if low == "ip":
         return [m for m in SAMPLED_MEASURES.values() if m.cutoff is not None]
     if low == "iprec":
@@ -185,9 +195,9 @@ def needs_inferred(measure: Measure) -> bool:
 
 
 def inferred_set(measures: Sequence[Measure]) -> list[SampledMeasure]:
-    """The inferred measures a board of ``measures`` shows on sampled qrels: xinfAP, statAP and
-    infNDCG always, iP@k for each P@k asked, and the estimated relevant count."""
-    out = [SAMPLED_MEASURES[n] for n in ("xinfAP", "statAP", "infNDCG")]
+    """The inferred measures a board of ``measures`` shows on sampled qrels: xinfAP, statAP,
+    ebAP and infNDCG always, iP@k for each P@k asked, and the estimated relevant count."""
+    out = [SAMPLED_MEASURES[n] for n in ("xinfAP", "statAP", "ebAP", "infNDCG")]
     for m in measures:
         if m.family == "P" and isinstance(m.cutoff, int) and m.rel is None and not m.kwargs:
             out.append(_ip(m.cutoff))
