@@ -37,7 +37,7 @@ from metrics.measures.ebap import ebap
 from metrics.measures.names import Measure
 from metrics.measures.sample_eval import CUTOFFS, sample_eval
 from metrics.measures.sampled_registry import SampledMeasure, inferred_for, needs_inferred
-from metrics.measures.statap import statap
+from metrics.measures.statap import StatMAP, statap
 
 __all__ = [
     "EBMAP_CI",
@@ -146,12 +146,13 @@ def evaluate_sampled(
                 else t_ci(arr, level=ci_level)
             )
         aggregates[m.name] = Aggregate(mean, lo, hi, ci, arr.size, "macro")
-    if stat:
-        per_query["statAP"], aggregates["statAP"] = _statap(
-            prels_of(qrels), run, interval=statap_interval
+    got_stat = statap(prels_of(qrels), run) if stat or eb else None  # once for both
+    if stat and got_stat is not None:
+        per_query["statAP"], aggregates["statAP"] = _statap_summary(
+            got_stat, interval=statap_interval
         )
     if eb:
-        got_eb = ebap(qrels, run)
+        got_eb = ebap(qrels, run, stat=got_stat)
         per_query["ebAP"] = got_eb.per_topic
         lo, hi = got_eb.interval
         aggregates["ebAP"] = Aggregate(
@@ -188,11 +189,10 @@ STATMAP_CAVEAT = (
 )
 
 
-def _statap(prels: Prels, run: Run, *, interval: bool) -> tuple[dict[str, float], Aggregate]:
+def _statap_summary(got: StatMAP, *, interval: bool) -> tuple[dict[str, float], Aggregate]:
     """statAP per topic and statMAP, with its interval (the sampling error of the estimate for
     these topics: :mod:`metrics.measures.statap`) only when ``interval``: the validation found
     it far short of 95% (:data:`STATMAP_CAVEAT`), so a board does not show it."""
-    got = statap(prels, run)
     values = {q: t.ap for q, t in got.per_topic.items()}
     lo, hi = got.interval if interval and values else (None, None)
     method = STATMAP_CI if interval and values else None
@@ -203,7 +203,7 @@ def evaluate_prels(prels: Prels, run: Run, *, ci_level: float = 0.95) -> Sampled
     """statAP of ``run`` on a Million Query ``prels`` file, with statMAP's interval."""
     if abs(ci_level - 0.95) > 1e-9:
         raise ValueError("statMAP's interval is a 95% interval")
-    values, agg = _statap(prels, run, interval=True)
+    values, agg = _statap_summary(statap(prels, run), interval=True)
     pooled = sum(len(docs) for docs in prels.topics.values())
     sampled = sum(len(prels.sample(q)) for q in prels.topics)
     return SampledResult(

@@ -54,6 +54,7 @@ import numpy.typing as npt
 from metrics.io.prels import prels_of
 from metrics.io.sampled import UNSAMPLED, SampledQrels
 from metrics.io.tables import Run
+from metrics.measures.statap import StatMAP, statap
 
 __all__ = ["A_PRIOR", "EbMAP", "eb_counts", "ebap", "ebap_from_statap"]
 
@@ -117,21 +118,20 @@ def _strata_counts(qrels: SampledQrels) -> tuple[list[str], F64, F64, F64]:
     return topics, k, n, big_n
 
 
-def ebap(qrels: SampledQrels, run: Run) -> EbMAP:
+def ebap(qrels: SampledQrels, run: Run, *, stat: StatMAP | None = None) -> EbMAP:
     """ebAP of ``run`` on the topics of ``qrels`` it answered (0 where its sample holds no
     relevant document) and ebMAP with its 95% interval; the strata's rates are over every
-    topic of ``qrels``."""
-    from metrics.measures.statap import statap
-
+    topic of ``qrels``. ``stat``: statAP of the same run on ``prels_of(qrels)``, when the caller
+    has it already."""
     topics, k, n, big_n = _strata_counts(qrels)
     r_tilde, var_u = eb_counts(k, n, big_n)
-    stat = statap(prels_of(qrels), run).per_topic
+    per_topic = (stat if stat is not None else statap(prels_of(qrels), run)).per_topic
     values: dict[str, float] = {}
     variances: dict[str, float] = {}
     for t, qid in enumerate(topics):
         if qid not in run:  # not averaged, as sample_eval.pl does not
             continue
-        found = stat.get(qid)
+        found = per_topic.get(qid)
         if found is None:
             values[qid], variances[qid] = 0.0, 0.0
             continue
