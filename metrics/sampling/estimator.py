@@ -313,7 +313,7 @@ def estimate(
     cov = np.stack([x @ x.T for x in terms]) if covariance else design_var
     # the design estimate of the variance rests on the sampled residuals only: where a
     # stratum's rare relevant items were missed it is near 0 exactly when the estimate is
-    # most wrong. Floor it by the model-based variance (_model_covariance).
+    # most wrong. Average it with the model-based variance (_model_covariance, _floored).
     if variance_floor:
         if g_arr is None or not calibrate:
             cell_of = a
@@ -330,8 +330,8 @@ def estimate(
         linear = np.array([kind == "P" for kind, _ in ps._parsed])
         floored = _floored(cov, cm, covariance)
         cov = np.where(linear[:, None, None] if covariance else linear[:, None], floored, cov)
-    # Student's t at the design variance's degrees of freedom; z where the model's floor
-    # set the variance instead (it does not rest on the few sampled residuals)
+    # Student's t at the design variance's degrees of freedom; z where the model's estimate
+    # raised the variance instead (it does not rest on the few sampled residuals)
     var = np.diagonal(cov, axis1=1, axis2=2) if covariance else cov
     dof = np.where(design_var >= var * (1.0 - 1e-12), _dof(terms), np.inf)
     # the thin topics' ratio measures: what the model leaves unknown, beside the sampling

@@ -258,7 +258,7 @@ class PoolStructure:
         item refining the calibration cells (e.g. how many runs rank the item high, see
         :meth:`popularity`): the rate is then per (automatic grade, group), shrunk to the
         grade's rate. ``auto_value``: also compute the values under the automatic labels
-        alone (NaN otherwise). ``variance_floor``: each run's variance is the larger of the
+        alone (NaN otherwise). ``variance_floor``: each run's P@k variance is the mean of the
         design estimate and the model-based one (:meth:`_model_covariance`); without it the
         design estimate alone (exactly unbiased for P@k, and 0 when a thin stratum's sampled
         items happen to agree with their predictions). ``power`` (with ``calibrate`` and a

@@ -37,19 +37,25 @@ def _power(var1: F64, var0: F64, var_diff: F64, extra: F64 | None = None) -> F64
 
 
 def _floored(design: F64, model: F64, full: bool) -> F64:
-    """Each run's variance is the larger of the design and the model estimate; with ``full``
+    """Each run's variance is the mean of the design and the model estimate; with ``full``
     the covariances keep the model's correlations (a PSD matrix, and differences between
-    runs that share sampled items still cancel their common error)."""
+    runs that share sampled items still cancel their common error). Both estimate the same
+    variance about without bias, but they are noisy and weakly related: their larger
+    overstated it (P@10 on TREC 2011 Medical under the Neyman and active designs: half-width
+    2.50-2.65 spreads over 40 repetitions, where each alone averaged 0.93-1.05 of the squared
+    spread), and the design estimate alone is near 0 when a thin stratum's rare relevant items
+    were missed (covered 87.5% for Neyman at 20%). Their mean keeps half the model's variance
+    there (96-97% at 2.17-2.27 spreads). A run the model gives no variance keeps the design's."""
     if not full:
-        return np.asarray(np.maximum(design, model), dtype=np.float64)
-    var = np.maximum(np.diagonal(design, axis1=1, axis2=2), np.diagonal(model, axis1=1, axis2=2))
+        return np.asarray(np.where(model > 0, (design + model) / 2.0, design), dtype=np.float64)
+    var = (np.diagonal(design, axis1=1, axis2=2) + np.diagonal(model, axis1=1, axis2=2)) / 2.0
     sd_model = np.sqrt(np.diagonal(model, axis1=1, axis2=2))
     ok = sd_model > 0
     scale = np.where(ok, np.sqrt(var) / np.where(ok, sd_model, 1.0), 0.0)
     out = model * scale[:, :, None] * scale[:, None, :]
     # runs the model gives no variance (nothing they rank is uncertain) keep the design's
     idx = np.arange(var.shape[1])
-    out[:, idx, idx] = np.where(ok, out[:, idx, idx], var)
+    out[:, idx, idx] = np.where(ok, out[:, idx, idx], np.diagonal(design, axis1=1, axis2=2))
     return np.asarray(out, dtype=np.float64)
 
 

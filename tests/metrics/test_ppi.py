@@ -16,6 +16,7 @@ import pytrec_eval
 from metrics.sampling.designs import Design, pilot, sample
 from metrics.sampling.ppi import by_item, estimate_runs
 from metrics.sampling.structure import PoolStructure
+from metrics.sampling.variance import _floored
 
 # one topic, pool a b c d with human grades 1 0 2 0; the run ranks a, x (outside the pool), c, b
 POOL = {"q": ["a", "b", "c", "d"]}
@@ -82,6 +83,7 @@ def test_uniform_estimate_matches_the_hand_worked_difference_estimator():
         [0.5] * 4,
         design="uniform",
         calibrate=False,
+        variance_floor=False,
     )
     # corrected: a 1, b 1 + 2 (0 - 1) = -1, c 0 + 2 (1 - 0) = 2, d 0; P@2 = (1 - 1) / 2 = 0
     assert est.value[0, 0] == pytest.approx(0.0)
@@ -293,11 +295,14 @@ def test_a_perfect_judge_gives_the_full_judgment_values_and_a_floored_width():
         assert np.array_equal(floored.value, arr.value)
 
 
-def test_the_variance_floor_is_never_below_the_design_estimate_and_keeps_run_correlations():
+def test_the_p_at_k_variance_is_the_mean_of_design_and_model_and_keeps_run_correlations():
     # with a second copy of run r0: a difference of two identical runs must stay exactly 0
-    # with width 0, which holds only if the floored covariances keep the runs' correlation
+    # with width 0, which holds only if the averaged covariances keep the runs' correlation
     st, human = _synthetic(3, copy_first=True)
     copy = st.run_names.index("r0-copy")
+    p_at = [m for m, (kind, _) in enumerate(st._parsed) if kind == "P"]
+    others = [m for m in range(len(st.measures)) if m not in p_at]
+    assert p_at and others
     rng = np.random.default_rng(4)
     conf = np.array([[0.9, 0.08, 0.02], [0.2, 0.6, 0.2], [0.05, 0.25, 0.7]])
     for rep in range(5):
@@ -307,13 +312,29 @@ def test_the_variance_floor_is_never_below_the_design_estimate_and_keeps_run_cor
         kw = {"design": "stratified", "strata": s.strata, "covariance": True}
         raw = st.estimate(auto, human, s.sampled, s.pi, variance_floor=False, **kw)
         got = st.estimate(auto, human, s.sampled, s.pi, **kw)
-        assert np.all(got.se >= raw.se - 1e-12)
-        assert np.array_equal(got.value, raw.value)  # the floor moves intervals, not estimates
+        assert np.array_equal(got.value, raw.value)  # the blend moves intervals, not estimates
+        # the ratio measures keep the design variance; P@k takes its mean with the model's
+        np.testing.assert_allclose(got.se[:, others], raw.se[:, others], rtol=1e-12)
         for m in range(len(st.measures)):
             assert np.all(np.linalg.eigvalsh(got.cov[m]) > -1e-12)  # a covariance matrix
             value, se = got.difference(0, copy, m)
             assert value == 0.0 and se == pytest.approx(0.0, abs=1e-9)
             assert got.se[0, m] > 0
+
+
+def test_the_blend_lies_halfway_between_the_design_and_the_model_variance():
+    design = np.array([[[4.0, 1.0], [1.0, 1.0]]])
+    model = np.array([[[2.0, 1.0], [1.0, 2.0]]])
+    got = _floored(design, model, True)
+    np.testing.assert_allclose(np.diagonal(got[0]), [3.0, 1.5])
+    # the model's correlation (1/2) is kept at the new variances
+    assert got[0, 0, 1] == pytest.approx(0.5 * np.sqrt(3.0 * 1.5))
+    np.testing.assert_allclose(
+        _floored(np.array([[4.0, 1.0]]), np.array([[2.0, 0.0]]), False), [[3.0, 1.0]]
+    )
+    # a run the model gives no variance keeps the design's
+    none = _floored(design, np.array([[[2.0, 0.0], [0.0, 0.0]]]), True)
+    np.testing.assert_allclose(np.diagonal(none[0]), [3.0, 1.0])
 
 
 def test_power_tuning_blends_with_the_judge_free_estimate_and_never_widens_its_design_variance():
