@@ -15,7 +15,8 @@ sample; the method, its definitions and references are in :mod:`metrics.sampling
   and per-item gradients;
 - :mod:`metrics.sampling.calibration`: the calibrated predictor from the pilot;
 - :mod:`metrics.sampling.estimator`: the corrected estimate (plug-in or model-assisted per topic)
-  and :mod:`metrics.sampling.variance`: its variance, floor, degrees of freedom and PPI++ blend.
+  and :mod:`metrics.sampling.variance`: its variance (P@k's averaged with the model's), degrees
+  of freedom and PPI++ blend.
 
 Stopping rules for judging (:mod:`metrics.sampling.stopping`): when to stop judging a topic.
 """
