@@ -6,12 +6,9 @@ leaves nothing stored. Errors are ``judging.core.errors`` exceptions.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import itertools
 import json
-import math
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, cast
@@ -37,9 +34,11 @@ from judging.campaigns.run_warnings import RunWarning
 from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotAllowed, TooLarge
 from judging.core.roles import Account, UserLike, is_admin
-from metrics.io import INF_SCORE, NAN_SCORE, Run, read_run
+from metrics.io import Run, read_run
+from metrics.io.jsonrun import run_entries, with_warnings
+from metrics.io.jsonrun import shown as _shown
 from metrics.io.limits import Limits, id_problem
-from metrics.problems import Problem, Problems, ReadWarning
+from metrics.problems import Problem, Problems
 
 P = ParamSpec("P")
 
@@ -527,84 +526,23 @@ def run_first_lines(data: bytes, qids: set[str]) -> dict[str, int]:
 
 
 def _run_from_json(results: Any) -> Run:
-    """``results`` is ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape)."""
+    """``results`` is ``{qid: {docid: score}}`` (the pytrec_eval / ranx shape), validated as a
+    JSON run file is (``metrics.io.jsonrun``)."""
     problems = Problems(settings.POOLJUDGE_UPLOADS.max_problems)
-    clean: dict[str, dict[str, float]] = {}
-    odd: Counter[str] = Counter()  # NaN and infinite scores: accepted, as in a file, and said
-    if not isinstance(results, Mapping) or not results:
-        problems.add_at("results", "'results' must be a non-empty object {qid: {docid: score}}")
-    else:
-        for qid, ranked in results.items():
-            if not qid or any(ch.isspace() for ch in qid):
-                problems.add_at(
-                    "results", "a topic id must be non-empty and contain no white space"
-                )
-                continue
-            bad_qid = id_problem("qid", qid, settings.POOLJUDGE_UPLOADS.max_qid_bytes)
-            if bad_qid is not None:
-                problems.add_at(f"results.{_shown(qid)}", bad_qid)
-                continue
-            if not isinstance(ranked, Mapping):
-                problems.add_at(f"results.{qid}", "must be an object {docid: score}")
-                continue
-            for docid, score in ranked.items():
-                where = f"results.{qid}.{_shown(docid)}"
-                value = _json_score(score)
-                if not docid or any(ch.isspace() for ch in docid):
-                    problems.add_at(where, "docid must be non-empty and contain no white space")
-                elif (
-                    bad := id_problem("docid", docid, settings.POOLJUDGE_UPLOADS.max_docid_bytes)
-                ) is not None:
-                    problems.add_at(where, bad)
-                elif value is None:
-                    problems.add_at(
-                        where,
-                        f"score {_shown(repr(score))} is not a number (a JSON number, or one of "
-                        '"NaN", "Infinity", "-Infinity" as a string)',
-                    )
-                else:
-                    clean.setdefault(str(qid), {})[docid] = value
-                    if not math.isfinite(value):
-                        odd[NAN_SCORE if math.isnan(value) else INF_SCORE] += 1
+    limits = Limits(
+        qid_bytes=settings.POOLJUDGE_UPLOADS.max_qid_bytes,
+        docid_bytes=settings.POOLJUDGE_UPLOADS.max_docid_bytes,
+    )
+    clean, odd = run_entries(results, limits, problems, "results")
     if problems:
         raise InvalidInput(
             f"the run has {problems.total} problem(s); nothing was stored",
             problems.sorted(),
             total=problems.total,
         )
-    run = Run.from_dict({q: d for q, d in clean.items() if d})
-    if len(run) == 0:
+    if not clean:
         raise InvalidInput("the run is empty", [Problem.at("results", "no results")])
-    if odd:  # JSON has no lines: the count, as a file's warning gives it
-        run = dataclasses.replace(
-            run, warnings=tuple(ReadWarning(kind, n, ()) for kind, n in sorted(odd.items()))
-        )
-    return run
-
-
-def _shown(text: str) -> str:
-    """``text`` for a message: at most 40 characters."""
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-_NON_FINITE = {"nan": math.nan, "infinity": math.inf, "inf": math.inf}
-
-
-def _json_score(score: Any) -> float | None:
-    """A JSON score as a float, read as a file's score is: a number (an integer beyond a
-    double's range is an infinity, as strtod gives), or NaN and the infinities, which JSON can
-    only carry as strings ("NaN", "Infinity", "-Infinity", any case); else None."""
-    if isinstance(score, str):
-        text = score.strip().lower()
-        sign = -1.0 if text.startswith("-") else 1.0
-        value = _NON_FINITE.get(text.lstrip("+-"))
-        return None if value is None else sign * value
-    if isinstance(score, bool) or not isinstance(score, int | float):
-        return None
-    try:
-        return float(score)
-    except OverflowError:
-        return math.inf if score > 0 else -math.inf
+    return with_warnings(Run.from_dict(clean), odd)
 
 
 def _checksum(results: Any) -> str:

@@ -7,6 +7,11 @@ command reads such a file silently.
 
 Every command that reads runs or qrels takes ``--max-line-length N`` (:func:`add_line_limit`):
 the longest line in bytes, by default the readers' own (64 KiB), 0 for no limit.
+
+Runs and qrels are read in either layout, told apart by their content: a run is TREC lines or a
+JSON object ``{qid: {docid: score}}`` (:mod:`metrics.io.jsonrun`, pytrec_eval's and ranx's
+dictionary); qrels are TREC lines or BEIR's ``query-id corpus-id score`` TSV
+(:mod:`metrics.io.beir`).
 """
 
 from __future__ import annotations
@@ -15,9 +20,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from metrics.io import DEFAULT_LIMITS, DEFAULT_LINE_BYTES, Limits, Run, read_run
+from metrics.io import DEFAULT_LIMITS, DEFAULT_LINE_BYTES, Limits, Qrels, Run, read_qrels, read_run
+from metrics.io.beir import looks_like_beir_qrels, read_beir_qrels
+from metrics.io.jsonrun import looks_like_json, read_json_run
 
-__all__ = ["SameTag", "add_line_limit", "line_limits", "read_run_said", "read_runs_said"]
+__all__ = [
+    "SameTag",
+    "add_line_limit",
+    "line_limits",
+    "read_qrels_any",
+    "read_run_said",
+    "read_runs_said",
+]
 
 
 def _bytes(text: str) -> int:
@@ -47,11 +61,22 @@ def line_limits(args: argparse.Namespace) -> Limits:
 
 
 def read_run_said(path: str, limits: Limits = DEFAULT_LIMITS) -> Run:
-    """``read_run(path)``, each of its warnings printed as ``PATH: warning: ...`` on stderr."""
-    run = read_run(path, limits=limits)
+    """``read_run(path)`` (or :func:`~metrics.io.jsonrun.read_json_run` for a JSON run), each of
+    its warnings printed as ``PATH: warning: ...`` on stderr."""
+    if looks_like_json(path):
+        run = read_json_run(path, limits=limits)
+    else:
+        run = read_run(path, limits=limits)
     for warning in run.warnings:  # accepted, but said: NaN or infinite scores, extra fields
         print(f"{path}: warning: {warning}", file=sys.stderr)
     return run
+
+
+def read_qrels_any(path: str, limits: Limits = DEFAULT_LIMITS) -> Qrels:
+    """Qrels from TREC lines, or from BEIR's TSV layout (module docstring)."""
+    if looks_like_beir_qrels(path):
+        return read_beir_qrels(path, limits=limits)
+    return read_qrels(path, limits=limits)
 
 
 class SameTag(Exception):

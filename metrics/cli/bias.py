@@ -48,8 +48,13 @@ import sys
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from metrics.cli._bias_options import add_compat_options, add_scoring_options, read_groups
-from metrics.cli._read import SameTag, add_line_limit, line_limits, read_runs_said
-from metrics.io import read_qrels
+from metrics.cli._read import (
+    SameTag,
+    add_line_limit,
+    line_limits,
+    read_qrels_any,
+    read_runs_said,
+)
 from metrics.pooling.runs import parse_topic_spec
 
 __all__ = [
@@ -123,7 +128,7 @@ def run_bias(args: argparse.Namespace, out: TextIO) -> int:
             topics = parse_topic_spec(args.topics)
         except ValueError as exc:
             return _fail(f"--topics: {exc}", EXIT_USAGE)
-    qrels = read_qrels(args.qrels, limits=line_limits(args))
+    qrels = read_qrels_any(args.qrels, line_limits(args))
     try:
         runs = read_runs_said(args.runs, line_limits(args))
     except SameTag as exc:
@@ -276,7 +281,7 @@ def run_estimators(argv: list[str], out: TextIO) -> int:
     names = None
     if args.estimators is not None:
         names = tuple(n.strip() for n in args.estimators.split(",") if n.strip())
-    qrels = read_qrels(args.qrels, limits=line_limits(args))
+    qrels = read_qrels_any(args.qrels, line_limits(args))
     try:
         runs = read_runs_said(args.runs, line_limits(args))
     except SameTag as exc:

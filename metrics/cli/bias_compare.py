@@ -32,8 +32,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from metrics.cli._bias_options import add_scoring_options
-from metrics.cli._read import SameTag, add_line_limit, line_limits, read_runs_said
-from metrics.io import InvalidInput, Run, read_qrels
+from metrics.cli._read import (
+    SameTag,
+    add_line_limit,
+    line_limits,
+    read_qrels_any,
+    read_runs_said,
+)
+from metrics.io import InvalidInput, Run
 from metrics.measures.names import UnknownMeasureError
 
 __all__ = ["register_compare", "register_reusability", "run_compare", "run_reusability"]
@@ -231,8 +237,8 @@ def _compare(args: argparse.Namespace, out: TextIO) -> int:
     novel = _tags(args.novel, "--novel")
     _measure(args.measure)
     limits = line_limits(args)
-    qrels_a = read_qrels(args.qrels_a, limits=limits)
-    qrels_b = read_qrels(args.qrels_b, limits=limits)
+    qrels_a = read_qrels_any(args.qrels_a, limits)
+    qrels_b = read_qrels_any(args.qrels_b, limits)
     runs = _read_runs(args)
     _unknown(novel, runs, "--novel")
     try:
@@ -349,7 +355,7 @@ def _reusability(args: argparse.Namespace, out: TextIO) -> int:
     topics = _topics(args.topics)
     pooled = _tags(args.pooled, "--pooled") or None
     _measure(args.measure)
-    qrels = read_qrels(args.qrels, limits=line_limits(args))
+    qrels = read_qrels_any(args.qrels, line_limits(args))
     runs = _read_runs(args)
     if pooled is not None:
         _unknown(pooled, runs, "--pooled")

@@ -115,8 +115,7 @@ def register(subparsers: Any) -> None:
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from metrics.cli._read import line_limits, read_run_said
-    from metrics.io import read_qrels
+    from metrics.cli._read import line_limits, read_qrels_any, read_run_said
     from metrics.measures.names import parse_measures
 
     try:
@@ -126,7 +125,7 @@ def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_USAGE
     measures = parse_measures(args.measures)  # an unknown measure: exit 4 before any reading
     limits = line_limits(args)
-    qrels = read_qrels(args.qrels, limits=limits)
+    qrels = read_qrels_any(args.qrels, limits)
     run = read_run_said(args.run, limits)
     baseline = read_run_said(args.baseline, limits)
     result = regression_check(

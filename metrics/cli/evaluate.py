@@ -10,13 +10,13 @@ import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from metrics.cli._read import add_line_limit, line_limits, read_run_said
+from metrics.cli._read import add_line_limit, line_limits, read_qrels_any, read_run_said
 from metrics.cli.evaluate_sampled import parse_gains, run_sampled, sampled_asked
 from metrics.evaluation.evaluator import Evaluator
 from metrics.evaluation.results import EvaluationResult
 from metrics.evaluation.sampled import sampled_warnings
 from metrics.evaluation.zscores import ZScores, read_zscores, zscore_jg, zscore_result
-from metrics.io import Run, read_qrels
+from metrics.io import Run
 from metrics.io.sampled import SampledQrels, has_unsampled, sampled_from_qrels
 from metrics.measures.names import (
     Measure,
@@ -158,7 +158,7 @@ def _evaluator(
     args: argparse.Namespace, measures: list[str], *, intervals: bool = True
 ) -> tuple[Evaluator, list[Measure]]:
     parsed = parse_measures(measures)
-    qrels = read_qrels(args.qrels, limits=line_limits(args))
+    qrels = read_qrels_any(args.qrels, line_limits(args))
     if has_unsampled(qrels):  # trec_eval's -1: a sample of the pool was judged
         _say_unsampled(sampled_from_qrels(qrels), parsed, strict=args.strict)
     ev = Evaluator(

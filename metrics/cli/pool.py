@@ -186,10 +186,10 @@ def _write_pool(pool: Any, fmt: str, out: TextIO) -> None:
 
 
 def _run_simulate(args: argparse.Namespace, out: TextIO) -> int:
-    from metrics.io import read_qrels
+    from metrics.cli._read import read_qrels_any
 
     runs = load_rankings(args.runs, args.depth, line_limits(args))
-    qrels = read_qrels(args.qrels, limits=line_limits(args)).to_dict()
+    qrels = read_qrels_any(args.qrels, line_limits(args)).to_dict()
     results: list[SimulationResult] = []
     for name in dict.fromkeys(args.strategy):
         strategy = _strategy(name, args, list(runs))

@@ -7,6 +7,9 @@ The public interface:
 - readers and writers (:mod:`metrics.io.trec`): :func:`read_run`, :func:`read_qrels`,
   :func:`parse_run` (file order, ranks kept), :func:`write_run`, :func:`write_qrels`; a
   :data:`Source` is a path, a binary file object or bytes, gzip or not;
+- other layouts (their own modules): JSON runs ``{qid: {docid: score}}``
+  (:mod:`metrics.io.jsonrun`), BEIR's qrels TSV (:mod:`metrics.io.beir`), sampled qrels and
+  prels (:mod:`metrics.io.sampled`, :mod:`metrics.io.prels`);
 - every reader validates the whole file and raises :class:`InvalidInput` listing each
   :class:`Problem` with its line (:mod:`metrics.problems`); :class:`Limits` bounds a line's
   and an id's length (:mod:`metrics.io.limits`: a line is at most :data:`DEFAULT_LINE_BYTES`
