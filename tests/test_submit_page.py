@@ -571,3 +571,18 @@ def test_the_readme_lines_through_the_demos_submit_page_keep_the_wording_rule(
         .exclude(text="")
         .values_list("docid", flat=True)
     ) == {"PJ2439", "PJ0839", "PJ0465"}
+
+
+def test_a_json_run_file_is_submitted_from_the_page_with_its_tag(
+    judged: Campaign, researcher: Any, as_committed: Any
+) -> None:
+    client = web(researcher)
+    assert "pytrec_eval and ranx" in client.get(submit_url(judged)).content.decode()
+    data = b'{"401": {"d1": 3, "d2": 2, "d3": 1}, "402": {"d1": 1}}'
+    with as_committed():
+        r = client.post(
+            submit_url(judged), {"file": SimpleUploadedFile("run.json", data), "tag": "dense"}
+        )
+    run = Run.objects.get(campaign=judged, owner=researcher)
+    assert r.status_code == 302 and r["Location"] == f"/runs/{run.pk}/"
+    assert run.num_entries == 4 and run.topic_counts == {"401": 3, "402": 1}

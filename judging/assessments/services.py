@@ -27,6 +27,7 @@ from judging.core.bulk import insert_rows
 from judging.core.errors import IntegrityFailure, InvalidInput
 from judging.core.roles import Account, UserLike, account
 from metrics.io import Qrels, read_qrels
+from metrics.io.beir import looks_like_beir_qrels, read_beir_qrels
 from metrics.problems import Problem
 
 logger = logging.getLogger(__name__)
@@ -60,15 +61,17 @@ def _next_number(campaign: Campaign) -> int:
 def qrels_read(
     *, campaign: Campaign, data: uploads.Source, source: str = "qrels"
 ) -> tuple[Qrels, bytes]:
-    """A TREC qrels file read and validated whole as ``qrels_import`` reads it (grades on the
-    campaign's scale, or negative, none below the column's range), and its plain content;
+    """A qrels file (TREC lines, or BEIR's ``query-id corpus-id score`` TSV) read and validated
+    whole as ``qrels_import`` reads it (grades on the campaign's scale, or negative, none below
+    the column's range), and its plain content;
     nothing stored. ``campaign`` may be one not saved yet (only its scale is read)."""
     what = "the qrels file"
     upload = uploads.read(
         data, what=what, limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes, source=source
     )
+    reader = read_beir_qrels if looks_like_beir_qrels(upload.data) else read_qrels
     with uploads.reading(what):
-        table = read_qrels(
+        table = reader(
             upload.data,
             source=upload.name,
             max_problems=settings.POOLJUDGE_UPLOADS.max_problems,

@@ -567,7 +567,7 @@ def _jsonl_topics(
         obj = _json_object(line, number, problems)
         if obj is None:
             continue
-        qid = _json_id(obj, ("qid", "id", "query_id"), "qid", number, problems)
+        qid = _json_id(obj, ("qid", "id", "query_id", "_id"), "qid", number, problems)
         _, title = _json_str(obj, ("title", "query", "text"), number, problems)
         _, description = _json_str(obj, ("description",), number, problems)
         _, narrative = _json_str(obj, ("narrative",), number, problems)

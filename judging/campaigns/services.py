@@ -35,7 +35,7 @@ from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotAllowed, TooLarge
 from judging.core.roles import Account, UserLike, is_admin
 from metrics.io import Run, read_run
-from metrics.io.jsonrun import run_entries, with_warnings
+from metrics.io.jsonrun import looks_like_json, read_json_run, run_entries, with_warnings
 from metrics.io.jsonrun import shown as _shown
 from metrics.io.limits import Limits, id_problem
 from metrics.problems import Problem, Problems
@@ -497,7 +497,16 @@ def documents_check(
 
 
 def _run_from_file(upload: uploads.Upload) -> Run:
+    """A TREC run file, or a JSON one ``{qid: {docid: score}}`` (``metrics.io.jsonrun``)."""
     with uploads.reading("the run file"):
+        if looks_like_json(upload.data):
+            return read_json_run(
+                upload.data,
+                source=upload.name,
+                max_problems=settings.POOLJUDGE_UPLOADS.max_problems,
+                limits=uploads.record_limits(),
+                max_bytes=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
+            )
         return read_run(
             upload.data,
             source=upload.name,
@@ -543,6 +552,14 @@ def _run_from_json(results: Any) -> Run:
     if not clean:
         raise InvalidInput("the run is empty", [Problem.at("results", "no results")])
     return with_warnings(Run.from_dict(clean), odd)
+
+
+def _parsed_or_none(raw: bytes) -> Any:
+    """``raw`` parsed as JSON, or None when it is not JSON."""
+    try:
+        return json.loads(raw.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError):
+        return None
 
 
 def _checksum(results: Any) -> str:
@@ -591,13 +608,18 @@ def run_submit(
         tag = tag.strip()
         _check_tag(campaign, owner, tag)
     raw = b""
+    as_json = data is None
     if data is not None:
         upload = _run_upload(data, source)
         raw = upload.data
+        as_json = looks_like_json(raw)
         try:
             run = _run_from_file(upload)
         except InvalidInput as refused:  # with the unknown topics, not only once it is fixed
-            counts, first = run_checks.topic_lines(raw)
+            if as_json:  # no lines: the topics by name (run.<qid>), if the JSON parses
+                counts, first = run_checks.json_topics(_parsed_or_none(raw)), None
+            else:
+                counts, first = run_checks.topic_lines(raw)
             raise run_checks.with_topic_problems(
                 refused, campaign, counts, first, "the run file"
             ) from None
@@ -624,7 +646,8 @@ def run_submit(
     known = np.fromiter((q in topic_ids for q in run.qids), dtype=bool, count=len(run.qids))
     unknown = [q for q, k in zip(run.qids, known.tolist(), strict=True) if not k]
     if unknown and campaign.unknown_topic_policy == UnknownTopicPolicy.REJECT:
-        raise _unknown_topics(campaign, run, topic_ids, raw if data is not None else None, source)
+        lines = raw if data is not None and not as_json else None
+        raise _unknown_topics(campaign, run, topic_ids, lines, source)
     if not known.any():
         raise InvalidInput(
             "every line names a topic the campaign does not have",

@@ -12,6 +12,7 @@ judged twice, bad UTF-8, no data. Written with queries and documents in :class:`
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import IO, Any
 
 from metrics.io.jsonrun import read_head
@@ -44,8 +45,11 @@ def read_beir_qrels(
     source: str | None = None,
     max_problems: int = 100,
     limits: Limits = DEFAULT_LIMITS,
+    scale: Collection[int] | None = None,
 ) -> Qrels:
-    """Read and validate BEIR qrels into :class:`Qrels` (module docstring)."""
+    """Read and validate BEIR qrels into :class:`Qrels` (module docstring); with a ``scale``
+    every grade but a negative one must be on it, as :func:`~metrics.io.trec.read_qrels` has."""
+    allowed = None if scale is None else sorted(set(scale))
     lines, name = _lines(src, source)
     problems = Problems(max_problems)
     judged: dict[str, dict[str, int]] = {}
@@ -79,6 +83,13 @@ def read_beir_qrels(
             grade = int(score)
         except ValueError:
             problems.add(number, f"score {score[:40]!r} is not an integer")
+            continue
+        if allowed is not None and grade >= 0 and grade not in allowed:
+            problems.add(
+                number,
+                f"grade {grade} is not on the scale (allowed: {', '.join(map(str, allowed))}, "
+                "or a negative grade for pooled but unjudged)",
+            )
             continue
         if (qid, docid) in first:
             problems.add(
