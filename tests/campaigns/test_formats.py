@@ -228,7 +228,7 @@ def test_jsonl_topic_problems_are_reported_per_line() -> None:
     assert problems_of(excinfo) == [
         (2, "malformed JSON: Expecting ',' delimiter (column 31)"),
         (3, "expected a JSON object, found list"),
-        (4, "missing qid (expected one of qid, id, query_id)"),
+        (4, "missing qid (expected one of qid, id, query_id, _id)"),
         (5, "topic 5 has no title"),
         (6, "duplicate qid 1 (first on line 1)"),
         (7, "tags must be a list of strings or a comma-separated string"),
