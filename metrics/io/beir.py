@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import IO, Any
 
-from metrics.io.jsonrun import read_head
 from metrics.io.limits import DEFAULT_LIMITS, Limits, id_problem, line_problem
 from metrics.io.tables import Qrels
-from metrics.io.trec import Source, _open_out
+from metrics.io.trec import Source, _open_out, read_head
 from metrics.problems import InvalidInput, Problems
 
 __all__ = ["HEADER", "looks_like_beir_qrels", "read_beir_qrels", "write_beir_qrels"]

@@ -23,7 +23,7 @@ from typing import Any
 from metrics.io._tokenizer import INF_SCORE, NAN_SCORE
 from metrics.io.limits import DEFAULT_LIMITS, Limits, id_problem
 from metrics.io.tables import Run
-from metrics.io.trec import Source, _open_source
+from metrics.io.trec import Source, read_head
 from metrics.problems import InvalidInput, Problem, Problems, ReadWarning
 
 __all__ = ["json_score", "looks_like_json", "read_json_run", "run_entries", "write_json_run"]
@@ -119,24 +119,6 @@ def _pairs(problems: Problems, name: str) -> Any:
         return out
 
     return hook
-
-
-def read_head(src: Source, source: str | None, limit: int) -> tuple[bytes, str]:
-    """At most ``limit`` bytes from the start of ``src`` (gzip undone) and its name."""
-    stream, name, closer = _open_source(src, source)
-    parts: list[bytes] = []
-    size = 0
-    try:
-        while size < limit:
-            part = bytes(stream.read(min(limit - size, 1 << 20)))
-            if not part:
-                break
-            parts.append(part)
-            size += len(part)
-    finally:
-        if closer is not None:
-            closer.close()
-    return b"".join(parts), name
 
 
 def _whole(src: Source, source: str | None, max_bytes: int) -> tuple[bytes, str]:

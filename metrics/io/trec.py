@@ -110,6 +110,24 @@ def _open_source(src: Source, source: str | None) -> tuple[Any, str, Any]:
     return stream, name, closer
 
 
+def read_head(src: Source, source: str | None, limit: int) -> tuple[bytes, str]:
+    """At most ``limit`` bytes from the start of ``src`` (gzip undone) and its name."""
+    stream, name, closer = _open_source(src, source)
+    parts: list[bytes] = []
+    size = 0
+    try:
+        while size < limit:
+            part = bytes(stream.read(min(limit - size, 1 << 20)))
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+    finally:
+        if closer is not None:
+            closer.close()
+    return b"".join(parts), name
+
+
 # --------------------------------------------------------------------------------------------
 # Grouping and duplicates
 
