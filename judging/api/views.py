@@ -8,9 +8,10 @@ from typing import Any, cast
 from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db.models import QuerySet
-from django.http import StreamingHttpResponse
+from django.http import FileResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -30,6 +31,7 @@ from judging.api.pagination import BoundedLimitOffsetPagination
 from judging.api.permissions import IsAdmin, IsMember, IsResearcher, ReadMemberWriteAdmin
 from judging.api.result_schemas import ref as schema_ref
 from judging.assessments import services as qrels_services
+from judging.assessments.beir_export import beir_zip
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.campaigns import services
 from judging.campaigns.models import Campaign, Run
@@ -528,6 +530,7 @@ class QrelsVersionViewSet(
     @extend_schema(
         responses={
             (200, "text/plain"): str,
+            (200, "application/zip"): OpenApiTypes.BINARY,
             409: OpenApiResponse(
                 s.ErrorSerializer,
                 description="integrity_check_failed: the rows do not hash to the stored hash",
@@ -539,7 +542,10 @@ class QrelsVersionViewSet(
                 str,
                 description="A sampled version: sample_eval (default: sample_eval.pl's five "
                 "columns), trec (trec_eval's -1 form; one stratum only) or prels (Million Query, "
-                "each document's inclusion probability). A complete version: trec.",
+                "each document's inclusion probability). A complete version: trec, or beir: the "
+                "campaign's golden set as a zip in BEIR's layout (corpus.jsonl, queries.jsonl, "
+                "qrels/test.tsv and pooljudge.json naming this version and its hash), the same "
+                "bytes at every export.",
             )
         ],
         description="The version in TREC qrels format (qid 0 docid grade), with its sha256 in "
@@ -549,9 +555,16 @@ class QrelsVersionViewSet(
         "match its stored hash is refused (409 integrity_check_failed, logged), never served.",
     )
     @action(detail=True, methods=["get"])
-    def export(self, request: Request, pk: str | None = None) -> StreamingHttpResponse:
+    def export(self, request: Request, pk: str | None = None) -> HttpResponseBase:
         version = self.get_object()
         fmt = request.query_params.get("format") or None
+        if fmt == "beir":
+            zipped = FileResponse(beir_zip(version), content_type="application/zip")
+            zipped["Content-Disposition"] = content_disposition(
+                f"{version.campaign.name}-qrels-v{version.number}-beir.zip"
+            )
+            zipped["X-Content-SHA256"] = version.content_hash
+            return zipped
         response = StreamingHttpResponse(
             qrels_services.qrels_export_lines(version, fmt),  # checked against its hash first
             content_type="text/plain",

@@ -137,11 +137,15 @@ class CollectionPlan:
 
 
 def tag_from_name(path: str) -> str | None:
-    """TREC archives name runs ``input.<tag>[.gz]``; otherwise the file's tag column is used."""
+    """TREC archives name runs ``input.<tag>[.gz]``; a JSON run (``{qid: {docid: score}}``,
+    no tag column) is named by its file, ``<tag>.json[.gz]``; otherwise the file's tag column is
+    used."""
     name = Path(path).name
+    name = name[:-3] if name.endswith(".gz") else name
     if name.startswith("input."):
-        name = name[len("input.") :]
-        return name[:-3] if name.endswith(".gz") else name
+        return name[len("input.") :]
+    if name.endswith(".json"):
+        return name[: -len(".json")]
     return None
 
 

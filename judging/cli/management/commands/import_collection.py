@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 import time
+import zipfile
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -62,6 +64,16 @@ class Command(BaseCommand):
             "docstore when a pool is built. Not with --topics or --qrels.",
         )
         parser.add_argument(
+            "--beir",
+            metavar="DIR_OR_ZIP",
+            help="A dataset in BEIR's layout (a folder, or the zip a qrels export with "
+            "format=beir gives): its corpus.jsonl, queries.jsonl and qrels/SPLIT.tsv. Not with "
+            "--topics, --documents, --qrels or --ir-datasets.",
+        )
+        parser.add_argument(
+            "--beir-split", default="test", help="Which qrels/SPLIT.tsv of --beir (default: test)."
+        )
+        parser.add_argument(
             "--score-precision",
             choices=["double", "single"],
             default="double",
@@ -89,7 +101,16 @@ class Command(BaseCommand):
         start = time.perf_counter()
         topics = named(opts["topics"]) if opts["topics"] else None
         qrels = named(opts["qrels"]) if opts["qrels"] else None
+        documents = [named(p) for p in opts["documents"]]
         source = ""
+        if opts["beir"]:
+            if topics is not None or qrels is not None or documents or opts["ir_datasets"]:
+                raise CommandError(
+                    "--beir gives the topics, documents and qrels: not with --topics, "
+                    "--documents, --qrels or --ir-datasets"
+                )
+            topics, corpus, qrels = beir_files(opts["beir"], opts["beir_split"])
+            documents = [corpus]
         if opts["ir_datasets"]:
             if topics is not None or qrels is not None:
                 raise CommandError(
@@ -113,7 +134,7 @@ class Command(BaseCommand):
                 scale=scale,
                 score_precision=opts["score_precision"],
                 topics=topics,
-                documents=[named(p) for p in opts["documents"]],
+                documents=documents,
                 qrels=qrels,
                 document_source=source,
                 runs=[named(p) for p in opts["runs"]],
@@ -128,6 +149,28 @@ class Command(BaseCommand):
         for line in plan_lines(plan):
             self.stdout.write(line)
         self.stdout.write(f"({time.perf_counter() - start:.1f} s)")
+
+
+def beir_files(path: str, split: str) -> tuple[NamedFile, NamedFile, NamedFile]:
+    """queries.jsonl, corpus.jsonl and qrels/SPLIT.tsv of a BEIR folder or zip, each checked
+    to be there."""
+    names = ("queries.jsonl", "corpus.jsonl", f"qrels/{split}.tsv")
+    where = Path(path)
+    if where.is_dir():
+        missing = [n for n in names if not (where / n).is_file()]
+        if missing:
+            raise CommandError(f"{path}: not a BEIR folder: no {', '.join(missing)}")
+        found = [NamedFile(n, where / n) for n in names]
+    elif where.is_file() and zipfile.is_zipfile(where):
+        with zipfile.ZipFile(where) as archive:
+            members = set(archive.namelist())
+            missing = [n for n in names if n not in members]
+            if missing:
+                raise CommandError(f"{path}: not a BEIR zip: no {', '.join(missing)}")
+            found = [NamedFile(n, archive.read(n)) for n in names]
+    else:
+        raise CommandError(f"{path}: no such folder or zip file")
+    return found[0], found[1], found[2]
 
 
 def plan_lines(plan: CollectionPlan) -> list[str]:
