@@ -1,0 +1,408 @@
+"""The client: one method per thing a script does with the service, each one request (or a
+few, for the waits), typed in and out."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import requests
+
+from pooljudge import __version__
+from pooljudge.client import exports, payloads, waits
+from pooljudge.client.errors import AuthenticationError, NotFound, PooljudgeError
+from pooljudge.client.http import Params, Transport
+from pooljudge.client.types import (
+    Campaign,
+    CheckResult,
+    Evaluation,
+    GoldenSet,
+    ImportSummary,
+    Leaderboard,
+    Me,
+    QrelsVersion,
+    Run,
+)
+
+__all__ = ["Client"]
+
+CampaignRef = Campaign | int | str  # the campaign, its id, or its name
+RunRef = Run | int
+QrelsRef = QrelsVersion | int  # the version, or its id (not its number in the campaign)
+PathLike = str | os.PathLike[str]
+RunInput = PathLike | Mapping[str, Mapping[str, float]] | payloads.DataFrameLike
+TopicsInput = (
+    PathLike | Mapping[str, str] | Mapping[str, Mapping[str, Any]] | Iterable[Mapping[str, Any]]
+)
+DocumentsInput = TopicsInput
+QrelsInput = PathLike | Mapping[str, Mapping[str, int]]
+
+_REQUESTS = getattr(requests, "__version__", "?")
+
+
+def _id(ref: Campaign | Run | QrelsVersion | int) -> int:
+    return ref if isinstance(ref, int) else ref.id
+
+
+def _number(value: float | str) -> str:
+    return value if isinstance(value, str) else repr(float(value))
+
+
+class Client:
+    """A Pooljudge service at ``base_url`` (``http://host:8000``), as the user whose API token
+    is ``token``; :meth:`login` gets one from a username and password.
+
+    Every method raises :class:`~pooljudge.client.errors.PooljudgeError` (a subclass for
+    400, 401, 403, 404, 409, 429) when the service refuses, with its problems and the URL.
+    ``session`` is a ``requests.Session`` of yours (proxies, certificates, retries), left
+    unchanged; ``page_size`` is how many items each page of a list asks for.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        session: requests.Session | None = None,
+        page_size: int = 100,
+    ) -> None:
+        self._http = Transport(
+            base_url,
+            token,
+            timeout=timeout,
+            session=session,
+            user_agent=f"pooljudge-client/{__version__} python-requests/{_REQUESTS}",
+        )
+        self.page_size = page_size
+        self.token_expires_at: str | None = None  # known when the client logged in
+
+    @classmethod
+    def login(
+        cls,
+        base_url: str,
+        username: str,
+        password: str,
+        *,
+        timeout: float = 30.0,
+        session: requests.Session | None = None,
+    ) -> Client:
+        """A client holding the user's API token (``POST /api/v1/auth/token/``: the same token
+        until it expires, then a new one). A wrong password is an ``AuthenticationError`` (the
+        service answers 400, not 401); too many attempts are ``RateLimited``."""
+        client = cls(base_url, timeout=timeout, session=session)
+        try:
+            answer = client._http.request(
+                "POST", "auth/token/", json={"username": username, "password": password}
+            ).json()
+        except PooljudgeError as exc:
+            client.close()
+            raise cls._login_refused(exc) from None
+        client._http.token = str(answer["token"])
+        client.token_expires_at = answer.get("expires_at")
+        return client
+
+    @staticmethod
+    def _login_refused(exc: PooljudgeError) -> PooljudgeError:
+        """DRF answers a wrong username or password with a 400 (a validation error), not a
+        401: the client raises it as the authentication failure it is."""
+        if exc.status != 400:
+            return exc
+        return AuthenticationError(
+            exc.detail,
+            status=exc.status,
+            code=exc.code,
+            method=exc.method,
+            url=exc.url,
+            problems=exc.problems,
+            body=exc.body,
+        )
+
+    @property
+    def token(self) -> str | None:
+        return self._http.token
+
+    @property
+    def api_root(self) -> str:
+        """The API's address: ``http://host:8000/api/v1/``."""
+        return self._http.root
+
+    def logout(self) -> None:
+        """Revoke the token (every client using it gets 401 afterwards) and forget it."""
+        self._http.request("DELETE", "auth/token/")
+        self._http.token = None
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def me(self) -> Me:
+        """Who the token belongs to, and their roles (admin, researcher, annotator)."""
+        return Me.from_api(self._http.get_json("me/"))
+
+    # --- campaigns ----------------------------------------------------------------------
+
+    def create_campaign(self, name: str, **options: Any) -> Campaign:
+        """A new campaign (admins). ``options`` are the API's fields: ``description``,
+        ``guidelines``, ``scale`` (``{0: "Not relevant", 1: "Relevant"}`` or the API's list of
+        ``{"grade", "label"}``), ``relevance_threshold``, ``unknown_topic_policy`` (reject,
+        ignore), ``run_pooling`` (auto, open, closed), ``score_precision`` (double, single),
+        ``highlight_terms``."""
+        scale = options.get("scale")
+        if isinstance(scale, Mapping):
+            options["scale"] = [{"grade": int(g), "label": str(lb)} for g, lb in scale.items()]
+        body = {"name": name, **options}
+        return Campaign.from_api(self._http.request("POST", "campaigns/", json=body).json())
+
+    def campaigns(self) -> list[Campaign]:
+        """Every campaign you may see (all pages)."""
+        pages = self._http.pages("campaigns/", page_size=self.page_size)
+        return [Campaign.from_api(raw) for raw in pages]
+
+    def campaign(self, id_or_name: int | str) -> Campaign:
+        """The campaign with this id (an int) or name (a str)."""
+        if isinstance(id_or_name, int):
+            return Campaign.from_api(self._http.get_json(f"campaigns/{id_or_name}/"))
+        seen = self.campaigns()
+        for found in seen:
+            if found.name == id_or_name:
+                return found
+        raise NotFound(
+            f"no campaign named {id_or_name!r} among the {len(seen)} you may see",
+            status=404,
+            code="not_found",
+            method="GET",
+            url=self._http.url("campaigns/"),
+        )
+
+    def _campaign_id(self, campaign: CampaignRef) -> int:
+        return self.campaign(campaign).id if isinstance(campaign, str) else _id(campaign)
+
+    # --- topics, documents, qrels -------------------------------------------------------
+
+    def _upload(
+        self, path: str, upload: payloads.Upload, fields: Mapping[str, Any]
+    ) -> requests.Response:
+        return self._http.request("POST", path, files={"file": upload}, data=fields)
+
+    def upload_topics(
+        self, campaign: CampaignRef, topics: TopicsInput, *, format: str | None = None
+    ) -> ImportSummary:
+        """Import topics (admins): a file (TREC ``<top>``, JSONL, SMART; plain or gzip; its
+        ``format`` detected unless named), ``{qid: title}``, ``{qid: {"title",
+        "description", "narrative", "tags"}}`` or a list of such records with their ``qid``."""
+        if isinstance(topics, str | os.PathLike):
+            upload, fields = payloads.file_upload(topics), {"format": format}
+        else:
+            upload = payloads.packed("topics.jsonl", payloads.topics_jsonl(topics))
+            fields = {"format": "jsonl"}
+        answer = self._upload(f"campaigns/{self._campaign_id(campaign)}/topics/", upload, fields)
+        return ImportSummary.from_api(answer.json())
+
+    def upload_documents(
+        self, campaign: CampaignRef, documents: DocumentsInput, *, format: str | None = None
+    ) -> ImportSummary:
+        """Import documents (admins): a file (JSONL, TREC ``<DOC>``, TSV, SMART; plain or
+        gzip), ``{docid: text}``, ``{docid: {"title", "text", "url", ...}}`` (other string
+        keys are kept as metadata) or a list of such records with their ``docid``."""
+        if isinstance(documents, str | os.PathLike):
+            upload, fields = payloads.file_upload(documents), {"format": format}
+        else:
+            body = payloads.documents_jsonl(documents)
+            upload, fields = payloads.packed("documents.jsonl", body), {"format": "jsonl"}
+        path = f"campaigns/{self._campaign_id(campaign)}/documents/"
+        return ImportSummary.from_api(self._upload(path, upload, fields).json())
+
+    def upload_qrels(
+        self, campaign: CampaignRef, qrels: QrelsInput, *, note: str = ""
+    ) -> QrelsVersion:
+        """Import judgments as the campaign's next qrels version (admins): a file (TREC qrels,
+        BEIR's qrels TSV, sample_eval's five columns) or ``{qid: {docid: grade}}``. Every run
+        is then evaluated against it."""
+        if isinstance(qrels, str | os.PathLike):
+            upload = payloads.file_upload(qrels)
+        else:
+            upload = payloads.packed("qrels.tsv", payloads.qrels_tsv(qrels))
+        path = f"campaigns/{self._campaign_id(campaign)}/qrels/"
+        return QrelsVersion.from_api(self._upload(path, upload, {"note": note}).json())
+
+    def qrels_versions(self, campaign: CampaignRef) -> list[QrelsVersion]:
+        """The campaign's qrels versions (researchers and admins)."""
+        path = f"campaigns/{self._campaign_id(campaign)}/qrels/"
+        return [QrelsVersion.from_api(r) for r in self._http.pages(path, page_size=self.page_size)]
+
+    # --- runs ---------------------------------------------------------------------------
+
+    def submit_run(
+        self,
+        campaign: CampaignRef,
+        run: RunInput,
+        *,
+        tag: str | None = None,
+        group: str | None = None,
+        description: str | None = None,
+        model_names: Sequence[str] = (),
+        pooled: bool | None = None,
+        priority: int | None = None,
+    ) -> Run:
+        """Submit a run: a TREC or JSON run file (``tag`` defaults to its tag column), a
+        mapping ``{qid: {docid: score}}`` or a DataFrame with columns ``qid`` (or
+        ``query_id``), ``docno`` (or ``doc_id``, ``docid``) and ``score`` (or only ``rank``);
+        a run from Python data needs its ``tag``. ``pooled`` is for admins. The whole run is
+        validated first: an ``InvalidInput`` lists every problem, and nothing is stored."""
+        fields: dict[str, Any] = {
+            "tag": tag,
+            "group": group,
+            "description": description,
+            "pooled": pooled,
+            "priority": priority,
+        }
+        fields = {k: v for k, v in fields.items() if v is not None}
+        path = f"campaigns/{self._campaign_id(campaign)}/runs/"
+        if isinstance(run, str | os.PathLike):
+            form = {**fields, "model_names": list(model_names)}
+            if "pooled" in form:
+                form["pooled"] = "true" if pooled else "false"
+            return Run.from_api(self._upload(path, payloads.file_upload(run), form).json())
+        if not tag:
+            raise ValueError("name the run: a run from Python data needs tag=...")
+        results = payloads.run_results(run)
+        body = {**fields, "model_names": list(model_names), "results": results}
+        return Run.from_api(self._http.request("POST", path, json=body).json())
+
+    def run(self, run: RunRef) -> Run:
+        """The run with its evaluation status and the warnings it was stored with."""
+        return Run.from_api(self._http.get_json(f"runs/{_id(run)}/"))
+
+    def runs(self, campaign: CampaignRef | None = None) -> list[Run]:
+        """The runs you may see (admins: all; researchers: their own), of one campaign or all."""
+        path = "runs/" if campaign is None else f"campaigns/{self._campaign_id(campaign)}/runs/"
+        return [Run.from_api(raw) for raw in self._http.pages(path, page_size=self.page_size)]
+
+    # --- evaluation ---------------------------------------------------------------------
+
+    def evaluations(self, run: RunRef) -> list[Evaluation]:
+        """Every stored evaluation of the run (each qrels version and mode asked for)."""
+        answer = self._http.get_json(f"runs/{_id(run)}/evaluations/")
+        label = str(answer.get("run", ""))
+        return [Evaluation.from_api(e, run=label) for e in answer.get("evaluations", ())]
+
+    def wait_for_evaluation(
+        self,
+        run: RunRef,
+        *,
+        qrels_version: int | None = None,
+        mode: str = "honest",
+        timeout: float = 300.0,
+        poll: float = 1.0,
+    ) -> Evaluation:
+        """The run's evaluation against qrels version number ``qrels_version`` (default: the
+        latest) in ``mode`` (honest, trec_eval), once stored: asked for if it never was, then
+        polled every ``poll`` seconds. Raises ``EvaluationFailed`` with the service's error
+        when it failed, ``PooljudgeTimeout`` after ``timeout`` seconds."""
+        return waits.wait_for_evaluation(
+            self._http,
+            _id(run),
+            qrels_version=qrels_version,
+            mode=mode,
+            timeout=timeout,
+            poll=poll,
+        )
+
+    def leaderboard(
+        self,
+        campaign: CampaignRef,
+        *,
+        qrels_version: int | None = None,
+        mode: str | None = None,
+        measures: Sequence[str] | None = None,
+        sort: str | None = None,
+        order: str | None = None,
+        pooled: str | None = None,
+        group: str | None = None,
+        slice: str | None = None,
+    ) -> Leaderboard:
+        """Every run's aggregates under one qrels version (default: the latest), sorted and
+        filtered as the API's parameters say (``pooled``: all, yes, no; ``slice``: a topic
+        tag). Other researchers' runs are anonymised."""
+        params: Params = {
+            "qrels": qrels_version,
+            "mode": mode,
+            "measures": ",".join(measures) if measures else None,
+            "sort": sort,
+            "order": order,
+            "pooled": pooled,
+            "group": group,
+            "slice": slice,
+        }
+        path = f"campaigns/{self._campaign_id(campaign)}/leaderboard/"
+        return Leaderboard.from_api(self._http.get_json(path, params))
+
+    def check(
+        self,
+        run: RunRef,
+        *,
+        baseline: RunRef | str,
+        max_drop: float | str,
+        measures: Sequence[str] = (),
+        qrels_version: int | None = None,
+        test: str | None = None,
+        alpha: float | None = None,
+        correction: str | None = None,
+        judged_tolerance: float | None = None,
+        min_judged: float | None = None,
+        timeout: float = 300.0,
+        poll: float = 1.0,
+    ) -> CheckResult:
+        """The regression check of ``run`` against ``baseline`` (a run, its id, or its name as
+        you see it): fails when a measure drops by more than ``max_drop`` (``0.01``, or
+        ``"2%"`` of the baseline's score) and the paired test finds the drop significant.
+        ``measures``: the campaign's (default: all but counts and Judged). Waits while an
+        evaluation is being computed and asks for one never computed; a failed one is a
+        ``Conflict``."""
+        reference = baseline if isinstance(baseline, str) else str(_id(baseline))
+        params: Params = {
+            "baseline": reference,
+            "max_drop": _number(max_drop),
+            "measure": list(measures) or None,
+            "qrels": qrels_version,
+            "test": test,
+            "alpha": alpha,
+            "correction": correction,
+            "judged_tolerance": judged_tolerance,
+            "min_judged": min_judged,
+        }
+        return waits.wait_for_check(self._http, _id(run), params, timeout=timeout, poll=poll)
+
+    # --- exports ------------------------------------------------------------------------
+
+    def export_qrels(
+        self, qrels: QrelsRef, path: PathLike | None = None, *, format: str | None = None
+    ) -> str:
+        """A qrels version as text (TREC qrels; a sampled version in sample_eval's columns,
+        or ``format`` trec or prels), written to ``path`` too when given. The default form is
+        checked against the sha256 the service names for it (``IntegrityError``)."""
+        content = exports.export_qrels(self._http, _id(qrels), format)
+        if path is not None:
+            Path(path).write_bytes(content)
+        return content.decode("utf-8")
+
+    def export_golden_set(self, qrels: QrelsRef, path: PathLike) -> GoldenSet:
+        """The campaign's golden set under ``qrels`` in BEIR's layout, unpacked into the
+        folder ``path``: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/test.tsv`` and
+        ``pooljudge.json`` (the qrels version and its sha256), each file checked against the
+        sha256 ``pooljudge.json`` names for it. A sampled version has no BEIR form (400)."""
+        return exports.export_golden_set(self._http, _id(qrels), Path(path))
