@@ -53,7 +53,7 @@ def _export(client: Any, version: QrelsVersion) -> bytes:
     response = client.get(f"/api/v1/qrels/{version.pk}/export/?format=beir")
     assert response.status_code == 200, response.content[:300]
     assert response["Content-Type"] == "application/zip"
-    assert response["X-Content-SHA256"] == version.content_hash
+    assert response["X-Qrels-SHA256"] == version.content_hash
     assert "beir.zip" in response["Content-Disposition"]
     return b"".join(response.streaming_content)
 

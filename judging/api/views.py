@@ -563,7 +563,7 @@ class QrelsVersionViewSet(
             zipped["Content-Disposition"] = content_disposition(
                 f"{version.campaign.name}-qrels-v{version.number}-beir.zip"
             )
-            zipped["X-Content-SHA256"] = version.content_hash
+            zipped["X-Qrels-SHA256"] = version.content_hash  # the version's, not the zip's
             return zipped
         response = StreamingHttpResponse(
             qrels_services.qrels_export_lines(version, fmt),  # checked against its hash first
