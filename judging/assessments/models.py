@@ -17,6 +17,7 @@ class QrelsSource(models.TextChoices):
     IMPORTED = "imported", "Imported from a file"
     PUBLISHED = "published", "Published from judgments"
     JUDGE = "judge", "Built from an automatic judge's labels"
+    DERIVED = "derived", "Derived from another version (to another chunking, or to documents)"
 
 
 class QrelsKind(models.TextChoices):
@@ -158,6 +159,32 @@ class QrelsVersion(models.Model):
         human`` for a minor version)."""
         minor = f" ({self.minor_label})" if self.minor_label else ""
         return f"v{self.number}{minor} · {self.kind_label}"
+
+
+class QrelsDerivation(models.Model):
+    """How a derived qrels version was made from another: its judgments carried by their text
+    spans to the passages of another chunking, or its passages' grades taken to their documents
+    (max grade). ``report`` is the coverage (``metrics.passages.CoverageReport.as_dict``, or the
+    counts of a document-level derivation); ``rule`` says the rule in words."""
+
+    version = models.OneToOneField(
+        QrelsVersion, on_delete=models.PROTECT, related_name="derivation"
+    )
+    base = models.ForeignKey(QrelsVersion, on_delete=models.PROTECT, related_name="derived")
+    chunking = models.ForeignKey(
+        "campaigns.Chunking",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The chunking carried to; None: to documents.",
+    )
+    rule = models.TextField()
+    report = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"v{self.version_id} from v{self.base_id}"
 
 
 class QrelsEntry(models.Model):
@@ -344,6 +371,13 @@ class Judgment(models.Model):
     suggested_grade = models.IntegerField(
         null=True, blank=True, help_text="The automatic grade of the suggestion (either arm)."
     )
+    spans = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Where in its document's text the judgment applies (assessments.spans): "
+        '{"passage": [start, end]} for a passage, "answers": [[start, end], ...] for the '
+        "spans the assessor marked as answering; None for a whole document with no span.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -370,6 +404,7 @@ class JudgmentChange(models.Model):
     )
     old_grade = models.IntegerField(null=True, blank=True)
     new_grade = models.IntegerField(null=True, blank=True, help_text="None: undone.")
+    spans = models.JSONField(null=True, blank=True, help_text="The judgment's spans after it.")
     undoes = models.OneToOneField(
         "self",
         null=True,

@@ -413,6 +413,58 @@ class Document(models.Model):
         return self.docid
 
 
+class Chunking(models.Model):
+    """One way the campaign's documents are cut into passages (chunks): derived by a named
+    chunker with its parameters (``spec``, ``metrics.passages`` canonical form, e.g.
+    ``fixed(size=500,overlap=100)``), or imported with the team's own passage ids and offsets
+    (``spec`` "imported"). Its passages never change: a new cut is a new chunking, and the
+    judgments made on one carry over to another by their text spans."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="chunkings")
+    name = models.CharField(max_length=64, help_text="Unique in the campaign; ids use it.")
+    spec = models.CharField(max_length=200)
+    num_passages = models.PositiveIntegerField(default=0)
+    num_documents = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "created_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "name"], name="chunking_name_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.spec}"
+
+
+class Passage(models.Model):
+    """A passage of a document: ``text[start:end]`` of its document, under the id a run ranks
+    it by (``passage_id``, ``docid#pid``), unique in the campaign across its chunkings."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    chunking = models.ForeignKey(Chunking, on_delete=models.CASCADE, related_name="passages")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="passages")
+    passage_id = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["chunking", "document", "start"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "passage_id"], name="passage_id_unique"),
+            models.CheckConstraint(
+                condition=models.Q(end__gt=models.F("start")), name="passage_end"
+            ),
+        ]
+        indexes = [models.Index(fields=["chunking", "document"], name="passage_by_document")]
+
+    def __str__(self) -> str:
+        return f"{self.passage_id} [{self.start}, {self.end})"
+
+
 class RunQuerySet(models.QuerySet["Run"]):
     def visible_to(self, user: UserLike) -> RunQuerySet:
         """Admins see every run; researchers their own; everyone else (annotators) none."""

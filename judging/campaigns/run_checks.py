@@ -22,7 +22,7 @@ import numpy.typing as npt
 from django.conf import settings
 from django.db.models import Q
 
-from judging.campaigns.models import Campaign, Document, Run, UnknownTopicPolicy
+from judging.campaigns.models import Campaign, Document, Passage, Run, UnknownTopicPolicy
 from judging.campaigns.run_warnings import SAME_CONTENT, UNKNOWN_DOCIDS, RunWarning
 from judging.campaigns.selectors import run_label
 from judging.core.errors import InvalidInput
@@ -174,20 +174,22 @@ def same_content(
 
 def unknown_docids(campaign: Campaign, docids: npt.NDArray[np.bytes_]) -> RunWarning | None:
     """The warning for entries (``docids``, one per entry) whose docid is not among the
-    campaign's documents, with how many docids and the first few in byte order; None when all
-    are there or the campaign has no documents (then nothing can be told)."""
+    campaign's documents or passages, with how many docids and the first few in byte order;
+    None when all are there or the campaign has no documents (then nothing can be told)."""
     stored = Document.objects.filter(campaign=campaign).values_list("docid", flat=True)
     if not docids.size or not stored.exists():
         return None
     distinct, entries = np.unique(docids, return_counts=True)
     names: list[bytes] = distinct.tolist()
-    if stored[: len(names) + 1].count() <= len(names):  # a small collection: read it whole
-        known = {d.encode() for d in stored}
+    passages = Passage.objects.filter(campaign=campaign).values_list("passage_id", flat=True)
+    if stored[: len(names) + 1].count() <= len(names) and not passages.exists():
+        known = {d.encode() for d in stored}  # a small collection: read it whole
     else:
         known = set()
         for i in range(0, len(names), _BATCH):
             batch = [d.decode("utf-8") for d in names[i : i + _BATCH]]
             known.update(d.encode() for d in stored.filter(docid__in=batch))
+            known.update(d.encode() for d in passages.filter(passage_id__in=batch))
     missing = np.fromiter((n not in known for n in names), dtype=bool, count=len(names))
     if not missing.any():
         return None

@@ -336,14 +336,35 @@ def documents_import(
                 summary.created += len(batch)
                 batch.clear()
             if len(updates) >= 2000:
+                _keep_cut_texts(campaign, updates)
                 Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
                 summary.updated += len(updates)
                 updates.clear()
         Document.objects.bulk_create(batch)
+        _keep_cut_texts(campaign, updates)
         Document.objects.bulk_update(updates, ["title", "text", "url", "metadata"])
         summary.created += len(batch)
         summary.updated += len(updates)
     return summary
+
+
+def _keep_cut_texts(campaign: Campaign, updates: list[Document]) -> None:
+    from judging.campaigns.passages import text_kept
+
+    changed = text_kept(campaign, {doc.pk: doc.text for doc in updates})
+    if changed:
+        raise InvalidInput(
+            f"{len(changed)} document(s) with passages would get another text; nothing was stored",
+            [
+                Problem.at(
+                    f"document {docid[:60]!r}",
+                    "it has passages (a chunking): a new text would move their offsets and the "
+                    "spans judged on them; import it under a new docid",
+                )
+                for docid in changed[:20]
+            ],
+            total=len(changed),
+        )
 
 
 class _Chunks:

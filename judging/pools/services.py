@@ -17,10 +17,11 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
-from judging.campaigns.models import Campaign, Document, RankedList, Run
+from judging.campaigns.models import Campaign, Document, Passage, RankedList, Run
+from judging.campaigns.passages import text_ids
 from judging.core.bulk import insert_rows
 from judging.core.errors import Conflict, InvalidInput
 from judging.core.outbox import beating
@@ -248,7 +249,7 @@ def _build(
         return None
     topic_ids = dict(campaign.topics.values_list("qid", "id"))
     judged = judged_documents(campaign)
-    with_text = set(Document.objects.filter(campaign=campaign).values_list("docid", flat=True))
+    with_text = text_ids(campaign)  # documents, and passages of a chunking
     base = PoolVersion.objects.built().filter(campaign=campaign).order_by("-number").first()
     before: dict[str, set[str]] = {}
     if base is not None:
@@ -401,7 +402,10 @@ def pool_documents_text_arrived(*, campaign: Campaign) -> list[str]:
     return their docids (the judging queue opens their slots)."""
     arrived = list(
         PoolDocument.objects.filter(version__campaign=campaign, has_text=False)
-        .filter(docid__in=Document.objects.filter(campaign=campaign).values("docid"))
+        .filter(
+            Q(docid__in=Document.objects.filter(campaign=campaign).values("docid"))
+            | Q(docid__in=Passage.objects.filter(campaign=campaign).values("passage_id"))
+        )
         .values_list("docid", flat=True)
         .distinct()
     )

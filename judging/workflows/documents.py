@@ -34,11 +34,12 @@ def documents_imported(
     """
     with transaction.atomic():
         summary = documents_import(campaign=campaign, data=data, fmt=fmt, source=source)
-        _texts_arrived(campaign)
+        texts_arrived(campaign)
     return summary
 
 
-def _texts_arrived(campaign: Campaign) -> None:
+def texts_arrived(campaign: Campaign) -> None:
+    """Pooled items whose text just arrived (a document, a chunking's passages) are served."""
     arrived = pool_documents_text_arrived(campaign=campaign)
     if arrived:
         slots_text_loaded(campaign=campaign, docids=arrived)
@@ -138,7 +139,7 @@ def missing_documents_imported(
     found = documents_read_wanted(sources=sources, wanted=wanted, fmt=fmt)
     with transaction.atomic():
         stored = documents_store_new(campaign=campaign, records=found.records.values())
-        _texts_arrived(campaign)
+        texts_arrived(campaign)
     empty = [d.docid for d in stored if not d.title.strip() and not d.text.strip()]
     missing = sorted(wanted - set(found.records))
     return MissingTextSummary(

@@ -1,0 +1,71 @@
+"""A chunking is made (derived by a chunker or imported), and a qrels version is carried to it
+or taken to document level."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from judging.assessments.carryover import qrels_carry, qrels_to_documents
+from judging.assessments.models import QrelsVersion
+from judging.campaigns.models import Campaign, Chunking
+from judging.campaigns.passages import chunking_derive, passages_import
+from judging.core import uploads
+from judging.core.errors import InvalidInput
+from judging.core.roles import Account
+from judging.workflows.documents import texts_arrived
+from judging.workflows.qrels import after_qrels
+from metrics.problems import Problem
+
+
+def chunking_made(
+    *,
+    campaign: Campaign,
+    name: str,
+    spec: str | None = None,
+    data: uploads.Source | None = None,
+    source: str | None = None,
+    created_by: Account | None = None,
+) -> Chunking:
+    """Store a chunking, derived by the chunker ``spec`` or imported from ``data`` (one of the
+    two), then open the judging slots of pooled passages that were waiting for their text."""
+    if (spec is None) == (data is None):
+        raise InvalidInput(
+            "a chunking is derived by a chunker or imported from a file",
+            [Problem.at("spec", "give a chunker (e.g. fixed(size=500,overlap=100)) or a file")],
+        )
+    with transaction.atomic():
+        if spec is not None:
+            chunking = chunking_derive(
+                campaign=campaign, name=name, spec=spec, created_by=created_by
+            )
+        else:
+            assert data is not None
+            chunking = passages_import(
+                campaign=campaign, name=name, data=data, source=source, created_by=created_by
+            )
+        texts_arrived(campaign)
+    return chunking
+
+
+def qrels_carried(
+    *,
+    version: QrelsVersion,
+    chunking: Chunking,
+    min_share: float = 0.5,
+    created_by: Account | None = None,
+) -> QrelsVersion:
+    """``version`` carried to ``chunking`` as the next version, then evaluated against."""
+    with transaction.atomic():
+        derived = qrels_carry(
+            version=version, chunking=chunking, min_share=min_share, created_by=created_by
+        )
+        after_qrels(derived)
+    return derived
+
+
+def qrels_documented(*, version: QrelsVersion, created_by: Account | None = None) -> QrelsVersion:
+    """``version``'s passages taken to their documents as the next version, then evaluated."""
+    with transaction.atomic():
+        derived = qrels_to_documents(version=version, created_by=created_by)
+        after_qrels(derived)
+    return derived
