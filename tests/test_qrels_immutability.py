@@ -297,6 +297,8 @@ RAW = [
     "UPDATE assessments_judgment SET grade = grade + 1",
     "DELETE FROM assessments_judgment",
     "UPDATE assessments_judgmentchange SET new_grade = 0",
+    # a history row's spans are what it recorded (a passage's offsets, the answers marked)
+    """UPDATE assessments_judgmentchange SET spans = '{"answers": [[0, 1]]}'""",
     "DELETE FROM assessments_judgmentchange",
 ]
 

@@ -53,6 +53,21 @@ class RevealedSuggestionSerializer(SuggestionSerializer):
     )
 
 
+class LeaseDocumentSerializer(serializers.Serializer[Any]):
+    docid = serializers.CharField(help_text="The item: a document, or a passage (docid#pid).")
+    title = serializers.CharField(help_text="The document's title.")
+    text = serializers.CharField(help_text="The document's whole text (a passage's too).")
+    passage = serializers.ListField(
+        child=serializers.IntegerField(min_value=0),
+        min_length=2,
+        max_length=2,
+        allow_null=True,
+        help_text="A passage's [start, end) character offsets (code points) in the text; null "
+        "for a whole document.",
+    )
+    chunking = serializers.CharField(help_text="The passage's chunking; empty for a document.")
+
+
 class LeaseSerializer(serializers.Serializer[Any]):
     """What an annotator sees of a leased item: topic and document, nothing about systems; and,
     when the campaign suggests automatic grades and the item is in the shown arm, the grade
@@ -76,12 +91,16 @@ class LeaseSerializer(serializers.Serializer[Any]):
             "narrative": t.narrative,
         }
 
-    def get_document(self, lease: Lease) -> dict[str, str]:
-        doc = queue.document_for(lease.slot)
+    @extend_schema_field(LeaseDocumentSerializer)
+    def get_document(self, lease: Lease) -> dict[str, Any]:
+        shown = queue.item_text(lease.slot)
+        doc = shown.document if shown else None
         return {
             "docid": lease.slot.docid,
             "title": doc.title if doc else "",
             "text": doc.text if doc else "",
+            "passage": list(shown.passage) if shown and shown.passage else None,
+            "chunking": shown.chunking if shown else "",
         }
 
     def get_scale(self, lease: Lease) -> list[dict[str, Any]]:
@@ -98,9 +117,49 @@ class LeaseSerializer(serializers.Serializer[Any]):
         return {"grade": found["grade"], "label": found["label"]}
 
 
+SPAN_SCHEMA = {
+    "type": "array",
+    "items": {"type": "integer", "minimum": 0},
+    "minItems": 2,
+    "maxItems": 2,
+    "description": "[start, end): character offsets (code points) in the document's text",
+}
+
+
+@extend_schema_field({"type": "array", "items": SPAN_SCHEMA, "nullable": True})
+class AnswersField(serializers.JSONField):
+    """The answer spans an assessor marked, checked whole by the service
+    (``assessments.spans``: each problem named, ``answers[2]``)."""
+
+
+class SpansSerializer(serializers.Serializer[Any]):
+    passage = serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="[start, end) of the passage judged in its document's text (only for a "
+        "passage, an id docid#pid)",
+    )
+    answers = serializers.ListField(
+        child=serializers.ListField(child=serializers.IntegerField()),
+        required=False,
+        help_text="The [start, end) spans marked as answering, sorted and merged",
+    )
+
+
 class JudgmentInSerializer(serializers.Serializer[Any]):
     grade = serializers.IntegerField()
     active_seconds = serializers.FloatField(required=False, default=0.0, min_value=0.0)
+    answers = AnswersField(
+        required=False,
+        default=None,
+        allow_null=True,
+        help_text="The spans of the document's text that answer the topic, as [start, end) "
+        "character offsets (Python code points of the document's text, the scale of a "
+        "passage's offsets), at most POOLJUDGE_MAX_ANSWER_SPANS; only with a grade above 0. "
+        "Stored sorted, overlapping and touching spans merged. Recording: omitted means none. "
+        "Changing (PATCH): omitted keeps the judgment's answers (none with grade 0), [] "
+        "removes them.",
+    )
 
 
 class JudgmentOutSerializer(serializers.Serializer[Any]):
@@ -109,6 +168,11 @@ class JudgmentOutSerializer(serializers.Serializer[Any]):
     docid = serializers.CharField()
     grade = serializers.IntegerField()
     active_seconds = serializers.FloatField()
+    spans = SpansSerializer(
+        allow_null=True,
+        help_text="Where in the document's text the judgment applies: the passage judged and "
+        "the answers marked (null: a whole document, nothing marked)",
+    )
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
@@ -199,11 +263,13 @@ class LeaseViewSet(IntegerIdMixin, mixins.RetrieveModelMixin, viewsets.GenericVi
     @extend_schema(
         request=JudgmentInSerializer,
         responses={201: JudgmentRecordedSerializer, 200: JudgmentRecordedSerializer},
-        description="Record the grade. Idempotent: the same grade again stores "
-        "nothing new (200). Another grade for an item you already judged is refused (409, "
-        "saying what the judgment is): it comes from a page that is out of date (a second tab, "
-        "another computer); change a judgment with PATCH /api/v1/judgments/{id}/. When the "
-        "campaign "
+        description="Record the grade, and the answer spans marked in the document's text "
+        "(`answers`; for a passage, `docid#pid`, the passage's offsets are stored with them: "
+        "`spans` in the answer). Idempotent: the same grade with the same answers again stores "
+        "nothing new (200). Another grade, or the same grade with other answers, for an item "
+        "you already judged is refused (409, saying what the judgment is): it comes from a page "
+        "that is out of date (a second tab, another computer); change a judgment with PATCH "
+        "/api/v1/judgments/{id}/. When the campaign "
         "suggests automatic grades, the item's suggestion (its arm and grade, looked up here, "
         "never taken from the request) is recorded with the judgment and returned: in the "
         "hidden arm this is where the assessor first learns it.",
@@ -217,6 +283,7 @@ class LeaseViewSet(IntegerIdMixin, mixins.RetrieveModelMixin, viewsets.GenericVi
             annotator=account(request.user),
             grade=ser.validated_data["grade"],
             active_seconds=ser.validated_data["active_seconds"],
+            answers=ser.validated_data["answers"],
         )
         return Response(
             {**JudgmentOutSerializer(recorded.judgment).data, "suggestion": recorded.suggestion},
@@ -246,7 +313,13 @@ class JudgmentViewSet(
             qs = qs.filter(campaign_id=campaign)
         return qs.order_by("-updated_at", "-pk")
 
-    @extend_schema(request=JudgmentInSerializer, responses={200: JudgmentOutSerializer})
+    @extend_schema(
+        request=JudgmentInSerializer,
+        responses={200: JudgmentOutSerializer},
+        description="Change one of your judgments: its grade and, with `answers`, its answer "
+        "spans (omitted: kept, except that grade 0 has none; []: removed). Each change is kept "
+        "in the judgment's history; the same grade and answers change nothing.",
+    )
     def partial_update(self, request: Request, pk: str | None = None) -> Response:
         ser = JudgmentInSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
@@ -254,6 +327,7 @@ class JudgmentViewSet(
             judgment_id=path_id(pk),
             annotator=account(request.user),
             grade=ser.validated_data["grade"],
+            answers=ser.validated_data["answers"],
         )
         return Response(JudgmentOutSerializer(judgment).data)
 

@@ -29,8 +29,8 @@ SQLite's flush deletes row by row, where PostgreSQL's ``TRUNCATE`` fires no row 
 connection without the function (the ``sqlite3`` shell) is refused every change of these tables.
 
 The triggers are installed by migration ``assessments.0005`` (the seal's by ``0010``, which adds
-the column; a minor version's columns by ``0012``) and again after every ``migrate``
-(``post_migrate``, idempotent): on SQLite a later migration that rebuilds one of these tables
+the column; a minor version's columns by ``0012``; a history row's spans by ``0014``) and again
+after every ``migrate`` (``post_migrate``, idempotent): on SQLite a later migration that rebuilds one of these tables
 drops its triggers with the old table.
 """
 
@@ -89,9 +89,11 @@ HISTORY_COLUMNS = (
     "annotator_id",
     "old_grade",
     "new_grade",
+    "spans",
     "undoes_id",
     "changed_at",
 )
+HISTORY_COLUMNS_BEFORE_0014 = tuple(c for c in HISTORY_COLUMNS if c != "spans")
 JUDGMENT_IDENTITY_COLUMNS = ("campaign_id", "topic_id", "docid", "annotator_id")
 
 # The latest history row of the judgment OLD (by id: ids grow with time).
@@ -148,7 +150,11 @@ def _changed(columns: tuple[str, ...], distinct: str) -> str:
     return " OR ".join(f"NEW.{c} {distinct} OLD.{c}" for c in columns)
 
 
-def _sqlite(version_columns: tuple[str, ...] = VERSION_COLUMNS, sealing: bool = True) -> list[str]:
+def _sqlite(
+    version_columns: tuple[str, ...] = VERSION_COLUMNS,
+    sealing: bool = True,
+    history_columns: tuple[str, ...] = HISTORY_COLUMNS,
+) -> list[str]:
     def trigger(name: str, event: str, when: str, message: str) -> str:
         return (
             f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE {event} ON {TABLES[name]} FOR EACH ROW "
@@ -180,7 +186,7 @@ def _sqlite(version_columns: tuple[str, ...] = VERSION_COLUMNS, sealing: bool = 
         trigger(
             "pj_judgmentchange_no_update",
             "UPDATE",
-            f"{_changed(HISTORY_COLUMNS, 'IS NOT')} OR (NEW.judgment_id IS NOT NULL "
+            f"{_changed(history_columns, 'IS NOT')} OR (NEW.judgment_id IS NOT NULL "
             "AND NEW.judgment_id IS NOT OLD.judgment_id)",
             HISTORY_UPDATE,
         ),
@@ -207,7 +213,9 @@ def _sqlite(version_columns: tuple[str, ...] = VERSION_COLUMNS, sealing: bool = 
 
 
 def _postgresql(
-    version_columns: tuple[str, ...] = VERSION_COLUMNS, sealing: bool = True
+    version_columns: tuple[str, ...] = VERSION_COLUMNS,
+    sealing: bool = True,
+    history_columns: tuple[str, ...] = HISTORY_COLUMNS,
 ) -> list[str]:
     """Functions with the conditions in their bodies, not in the triggers' WHEN: PostgreSQL
     refuses to alter the type of a column a WHEN clause names, which would block later
@@ -273,7 +281,7 @@ END""",
   IF TG_OP = 'DELETE' THEN
     {refuse(HISTORY_DELETE)}
   END IF;
-  IF {_changed(HISTORY_COLUMNS, "IS DISTINCT FROM")}
+  IF {_changed(history_columns, "IS DISTINCT FROM")}
      OR (NEW.judgment_id IS NOT NULL AND NEW.judgment_id IS DISTINCT FROM OLD.judgment_id) THEN
     {refuse(HISTORY_UPDATE)}
   END IF;
@@ -320,17 +328,19 @@ def install(
     version_columns: tuple[str, ...] = VERSION_COLUMNS,
     *,
     sealing: bool = True,
+    history_columns: tuple[str, ...] = HISTORY_COLUMNS,
 ) -> None:
     """Create the triggers (and PostgreSQL's functions) if missing; safe to run again.
-    ``version_columns``: what the qrels version guard covers, and ``sealing``: whether the seal
-    is guarded (a migration passes what its time had: the column ``sealed`` came in 0010)."""
+    ``version_columns``: what the qrels version guard covers, ``sealing``: whether the seal
+    is guarded, ``history_columns``: what the history guard covers (a migration passes what its
+    time had: the column ``sealed`` came in 0010, a history row's ``spans`` in 0014)."""
     statements = {"sqlite": _sqlite, "postgresql": _postgresql}.get(connection.vendor)
     if statements is None:
         return
     if connection.vendor == "sqlite":
         register_sqlite_function(connection)
     with connection.cursor() as cursor:
-        for sql in statements(version_columns, sealing):
+        for sql in statements(version_columns, sealing, history_columns):
             cursor.execute(sql)
 
 

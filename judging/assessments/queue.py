@@ -29,6 +29,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Exists, F, Model, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from judging.assessments import spans as spans_
 from judging.assessments.models import (
     JudgingSlot,
     Judgment,
@@ -38,6 +39,7 @@ from judging.assessments.models import (
     TopicAssignment,
 )
 from judging.campaigns.models import Campaign, Document, RankedList, Topic
+from judging.campaigns.passages import PassageText, passage_text
 from judging.core.errors import Conflict, InvalidInput, NotFound
 from judging.core.roles import Account, UserLike
 from judging.pools.models import PoolDocument, PoolVersion
@@ -752,6 +754,7 @@ def judgment_record(
     active_seconds: float = 0.0,
     suggestion_arm: str = "",
     suggested_grade: int | None = None,
+    answers: Any = None,
 ) -> tuple[Judgment, bool]:
     """Record the grade for a leased item; returns ``(judgment, changed)``.
 
@@ -769,7 +772,15 @@ def judgment_record(
     whether it was shown before judging (the anchoring control), as the caller computed them on
     the server (``judging.autojudge.suggestions``; this layer does not know judges). Stored with
     the judgment when it is created.
+
+    ``answers``: the ``[start, end]`` spans of the document's text the assessor marked as
+    answering (``assessments.spans``: checked, merged; only with a grade above 0), stored in
+    ``spans`` with the passage's offsets when the item is a passage. Idempotency covers them:
+    the same grade with the same answers (after merging; none given is none) stores nothing
+    new, and the same grade with other answers is refused like another grade (a conflict: a
+    page out of date marked other text; the answers change by going back, as the grade does).
     """
+    given = spans_.answers_parsed(answers)
     if suggestion_arm not in SUGGESTION_ARMS:
         raise ValueError(f"suggestion_arm must be one of {SUGGESTION_ARMS}, not {suggestion_arm!r}")
     if (suggestion_arm == "") != (suggested_grade is None):
@@ -794,12 +805,18 @@ def judgment_record(
             )
         if judgment_id is not None:
             judgment = Judgment.objects.select_related("topic").get(pk=judgment_id)
-            if judgment.grade == grade:
+            same_answers = spans_.merged(given or []) == spans_.answers_of(judgment.spans)
+            if judgment.grade == grade and same_answers:
                 return judgment, False
+            if judgment.grade == grade:
+                raise Conflict(_other_answers(judgment))
             raise Conflict(_already_judged(slot.campaign, judgment, grade))
         why = _ended(lease, slot, now)
         if why is not None:
             raise Conflict(f"{why}; it records no judgment (ask for a new lease)")
+        spans = spans_.item_spans(
+            campaign_id=slot.campaign_id, item=slot.docid, grade=grade, answers=given
+        )
         seconds = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
         judgment = Judgment.objects.create(
             campaign=slot.campaign,
@@ -812,8 +829,9 @@ def judgment_record(
             gold_id=slot.gold_id,
             suggestion_arm=suggestion_arm,
             suggested_grade=suggested_grade,
+            spans=spans,
         )
-        _history(judgment, annotator, old_grade=None, new_grade=grade)
+        _history(judgment, annotator, old_grade=None, new_grade=grade, spans=spans)
         JudgingSlot.objects.filter(pk=slot.pk).update(judged_by=annotator, judged_at=now)
         Lease.objects.filter(pk=lease.pk).update(state=LeaseState.JUDGED, ended_at=now)
         return judgment, True
@@ -829,17 +847,30 @@ def _already_judged(campaign: Campaign, judgment: Judgment, grade: int) -> str:
     )
 
 
+def _other_answers(judgment: Judgment) -> str:
+    marked = len(spans_.answers_of(judgment.spans))
+    return (
+        f"{judgment.docid} is already judged with the same grade and "
+        f"{marked or 'no'} other answer span(s) (judgment {judgment.pk}), from another tab or "
+        f"window or an earlier copy of the page; these answers were not recorded. To change "
+        f"them, go back to the judgment (b on the judging page; PATCH "
+        f"/api/v1/judgments/{judgment.pk}/ with answers in the API)"
+    )
+
+
 def _history(
     judgment: Judgment,
     annotator: Account,
     *,
     old_grade: int | None,
     new_grade: int | None,
+    spans: dict[str, Any] | None = None,
     undoes: JudgmentChange | None = None,
     keep_link: bool = True,
 ) -> JudgmentChange:
-    """Record one change of a judgment in its history (``keep_link=False`` when the judgment is
-    about to be deleted: the record keeps topic and document, not the row)."""
+    """Record one change of a judgment in its history, with the judgment's spans after it
+    (``keep_link=False`` when the judgment is about to be deleted: the record keeps topic and
+    document, not the row)."""
     return JudgmentChange.objects.create(
         judgment=judgment if keep_link else None,
         topic_id=judgment.topic_id,
@@ -847,21 +878,37 @@ def _history(
         annotator=annotator,
         old_grade=old_grade,
         new_grade=new_grade,
+        spans=spans,
         undoes=undoes,
     )
 
 
 def _change(
-    judgment: Judgment, grade: int, annotator: Account, undoes: JudgmentChange | None = None
+    judgment: Judgment,
+    grade: int,
+    annotator: Account,
+    spans: dict[str, Any] | None,
+    undoes: JudgmentChange | None = None,
 ) -> None:
-    """Change the grade, with history."""
-    _history(judgment, annotator, old_grade=judgment.grade, new_grade=grade, undoes=undoes)
+    """Change the grade and spans, with history."""
+    _history(
+        judgment, annotator, old_grade=judgment.grade, new_grade=grade, spans=spans, undoes=undoes
+    )
     judgment.grade = grade
-    judgment.save(update_fields=["grade", "updated_at"])
+    judgment.spans = spans
+    judgment.save(update_fields=["grade", "spans", "updated_at"])
 
 
-def judgment_change(*, judgment_id: int, annotator: Account, grade: Any) -> Judgment:
-    """Change one of the annotator's own judgments (going back to an earlier item)."""
+def judgment_change(
+    *, judgment_id: int, annotator: Account, grade: Any, answers: Any = None
+) -> Judgment:
+    """Change one of the annotator's own judgments (going back to an earlier item).
+
+    ``answers``: the answer spans the judgment has from now on (``assessments.spans``; an empty
+    list removes them); None keeps those it has, except that a grade of 0 (not relevant) has
+    none. Nothing is recorded when grade and spans stay the same; otherwise one history row
+    (a change of answers alone too, its old and new grade the same)."""
+    given = spans_.answers_parsed(answers)
     with transaction.atomic():
         judgment = (
             Judgment.objects.select_for_update(of=("self",))
@@ -872,8 +919,13 @@ def judgment_change(*, judgment_id: int, annotator: Account, grade: Any) -> Judg
         if judgment is None:
             raise NotFound(f"no judgment {judgment_id} of yours")
         grade = _check_grade(judgment.campaign, grade)
-        if judgment.grade != grade:
-            _change(judgment, grade, annotator)
+        if given is None:
+            given = spans_.answers_of(judgment.spans) if grade > 0 else []
+        spans = spans_.item_spans(
+            campaign_id=judgment.campaign_id, item=judgment.docid, grade=grade, answers=given
+        )
+        if judgment.grade != grade or judgment.spans != spans:
+            _change(judgment, grade, annotator, spans)
         return judgment
 
 
@@ -919,8 +971,15 @@ def judgment_undo(*, campaign: Campaign, annotator: Account) -> Lease | None:
         if judgment is None:
             return None  # undone by a concurrent request
         if action.old_grade is not None:
-            # the action was a change of grade: restore the previous grade
-            _change(judgment, action.old_grade, annotator, undoes=action)
+            # the action was a change (of grade, answers or both): restore the grade and the
+            # spans the judgment had before it (its history row before the action's)
+            before = (
+                JudgmentChange.objects.filter(judgment_id=judgment.pk, pk__lt=action.pk)
+                .order_by("-pk")
+                .values_list("spans", flat=True)
+                .first()
+            )
+            _change(judgment, action.old_grade, annotator, before, undoes=action)
             return None
         _history(
             judgment,
@@ -954,11 +1013,10 @@ def judgment_undo(*, campaign: Campaign, annotator: Account) -> Lease | None:
         return lease
 
 
-def document_for(slot: JudgingSlot) -> Document | None:
-    """The slot's document (read with the slot when it was just leased)."""
+def item_text(slot: JudgingSlot) -> PassageText | None:
+    """The text the slot's item shows: its document (read with the slot when it was just
+    leased) and, when the item is a passage, the passage's offsets in the document's text."""
     read: Document | None = getattr(slot, "_document", None)
     if read is not None:
-        return read
-    return (
-        Document.objects.filter(campaign_id=slot.campaign_id, docid=slot.docid).order_by().first()
-    )
+        return PassageText(read, None)
+    return passage_text(slot.campaign_id, slot.docid)

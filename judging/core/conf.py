@@ -355,6 +355,14 @@ class Judging(Group):
         minimum=1,
         help="The most documents one top-up of a run may queue for the assessors (its budget).",
     )
+    max_answer_spans: int = knob(
+        20,
+        env="POOLJUDGE_MAX_ANSWER_SPANS",
+        minimum=1,
+        maximum=1000,
+        help="The most answer spans an assessor may mark in one judgment (the judging page's "
+        "`m` key, `answers` in the API); more is a `400` naming the field.",
+    )
 
 
 @dataclasses.dataclass(frozen=True)

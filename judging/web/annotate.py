@@ -10,6 +10,7 @@ import json
 import math
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -26,11 +27,14 @@ from judging.assessments.selectors import (
     annotator_progress,
     waiting_for_text,
 )
+from judging.assessments.spans import answers_of
 from judging.autojudge import suggestions
-from judging.campaigns.models import Campaign, Document, Topic
+from judging.campaigns.models import Campaign, Topic
+from judging.campaigns.passages import PassageText, passage_text
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import UserLike, account, is_annotator
+from judging.web.document_text import document_text
 from judging.web.flash import flash, flash_error
 from judging.web.highlight import paragraphs, topic_terms
 from judging.workflows.judgments import judgment_recorded
@@ -51,13 +55,15 @@ def _grade_buttons(campaign: Campaign, current: int | None = None) -> list[dict[
 
 
 def _item_context(campaign: Campaign, topic: Topic, docid: str) -> dict[str, Any]:
-    doc = Document.objects.filter(campaign=campaign, docid=docid).first()
+    """The item's topic and text: a document, or a passage in its document's context."""
+    found = passage_text(campaign.pk, docid)
+    doc = found.document if found else None
     terms = topic_terms(campaign, topic)
     return {
         "topic": topic,
         "docid": docid,
         "doc_title": doc.title if doc else "",
-        "doc_paragraphs": paragraphs(doc.text if doc else "", terms),
+        "doc_text": document_text(doc.text if doc else "", terms, found.passage if found else None),
         "doc_title_marked": paragraphs(doc.title, terms)[0] if doc and doc.title else "",
         "terms": terms,
     }
@@ -113,6 +119,7 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "position": position,
         "last": last,
         "renew_every": max(10, campaign.lease_seconds // 3),
+        "max_answers": settings.POOLJUDGE_JUDGING.max_answer_spans,
         "prefetch": queue.prefetch(),
         "suggestion": _shown_suggestion(campaign, lease.slot),
         **_item_context(campaign, topic, lease.slot.docid),
@@ -127,11 +134,15 @@ def _item_json(campaign: Campaign, user: UserLike, lease: Lease) -> dict[str, An
     """A leased item as the judging page shows it. The document's title and paragraphs are HTML
     escaped and highlighted here, on the server (``judging.web.highlight``), so that the page
     inserts them as they are and the escaping proof stays in one place; the topic's fields are
-    plain text (the page sets them as text)."""
+    plain text (the page sets them as text). ``offsets``: each paragraph's ``[start, end]`` in
+    the document's text; ``passage``: the passage's (null: a whole document), whose paragraphs
+    are cut at its ends (``web.document_text``); ``length``: the text's, in characters."""
     slot = lease.slot
     topic = slot.topic
-    doc = queue.document_for(slot)
+    found: PassageText | None = queue.item_text(slot)
+    doc = found.document if found else None
     terms = topic_terms(campaign, topic)
+    shown = document_text(doc.text if doc else "", terms, found.passage if found else None)
     return {
         "lease": lease.pk,
         "expires_at": lease.expires_at.isoformat(),
@@ -143,7 +154,10 @@ def _item_json(campaign: Campaign, user: UserLike, lease: Lease) -> dict[str, An
         },
         "docid": slot.docid,
         "title_html": str(paragraphs(doc.title, terms)[0]) if doc and doc.title else "",
-        "paragraphs_html": [str(p) for p in paragraphs(doc.text if doc else "", terms)],
+        "paragraphs_html": [str(p.html) for p in shown.pieces],
+        "offsets": [[p.start, p.end] for p in shown.pieces],
+        "passage": list(shown.passage) if shown.passage else None,
+        "length": len(doc.text) if doc else 0,
         "position": _position(campaign, user, slot, lease),
         "suggestion": _shown_suggestion(campaign, slot),
     }
@@ -274,6 +288,21 @@ def _form_int(request: HttpRequest, name: str, what: str) -> int:
         ) from None
 
 
+def _form_answers(request: HttpRequest) -> Any:
+    """The answer spans posted by the judging page (JSON in the hidden field ``answers``; empty
+    or absent: None), checked by the service."""
+    raw = request.POST.get("answers", "").strip()
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise InvalidInput(
+            "the answer spans are not JSON; nothing was recorded",
+            [Problem.at("answers", "must be a JSON list of [start, end] pairs")],
+        ) from None
+
+
 def _form_seconds(request: HttpRequest) -> float:
     raw = request.POST.get("active_seconds", "").strip()
     try:
@@ -296,6 +325,7 @@ def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
         lease_id = _form_int(request, "lease", "lease")
         grade = _form_int(request, "grade", "grade")
         seconds = _form_seconds(request)
+        answers = _form_answers(request)
     except InvalidInput as exc:  # the same document again, with the message
         flash_error(request, exc)
         return redirect("annotate-judge", campaign_id=campaign.pk)
@@ -305,6 +335,7 @@ def submit(request: HttpRequest, campaign_id: int) -> HttpResponse:
             annotator=account(request.user),
             grade=grade,
             active_seconds=seconds,
+            answers=answers,
             then_lease_in=campaign,
         )
     except DomainError as exc:
@@ -403,18 +434,28 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
         annotator=account(request.user),
     )
     if request.method == "POST":
+        old_answers = answers_of(judgment.spans)
         try:
             changed = queue.judgment_change(
                 judgment_id=judgment.pk,
                 annotator=account(request.user),
                 grade=_form_int(request, "grade", "grade"),
+                answers=_form_answers(request),
             )
         except DomainError as exc:
             flash_error(request, exc, messages.WARNING)
             return redirect("annotate-judged", campaign_id=campaign.pk, judgment_id=judgment.pk)
         labels = campaign.grade_labels()
         old_grade, new_grade = judgment.grade, changed.grade
-        if old_grade == new_grade:
+        new_answers = answers_of(changed.spans)
+        if old_grade == new_grade and old_answers != new_answers:
+            spans = f"{len(new_answers) or 'no'} answer span{'' if len(new_answers) == 1 else 's'}"
+            flash(
+                request,
+                messages.SUCCESS,
+                f"Changed: {judgment.docid} stays {labels[new_grade]}, with {spans}.",
+            )
+        elif old_grade == new_grade:
             flash(request, messages.SUCCESS, f"Kept: {judgment.docid} stays {labels[new_grade]}.")
         else:
             flash(
@@ -438,6 +479,8 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
         "grades": _grade_buttons(campaign, judgment.grade),
         "progress": progress,
         "position": position,
+        "answers_json": json.dumps([list(a) for a in answers_of(judgment.spans)]),
+        "max_answers": settings.POOLJUDGE_JUDGING.max_answer_spans,
         **_item_context(campaign, judgment.topic, judgment.docid),
     }
     return render(request, "annotate/judged.html", context)

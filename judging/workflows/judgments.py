@@ -33,9 +33,11 @@ def judgment_recorded(
     annotator: Account,
     grade: Any,
     active_seconds: float = 0.0,
+    answers: Any = None,
     then_lease_in: Campaign | None = None,
 ) -> Recorded:
-    """Record ``grade`` for the item of the annotator's lease (``assessments.queue.
+    """Record ``grade`` and the answer spans marked (``answers``: ``[start, end]`` offsets in the
+    document's text, or None) for the item of the annotator's lease (``assessments.queue.
     judgment_record``, same errors) with the item's suggestion, looked up here from the lease
     and never taken from the request (``autojudge.suggestions``); then, with
     ``then_lease_in``, lease the annotator's next item of that campaign (``queue.lease_next``:
@@ -46,6 +48,7 @@ def judgment_recorded(
         annotator=annotator,
         grade=grade,
         active_seconds=active_seconds,
+        answers=answers,
         **suggestions.recorded(suggestion),
     )
     next_lease = None

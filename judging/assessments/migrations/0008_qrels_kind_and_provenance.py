@@ -15,6 +15,7 @@ def reinstall_triggers(apps: Any, schema_editor: Any) -> None:
         schema_editor.connection,
         version_columns=immutability.VERSION_COLUMNS_BEFORE_0012,
         sealing=False,
+        history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014,
     )  # the seal's column: 0010
 
 

@@ -13,7 +13,9 @@ def reinstall_triggers(apps: Any, schema_editor: Any) -> None:
 
     immutability.uninstall(schema_editor.connection)
     immutability.install(
-        schema_editor.connection, version_columns=immutability.VERSION_COLUMNS_BEFORE_0012
+        schema_editor.connection,
+        version_columns=immutability.VERSION_COLUMNS_BEFORE_0012,
+        history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014,
     )
 
 
@@ -25,6 +27,7 @@ def triggers_before(apps: Any, schema_editor: Any) -> None:
         schema_editor.connection,
         version_columns=immutability.VERSION_COLUMNS_BEFORE_0012,
         sealing=False,
+        history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014,
     )
 
 

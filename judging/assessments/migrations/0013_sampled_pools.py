@@ -19,7 +19,9 @@ def triggers_now(apps: Any, schema_editor: Any) -> None:
     from judging.assessments import immutability
 
     immutability.uninstall(schema_editor.connection)
-    immutability.install(schema_editor.connection)
+    immutability.install(
+        schema_editor.connection, history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014
+    )
 
 
 def triggers_before(apps: Any, schema_editor: Any) -> None:
@@ -27,7 +29,9 @@ def triggers_before(apps: Any, schema_editor: Any) -> None:
 
     immutability.uninstall(schema_editor.connection)
     immutability.install(
-        schema_editor.connection, version_columns=immutability.VERSION_COLUMNS_BEFORE_0013
+        schema_editor.connection,
+        version_columns=immutability.VERSION_COLUMNS_BEFORE_0013,
+        history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014,
     )
 
 

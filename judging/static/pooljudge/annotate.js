@@ -113,6 +113,20 @@
     if (messagesList && !messagesList.children.length) messagesList.remove();
   }
 
+  // --- passages in context and answer spans (spans.js): S is null without it
+  var S = window.pjSpans ? window.pjSpans.create({
+    say: toast,
+    initial: root.dataset.answers ? JSON.parse(root.dataset.answers) : [],
+    most: parseInt(root.dataset.maxAnswers || "0", 10)
+  }) : null;
+  // answers mark relevant text: a grade of 0 with answers marked is refused here, before
+  // anything is queued (the server would refuse it too, and the judgment would not be saved)
+  function answersAllowed(grade) {
+    if (!S || grade > 0 || !S.answers().length) return true;
+    toast("Answers are marked: a grade of 0 (not relevant) cannot have them. Remove them first (x, or × in the list).");
+    return false;
+  }
+
   function toggleHelp(show) {
     if (!help) return;
     help.hidden = show === undefined ? !help.hidden : !show;
@@ -150,6 +164,7 @@
     form.addEventListener("submit", function (ev) {
       ev.preventDefault();
       var button = ev.submitter || null;
+      if (button && button.value !== undefined && !answersAllowed(parseInt(button.value, 10))) return;
       if (J && button && button.value !== undefined) J.grade(parseInt(button.value, 10), performance.now(), button);
       else submitOnce(form, button);
     });
@@ -186,9 +201,18 @@
     }
     if (help && !help.hidden) return;
     if (key === "h") { ev.preventDefault(); setHighlight(!highlightOn()); return; }
+    if (S && (key === "m" || key === "x" || key === "[" || key === "]" || key === "c")) {
+      ev.preventDefault();
+      if (key === "m") S.mark();
+      else if (key === "x") S.removeLast();
+      else if (key === "c") S.toggleFolds();
+      else S.move(key === "]" ? 1 : -1);
+      return;
+    }
     var button = form && form.querySelector('button.grade[data-key="' + key + '"]');
     if (button) {
       ev.preventDefault();
+      if (!answersAllowed(parseInt(button.value, 10))) return;
       if (J) J.grade(parseInt(button.value, 10), t0, button); else submitOnce(form, button);
       return;
     }
@@ -262,7 +286,11 @@
       title.innerHTML = item.title_html;  // escaped and highlighted by the server
       title.hidden = !item.title_html;
       var body = byId("doc-text");
-      if (item.paragraphs_html.length) {
+      var scroller = document.querySelector(".document");
+      if (scroller) scroller.scrollTop = 0;
+      if (S) {
+        S.show(item);  // the paragraphs with their offsets, a passage in its context; no answers
+      } else if (item.paragraphs_html.length) {
         body.innerHTML = item.paragraphs_html.map(function (p) { return "<p>" + p + "</p>"; }).join("");
       } else {
         body.innerHTML = '<p class="muted">(This document has no text.)</p>';
@@ -296,10 +324,9 @@
       }
       document.querySelectorAll("input[name=lease]").forEach(function (i) { i.value = item.lease; });
       document.title = "Judging " + t.qid + " · Pooljudge";
-      var scroller = document.querySelector(".document");
-      if (scroller) scroller.scrollTop = 0;
       byId("loading").hidden = true;
       document.querySelector(".document").hidden = false;
+      if (S) S.reveal();  // a passage: scrolled into view
       activeMs = 0; lastTick = Date.now();
       if (changed) notice(t);
     }
@@ -374,7 +401,8 @@
         ? fetch(withId(d.judgmentUrl, a.lease), {
             method: "POST", credentials: "same-origin",
             headers: { "Content-Type": "application/json", "Accept": "application/json", "X-CSRFToken": csrf() },
-            body: JSON.stringify({ grade: a.grade, active_seconds: a.seconds })
+            body: JSON.stringify(a.answers ? { grade: a.grade, active_seconds: a.seconds, answers: a.answers }
+                                           : { grade: a.grade, active_seconds: a.seconds })
           })
         : fetch(withId(d.releaseUrl, a.lease), {
             method: "DELETE", credentials: "same-origin",
@@ -499,7 +527,9 @@
     function grade(g, t0, button) {
       if (refusedHere()) return;
       if (!cur || busy) return;  // loading: there is nothing to judge yet
-      enqueue({ kind: "judge", lease: cur.lease, grade: g, seconds: takeActiveSeconds(), docid: cur.docid });
+      var answers = S ? S.answers() : [];
+      enqueue({ kind: "judge", lease: cur.lease, grade: g, seconds: takeActiveSeconds(), docid: cur.docid,
+                answers: answers.length ? answers : null });
       if (button) { button.classList.add("chosen"); setTimeout(function () { button.classList.remove("chosen"); }, 150); }
       next(t0);
       pump();
