@@ -47,6 +47,7 @@ class Dataset:
     sample: Any = None  # a human sample for the imported judge
     calibration: Any = None  # a failed calibration of the embedding judge
     account: Any = None  # the account the admin's users page acts on (the other annotator)
+    chunking: Any = None  # the documents cut into paragraphs
 
 
 def _docs() -> bytes:
@@ -82,6 +83,7 @@ def build() -> Dataset:
     from judging.evaluation.bias import bias_report_request
     from judging.pools.models import PoolVersion
     from judging.workflows.documents import documents_imported
+    from judging.workflows.passages import chunking_made
     from judging.workflows.pools import pool_requested
     from judging.workflows.qrels import qrels_published
     from judging.workflows.runs import run_submitted
@@ -154,6 +156,7 @@ def build() -> Dataset:
         bias_report_request(campaign=campaign, kind="loo_group")
         bias_report_request(campaign=campaign, measure="P@2", topics="401")
     judgment = Judgment.objects.filter(annotator=annotator).order_by("pk").first()
+    chunking = chunking_made(campaign=campaign, name="para", spec="paragraph", created_by=admin)
     judge, embedding_judge, judge_run = _judges(campaign, pool, admin)
     audit, sample = _audit_and_sample(judge, qrels, pool)
     calibration = _calibration(embedding_judge, qrels, pool)
@@ -177,6 +180,7 @@ def build() -> Dataset:
         sample=sample,
         calibration=calibration,
         account=users["other_annotator"],
+        chunking=chunking,
     )
     for model in site._registry:
         key = f"{model._meta.app_label}_{model._meta.model_name}"

@@ -64,6 +64,10 @@ ROUTES: dict[str, Route] = {
     "api-plan-designs": Route({"campaign_id": "campaign"}, ("?budget=10&reps=2",)),
     "api-qrels-diff": Route({"pk": "qrels"}, ("?against=1",)),
     "api-qrels-export": QRELS_PK,
+    "api-qrels-carry": QRELS_PK,
+    "api-qrels-documents": QRELS_PK,
+    "api-chunkings": CAMPAIGN,
+    "api-chunking-passages": Route({"pk": "chunking"}),
     "api-run-evaluations": RUN_PK,
     "api-run-penalty": RUN_PK,
     "api-run-topup": RUN_PK,
@@ -250,6 +254,13 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("qrels-export", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-qrels-export", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-qrels-diff", "GET"): s(401, 403, 403, 200, 200, 200),
+    # carrying qrels to a chunking and chunking the documents change the campaign: admins
+    # (the empty body is a 400 for them); everyone with results reads chunkings and passages
+    ("api-qrels-carry", "POST"): s(401, 403, 403, 403, 403, 400),
+    ("api-qrels-documents", "POST"): s(401, 403, 403, 403, 403, 400),
+    ("api-chunkings", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-chunkings", "POST"): s(401, 403, 403, 403, 403, 400),
+    ("api-chunking-passages", "GET"): s(401, 403, 403, 200, 200, 200),
     # its reusability report (computed on publish) / compute it (stored: 202 with its state)
     ("api-qrels-reusability", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-qrels-reusability", "POST"): s(401, 403, 403, 202, 202, 202),

@@ -92,6 +92,7 @@ def seed() -> Seeded:
     from judging.core.roles import ANNOTATOR, RESEARCHER, grant
     from judging.pools.models import PoolVersion
     from judging.workflows.documents import documents_imported
+    from judging.workflows.passages import chunking_made
     from judging.workflows.pools import pool_requested
     from judging.workflows.qrels import qrels_published
     from judging.workflows.runs import run_submitted
@@ -200,6 +201,7 @@ def seed() -> Seeded:
 
     audit, sample = _audit_and_sample(auto_judge, qrels, pool)
     calibration = _calibration(embedding_judge, qrels, pool)
+    chunking = chunking_made(campaign=campaign, name="para", spec="paragraph", created_by=admin)
     return Seeded(
         campaign=campaign,
         annotator=annotator,
@@ -219,6 +221,7 @@ def seed() -> Seeded:
             "sample": sample.pk,
             "calibration": calibration.pk,
             "account": other.pk,  # the users page's actions, on another account (admins only)
+            "chunking": chunking.pk,
         },
         other_ids={
             "lease": other_lease.pk,

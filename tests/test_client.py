@@ -188,6 +188,38 @@ def test_the_golden_set_unpacks_in_beirs_layout(
     assert qrels[0] == "query-id\tcorpus-id\tscore" and len(qrels) == 31
 
 
+def test_passages_are_cut_read_and_their_judgments_carried(
+    admin: Client, collection: Campaign, tmp_path: Path
+) -> None:
+    texts = {
+        "kb-1": "Invoices arrive monthly.\n\nRefunds take five days.",
+        "kb-2": "Keys rotate yearly.",
+    }
+    admin.upload_documents(collection, texts)
+    para = admin.create_chunking(collection, "para", chunker="paragraph")
+    assert para.spec == "paragraph(min_chars=0)" and para.num_passages >= 3  # + the others
+    own = tmp_path / "passages.tsv"
+    own.write_text("kb-1\twhole\t0\t49\n")
+    team = admin.create_chunking(collection, "team", passages=own)
+    assert [c.name for c in admin.chunkings(collection)] == ["para", "team"]
+    read = admin.passages(para, docid="kb-1")
+    assert [(p.passage_id, p.text) for p in read] == [
+        ("kb-1#para-0", "Invoices arrive monthly."),
+        ("kb-1#para-1", "Refunds take five days."),
+    ]
+    topic = next(iter(TOPICS))
+    version = admin.upload_qrels(collection, {topic: {"kb-1#whole": 2}})
+    carried = admin.carry_qrels(version, "para", min_share=0.4)
+    derivation = carried.derivation
+    assert derivation is not None and derivation.chunking == "para"
+    assert derivation.overall["relevant"] == 2 and derivation.lost_topics == ()
+    documents = admin.document_qrels(version)
+    assert documents.derivation is not None and documents.derivation.chunking is None
+    assert team.num_documents == 1
+    with pytest.raises(ValueError, match="not both"):
+        admin.create_chunking(collection, "x")
+
+
 def test_lists_are_read_across_pages(server: str, admin: Client) -> None:
     for n in range(3):
         admin.create_campaign(f"paged {n}")

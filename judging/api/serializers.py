@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.settings import api_settings
 
-from judging.assessments.models import QrelsVersion
+from judging.assessments.models import QrelsDerivation, QrelsVersion
 from judging.campaigns import run_warnings
 from judging.campaigns.models import (
     HIGHLIGHT_TERM_MAX_CHARS,
@@ -451,6 +451,55 @@ class QrelsDesignSerializer(serializers.Serializer[Any]):
     )
 
 
+class CoverageCountsSerializer(serializers.Serializer[Any]):
+    documents = serializers.IntegerField(help_text="judged documents with passages considered")
+    chunks = serializers.IntegerField(help_text="new passages considered")
+    relevant = serializers.IntegerField(help_text="carried relevant")
+    non_relevant = serializers.IntegerField(help_text="carried non-relevant")
+    unknown = serializers.IntegerField(help_text="left unjudged")
+    relevant_spans = serializers.IntegerField(help_text="spans judged relevant")
+    lost_spans = serializers.IntegerField(help_text="relevant spans no new passage kept")
+
+
+class QrelsDerivationSerializer(serializers.Serializer[Any]):
+    base = serializers.IntegerField(help_text="The number of the version it was derived from.")
+    chunking = serializers.CharField(
+        allow_null=True, help_text="The chunking carried to; null: taken to documents."
+    )
+    rule = serializers.CharField(help_text="The rule, in words.")
+    overall = CoverageCountsSerializer(allow_null=True, help_text="A carry-over's coverage.")
+    topics = serializers.DictField(child=CoverageCountsSerializer(), help_text="Per topic.")
+    lost_topics = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Topics whose relevant spans all found no relevant new passage.",
+    )
+    counts = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Rows read and written (document level)."
+    )
+
+
+def derivation_answer(version: QrelsVersion) -> dict[str, Any] | None:
+    """A derived version's derivation as ``QrelsDerivationSerializer`` declares it."""
+    found = QrelsDerivation.objects.filter(version=version).select_related("base", "chunking")
+    derivation = found.first()
+    if derivation is None:
+        return None
+    report = derivation.report
+    return {
+        "base": derivation.base.number,
+        "chunking": derivation.chunking.name if derivation.chunking else None,
+        "rule": derivation.rule,
+        "overall": report.get("overall"),
+        "topics": report.get("topics", {}),
+        "lost_topics": report.get("lost_topics", []),
+        "counts": {
+            k: v
+            for k, v in report.items()
+            if isinstance(v, int) and k not in ("version", "unjudged_documents")
+        },
+    }
+
+
 class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
     evaluation = serializers.SerializerMethodField(
         help_text="The task that evaluates every run against this version."
@@ -462,6 +511,10 @@ class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
     )
     kind_label = serializers.CharField(
         read_only=True, help_text="What the grades rest on: human, automatic (judge) or hybrid."
+    )
+    derivation = serializers.SerializerMethodField(
+        help_text="How a derived version was made: carried to another chunking by the judged "
+        "spans (its rule and coverage), or taken to documents; null otherwise."
     )
     judges = QrelsJudgeSerializer(
         many=True,
@@ -489,9 +542,14 @@ class QrelsVersionSerializer(serializers.ModelSerializer[QrelsVersion]):
             "minor_label",
             "purpose",
             "sampled",
+            "derivation",
             "evaluation",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(QrelsDerivationSerializer(allow_null=True))
+    def get_derivation(self, version: QrelsVersion) -> dict[str, Any] | None:
+        return derivation_answer(version)
 
     @extend_schema_field(QrelsDesignSerializer(allow_null=True))
     def get_sampled(self, version: QrelsVersion) -> dict[str, Any] | None:

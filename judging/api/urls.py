@@ -7,6 +7,7 @@ from judging.api import autojudge_views as aj
 from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
+from judging.api import passage_views as pv
 from judging.api import plan_views, significance_views, views
 from judging.api import quality_views as qv
 from judging.api import suggestion_views as sv
@@ -83,6 +84,18 @@ urlpatterns = [
         name="api-exclusion-lift",
     ),
     path("qrels/<int:pk>/diff/", jv.QrelsDiffView.as_view(), name="api-qrels-diff"),
+    path("qrels/<int:pk>/carry/", pv.QrelsCarryView.as_view(), name="api-qrels-carry"),
+    path("qrels/<int:pk>/documents/", pv.QrelsDocumentsView.as_view(), name="api-qrels-documents"),
+    path(
+        "campaigns/<int:campaign_id>/chunkings/",
+        pv.ChunkingsView.as_view(),
+        name="api-chunkings",
+    ),
+    path(
+        "chunkings/<int:pk>/passages/",
+        pv.ChunkingPassagesView.as_view(),
+        name="api-chunking-passages",
+    ),
     # the export without a trailing slash too, as scripts write it
     path(
         "qrels/<int:pk>/export",

@@ -138,7 +138,14 @@ def qrels_carry(
         ).values_list("pk", "passage_id", "document__docid", "start", "end"):
             chunks[docid].append(Chunk(str(pk), start, end))
             keys[f"{docid}#{pk}"] = pid
-    carried = carry_judgments(judged, dict(chunks), rule=rule)
+    texts: dict[str, str] = {}  # white space between judged paragraphs is not unjudged text
+    for at in range(0, len(docids), _BATCH):
+        texts.update(
+            Document.objects.filter(
+                campaign=campaign, docid__in=docids[at : at + _BATCH]
+            ).values_list("docid", "text")
+        )
+    carried = carry_judgments(judged, dict(chunks), rule=rule, texts=texts)
     rows = [
         (qid, keys[key], grade)
         for qid, labels in carried.labels.items()

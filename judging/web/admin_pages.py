@@ -37,7 +37,9 @@ def progress(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "campaign": campaign,
             "p": selectors.judging_progress(campaign),
             "missing_text": pool_selectors.missing_text_counts(campaign),
-            "qrels": QrelsVersion.objects.filter(campaign=campaign).latest_first()[:10],
+            "qrels": QrelsVersion.objects.filter(campaign=campaign)
+            .select_related("derivation__base", "derivation__chunking")
+            .latest_first()[:10],
             "quality_alerts": quality.alerts(campaign),
             "plan": planning.budget_plan(campaign),
             "forecast": forecast,

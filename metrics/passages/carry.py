@@ -9,7 +9,9 @@ document, a new chunk ``c`` gets (:class:`CarryRule`, ``s = min_share``, default
 1. grade ``g`` if ``|c ∩ x| >= s * |x|`` for some span ``x`` judged ``g > 0`` (a relevant passage
    or an answer span), the highest such ``g``;
 2. else 0 if ``c`` lies wholly inside the union of the passages judged 0 and overlaps (by at
-   least one character) no span judged ``> 0``;
+   least one character) no span judged ``> 0``; given the document's text, white space counts
+   as inside (between two paragraphs judged 0, or at the chunk's edges): it holds nothing to
+   judge;
 3. else nothing: it is unjudged.
 
 Only the documents with a judged span for a topic are considered for it. A relevant span is
@@ -81,18 +83,22 @@ class CarryRule:
         return (
             f"A new chunk gets grade g if it contains at least {share} of a passage or answer "
             "span judged g > 0 (the highest such g), else grade 0 if it lies wholly inside "
-            "passages judged non-relevant and overlaps no span judged relevant, else it stays "
-            "unjudged."
+            "passages judged non-relevant (white space between them counts as inside) and "
+            "overlaps no span judged relevant, else it stays unjudged."
         )
 
     def label_document(
-        self, spans: Sequence[JudgedSpan], chunks: Sequence[Chunk]
+        self, spans: Sequence[JudgedSpan], chunks: Sequence[Chunk], text: str | None = None
     ) -> tuple[list[int | None], list[bool]]:
         """One document's chunks labelled (a grade, or None: unjudged), in the given order, and
-        for each span judged > 0, in order of (start, end), whether a chunk kept it."""
+        for each span judged > 0, in order of (start, end), whether a chunk kept it. With the
+        document's ``text``, white space is inside the non-relevant passages it lies between
+        or borders (module docstring, rule 2)."""
         relevant = _relevant_spans(spans)
         kept = [False] * len(relevant)
         non_relevant = _union(s for s in spans if s.grade == 0 and s.kind == "passage")
+        if text is not None:
+            non_relevant = _through_white_space(non_relevant, text)
         union_starts = [s for s, _ in non_relevant]
         labels: list[int | None] = [None] * len(chunks)
         active: list[int] = []  # relevant spans that started before the chunk's end, not yet over
@@ -122,6 +128,22 @@ class CarryRule:
         return labels, kept
 
 
+def _through_white_space(union: list[Span], text: str) -> list[Span]:
+    """The disjoint spans widened over the white space around them, and so joined where only
+    white space separates them."""
+    out: list[Span] = []
+    for start, end in union:
+        while start > 0 and text[start - 1].isspace():
+            start -= 1
+        while end < len(text) and text[end].isspace():
+            end += 1
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
 def _relevant_spans(spans: Sequence[JudgedSpan]) -> list[JudgedSpan]:
     """The spans judged > 0, sorted (by start, then end)."""
     return sorted(s for s in spans if s.grade > 0)
@@ -143,8 +165,10 @@ def carry_judgments(
     chunks: Mapping[str, Sequence[Chunk]],
     *,
     rule: CarryRule | None = None,
+    texts: Mapping[str, str] | None = None,
 ) -> Carried:
-    """Carry ``judged`` (topic -> docid -> spans) to the new ``chunks`` (docid -> chunks).
+    """Carry ``judged`` (topic -> docid -> spans) to the new ``chunks`` (docid -> chunks);
+    with the documents' ``texts`` (docid -> text), white space is no obstacle to rule 2.
 
     Returns the labels, topic -> ``docid#pid`` -> grade (unjudged chunks left out), and the
     :class:`CoverageReport`. A judged document missing from ``chunks`` (no text, say) has no
@@ -162,7 +186,8 @@ def carry_judgments(
                 _check(span, f"topic {topic!r} document {docid!r} span {n}")
             judged_docs.add(docid)
             doc_chunks = chunks.get(docid, ())
-            grades, kept = rule.label_document(spans, doc_chunks)
+            text = texts.get(docid) if texts is not None else None
+            grades, kept = rule.label_document(spans, doc_chunks, text)
             for chunk, grade in zip(doc_chunks, grades, strict=True):
                 if grade is not None:
                     carried[passage_id(docid, chunk.pid)] = grade

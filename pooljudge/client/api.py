@@ -18,16 +18,22 @@ from pooljudge.client.http import Params, Transport
 from pooljudge.client.types import (
     Campaign,
     CheckResult,
+    Chunking,
     Evaluation,
     GoldenSet,
     ImportSummary,
     Leaderboard,
+    Lease,
     Me,
+    Passage,
+    PoolVersion,
     QrelsVersion,
     Run,
 )
 
 __all__ = ["Client"]
+
+TEXT_PAGE_SIZE = 50  # the service's default POOLJUDGE_MAX_TEXT_PAGE_SIZE
 
 CampaignRef = Campaign | int | str  # the campaign, its id, or its name
 RunRef = Run | int
@@ -43,7 +49,7 @@ QrelsInput = PathLike | Mapping[str, Mapping[str, int]]
 _REQUESTS = getattr(requests, "__version__", "?")
 
 
-def _id(ref: Campaign | Run | QrelsVersion | int) -> int:
+def _id(ref: Campaign | Run | QrelsVersion | Chunking | int) -> int:
     return ref if isinstance(ref, int) else ref.id
 
 
@@ -243,6 +249,121 @@ class Client:
         """The campaign's qrels versions (researchers and admins)."""
         path = f"campaigns/{self._campaign_id(campaign)}/qrels/"
         return [QrelsVersion.from_api(r) for r in self._http.pages(path, page_size=self.page_size)]
+
+    # --- passages: chunkings, and qrels carried between them ------------------------------
+
+    def create_chunking(
+        self,
+        campaign: CampaignRef,
+        name: str,
+        *,
+        chunker: str | None = None,
+        passages: PathLike | None = None,
+    ) -> Chunking:
+        """Cut the campaign's documents into passages (admins): with ``chunker`` (e.g.
+        ``"fixed(size=500,overlap=100)"``, ``"paragraph"``, ``"sentence_window(window=3)"``;
+        passage ids ``docid#<name>-<i>``), or from the team's own ``passages`` file (docid,
+        passage_id, start, end per line: JSON lines or tab-separated)."""
+        path = f"campaigns/{self._campaign_id(campaign)}/chunkings/"
+        if (chunker is None) == (passages is None):
+            raise ValueError("give a chunker or a passages file, not both and not neither")
+        if chunker is not None:
+            answer = self._http.request("POST", path, json={"name": name, "chunker": chunker})
+        else:
+            assert passages is not None
+            answer = self._upload(path, payloads.file_upload(passages), {"name": name})
+        return Chunking.from_api(answer.json())
+
+    def chunkings(self, campaign: CampaignRef) -> list[Chunking]:
+        """The campaign's chunkings (researchers and admins)."""
+        path = f"campaigns/{self._campaign_id(campaign)}/chunkings/"
+        return [Chunking.from_api(r) for r in self._http.get_json(path)]
+
+    def passages(self, chunking: Chunking | int, *, docid: str | None = None) -> list[Passage]:
+        """A chunking's passages (or one document's) with their offsets and text: what to index
+        and rank by ``passage_id``."""
+        path = f"chunkings/{_id(chunking)}/passages/"
+        # pages with text are at most POOLJUDGE_MAX_TEXT_PAGE_SIZE (50 by default)
+        size = min(self.page_size, TEXT_PAGE_SIZE)
+        pages = self._http.pages(path, page_size=size, params={"docid": docid})
+        return [Passage.from_api(r) for r in pages]
+
+    def carry_qrels(
+        self, qrels: QrelsRef, chunking: Chunking | str, *, min_share: float = 0.5
+    ) -> QrelsVersion:
+        """The campaign's next qrels version: ``qrels``' judgments carried by their text spans
+        to ``chunking``'s passages (admins); its ``derivation`` states the rule and the
+        coverage (relevant, non-relevant, unknown; the topics that lost their judgments)."""
+        name = chunking.name if isinstance(chunking, Chunking) else chunking
+        body = {"chunking": name, "min_share": min_share}
+        answer = self._http.request("POST", f"qrels/{_id(qrels)}/carry/", json=body)
+        return QrelsVersion.from_api(answer.json())
+
+    def document_qrels(self, qrels: QrelsRef) -> QrelsVersion:
+        """The campaign's next qrels version: ``qrels`` at document level (a document's grade is
+        the highest of its judged passages'; admins)."""
+        answer = self._http.request("POST", f"qrels/{_id(qrels)}/documents/")
+        return QrelsVersion.from_api(answer.json())
+
+    # --- pools, judging, publishing ------------------------------------------------------
+
+    def request_pool(
+        self,
+        campaign: CampaignRef,
+        *,
+        strategy: str | None = None,
+        depth: int | None = None,
+        runs: Sequence[str] | None = None,
+        timeout: float = 300,
+        poll: float = 1,
+    ) -> PoolVersion:
+        """Build the campaign's next pool version (admins; the campaign's strategy, depth and
+        pooled runs unless given) and wait until it is built; its unjudged items are then in
+        the assessors' queue. Raises ``PooljudgeError`` when the build fails."""
+        body = {"strategy": strategy, "depth": depth, "runs": list(runs) if runs else None}
+        path = f"campaigns/{self._campaign_id(campaign)}/pools/"
+        answer = self._http.request(
+            "POST", path, json={k: v for k, v in body.items() if v is not None}
+        )
+        pool = PoolVersion.from_api(answer.json())
+        done = waits.until(
+            lambda: PoolVersion.from_api(self._http.get_json(f"pools/{pool.id}/")),
+            lambda p: p.state in ("built", "failed"),
+            timeout=timeout,
+            poll=poll,
+            what=f"pool version {pool.id} to be built",
+        )
+        if done.state == "failed":
+            raise PooljudgeError(
+                f"pool version {pool.id} failed: {done.raw.get('error', '')}", code="pool_failed"
+            )
+        return done
+
+    def next_item(self, campaign: CampaignRef) -> Lease | None:
+        """Lease the next item to judge (annotators), or ``None`` when nothing is left."""
+        path = f"campaigns/{self._campaign_id(campaign)}/leases/"
+        answer = self._http.request("POST", path)
+        return None if answer.status_code == 204 else Lease.from_api(answer.json())
+
+    def judge(
+        self, lease: Lease | int, grade: int, *, answers: Sequence[tuple[int, int]] = ()
+    ) -> Mapping[str, Any]:
+        """Record the grade of a leased item, with the answer spans marked in its document's
+        text (``(start, end)`` character offsets); the recorded judgment."""
+        lease_id = lease if isinstance(lease, int) else lease.id
+        body: dict[str, Any] = {"grade": grade}
+        if answers:
+            body["answers"] = [[int(a), int(b)] for a, b in answers]
+        answer = self._http.request("POST", f"leases/{lease_id}/judgment/", json=body)
+        recorded: Mapping[str, Any] = answer.json()
+        return recorded
+
+    def publish_qrels(self, campaign: CampaignRef, *, note: str = "") -> QrelsVersion:
+        """Publish the judgments as the campaign's next qrels version (admins); every run is
+        then evaluated against it."""
+        path = f"campaigns/{self._campaign_id(campaign)}/qrels/publish/"
+        answer = self._http.request("POST", path, json={"note": note} if note else None)
+        return QrelsVersion.from_api(answer.json())
 
     # --- runs ---------------------------------------------------------------------------
 

@@ -15,13 +15,18 @@ from typing import Any
 __all__ = [
     "Campaign",
     "CheckResult",
+    "Chunking",
+    "Derivation",
     "Evaluation",
     "GoldenSet",
     "ImportSummary",
     "Leaderboard",
     "LeaderboardRow",
+    "Lease",
     "Me",
     "MeasureCheck",
+    "Passage",
+    "PoolVersion",
     "QrelsVersion",
     "Run",
     "RunWarning",
@@ -118,6 +123,138 @@ class ImportSummary:
 
 
 @dataclass(frozen=True)
+class Derivation:
+    """How a derived qrels version was made: ``base``'s judgments carried by their text spans to
+    ``chunking`` (``None``: taken to documents), under ``rule``; ``overall`` counts the new
+    passages carried relevant, non-relevant and left unknown; ``lost_topics`` lost every
+    relevant judgment."""
+
+    base: int
+    chunking: str | None
+    rule: str
+    overall: Mapping[str, int]
+    lost_topics: tuple[str, ...]
+    raw: Raw = field(repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> Derivation:
+        return cls(
+            base=int(raw["base"]),
+            chunking=raw.get("chunking"),
+            rule=str(raw.get("rule", "")),
+            overall=dict(raw.get("overall") or {}),
+            lost_topics=tuple(raw.get("lost_topics") or ()),
+            raw=raw,
+        )
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """A way the campaign's documents are cut into passages: derived by a chunker (``spec``,
+    e.g. ``fixed(size=500,overlap=100)``) or imported (``spec`` "imported")."""
+
+    id: int
+    campaign: int
+    name: str
+    spec: str
+    num_passages: int
+    num_documents: int
+    raw: Raw = field(repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> Chunking:
+        return cls(
+            id=int(raw["id"]),
+            campaign=int(raw["campaign"]),
+            name=str(raw["name"]),
+            spec=str(raw["spec"]),
+            num_passages=int(raw.get("num_passages", 0)),
+            num_documents=int(raw.get("num_documents", 0)),
+            raw=raw,
+        )
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A passage: ``text`` is ``document text[start:end]``; runs rank it by ``passage_id``."""
+
+    passage_id: str
+    docid: str
+    start: int
+    end: int
+    text: str
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> Passage:
+        return cls(
+            str(raw["passage_id"]),
+            str(raw["docid"]),
+            int(raw["start"]),
+            int(raw["end"]),
+            str(raw.get("text", "")),
+        )
+
+
+@dataclass(frozen=True)
+class PoolVersion:
+    """A pool version and its build (``state``: queued, building, built or failed)."""
+
+    id: int
+    campaign: int
+    number: int | None
+    state: str
+    depth: int | None
+    num_documents: int
+    num_to_judge: int
+    raw: Raw = field(repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> PoolVersion:
+        return cls(
+            id=int(raw["id"]),
+            campaign=int(raw["campaign"]),
+            number=raw.get("number"),
+            state=str(raw.get("state", "")),
+            depth=raw.get("depth"),
+            num_documents=int(raw.get("num_documents") or 0),
+            num_to_judge=int(raw.get("num_to_judge") or 0),
+            raw=raw,
+        )
+
+
+@dataclass(frozen=True)
+class Lease:
+    """An item leased to an annotator to judge: the topic and the document (the whole text;
+    for a passage, ``passage`` is its ``(start, end)`` in it), nothing about the runs."""
+
+    id: int
+    campaign: int
+    qid: str
+    topic: str
+    docid: str
+    title: str
+    text: str
+    passage: tuple[int, int] | None
+    raw: Raw = field(repr=False, compare=False)
+
+    @classmethod
+    def from_api(cls, raw: Raw) -> Lease:
+        doc, topic = raw.get("document") or {}, raw.get("topic") or {}
+        span = doc.get("passage")
+        return cls(
+            id=int(raw["id"]),
+            campaign=int(raw["campaign"]),
+            qid=str(topic.get("qid", "")),
+            topic=str(topic.get("title", "")),
+            docid=str(doc.get("docid", "")),
+            title=str(doc.get("title", "")),
+            text=str(doc.get("text", "")),
+            passage=(int(span[0]), int(span[1])) if span else None,
+            raw=raw,
+        )
+
+
+@dataclass(frozen=True)
 class QrelsVersion:
     """A stored (immutable) qrels version. ``id`` names it in URLs (``export_qrels``);
     ``number`` is its version number in the campaign (the ``qrels_version`` of reads)."""
@@ -130,9 +267,11 @@ class QrelsVersion:
     num_judgments: int
     num_relevant: int
     raw: Raw = field(repr=False, compare=False)
+    derivation: Derivation | None = None
 
     @classmethod
     def from_api(cls, raw: Raw) -> QrelsVersion:
+        derived = raw.get("derivation")
         return cls(
             id=int(raw["id"]),
             campaign=int(raw["campaign"]),
@@ -142,6 +281,7 @@ class QrelsVersion:
             num_judgments=int(raw.get("num_judgments", 0)),
             num_relevant=int(raw.get("num_relevant", 0)),
             raw=raw,
+            derivation=Derivation.from_api(derived) if derived else None,
         )
 
 

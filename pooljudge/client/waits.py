@@ -9,14 +9,16 @@ for, and give up after a deadline with :class:`PooljudgeTimeout`.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from pooljudge.client.errors import Conflict, EvaluationFailed, NotFound, PooljudgeTimeout
 from pooljudge.client.http import API_PREFIX, Params, Transport
 from pooljudge.client.types import CheckResult, Evaluation
 
-__all__ = ["wait_for_check", "wait_for_evaluation"]
+__all__ = ["until", "wait_for_check", "wait_for_evaluation"]
+
+T = TypeVar("T")
 
 # a run's evaluation status while the evaluation recorded with it is on its way
 _UNFINISHED = frozenset({"pending", "queued", "running", "stale"})
@@ -27,6 +29,18 @@ def _sleep_until(deadline: float, poll: float, what: str) -> None:
     if left <= 0:
         raise PooljudgeTimeout(f"{what} did not finish in time", code="timeout")
     time.sleep(min(poll, left))
+
+
+def until(
+    read: Callable[[], T], done: Callable[[T], bool], *, timeout: float, poll: float, what: str
+) -> T:
+    """``read()`` again every ``poll`` seconds until ``done`` says so; the last read."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = read()
+        if done(value):
+            return value
+        _sleep_until(deadline, poll, what)
 
 
 def _on_its_way(http: Transport, run_id: int, qrels_version: int | None, mode: str) -> bool:

@@ -326,7 +326,8 @@ def test_the_rule_describes_itself_with_its_threshold() -> None:
     assert CarryRule().describe() == (
         "A new chunk gets grade g if it contains at least 50% of a passage or answer span judged "
         "g > 0 (the highest such g), else grade 0 if it lies wholly inside passages judged "
-        "non-relevant and overlaps no span judged relevant, else it stays unjudged."
+        "non-relevant (white space between them counts as inside) and overlaps no span judged "
+        "relevant, else it stays unjudged."
     )
     assert "at least 25% of" in CarryRule(0.25).describe()
     for bad in (0.0, -0.5, 1.5):
@@ -451,3 +452,20 @@ def test_carrying_to_the_same_chunking_keeps_every_label(
     coverage = result.report.overall
     assert (coverage.unknown, coverage.lost_spans) == (0, 0)
     assert coverage.relevant == sum(1 for g in grades if g > 0)
+
+
+def test_white_space_between_non_relevant_paragraphs_counts_as_inside_them() -> None:
+    text = "Alpha beta gamma.\n\nDelta epsilon.\n\nZeta is the answer."
+    first, second = (0, 17), (19, 33)  # the two paragraphs judged 0; the third relevant
+    answer = (35, len(text))
+    assert text[slice(*second)] == "Delta epsilon." and text[answer[0] :].startswith("Zeta")
+    spans = [JudgedSpan(*first, 0), JudgedSpan(*second, 0), JudgedSpan(*answer, 2)]
+    across = Chunk("p0", 10, 25)  # the first's end, the blank line, the second's start
+    edge = Chunk("p1", 25, 35)  # the second's end and the blank line before the relevant one
+    into = Chunk("p2", 25, 38)  # ... and the relevant paragraph's first characters
+    judged = {"q": {"d": spans}}
+    chunks = {"d": [across, edge, into]}
+    without = carry_judgments(judged, chunks).labels["q"]
+    assert without == {}  # without the text, the blank lines are not inside anything judged
+    with_text = carry_judgments(judged, chunks, texts={"d": text}).labels["q"]
+    assert with_text == {"d#p0": 0, "d#p1": 0}  # into touches the relevant span: unjudged

@@ -45,7 +45,9 @@ class Command(BaseCommand):
             raise as_command_error(exc) from None
         if not chunking.num_passages:
             raise CommandError("no passage")  # never: the service refuses an empty chunking
+        passages, documents = chunking.num_passages, chunking.num_documents
         self.stdout.write(
-            f"chunking {chunking.name!r} ({chunking.spec}): {chunking.num_passages:,} passages "
-            f"of {chunking.num_documents:,} documents"
+            f"chunking {chunking.name!r} ({chunking.spec}): {passages:,} passage"
+            f"{'s' if passages != 1 else ''} of {documents:,} document"
+            f"{'s' if documents != 1 else ''}"
         )
