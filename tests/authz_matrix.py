@@ -67,6 +67,9 @@ ROUTES: dict[str, Route] = {
     "api-qrels-carry": QRELS_PK,
     "api-qrels-documents": QRELS_PK,
     "api-chunkings": CAMPAIGN,
+    "api-incompleteness": CAMPAIGN,
+    "incompleteness": CAMPAIGN,
+    "incompleteness-judge-more": CAMPAIGN,
     "api-chunking-passages": Route({"pk": "chunking"}),
     "api-run-evaluations": RUN_PK,
     "api-run-penalty": RUN_PK,
@@ -261,6 +264,11 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-chunkings", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-chunkings", "POST"): s(401, 403, 403, 403, 403, 400),
     ("api-chunking-passages", "GET"): s(401, 403, 403, 200, 200, 200),
+    # where the judgments are incomplete: results (researchers, admins); judging more pools,
+    # which only admins do (a pool being built already answers with the page again)
+    ("api-incompleteness", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("incompleteness", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("incompleteness-judge-more", "POST"): s(302, 403, 403, 403, 403, 302),
     # its reusability report (computed on publish) / compute it (stored: 202 with its state)
     ("api-qrels-reusability", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-qrels-reusability", "POST"): s(401, 403, 403, 202, 202, 202),

@@ -14,6 +14,7 @@ from judging.api import suggestion_views as sv
 from judging.api import versus_views as vv
 from judging.api.auth_views import TokenView
 from judging.api.check_views import RunCheckView
+from judging.api.incompleteness_views import IncompletenessView
 
 router = DefaultRouter()
 # No `.json` twins of the routes: the actions take no `format` argument (a 500 on each), and
@@ -85,6 +86,11 @@ urlpatterns = [
     ),
     path("qrels/<int:pk>/diff/", jv.QrelsDiffView.as_view(), name="api-qrels-diff"),
     path("qrels/<int:pk>/carry/", pv.QrelsCarryView.as_view(), name="api-qrels-carry"),
+    path(
+        "campaigns/<int:campaign_id>/incompleteness/",
+        IncompletenessView.as_view(),
+        name="api-incompleteness",
+    ),
     path("qrels/<int:pk>/documents/", pv.QrelsDocumentsView.as_view(), name="api-qrels-documents"),
     path(
         "campaigns/<int:campaign_id>/chunkings/",
