@@ -81,3 +81,17 @@ def test_the_page_shows_it_and_an_admin_pools_every_runs_top_k(
     researcher_page.force_login(researcher)
     html = researcher_page.get(f"/campaigns/{campaign.pk}/incompleteness/?k=2").content.decode()
     assert "Judge more" not in html and "An admin can queue" in html
+
+
+def test_a_group_of_runs_narrows_the_union_and_a_hidden_group_is_not_echoed(
+    campaign: Campaign, researcher: Any, make_user: Any, api_client_for: Any
+) -> None:
+    _setup(campaign, researcher)
+    campaign.runs.filter(tag="B").update(group="windows")
+    url = f"/api/v1/campaigns/{campaign.pk}/incompleteness/?k=3&group=windows"
+    mine = api_client_for(researcher).get(url).json()
+    assert mine["runs"] == ["B"] and mine["group"] == "windows"
+    assert "over the 1 runs of group 'windows'" in mine["rule"]
+    other = make_user("other-researcher", "researcher")
+    refused = api_client_for(other).get(url)
+    assert refused.status_code == 400 and "windows" not in refused.content.decode()

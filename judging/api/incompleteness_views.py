@@ -15,7 +15,7 @@ from judging.api.result_schemas import ref
 from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign
 from judging.core.errors import NotFound
-from judging.core.params import query_int
+from judging.core.params import query_int, query_text
 from judging.evaluation.incompleteness import IncompletenessAnswer, incompleteness
 
 MAX_K = 1000
@@ -28,6 +28,7 @@ class IncompletenessView(APIView):
         parameters=[
             OpenApiParameter("k", int, description=f"the cut-off, 1-{MAX_K} (default 10)"),
             OpenApiParameter("qrels", int, description="the qrels version's number (latest)"),
+            OpenApiParameter("group", str, description="only the runs of this group"),
         ],
         responses={200: ref(IncompletenessAnswer), 404: OpenApiResponse(description="no such")},
         description="Per question: each run's unjudged items in its top k and the union's, the "
@@ -41,5 +42,11 @@ class IncompletenessView(APIView):
         version = qrels_version(campaign, number)
         if version is None:
             raise NotFound("no such qrels version" if number else "no qrels version yet")
-        answer = incompleteness(campaign=campaign, version=version, k=k or 10, user=request.user)
+        answer = incompleteness(
+            campaign=campaign,
+            version=version,
+            k=k or 10,
+            user=request.user,
+            group=query_text(request.query_params, "group") or "",
+        )
         return Response(dataclasses.asdict(answer))

@@ -30,8 +30,8 @@ connection without the function (the ``sqlite3`` shell) is refused every change 
 
 The triggers are installed by migration ``assessments.0005`` (the seal's by ``0010``, which adds
 the column; a minor version's columns by ``0012``; a history row's spans by ``0014``) and again
-after every ``migrate`` (``post_migrate``, idempotent): on SQLite a later migration that rebuilds one of these tables
-drops its triggers with the old table.
+after every ``migrate`` (``post_migrate``, idempotent): on SQLite a later migration that
+rebuilds one of these tables drops its triggers with the old table.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ relevant item retrievable. Per question, against one qrels version and a cut-off
 - the questions with no relevant item at all ("zero-answer"): the measures leave them out, and
   the page says whether they were judged (none relevant) or never judged.
 
-The invisible items are counted over every run of the campaign, whoever asks (a fact of the
-campaign, not of the reader's runs); the run columns show the runs the reader may see by name
+The invisible items are counted over every run of the campaign (or of one group of runs: a
+team's runs on one chunking, say), whoever asks (a fact of the campaign, not of the reader's
+runs); the run columns show the runs as the reader may see them
 (``campaigns.selectors.run_label``).
 """
 
@@ -24,9 +25,11 @@ from judging.assessments.models import QrelsVersion
 from judging.assessments.services import qrels_rows
 from judging.campaigns.models import Campaign, RankedList, Run, Topic
 from judging.campaigns.selectors import run_label
+from judging.core.errors import InvalidInput
 from judging.core.roles import UserLike
+from metrics.problems import Problem
 
-__all__ = ["IncompletenessAnswer", "QuestionRow", "incompleteness"]
+__all__ = ["IncompletenessAnswer", "QuestionRow", "incompleteness", "visible_groups"]
 
 SHOWN_IDS = 10  # invisible item ids listed per question (the count is whole)
 
@@ -57,6 +60,7 @@ class IncompletenessAnswer:
     threshold: int
     runs: list[str]  # the run columns, in the campaign's run order
     all_runs: int  # runs the union and the invisible items are computed over
+    group: str  # "" or the group of runs they are
     questions: list[QuestionRow]
     zero_answer: int
     with_unjudged: int  # questions with an unjudged item in some run's top k
@@ -67,36 +71,51 @@ class IncompletenessAnswer:
     rule: str  # the counts' definitions, in words
 
 
-def _rule(version: QrelsVersion, k: int, threshold: int, runs: int) -> str:
+def _rule(version: QrelsVersion, k: int, threshold: int, runs: int, group: str) -> str:
+    over = f"the {runs} runs of group {group!r}" if group else f"all {runs} runs of the campaign"
     return (
         f"Relevant: grade >= {threshold} in qrels {version.label}. Unjudged: not in that "
-        f"version. Invisible: relevant, and in no run's top {k} (over all {runs} runs of the "
-        "campaign). Zero-answer questions have no relevant item; the measures leave them out."
+        f"version. Invisible: relevant, and in no run's top {k} (over {over}). Zero-answer "
+        "questions have no relevant item; the measures leave them out."
     )
 
 
-def _top_k(campaign: Campaign, k: int) -> dict[int, dict[str, list[str]]]:
+def visible_groups(campaign: Campaign, user: UserLike) -> list[str]:
+    """The groups of the runs the reader may see by name (admins: every run's)."""
+    runs = Run.objects.visible_to(user).filter(campaign=campaign).exclude(group="")
+    return sorted(set(runs.values_list("group", flat=True)))
+
+
+def _top_k(runs: list[Run], k: int) -> dict[int, dict[str, list[str]]]:
     """Run id -> qid -> its top k item ids."""
     out: dict[int, dict[str, list[str]]] = defaultdict(dict)
-    lists = RankedList.objects.filter(run__campaign=campaign).values_list(
-        "run_id", "topic__qid", "docids"
-    )
+    lists = RankedList.objects.filter(run__in=runs).values_list("run_id", "topic__qid", "docids")
     for run_id, qid, docids in lists.iterator(chunk_size=500):
         out[run_id][qid] = docids.split("\n", k)[:k] if docids else []
     return out
 
 
 def incompleteness(
-    *, campaign: Campaign, version: QrelsVersion, k: int, user: UserLike
+    *, campaign: Campaign, version: QrelsVersion, k: int, user: UserLike, group: str = ""
 ) -> IncompletenessAnswer:
-    """Every question of the campaign against ``version`` at ``k`` (module docstring)."""
+    """Every question of the campaign against ``version`` at ``k``, over the campaign's runs or
+    those of ``group`` (module docstring)."""
     threshold = campaign.relevance_threshold
     grades: dict[str, dict[str, int]] = defaultdict(dict)
     for qid, item, grade in qrels_rows(version):
         grades[qid][item] = grade
-    runs = list(Run.objects.filter(campaign=campaign).order_by("tag"))
+    chosen = Run.objects.filter(campaign=campaign)
+    if group:
+        seen = visible_groups(campaign, user)
+        if group not in seen:  # never says whether a group the reader sees no run of exists
+            known = ", ".join(seen) or "none"
+            raise InvalidInput(
+                "no such group", [Problem.at("group", f"not a group of your runs ({known})")]
+            )
+        chosen = chosen.filter(group=group)
+    runs = list(chosen.order_by("tag"))
     shown = {r.pk: run_label(r, user) for r in runs}
-    tops = _top_k(campaign, k)
+    tops = _top_k(runs, k)
     rows: list[QuestionRow] = []
     for topic in Topic.objects.filter(campaign=campaign).order_by("qid"):
         judged = grades.get(topic.qid, {})
@@ -134,6 +153,7 @@ def incompleteness(
         threshold=threshold,
         runs=[shown[r.pk] for r in runs],
         all_runs=len(runs),
+        group=group,
         questions=rows,
         zero_answer=sum(1 for r in rows if r.zero_answer),
         with_unjudged=sum(1 for r in rows if r.unjudged_union),
@@ -141,5 +161,5 @@ def incompleteness(
         unjudged_union=sum(r.unjudged_union for r in rows),
         relevant=sum(r.relevant for r in rows),
         invisible=sum(r.invisible for r in rows),
-        rule=_rule(version, k, threshold, len(runs)),
+        rule=_rule(version, k, threshold, len(runs), group),
     )

@@ -13,10 +13,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from judging.campaigns.models import Campaign
-from judging.core.errors import DomainError
+from judging.core.errors import DomainError, InvalidInput
 from judging.core.params import query_int
 from judging.core.roles import account, is_admin, is_researcher
-from judging.evaluation.incompleteness import incompleteness
+from judging.evaluation.incompleteness import incompleteness, visible_groups
 from judging.web.flash import flash, flash_error
 from judging.web.results import qrels_version_or_404
 from judging.workflows.pools import pool_requested
@@ -41,11 +41,15 @@ def incompleteness_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
     except DomainError as exc:
         problems.append(exc.message)
         k = 10
-    answer = (
-        incompleteness(campaign=campaign, version=version, k=k, user=request.user)
-        if version is not None
-        else None
-    )
+    group = request.GET.get("group", "")[:200]
+    answer = None
+    if version is not None:
+        try:
+            answer = incompleteness(
+                campaign=campaign, version=version, k=k, user=request.user, group=group
+            )
+        except InvalidInput as exc:
+            problems += [p.message for p in exc.problems]
     return render(
         request,
         "results/incompleteness.html",
@@ -53,6 +57,8 @@ def incompleteness_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             "campaign": campaign,
             "version": version,
             "k": k,
+            "group": group,
+            "groups": visible_groups(campaign, request.user),
             "answer": answer,
             "problems": problems,
             "may_pool": is_admin(request.user),
