@@ -548,3 +548,11 @@ def test_a_check_asks_for_the_evaluations_it_misses_then_waits_for_them() -> Non
     )
     assert client.check(7, baseline=8, max_drop=0.01, poll=0.001).passed
     assert script.script == []
+
+
+def test_a_campaign_is_created_with_its_measures_and_pool_depth(admin: Client) -> None:
+    made = admin.create_campaign("Measured", measures=["R@5", "RR@10", "nDCG@5"], pool_depth=10)
+    assert made.raw["measures"] == ["R@5", "RR@10", "nDCG@5"] and made.raw["pool_depth"] == 10
+    with pytest.raises(InvalidInput) as refused:
+        admin.create_campaign("Mismeasured", measures=["R@5", "Recall at five"])
+    assert "Recall at five" in str(refused.value)

@@ -108,6 +108,21 @@ ANNOTATOR_CAMPAIGN_FIELDS = frozenset(
 )
 
 
+def measures_field() -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        required=False,
+        help_text="The measures computed for every run (e.g. R@5, RR@10, nDCG@5); default: "
+        "R@50, nDCG@5, RR@10, AP, P@10, Bpref, Judged@10.",
+    )
+
+
+def pool_depth_field() -> serializers.IntegerField:
+    return serializers.IntegerField(
+        required=False, min_value=1, help_text="The depth of the next pool (default 100)."
+    )
+
+
 class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     """A campaign as the requesting user may read it (pass the request in the context): to
     anyone who is not a researcher or an admin, only ``ANNOTATOR_CAMPAIGN_FIELDS``."""
@@ -129,6 +144,8 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
         help_text="Extra words or phrases highlighted in every document (at most 200, each at "
         "most 100 characters).",
     )
+    measures = measures_field()
+    pool_depth = pool_depth_field()
 
     class Meta:
         model = Campaign
@@ -148,6 +165,8 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
             "num_runs",
             "highlight_terms",
             "show_assessor_names",
+            "measures",
+            "pool_depth",
         ]
         read_only_fields = ["id", "created_at", "score_precision"]
 
@@ -221,6 +240,8 @@ class CampaignCreateSerializer(serializers.Serializer[Any]):
         help_text="Extra words or phrases highlighted in every document (at most 200, each at "
         "most 100 characters).",
     )
+    measures = measures_field()
+    pool_depth = pool_depth_field()
 
     def validate_name(self, name: str) -> str:
         return _check_name(name)
