@@ -5,6 +5,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from judging.demo.rag.story import CAMPAIGN
+from judging.demo.rag_load import demo_rag_load
 from judging.demo.services import (
     DEMO_USERS,
     demo_judge,
@@ -23,6 +25,13 @@ class Command(BaseCommand):
             action="store_true",
             help="Run even with DEBUG off (the demo passwords are public).",
         )
+        parser.add_argument(
+            "--rag",
+            action="store_true",
+            help="Load the retrieval team's demo instead (docs/guide/rag.md): a help centre "
+            "cut into passages, 40 questions, three retrieval setups submitted through the "
+            "Python client, pooled, judged, re-chunked with the judgments carried over.",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if not settings.DEBUG and not opts["force"]:
@@ -30,6 +39,14 @@ class Command(BaseCommand):
                 "load_demo creates users with public passwords; it refuses to run "
                 "with DJANGO_DEBUG off (use --force if you really mean it)"
             )
+        if opts["rag"]:
+            figures = demo_rag_load(say=lambda line: self.stdout.write(f"  {line}"))
+            if figures is None:
+                self.stdout.write(f"The retrieval demo {CAMPAIGN!r} is loaded already.")
+            else:
+                self.stdout.write(f"Loaded the retrieval demo {CAMPAIGN!r}.")
+            self._users()
+            return
         campaign = demo_load()
         if campaign is None:
             self.stdout.write("The database already has campaigns; demo campaign not loaded.")
@@ -58,6 +75,9 @@ class Command(BaseCommand):
                         else " (its stratified pool is not built yet: a Celery worker builds it)."
                     )
                 )
+        self._users()
+
+    def _users(self) -> None:
         self.stdout.write("Demo users (local use only):")
         for u in DEMO_USERS:
             self.stdout.write(f"  {u.role:<11} username {u.username:<11} password {u.password}")

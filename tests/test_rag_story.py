@@ -1,0 +1,135 @@
+"""The retrieval team's story, end to end through the Python client, from a fresh database
+against a live server (issue 33, point 5): three setups on passages, pooled and judged with
+answer spans marked, re-chunked with the judgments carried over, compared with intervals and
+sliced by question type, and a regression check that fails the change that loses recall."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judging.demo.rag.story import FIRST, SECOND, play
+from judging.demo.rag_load import rag_assessor, service_judging
+from pooljudge.client import Client
+
+PASSWORD = "pw-for-tests-only"
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def story(live_server: Any, admin_user: Any, researcher: Any) -> Any:
+    """The admin and the team work through the client against the live server; the assessor
+    judges in-process through the workflow the API's judgment POST takes (the API's own path,
+    spans included, is tests/test_passage_judging.py's: 718 judgments over HTTP would take a
+    minute of the suite)."""
+    url = str(live_server.url)
+    lines: list[str] = []
+    start = time.perf_counter()
+    with (
+        Client.login(url, admin_user.username, PASSWORD) as admin,
+        Client.login(url, researcher.username, PASSWORD) as team,
+    ):
+        figures = play(
+            admin,
+            team,
+            service_judging(rag_assessor()),
+            say=lambda s: lines.append(f"{time.perf_counter() - start:5.1f} {s}"),
+        )
+    print("\n".join(lines), f"\n({time.perf_counter() - start:.1f} s)")
+    return figures
+
+
+def _row(board: Any, tag: str) -> Any:
+    return board.row(tag).raw["measures"]
+
+
+def test_the_retrieval_teams_story(story: Any) -> None:
+    assert story.passages == {FIRST: 333, SECOND: 370}
+    assert story.judged == story.pool_size > 0 and story.answers_marked > 0
+    assert story.first.num_judgments == story.judged
+    derivation = story.carried.derivation
+    assert derivation.lost_topics == () and derivation.overall["relevant"] > 0
+    first, second = story.boards[FIRST], story.boards[SECOND]
+    for board, chunking in ((first, FIRST), (second, SECOND)):
+        r5 = {s: _row(board, f"{s}-{chunking}")["R@5"] for s in ("bm25", "dense", "hybrid")}
+        # hybrid is the best setup on R@5, with an interval and the ceiling beside
+        assert max(r5, key=lambda s: r5[s]["value"]) == "hybrid", r5
+        for summary in r5.values():
+            assert summary["ci_low"] <= summary["value"] <= summary["ci_high"]
+            assert summary["ceiling"] is not None
+            assert summary["n_queries"] == 36  # the four questions with no answer are left out
+    checks = story.checks
+    assert not checks["bm25-nostem-windows"].passed
+    assert checks["bm25-nostem-windows"].verdict == "fail"
+    assert checks["hybrid-windows"].passed
+    lexical, paraphrase = story.slices["lexical"], story.slices["paraphrase"]
+    assert (
+        _row(lexical, "bm25-windows")["R@5"]["value"]
+        > _row(lexical, "dense-windows")["R@5"]["value"]
+    )
+    assert (
+        _row(paraphrase, "dense-windows")["R@5"]["value"]
+        > _row(paraphrase, "bm25-windows")["R@5"]["value"]
+    )
+
+
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide" / "rag.md"
+
+
+def _block(text: str, name: str) -> str:
+    start = text.index(f"<!-- figures: {name} -->")
+    return text[start : text.index("<!-- end figures -->", start)]
+
+
+def _interval(summary: dict[str, Any]) -> str:
+    return f"{summary['value']:.3f} [{summary['ci_low']:.3f}, {summary['ci_high']:.3f}]"
+
+
+def check_the_guide(story: Any) -> None:
+    """docs/guide/rag.md prints the figures the story gives (one story per test run: it takes
+    several seconds)."""
+    text = GUIDE.read_text(encoding="utf-8")
+    for chunking in (FIRST, SECOND):
+        board = story.boards[chunking]
+        expected = [
+            "| setup | R@5 [95% CI] | ceiling | MRR@10 [95% CI] | nDCG@5 [95% CI] | Judged@5 |"
+        ]
+        for row in board.rows:
+            setup = row.run.removesuffix(f"-{chunking}")
+            if setup not in ("bm25", "dense", "hybrid"):
+                continue
+            m = row.raw["measures"]
+            expected.append(
+                f"| {setup} | {_interval(m['R@5'])} | {m['R@5']['ceiling']['value']:.3f} | "
+                f"{_interval(m['RR@10'])} | {_interval(m['nDCG@5'])} | "
+                f"{m['Judged@5']['value']:.3f} |"
+            )
+        block = _block(text, chunking)
+        for line in expected:
+            assert line in block, line
+    slices = _block(text, "slices")
+    for tag in ("lexical", "paraphrase"):
+        values = {
+            r.run.removesuffix(f"-{SECOND}"): r.raw["measures"]["R@5"]["value"]
+            for r in story.slices[tag].rows
+        }
+        line = f"| {tag} | {values['bm25']:.3f} | {values['dense']:.3f} | {values['hybrid']:.3f} |"
+        assert line in slices, line
+    assert f"`{story.checks['bm25-nostem-windows'].summary}`" in _block(text, "check")
+    overall = story.carried.derivation.overall
+    for figure in (
+        f"{story.passages[FIRST]} passages",
+        f"{story.passages[SECOND]} passages",
+        f"is {story.pool_size}",
+        f"marked {story.answers_marked} answer spans",
+        f"{overall['documents']:,} judged",
+        f"{overall['chunks']:,} (question, window)",
+        f"{overall['relevant']} carried relevant, {overall['non_relevant']} non-relevant, "
+        f"{overall['unknown']:,} left unjudged",
+        f"none of the {overall['relevant_spans']} relevant spans",
+    ):
+        assert figure in text, figure
