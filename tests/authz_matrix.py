@@ -65,6 +65,7 @@ ROUTES: dict[str, Route] = {
     "api-qrels-diff": Route({"pk": "qrels"}, ("?against=1",)),
     "api-qrels-export": QRELS_PK,
     "api-qrels-carry": QRELS_PK,
+    "api-qrels-onto": QRELS_PK,
     "api-qrels-documents": QRELS_PK,
     "api-chunkings": CAMPAIGN,
     "api-incompleteness": CAMPAIGN,
@@ -260,6 +261,7 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # carrying qrels to a chunking and chunking the documents change the campaign: admins
     # (the empty body is a 400 for them); everyone with results reads chunkings and passages
     ("api-qrels-carry", "POST"): s(401, 403, 403, 403, 403, 400),
+    ("api-qrels-onto", "POST"): s(401, 403, 403, 403, 403, 400),
     ("api-qrels-documents", "POST"): s(401, 403, 403, 403, 403, 400),
     ("api-chunkings", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-chunkings", "POST"): s(401, 403, 403, 403, 403, 400),

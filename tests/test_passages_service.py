@@ -232,3 +232,32 @@ def test_the_commands_cut_carry_and_report(with_docs: Campaign) -> None:
     out = io.StringIO()
     call_command("carry_qrels", campaign=with_docs.name, version=1, documents=True, stdout=out)
     assert "at document level" in out.getvalue()
+
+
+def test_judgments_of_the_new_chunking_publish_onto_the_carried_version(
+    with_docs: Campaign, annotator: Any
+) -> None:
+    from judging.assessments.carryover import qrels_publish_onto
+    from judging.assessments.services import qrels_publish
+
+    chunking_made(campaign=with_docs, name="para", spec="paragraph")
+    fine = chunking_made(campaign=with_docs, name="sent", spec="sentence_window(window=1)")
+    v1 = qrels_import(campaign=with_docs, data=b"401 0 d1#para-1 2\n")
+    v2 = qrels_carry(version=v1, chunking=fine)
+    with pytest.raises(InvalidInput, match="nothing to publish"):
+        qrels_publish_onto(base=v2)
+    with pytest.raises(InvalidInput, match="carried to a chunking"):
+        qrels_publish_onto(base=v1)
+    # a hole judged: d1's last sentence, unjudged by the carry-over; and a paragraph judged
+    _judge(with_docs, annotator, "401", "d1#sent-4", 0)
+    _judge(with_docs, annotator, "401", "d1#para-2", 1)
+    v3 = qrels_publish_onto(base=v2)
+    assert (v3.extends, v3.minor_label) == (v2, "2.1")
+    rows = {e.docid: e.grade for e in QrelsEntry.objects.filter(version=v3)}
+    carried = {e.docid: e.grade for e in QrelsEntry.objects.filter(version=v2)}
+    assert rows == {**carried, "d1#sent-4": 0}  # the paragraph's judgment stays out
+    assert "1 judgments of its passages (1 new)" in v3.note
+    # a plain publish holds both chunkings' items, and its note says so
+    mixed, _ = qrels_publish(campaign=with_docs)
+    assert "mixes the items of several chunkings" in mixed.note
+    assert "passages of 'para'" in mixed.note and "passages of 'sent'" in mixed.note

@@ -16,13 +16,23 @@ from rest_framework.views import APIView
 
 from judging.api.pagination import BoundedLimitOffsetPagination
 from judging.api.permissions import IsResearcher
-from judging.api.serializers import ErrorSerializer, QrelsVersionSerializer
+from judging.api.serializers import (
+    ErrorSerializer,
+    NoteSerializer,
+    QrelsVersionSerializer,
+    note_of,
+)
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Chunking, Passage
 from judging.campaigns.passages import chunker_help
 from judging.core.errors import InvalidInput, NotAllowed
 from judging.core.roles import account, is_admin
-from judging.workflows.passages import chunking_made, qrels_carried, qrels_documented
+from judging.workflows.passages import (
+    chunking_made,
+    qrels_carried,
+    qrels_documented,
+    qrels_published_onto,
+)
 from metrics.problems import Problem
 
 
@@ -208,4 +218,25 @@ class QrelsDocumentsView(APIView):
         version = _version(request, pk)
         _admin(request, "derive document-level qrels")
         derived = qrels_documented(version=version, created_by=account(request.user))
+        return Response(QrelsVersionSerializer(derived).data, status=status.HTTP_201_CREATED)
+
+
+class QrelsPublishOntoView(APIView):
+    permission_classes = [IsResearcher]
+
+    @extend_schema(
+        request=NoteSerializer,
+        responses={201: QrelsVersionSerializer, 400: ErrorSerializer, 403: ErrorSerializer},
+        description="The campaign's next qrels version, a minor version of this carried "
+        "version: its carried labels overlaid with the judgments made since of its chunking's "
+        "passages (the holes the carry-over left, judged). Judgments of other chunkings stay "
+        "out. A 400 when the version was not carried to a chunking or nothing was judged "
+        "since. Admins only.",
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        version = _version(request, pk)
+        _admin(request, "publish qrels")
+        derived = qrels_published_onto(
+            base=version, note=note_of(request.data), created_by=account(request.user)
+        )
         return Response(QrelsVersionSerializer(derived).data, status=status.HTTP_201_CREATED)

@@ -86,6 +86,7 @@ urlpatterns = [
     ),
     path("qrels/<int:pk>/diff/", jv.QrelsDiffView.as_view(), name="api-qrels-diff"),
     path("qrels/<int:pk>/carry/", pv.QrelsCarryView.as_view(), name="api-qrels-carry"),
+    path("qrels/<int:pk>/publish/", pv.QrelsPublishOntoView.as_view(), name="api-qrels-onto"),
     path(
         "campaigns/<int:campaign_id>/incompleteness/",
         IncompletenessView.as_view(),

@@ -13,7 +13,8 @@ relevant judgments.
 
 ``qrels_to_documents`` gives document-level qrels from a passage-level version (a document's
 grade is the highest of its judged passages'), so TREC-style evaluation of document runs keeps
-working.
+working. ``qrels_publish_onto`` adds the judgments made since on the new chunking's passages (the
+holes the carry-over left, judged) to a carried version, as its minor version.
 """
 
 from __future__ import annotations
@@ -31,14 +32,14 @@ from judging.assessments.models import (
     QrelsSource,
     QrelsVersion,
 )
-from judging.assessments.services import qrels_rows, qrels_store
+from judging.assessments.services import current_human_grades, qrels_rows, qrels_store
 from judging.campaigns.models import Campaign, Chunking, Document, Passage
 from judging.core.errors import InvalidInput
 from judging.core.roles import Account
 from metrics.passages import CarryRule, Chunk, JudgedSpan, carry_judgments
 from metrics.problems import Problem
 
-__all__ = ["item_spans", "qrels_carry", "qrels_to_documents"]
+__all__ = ["item_spans", "qrels_carry", "qrels_publish_onto", "qrels_to_documents"]
 
 _BATCH = 5000
 
@@ -222,3 +223,58 @@ def qrels_to_documents(*, version: QrelsVersion, created_by: Account | None = No
             version=derived, base=version, chunking=None, rule=DOCUMENT_RULE, report=report
         )
     return derived
+
+
+def qrels_publish_onto(
+    *, base: QrelsVersion, note: str = "", created_by: Account | None = None
+) -> QrelsVersion:
+    """The next qrels version of a carried version's chunking: ``base``'s rows (its carried
+    labels) overlaid with the people's current judgments of that chunking's passages (a
+    judgment replaces a carried grade), a minor version of ``base`` (``2.1``). Judgments of
+    other items (the earlier chunking's) stay out: a run of these passages is scored against
+    these passages only."""
+    derivation = QrelsDerivation.objects.filter(version=base).select_related("chunking").first()
+    if derivation is None or derivation.chunking is None:
+        raise InvalidInput(
+            "only a version carried to a chunking is published onto",
+            [Problem.at("qrels", f"version {base.number} was not carried to a chunking")],
+        )
+    chunking = derivation.chunking
+    grades = current_human_grades(base.campaign)
+    items = list({item for _, item in grades})
+    ours: set[str] = set()
+    for at in range(0, len(items), _BATCH):
+        ours.update(
+            Passage.objects.filter(
+                chunking=chunking, passage_id__in=items[at : at + _BATCH]
+            ).values_list("passage_id", flat=True)
+        )
+    judged = {(q, d): g for (q, d), g in grades.items() if d in ours}
+    rows = {(q, d): g for q, d, g in qrels_rows(base)}
+    if all(rows.get(key) == g for key, g in judged.items()):
+        raise InvalidInput(
+            "nothing to publish",
+            [
+                Problem.at(
+                    "qrels", f"no judgment of chunking {chunking.name!r} since v{base.number}"
+                )
+            ],
+        )
+    added = sum(1 for key in judged if key not in rows)
+    rows.update(judged)
+    purpose = f"judgments of chunking {chunking.name} onto v{base.number}"
+    text = (
+        f"v{base.number} (carried to {chunking.name!r}) and {len(judged)} judgments of its "
+        f"passages ({added} new)"
+    )
+    with transaction.atomic():
+        Campaign.objects.select_for_update().filter(pk=base.campaign_id).first()
+        return qrels_store(
+            campaign=base.campaign,
+            rows=[(q, d, g) for (q, d), g in rows.items()],
+            source=QrelsSource.PUBLISHED,
+            note=" · ".join(part for part in (note, text) if part),
+            created_by=created_by,
+            extends=base,
+            purpose=purpose,
+        )

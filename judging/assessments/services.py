@@ -383,16 +383,37 @@ def qrels_publish(
         digest = content_hash(lines)
         if latest is not None and latest.content_hash == digest:
             return latest, False
+        mixed = _mixed_note(campaign, rows)
         version = qrels_store(
             campaign=campaign,
             rows=rows,
             source=QrelsSource.PUBLISHED,
-            note=" · ".join(part for part in (note, exclusion_note(campaign)) if part),
+            note=" · ".join(part for part in (note, exclusion_note(campaign), mixed) if part),
             created_by=created_by,
             strata=strata,
             design=design,
         )
     return version, True
+
+
+def _mixed_note(campaign: Campaign, rows: list[tuple[str, str, int]]) -> str:
+    """A warning when the rows are items of several chunkings (or passages and documents): a
+    run of one chunking cannot retrieve the others' ids, and its recall would count them."""
+    from judging.campaigns.passages import items_by_chunking
+
+    if not any("#" in d for _, d, _ in rows):
+        return ""
+    counts = items_by_chunking(campaign, (d for _, d, _ in rows))
+    if len(counts) < 2:
+        return ""
+    parts = ", ".join(
+        f"{n} {'documents or other ids' if name == '' else f'passages of {name!r}'}"
+        for name, n in sorted(counts.items())
+    )
+    return (
+        f"mixes the items of several chunkings ({parts}): score a chunking's runs against a "
+        "version of its own (carry_qrels, then publish its judgments onto the carried version)"
+    )
 
 
 def qrels_diff(*, version: QrelsVersion, against: QrelsVersion) -> dict[str, Any]:

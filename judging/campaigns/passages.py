@@ -36,6 +36,7 @@ __all__ = [
     "PassageText",
     "chunker_help",
     "chunking_derive",
+    "items_by_chunking",
     "passage_text",
     "passages_import",
     "text_ids",
@@ -325,6 +326,24 @@ def text_ids(campaign: Campaign, ids: Iterable[str] | None = None) -> set[str]:
         found.update(docs.filter(docid__in=part).values_list("docid", flat=True))
         found.update(passages.filter(passage_id__in=part).values_list("passage_id", flat=True))
     return found
+
+
+def items_by_chunking(campaign: Campaign, items: Iterable[str]) -> dict[str, int]:
+    """How many of ``items`` are passages of each chunking (by name); ``""`` counts the rest
+    (documents, or ids with no text)."""
+    wanted = list(set(items))
+    counts: dict[str, int] = {}
+    found = 0
+    for at in range(0, len(wanted), 5000):
+        part = wanted[at : at + 5000]
+        for name in Passage.objects.filter(campaign=campaign, passage_id__in=part).values_list(
+            "chunking__name", flat=True
+        ):
+            counts[name] = counts.get(name, 0) + 1
+            found += 1
+    if len(wanted) > found:
+        counts[""] = len(wanted) - found
+    return counts
 
 
 def passage_text(campaign_id: int, item: str) -> PassageText | None:

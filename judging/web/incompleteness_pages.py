@@ -75,13 +75,15 @@ def judge_more(request: HttpRequest, campaign_id: int) -> HttpResponseBase:
     if not is_admin(request.user):
         raise PermissionDenied("only admins pool")
     back = reverse("incompleteness", args=[campaign.pk])
+    group = request.POST.get("group", "")[:200]
+    runs = campaign.runs.filter(group=group) if group else campaign.runs.all()
     try:
         k = query_int(request.POST, "k", minimum=1, maximum=MAX_K, what="a cut-off") or 10
         version, created = pool_requested(
             campaign=campaign,
             strategy="depth",
             depth=k,
-            runs=list(campaign.runs.all()),
+            runs=list(runs),
             requested_by=account(request.user),
         )
     except DomainError as exc:
@@ -90,9 +92,10 @@ def judge_more(request: HttpRequest, campaign_id: int) -> HttpResponseBase:
     flash(
         request,
         messages.SUCCESS,
-        f"Pool version {version.number or '(building)'} asked for: every run's top {k}; "
+        f"Pool version {version.number or '(building)'} asked for: the top {k} of every run"
+        f"{f' of group {group}' if group else ''}; "
         "its unjudged items are queued for the assessors once it is built."
         if created
         else "A pool is being built already; its unjudged items are queued when it is done.",
     )
-    return redirect(f"{back}?k={k}")
+    return redirect(f"{back}?k={k}" + (f"&group={group}" if group else ""))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from judging.assessments.carryover import qrels_carry, qrels_to_documents
+from judging.assessments.carryover import qrels_carry, qrels_publish_onto, qrels_to_documents
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign, Chunking
 from judging.campaigns.passages import chunking_derive, passages_import
@@ -69,3 +69,14 @@ def qrels_documented(*, version: QrelsVersion, created_by: Account | None = None
         derived = qrels_to_documents(version=version, created_by=created_by)
         after_qrels(derived)
     return derived
+
+
+def qrels_published_onto(
+    *, base: QrelsVersion, note: str = "", created_by: Account | None = None
+) -> QrelsVersion:
+    """The judgments of a carried version's passages published onto it (``assessments.
+    carryover.qrels_publish_onto``), then evaluated against."""
+    with transaction.atomic():
+        version = qrels_publish_onto(base=base, note=note, created_by=created_by)
+        after_qrels(version)
+    return version

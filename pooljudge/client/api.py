@@ -358,12 +358,34 @@ class Client:
         recorded: Mapping[str, Any] = answer.json()
         return recorded
 
-    def publish_qrels(self, campaign: CampaignRef, *, note: str = "") -> QrelsVersion:
+    def publish_qrels(
+        self, campaign: CampaignRef, *, note: str = "", onto: QrelsRef | None = None
+    ) -> QrelsVersion:
         """Publish the judgments as the campaign's next qrels version (admins); every run is
-        then evaluated against it."""
+        then evaluated against it. ``onto`` a version carried to a chunking: only the judgments
+        of that chunking's passages, over its carried labels (its minor version)."""
         path = f"campaigns/{self._campaign_id(campaign)}/qrels/publish/"
+        if onto is not None:
+            path = f"qrels/{_id(onto)}/publish/"
         answer = self._http.request("POST", path, json={"note": note} if note else None)
         return QrelsVersion.from_api(answer.json())
+
+    def incompleteness(
+        self,
+        campaign: CampaignRef,
+        *,
+        k: int = 10,
+        qrels_version: int | None = None,
+        group: str | None = None,
+    ) -> Mapping[str, Any]:
+        """Per question, against a qrels version: each run's unjudged items in its top ``k``,
+        the relevant items no run retrieved within ``k``, the questions with no relevant item
+        (``questions``, and the totals beside)."""
+        path = f"campaigns/{self._campaign_id(campaign)}/incompleteness/"
+        answer: Mapping[str, Any] = self._http.get_json(
+            path, {"k": k, "qrels": qrels_version, "group": group}
+        )
+        return answer
 
     # --- runs ---------------------------------------------------------------------------
 

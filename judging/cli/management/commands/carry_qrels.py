@@ -13,14 +13,15 @@ from judging.cli.management.commands._common import (
     get_campaign,
 )
 from judging.core.errors import DomainError
-from judging.workflows.passages import qrels_carried, qrels_documented
+from judging.workflows.passages import qrels_carried, qrels_documented, qrels_published_onto
 
 
 class Command(BaseCommand):
     help = (
         "Carry a qrels version's judgments, by their text spans, to the passages of another "
         "chunking (--chunking), or take its passages' grades to their documents (--documents); "
-        "the result is the campaign's next qrels version, with the rule and its coverage."
+        "the result is the campaign's next qrels version, with the rule and its coverage. "
+        "--publish-onto publishes the judgments made since on a carried version's passages."
     )
 
     def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> Any:
@@ -32,6 +33,12 @@ class Command(BaseCommand):
         to = parser.add_mutually_exclusive_group(required=True)
         to.add_argument("--chunking", help="The chunking's name to carry the judgments to.")
         to.add_argument("--documents", action="store_true", help="To document level.")
+        to.add_argument(
+            "--publish-onto",
+            action="store_true",
+            help="Publish the judgments made since of --version's chunking (a carried version) "
+            "onto it, as its minor version.",
+        )
         parser.add_argument(
             "--min-share",
             type=float,
@@ -47,6 +54,12 @@ class Command(BaseCommand):
         if version is None:
             raise CommandError(f"campaign {campaign.name!r} has no such qrels version")
         try:
+            if opts["publish_onto"]:
+                derived = qrels_published_onto(base=version)
+                self.stdout.write(
+                    f"qrels version {derived.number} ({derived.label}): {derived.note}"
+                )
+                return
             if opts["documents"]:
                 derived = qrels_documented(version=version)
             else:
