@@ -1,5 +1,11 @@
 """A chunking is made (derived by a chunker or imported), and a qrels version is carried to it
-or taken to document level."""
+or taken to document level.
+
+A version derived from another (carried, taken to documents, or a carried version with its
+holes judged) is evaluated against at once, like any version; the pooling-bias and
+reusability reports are not asked for: they leave each pooled run's group out of the pool its
+judgments came from, and a derived version's labels did not come from a pool of these runs. They
+are still computed when asked for (the bias page's button, the API)."""
 
 from __future__ import annotations
 
@@ -12,8 +18,8 @@ from judging.campaigns.passages import chunking_derive, passages_import
 from judging.core import uploads
 from judging.core.errors import InvalidInput
 from judging.core.roles import Account
+from judging.evaluation.services import evaluations_after_qrels
 from judging.workflows.documents import texts_arrived
-from judging.workflows.qrels import after_qrels
 from metrics.problems import Problem
 
 
@@ -59,7 +65,7 @@ def qrels_carried(
         derived = qrels_carry(
             version=version, chunking=chunking, min_share=min_share, created_by=created_by
         )
-        after_qrels(derived)
+        evaluations_after_qrels(derived)
     return derived
 
 
@@ -67,7 +73,7 @@ def qrels_documented(*, version: QrelsVersion, created_by: Account | None = None
     """``version``'s passages taken to their documents as the next version, then evaluated."""
     with transaction.atomic():
         derived = qrels_to_documents(version=version, created_by=created_by)
-        after_qrels(derived)
+        evaluations_after_qrels(derived)
     return derived
 
 
@@ -78,5 +84,5 @@ def qrels_published_onto(
     carryover.qrels_publish_onto``), then evaluated against."""
     with transaction.atomic():
         version = qrels_publish_onto(base=base, note=note, created_by=created_by)
-        after_qrels(version)
+        evaluations_after_qrels(version)
     return version
