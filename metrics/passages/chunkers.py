@@ -127,13 +127,33 @@ def paragraph_spans(text: str, min_chars: int = 0) -> list[Span]:
     and so on until it is long enough or no paragraph is left; the last one may stay short. Its
     span then includes the blank lines between the merged paragraphs.
     """
-    paragraphs: list[Span] = []
+    return _merged(_split(text, _BLANK_LINES), min_chars)
+
+
+_LINE_BREAKS = re.compile(r"\n")
+
+
+def line_spans(text: str, min_chars: int = 0) -> list[Span]:
+    """Lines: each non-blank line a chunk, trimmed of surrounding whitespace; texts stored a
+    paragraph a line (the SMART and TREC document readers keep their paragraphs so) cut by
+    paragraph. ``min_chars`` merges a short line with the next, as :func:`paragraph_spans`
+    does."""
+    return _merged(_split(text, _LINE_BREAKS), min_chars)
+
+
+def _split(text: str, breaks: re.Pattern[str]) -> list[Span]:
+    """The stripped, non-empty pieces of ``text`` between the matches of ``breaks``."""
+    pieces: list[Span] = []
     pos = 0
-    for m in _BLANK_LINES.finditer(text):
-        paragraphs.append(stripped(text, pos, m.start()))
+    for m in breaks.finditer(text):
+        pieces.append(stripped(text, pos, m.start()))
         pos = m.end()
-    paragraphs.append(stripped(text, pos, len(text)))
-    paragraphs = [(s, e) for s, e in paragraphs if s < e]
+    pieces.append(stripped(text, pos, len(text)))
+    return [(s, e) for s, e in pieces if s < e]
+
+
+def _merged(paragraphs: list[Span], min_chars: int) -> list[Span]:
+    """Each piece shorter than ``min_chars`` joined with the next until long enough."""
     merged: list[Span] = []
     i = 0
     while i < len(paragraphs):

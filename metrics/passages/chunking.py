@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from metrics.passages.chunkers import Chunk, Span, fixed_spans, paragraph_spans
+from metrics.passages.chunkers import Chunk, Span, fixed_spans, line_spans, paragraph_spans
 from metrics.passages.sentences import sentence_window_spans
 from metrics.problems import InvalidInput, Problem
 
@@ -94,6 +94,12 @@ CHUNKERS: dict[str, Chunker] = {
             paragraph_spans,
             (Param("min_chars", 0, 0, doc="a shorter paragraph is merged with the next"),),
             "paragraphs between blank lines",
+        ),
+        Chunker(
+            "line",
+            line_spans,
+            (Param("min_chars", 0, 0, doc="a shorter line is merged with the next"),),
+            "lines: a paragraph a line, as SMART and TREC documents are stored",
         ),
         Chunker(
             "sentence_window",

@@ -221,7 +221,7 @@ def test_the_canonical_string_reads_back_as_the_same_chunking(data: st.DataObjec
             "paragraph.min_chars: must be an integer with 0 <= min_chars, got -5",
         ),
         ("fixed(sise=300)", "fixed has no parameter 'sise'; its parameters: size, overlap"),
-        ("chapters(n=2)", "unknown chunker 'chapters'; known: fixed, paragraph, sentence_window"),
+        ("chapters(n=2)", "unknown chunker 'chapters'; known: fixed, paragraph, line, sentence_window"),
         ("fixed(size=3,size=4)", "size is given twice"),
         ("fixed(size)", "expected param=value, got 'size'"),
         ("fixed size", "expected name(param=value,...), got 'fixed size'"),
@@ -469,3 +469,23 @@ def test_white_space_between_non_relevant_paragraphs_counts_as_inside_them() -> 
     assert without == {}  # without the text, the blank lines are not inside anything judged
     with_text = carry_judgments(judged, chunks, texts={"d": text}).labels["q"]
     assert with_text == {"d#p0": 0, "d#p1": 0}  # into touches the relevant span: unjudged
+
+
+def test_a_text_stored_a_paragraph_a_line_is_cut_by_line() -> None:
+    text = "First paragraph here.\nSecond one.\n  \nThird, after a blank line.\n"
+    assert Chunking.parse("paragraph").chunk(text) == [
+        Chunk("p0", 0, 33),  # one paragraph: a single line break does not part paragraphs
+        Chunk("p1", 37, 63),
+    ]
+    lines = Chunking.parse("line").chunk(text)
+    assert [text[c.start : c.end] for c in lines] == [
+        "First paragraph here.",
+        "Second one.",
+        "Third, after a blank line.",
+    ]
+    merged = Chunking.parse("line(min_chars=25)").chunk(text)
+    assert [text[c.start : c.end] for c in merged] == [
+        "First paragraph here.\nSecond one.",
+        "Third, after a blank line.",
+    ]
+    assert str(Chunking.parse("line")) == "line(min_chars=0)"
