@@ -472,6 +472,25 @@ class QrelsDesignSerializer(serializers.Serializer[Any]):
     )
 
 
+class AnswerSentenceSerializer(serializers.Serializer[Any]):
+    text = serializers.CharField()
+    citations = serializers.ListField(
+        child=serializers.CharField(), help_text="The segment ids the sentence cites."
+    )
+
+
+class RunAnswerSerializer(serializers.Serializer[Any]):
+    topic = serializers.CharField()
+    references = serializers.ListField(
+        child=serializers.CharField(), help_text="The ranked segment ids, as submitted."
+    )
+    response_length = serializers.IntegerField(
+        allow_null=True, help_text="As the file stated it (null: not stated)."
+    )
+    words = serializers.IntegerField(help_text="Counted as TREC RAG's checkers count them.")
+    sentences = AnswerSentenceSerializer(many=True)
+
+
 class CoverageCountsSerializer(serializers.Serializer[Any]):
     documents = serializers.IntegerField(help_text="judged documents with passages considered")
     chunks = serializers.IntegerField(help_text="new passages considered")

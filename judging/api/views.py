@@ -34,6 +34,7 @@ from judging.assessments import services as qrels_services
 from judging.assessments.beir_export import beir_zip
 from judging.assessments.models import QrelsKind, QrelsVersion
 from judging.campaigns import services
+from judging.campaigns.answers import run_answers
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import campaign_documents, campaign_list, run_label
 from judging.core import uploads
@@ -480,6 +481,17 @@ class RunViewSet(
         )
         response["Content-Disposition"] = content_disposition(f"{tag}.run")
         return response
+
+    @extend_schema(
+        responses={200: s.RunAnswerSerializer(many=True)},
+        description="An answer run's answers (TREC RAG's format), by topic: each sentence "
+        "with the segment ids it cites, the ranked references (the run's ranked list), the "
+        "stated response length and the words counted as TREC's checkers count them. Empty for "
+        "a run of rankings only. Its owner and admins.",
+    )
+    @action(detail=True, methods=["get"])
+    def answers(self, request: Request, pk: str | None = None) -> Response:
+        return Response(run_answers(self.get_object()))
 
 
 class QrelsVersionViewSet(

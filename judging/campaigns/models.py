@@ -564,6 +564,28 @@ class Run(models.Model):
         return tuple(w for w in self.all_warnings if w.kind != READ)
 
 
+class RunAnswer(models.Model):
+    """One topic's generated answer in an answer run (TREC RAG's format): its sentences, each
+    with the references it cites (0-based indices into the topic's ranked references, which are
+    the run's ranked list for the topic), the response length the file stated and the words
+    counted as TREC's checkers count them."""
+
+    run = models.ForeignKey("Run", on_delete=models.CASCADE, related_name="answers")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    sentences = models.JSONField(help_text='[{"text": ..., "citations": [0, 2]}, ...]')
+    references = models.JSONField(help_text="The ranked segment ids, as submitted.")
+    response_length = models.PositiveIntegerField(null=True, blank=True)
+    words = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "topic"], name="runanswer_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}/{self.topic_id}: {len(self.sentences)} sentences"
+
+
 class RankedList(models.Model):
     """One topic's ranking in a run, in trec_eval order (score descending, ties by docid
     descending; the submitted rank column is not trusted), stored column-wise.

@@ -20,10 +20,12 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 
 from judging.campaigns import formats, run_checks
+from judging.campaigns.answers import answer_rows, answer_run_read, answers_ranked
 from judging.campaigns.models import (
     Campaign,
     Document,
     RankedList,
+    RunAnswer,
     RunPooling,
     ScorePrecision,
     Topic,
@@ -35,6 +37,7 @@ from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotAllowed, TooLarge
 from judging.core.roles import Account, UserLike, is_admin
 from metrics.io import Run, read_run
+from metrics.io.answers import AnswerRun
 from metrics.io.jsonrun import looks_like_json, read_json_run, run_entries, with_warnings
 from metrics.io.jsonrun import shown as _shown
 from metrics.io.limits import Limits, id_problem
@@ -630,12 +633,14 @@ def run_submit(
         _check_tag(campaign, owner, tag)
     raw = b""
     as_json = data is None
+    answers: AnswerRun | None = None
     if data is not None:
         upload = _run_upload(data, source)
         raw = upload.data
-        as_json = looks_like_json(raw)
+        answers = answer_run_read(upload)
+        as_json = answers is None and looks_like_json(raw)
         try:
-            run = _run_from_file(upload)
+            run = answers_ranked(answers) if answers is not None else _run_from_file(upload)
         except InvalidInput as refused:  # with the unknown topics, not only once it is fixed
             if as_json:  # no lines: the topics by name (run.<qid>), if the JSON parses
                 counts, first = run_checks.json_topics(_parsed_or_none(raw)), None
@@ -667,8 +672,9 @@ def run_submit(
     known = np.fromiter((q in topic_ids for q in run.qids), dtype=bool, count=len(run.qids))
     unknown = [q for q, k in zip(run.qids, known.tolist(), strict=True) if not k]
     if unknown and campaign.unknown_topic_policy == UnknownTopicPolicy.REJECT:
-        lines = raw if data is not None and not as_json else None
-        raise _unknown_topics(campaign, run, topic_ids, lines, source)
+        lines = raw if data is not None and not as_json and answers is None else None
+        first = {a.topic_id: a.line for a in answers.answers} if answers is not None else None
+        raise _unknown_topics(campaign, run, topic_ids, lines, source, first)
     if not known.any():
         raise InvalidInput(
             "every line names a topic the campaign does not have",
@@ -722,6 +728,7 @@ def run_submit(
                 dropped_lines=dropped,
                 warnings=[w.as_dict() for w in warnings],
                 rankings=rankings,
+                answers=answer_rows(answers, topic_ids) if answers is not None else [],
             )
         except IntegrityError:
             if RunModel.objects.filter(campaign=campaign, owner=owner, name=tag).exists():
@@ -735,8 +742,13 @@ def run_submit(
     raise AssertionError("unreachable")  # the loop returns or raises
 
 
-def _run_store(*, rankings: list[tuple[int, int, bytes, bytes]], **fields: Any) -> RunModel:
-    """The run row and its ranked lists, in one transaction."""
+def _run_store(
+    *,
+    rankings: list[tuple[int, int, bytes, bytes]],
+    answers: list[RunAnswer],
+    **fields: Any,
+) -> RunModel:
+    """The run row, its ranked lists and an answer run's answers, in one transaction."""
     with transaction.atomic():
         stored = RunModel.objects.create(**fields)
         RankedList.objects.bulk_create(
@@ -746,6 +758,9 @@ def _run_store(*, rankings: list[tuple[int, int, bytes, bytes]], **fields: Any) 
             ),
             batch_size=200,
         )
+        for answer in answers:
+            answer.run = stored
+        RunAnswer.objects.bulk_create(answers, batch_size=200)
     return stored
 
 
@@ -770,11 +785,19 @@ def run_stored_identically(
 
 
 def _unknown_topics(
-    campaign: Campaign, run: Run, topic_ids: Mapping[str, int], raw: bytes | None, source: str
+    campaign: Campaign,
+    run: Run,
+    topic_ids: Mapping[str, int],
+    raw: bytes | None,
+    source: str,
+    first: Mapping[str, int] | None = None,
 ) -> InvalidInput:
+    """The refusal of a run naming topics the campaign does not have, each with its first line
+    (found in the TREC ``raw`` lines, or given as ``first``)."""
     unknown = {q for q in run.qids if q not in topic_ids}
     counts = dict(zip(run.qids, np.diff(run.offsets).tolist(), strict=True))
-    first = run_checks.first_lines(raw, unknown) if raw is not None else None
+    if raw is not None:
+        first = run_checks.first_lines(raw, unknown)
     problems = run_checks.unknown_topic_problems(campaign, counts, first, topic_ids)
     return InvalidInput(
         f"the run names {len(problems)} topic(s) the campaign does not have (policy: reject); "

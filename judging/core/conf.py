@@ -204,6 +204,25 @@ class Uploads(Group):
         help="Longest line of a run, qrels or topics file (`400` naming the line; a documents "
         "file's lines are bounded by `POOLJUDGE_MAX_DOCUMENT_CHARS`); 0: the default.",
     )
+    max_answer_references: int = knob(
+        100,
+        env="POOLJUDGE_MAX_ANSWER_REFERENCES",
+        minimum=1,
+        help="Most references (ranked segments) one topic's answer of an answer run may list "
+        "(TREC 2025 RAG's limit; 2024's was 20).",
+    )
+    max_answer_sentences: int = knob(
+        100,
+        env="POOLJUDGE_MAX_ANSWER_SENTENCES",
+        minimum=1,
+        help="Most sentences in one topic's answer of an answer run.",
+    )
+    max_answer_sentence_chars: int = knob(
+        2000,
+        env="POOLJUDGE_MAX_ANSWER_SENTENCE_CHARS",
+        minimum=1,
+        help="Longest sentence of an answer run, in characters.",
+    )
     max_qid_bytes: int = knob(
         255,
         env="POOLJUDGE_MAX_QID_BYTES",

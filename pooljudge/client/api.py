@@ -437,6 +437,13 @@ class Client:
 
     # --- evaluation ---------------------------------------------------------------------
 
+    def answers(self, run: RunRef) -> list[Mapping[str, Any]]:
+        """An answer run's answers by topic: each sentence with the segment ids it cites, the
+        ranked references, the stated response length and the words counted (empty for a run of
+        rankings only). Submit one with ``submit_run`` and the file's path."""
+        found: list[Mapping[str, Any]] = self._http.get_json(f"runs/{_id(run)}/answers/")
+        return found
+
     def evaluations(self, run: RunRef) -> list[Evaluation]:
         """Every stored evaluation of the run (each qrels version and mode asked for)."""
         answer = self._http.get_json(f"runs/{_id(run)}/evaluations/")

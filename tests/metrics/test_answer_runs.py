@@ -547,3 +547,14 @@ def test_any_valid_run_round_trips(run: AnswerRun) -> None:
     assert [references_run(back).ranking(a.topic_id) for a in back.answers] == [
         list(a.references) for a in run.answers
     ]
+
+
+def test_an_answer_run_is_told_from_other_run_files_by_its_first_line() -> None:
+    from metrics.io.answers import looks_like_answer_run
+
+    assert looks_like_answer_run(
+        b"\n\n" + jsonl({"references": [], "answer": [], "x": "y" * 99999})
+    )
+    assert not looks_like_answer_run(b'{"401": {"d1": 1.0}}\n')  # a JSON run
+    assert not looks_like_answer_run(b"401 Q0 d1 1 2.0 tag\n")
+    assert not looks_like_answer_run(b"")

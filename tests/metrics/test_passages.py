@@ -221,7 +221,10 @@ def test_the_canonical_string_reads_back_as_the_same_chunking(data: st.DataObjec
             "paragraph.min_chars: must be an integer with 0 <= min_chars, got -5",
         ),
         ("fixed(sise=300)", "fixed has no parameter 'sise'; its parameters: size, overlap"),
-        ("chapters(n=2)", "unknown chunker 'chapters'; known: fixed, paragraph, line, sentence_window"),
+        (
+            "chapters(n=2)",
+            "unknown chunker 'chapters'; known: fixed, paragraph, line, sentence_window",
+        ),
         ("fixed(size=3,size=4)", "size is given twice"),
         ("fixed(size)", "expected param=value, got 'size'"),
         ("fixed size", "expected name(param=value,...), got 'fixed size'"),

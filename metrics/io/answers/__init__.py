@@ -68,7 +68,7 @@ from metrics.io.answers.model import (
     word_count,
     write_answer_run,
 )
-from metrics.io.answers.read import read_answer_run
+from metrics.io.answers.read import looks_like_answer_run, read_answer_run
 
 __all__ = [
     "DUPLICATE_CITATION",
@@ -82,6 +82,7 @@ __all__ = [
     "AnswerRun",
     "AnswerSentence",
     "TopicAnswer",
+    "looks_like_answer_run",
     "read_answer_run",
     "references_run",
     "word_count",

@@ -25,7 +25,7 @@ from metrics.io.limits import DEFAULT_LIMITS, Limits, id_problem, line_problem, 
 from metrics.io.trec import Source, _open_source
 from metrics.problems import Problems, ReadWarning
 
-__all__ = ["read_answer_run"]
+__all__ = ["looks_like_answer_run", "read_answer_run"]
 
 _ORDER = (RESPONSE_LENGTH, UNCITED_SENTENCE, UNCITED_REFERENCE, DUPLICATE_CITATION, UNKNOWN_FIELDS)
 
@@ -172,6 +172,25 @@ def _no_twice(problems: Problems, number: int) -> Any:
         return out
 
     return hook
+
+
+def looks_like_answer_run(data: bytes) -> bool:
+    """Whether ``data`` begins with an answer run's line: a JSON object with ``answer`` and
+    ``references`` (either layout), as no other run file does. Reads the first non-blank line
+    only."""
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    start = 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        if data[start:end].strip():
+            try:
+                value = json.loads(data[start:end])
+            except (ValueError, RecursionError):
+                return False
+            return isinstance(value, dict) and "answer" in value and "references" in value
+        start = end + 1
+    return False
 
 
 def read_answer_run(
