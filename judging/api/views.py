@@ -489,7 +489,7 @@ class RunViewSet(
         "stated response length and the words counted as TREC's checkers count them. Empty for "
         "a run of rankings only. Its owner and admins.",
     )
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def answers(self, request: Request, pk: str | None = None) -> Response:
         return Response(run_answers(self.get_object()))
 
