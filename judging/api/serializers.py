@@ -518,11 +518,15 @@ class QrelsDerivationSerializer(serializers.Serializer[Any]):
     )
 
 
+# what a list of versions selects with them, so that each one's derivation costs no query
+DERIVATION = ("derivation__base", "derivation__chunking")
+
+
 def derivation_answer(version: QrelsVersion) -> dict[str, Any] | None:
     """A derived version's derivation as ``QrelsDerivationSerializer`` declares it."""
-    found = QrelsDerivation.objects.filter(version=version).select_related("base", "chunking")
-    derivation = found.first()
-    if derivation is None:
+    try:  # read with the version where its query selected it (``DERIVATION``)
+        derivation = version.derivation
+    except QrelsDerivation.DoesNotExist:
         return None
     report = derivation.report
     return {

@@ -297,7 +297,11 @@ class CampaignViewSet(
         campaign = self.get_object()
         if not IsResearcher().has_permission(request, self):
             raise NotAllowed("only researchers and admins may read qrels")
-        versions = QrelsVersion.objects.visible_to(request.user).filter(campaign=campaign)
+        versions = (
+            QrelsVersion.objects.visible_to(request.user)
+            .filter(campaign=campaign)
+            .select_related(*s.DERIVATION)
+        )
         page = self.paginate_queryset(versions)  # type: ignore[arg-type]
         return self.get_paginated_response(s.QrelsVersionSerializer(page, many=True).data)
 
@@ -507,7 +511,7 @@ class QrelsVersionViewSet(
     http_method_names = ["get", "put", "patch", "delete", "head", "options"]
 
     def get_queryset(self) -> QuerySet[QrelsVersion]:
-        return QrelsVersion.objects.visible_to(self.request.user)
+        return QrelsVersion.objects.visible_to(self.request.user).select_related(*s.DERIVATION)
 
     def _immutable(self) -> Conflict:
         version = self.get_object()
