@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from judging.assessments.carryover import qrels_carry, qrels_to_documents
-from judging.assessments.models import Judgment, QrelsEntry, QrelsVersion
+from judging.assessments.models import Judgment, JudgmentChange, QrelsEntry, QrelsVersion
 from judging.assessments.services import qrels_import
 from judging.campaigns.models import Campaign, Chunking, Passage
 from judging.campaigns.passages import passage_text, text_ids
@@ -90,24 +90,28 @@ def test_a_teams_own_passages_import_with_every_problem_named(with_docs: Campaig
         f"d1\tc3\t10\t{len(D1) + 1}\n"  # past the end
         "d1\tc1\t30\t40\n"  # given twice
         "d2\tc4\tfive\t9\n"
-    ).encode()
+        "d2\tc5\t\u00b2\t9\n"  # a superscript two is no offset
+    ).encode() + b"d2\tc6\t1\t2\xff\n"  # not UTF-8
     with pytest.raises(InvalidInput) as caught:
         chunking_made(campaign=with_docs, name="team", data=bad)
     by_line = {p.line: p.message for p in caught.value.problems}
     assert "'d9' is not in the campaign" in by_line[3]
     assert f"whose text has {len(D1)} characters" in by_line[4]
     assert "given twice (line 2)" in by_line[5]
-    assert "whole numbers" in by_line[6]
+    assert "whole numbers" in by_line[6] and "whole numbers" in by_line[7]
+    assert any("UTF-8" in p.message for p in caught.value.problems if p.line == 8)
     assert not Chunking.objects.exists() and not Passage.objects.exists()
     good = "\n".join(
         json.dumps(r)
         for r in (
             {"docid": "d1", "passage_id": "c1", "start": 0, "end": 26},
-            {"docid": "d2", "passage_id": "rk#0", "start": 0, "end": 17},
+            {"docid": "d2", "passage_id": "d2#rk0", "start": 0, "end": 17},
+            # an id naming another document before its # is d2's local id, not d1's passage
+            {"docid": "d2", "passage_id": "d1#x", "start": 0, "end": 5},
         )
     ).encode()
     chunking = chunking_made(campaign=with_docs, name="team", data=good)
-    assert _passages(chunking) == {"d1#c1": (0, 26), "rk#0": (0, 17)}
+    assert _passages(chunking) == {"d1#c1": (0, 26), "d2#rk0": (0, 17), "d2#d1#x": (0, 5)}
     assert chunking.spec == "imported"
 
 
@@ -137,27 +141,40 @@ def test_a_document_with_passages_keeps_its_text(with_docs: Campaign) -> None:
 def _judge(
     campaign: Campaign, annotator: Any, qid: str, item: str, grade: int, **spans: Any
 ) -> None:
-    Judgment.objects.create(
+    """A judgment and its history row, as the judging service records them."""
+    topic = campaign.topics.get(qid=qid)
+    judgment = Judgment.objects.create(
         campaign=campaign,
-        topic=campaign.topics.get(qid=qid),
+        topic=topic,
         docid=item,
         annotator=annotator,
         grade=grade,
         spans=spans or None,
     )
+    JudgmentChange.objects.create(
+        judgment=judgment,
+        topic=topic,
+        docid=item,
+        annotator=annotator,
+        old_grade=None,
+        new_grade=grade,
+        spans=spans or None,
+    )
 
 
 def test_judgments_carry_to_a_new_chunking_by_their_spans(
-    with_docs: Campaign, annotator: Any
+    with_docs: Campaign, annotator: Any, make_user: Any
 ) -> None:
     chunking_made(campaign=with_docs, name="para", spec="paragraph")
     # the new cut: one sentence per passage
     fine = chunking_made(campaign=with_docs, name="sent", spec="sentence_window(window=1)")
     sentences = _passages(fine)
-    qrels = b"401 0 d1#para-0 0\n401 0 d1#para-1 2\n402 0 d2#para-0 1\n"
-    v1 = qrels_import(campaign=with_docs, data=qrels)
     answer = D1.index("The push adds up")
     _judge(with_docs, annotator, "401", "d1#para-1", 2, answers=[[answer, answer + 30]])
+    qrels = b"401 0 d1#para-0 0\n401 0 d1#para-1 2\n402 0 d2#para-0 1\n"
+    v1 = qrels_import(campaign=with_docs, data=qrels)
+    # an answer marked after the version was made is not the version's: not carried
+    _judge(with_docs, make_user("late", "annotator"), "401", "d1#para-1", 2, answers=[[0, 5]])
     v2 = qrels_carry(version=v1, chunking=fine)
     got = {
         (e.topic.qid, e.docid): e.grade

@@ -49,7 +49,8 @@ class ChunkingRequestSerializer(serializers.Serializer[Any]):
     file = serializers.FileField(
         required=False,
         help_text="Or the team's own passages: docid, passage_id, start, end per line (JSON "
-        "lines or tab-separated); a passage_id without # is stored as docid#passage_id.",
+        "lines or tab-separated); a passage_id not starting with docid# is stored as "
+        "docid#passage_id.",
     )
 
 
@@ -188,7 +189,9 @@ class QrelsCarryView(APIView):
         ref = data.validated_data["chunking"]
         chunkings = Chunking.objects.filter(campaign=version.campaign)
         chunking = chunkings.filter(name=ref).first() or (
-            chunkings.filter(pk=int(ref)).first() if ref.isdigit() else None
+            chunkings.filter(pk=int(ref)).first()
+            if ref.isascii() and ref.isdigit() and len(ref) < 19
+            else None
         )
         if chunking is None:
             raise InvalidInput(

@@ -24,9 +24,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
 from judging.assessments.models import (
-    Judgment,
+    JudgmentChange,
     QrelsDerivation,
     QrelsKind,
     QrelsSource,
@@ -72,19 +73,30 @@ def item_spans(campaign: Campaign, items: Iterable[str]) -> dict[str, tuple[str,
     return spans
 
 
-def _answers(version: QrelsVersion) -> dict[tuple[str, str], list[tuple[int, int]]]:
-    """The answer spans marked on relevant judgments of the version's items, at the grade the
-    version gives them: (qid, item) -> spans."""
-    graded = {(q, d): g for q, d, g in qrels_rows(version) if g > 0}
-    found: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
-    judged = Judgment.objects.filter(
-        campaign=version.campaign, grade__gt=0, spans__isnull=False, gold__isnull=True
-    ).values_list("topic__qid", "docid", "grade", "spans")
-    for qid, item, grade, spans in judged.iterator(chunk_size=_BATCH):
-        if graded.get((qid, item)) == grade and isinstance(spans, dict):
-            for start, end in spans.get("answers") or []:
-                found[(qid, item)].append((int(start), int(end)))
-    return found
+def _answers(
+    version: QrelsVersion, rows: list[tuple[str, str, int]]
+) -> dict[tuple[str, str], list[tuple[int, int]]]:
+    """The answer spans marked on the version's relevant items, as the judgment history stood
+    when the version was made (so carrying a version is a function of it), on the judgments
+    that gave the version's grade: (qid, item) -> spans, each once."""
+    graded = {(q, d): g for q, d, g in rows if g > 0}
+    latest: dict[tuple[str, str, int], tuple[int | None, Any]] = {}
+    history = (
+        JudgmentChange.objects.filter(
+            topic__campaign=version.campaign, changed_at__lte=version.created_at
+        )
+        .filter(Q(judgment__isnull=True) | Q(judgment__gold__isnull=True))
+        .order_by("changed_at", "pk")
+        .values_list("topic__qid", "docid", "annotator_id", "new_grade", "spans")
+    )
+    for qid, item, who, grade, spans in history.iterator(chunk_size=_BATCH):
+        if (qid, item) in graded:
+            latest[(qid, item, who)] = (grade, spans)
+    found: dict[tuple[str, str], set[tuple[int, int]]] = defaultdict(set)
+    for (qid, item, _), (grade, spans) in latest.items():
+        if grade == graded[(qid, item)] and isinstance(spans, dict):
+            found[(qid, item)].update((int(a), int(b)) for a, b in spans.get("answers") or [])
+    return {key: sorted(spans) for key, spans in found.items()}
 
 
 def _judged(
@@ -92,7 +104,7 @@ def _judged(
 ) -> tuple[dict[str, dict[str, list[JudgedSpan]]], int]:
     rows = qrels_rows(version)
     spans = item_spans(version.campaign, (item for _, item, _ in rows))
-    answers = _answers(version)
+    answers = _answers(version, rows)
     judged: dict[str, dict[str, list[JudgedSpan]]] = defaultdict(lambda: defaultdict(list))
     without_text = 0
     for qid, item, grade in rows:

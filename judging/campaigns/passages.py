@@ -166,21 +166,30 @@ def chunking_derive(
         return _store(campaign, name, str(chunker), rows, created_by)
 
 
-def _records(data: bytes) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def _records(data: bytes, problems: Problems) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
     """Each line of a passages file as ``(line, record or None, what is wrong)``: JSON lines,
-    or tab-separated ``docid passage_id start end`` with an optional header."""
-    lines = data.decode("utf-8", "replace").split("\n")
-    is_json = next((ln.lstrip().startswith("{") for ln in lines if ln.strip()), False)
+    or tab-separated ``docid passage_id start end`` with an optional header. Bad UTF-8 and
+    over-long lines are ``problems`` of their line (``core.uploads.decode_lines``)."""
     keys = ("docid", "passage_id", "start", "end")
-    for number, line in enumerate(lines, start=1):
-        line = line.rstrip("\r")
+    is_json: bool | None = None
+    limit = settings.POOLJUDGE_UPLOADS.max_line_bytes
+    for number, line in uploads.decode_lines([data], problems, max_line=limit):
         if not line.strip():
             continue
+        if is_json is None:
+            is_json = line.lstrip().startswith("{")
         if is_json:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 yield number, None, f"not JSON ({exc.msg} at column {exc.colno})"
+                continue
+            except (ValueError, RecursionError):  # a number too long, nesting too deep
+                yield number, None, "not JSON this reader takes (a number too long, or nested "
+                "too deeply)"
                 continue
             if not isinstance(obj, dict):
                 yield number, None, "a line is one JSON object"
@@ -201,7 +210,7 @@ def _offset(value: object) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and _DIGITS.fullmatch(value.strip()) and len(value.strip()) < 19:
         return int(value.strip())
     return None
 
@@ -216,7 +225,8 @@ def passages_import(
 ) -> Chunking:
     """Store a team's own chunking: a file of ``docid, passage_id, start, end`` (JSON lines or
     tab-separated, a header optional), each passage ``text[start:end]`` of a campaign document.
-    A ``passage_id`` without ``#`` is the document's local id (stored as ``docid#passage_id``).
+    A ``passage_id`` that does not start with ``docid#`` is the document's local id, stored as
+    ``docid#passage_id``: every passage id names its document before its last ``#``.
     Validated whole, every problem named with its line; nothing is stored when one is found."""
     upload = uploads.read(
         data,
@@ -235,7 +245,7 @@ def passages_import(
         }
         rows: list[tuple[int, str, int, int]] = []
         first: dict[str, int] = {}
-        for number, record, wrong in _records(upload.data):
+        for number, record, wrong in _records(upload.data, problems):
             if record is None:
                 problems.add(number, wrong)
                 continue
@@ -247,7 +257,7 @@ def passages_import(
             if start is None or end is None:
                 problems.add(number, "start and end are whole numbers of characters")
                 continue
-            full = pid if "#" in pid else f"{docid}#{pid}"
+            full = pid if pid.startswith(f"{docid}#") else f"{docid}#{pid}"
             bad = id_problem("passage id", full, limit)
             if bad is None and full.split() != [full]:
                 bad = f"passage id {full[:40]!r} must contain no white space"

@@ -2,8 +2,10 @@
 
 Judgments are kept as spans of a document's text, so that they outlive the chunking they were
 made on. A :class:`JudgedSpan` is either a ``"passage"`` (an assessor judged that whole chunk at
-``grade``, 0 being non-relevant) or an ``"answer"`` (an assessor marked that span as what answers
-the topic, inside a relevant passage, with that passage's grade > 0). For one topic and one
+``grade``, 0 being non-relevant) or an ``"answer"`` (an assessor, judging a passage relevant,
+marked that span of the document as what answers the topic, with that passage's grade > 0; the
+judging screen shows the passage in its document, so the span may lie in the passage or in the
+text around it: either way it answers the topic there). For one topic and one
 document, a new chunk ``c`` gets (:class:`CarryRule`, ``s = min_share``, default 0.5):
 
 1. grade ``g`` if ``|c ∩ x| >= s * |x|`` for some span ``x`` judged ``g > 0`` (a relevant passage
