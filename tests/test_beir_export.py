@@ -183,3 +183,30 @@ def test_a_sampled_version_and_an_annotator_are_refused(
     with pytest.raises(InvalidInput) as caught:
         beir_zip(version)
     assert "sample_eval" in caught.value.problems[0].message
+
+
+@pytest.mark.django_db
+def test_a_version_of_passages_exports_its_chunkings_passages_as_the_corpus(
+    tmp_path: Path, api_client_for: Any, admin_user: Any
+) -> None:
+    from judging.assessments.services import qrels_import
+    from judging.workflows.passages import chunking_made
+
+    campaign = _import("Golden", _beir_folder(tmp_path / "in"))
+    chunking_made(campaign=campaign, name="para", spec="paragraph")
+    version = qrels_import(campaign=campaign, data=b"q1 0 d1#para-0 2\nq1 0 d1#para-1 0\n")
+    files = _files(_export(api_client_for(admin_user), version))
+    corpus = [json.loads(line) for line in files["corpus.jsonl"].splitlines()]
+    assert corpus[:2] == [
+        {"_id": "d1#para-0", "title": "Sails", "text": "Light pushes the sail."},
+        {"_id": "d1#para-1", "title": "Sails", "text": "Slowly."},
+    ]
+    assert len(corpus) == 4  # d1's two paragraphs, d2's and d3's one each
+    assert json.loads(files["pooljudge.json"])["corpus"] == {
+        "chunking": "para",
+        "spec": "paragraph(min_chars=0)",
+    }
+    mixed = qrels_import(campaign=campaign, data=b"q1 0 d1#para-0 2\nq1 0 d3 0\n")
+    refused = api_client_for(admin_user).get(f"/api/v1/qrels/{mixed.pk}/export/?format=beir")
+    assert refused.status_code == 400
+    assert "one BEIR corpus cannot hold them apart" in refused.json()["problems"][0]["message"]

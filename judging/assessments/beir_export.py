@@ -17,8 +17,12 @@ hash.
 - ``qrels/test.tsv``: ``query-id corpus-id score`` under that header, the version's rows in its
   canonical (hashed) order, checked against its stored hash first.
 
-A sampled version has pooled documents that were not judged (-1); BEIR's qrels cannot say so, and
-exporting the judged rows alone would read as complete judgments: it is refused.
+A version of passages (judged, or carried to a chunking) exports its chunking's passages as the
+corpus (``_id`` the passage id, the document's title, the passage's text), and
+``pooljudge.json`` names the chunking; a version mixing chunkings is refused (one corpus cannot
+hold them apart). A sampled version has pooled documents that were not judged (-1); BEIR's qrels
+cannot say so, and exporting the judged rows alone would read as complete judgments: it is
+refused.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from typing import IO, Any
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.services import qrels_export_lines
-from judging.campaigns.models import Document, Topic
+from judging.campaigns.models import Chunking, Document, Passage, Topic
+from judging.campaigns.passages import items_by_chunking
 from judging.core.errors import InvalidInput
 from metrics.problems import Problem
 
@@ -64,6 +69,43 @@ def _corpus(version: QrelsVersion) -> Iterator[bytes]:
                 if key not in _DOCUMENT_KEYS and isinstance(value, str):
                     record[key] = value
             yield _json(record)
+
+
+def _passages(chunking: Chunking) -> Iterator[bytes]:
+    """A chunking's passages as BEIR documents: ``_id`` the passage id, the document's title,
+    the passage's text."""
+    rows = list(Passage.objects.filter(chunking=chunking).values_list("pk", "passage_id"))
+    rows.sort(key=lambda row: row[1])
+    for at in range(0, len(rows), _CHUNK):
+        pks = [pk for pk, _ in rows[at : at + _CHUNK]]
+        found = Passage.objects.filter(pk__in=pks).select_related("document")
+        passages = {p.pk: p for p in found}
+        for pk in pks:
+            p = passages[pk]
+            text = p.document.text[p.start : p.end]
+            yield _json({"_id": p.passage_id, "title": p.document.title, "text": text})
+
+
+def _corpus_of(version: QrelsVersion, lines: list[str]) -> tuple[Iterator[bytes], Chunking | None]:
+    """The corpus the version's rows name: the campaign's documents, or the passages of the one
+    chunking its rows are passages of; rows of several chunkings (or passages and documents)
+    are refused, since one corpus cannot hold them apart."""
+    items = [line.split()[2] for line in lines]
+    if not any("#" in item for item in items):
+        return _corpus(version), None
+    counts = items_by_chunking(version.campaign, items)
+    names = [name for name in counts if name]
+    if len(counts) != 1 or not names:
+        shown = ", ".join(
+            f"{n} {'documents or other ids' if k == '' else f'of {k!r}'}"
+            for k, n in sorted(counts.items())
+        )
+        raise InvalidInput(
+            "the version's rows are items of several chunkings",
+            [Problem.at("format", f"one BEIR corpus cannot hold them apart ({shown})")],
+        )
+    chunking = Chunking.objects.get(campaign=version.campaign, name=names[0])
+    return _passages(chunking), chunking
 
 
 def _queries(version: QrelsVersion) -> Iterator[bytes]:
@@ -114,9 +156,10 @@ def write_beir_zip(version: QrelsVersion, out: IO[bytes]) -> dict[str, Any]:
             ],
         )
     lines = qrels_export_lines(version)  # the integrity check comes before any byte is written
+    corpus, chunking = _corpus_of(version, lines)
     with zipfile.ZipFile(out, "w", compresslevel=6) as archive:
         hashes = {
-            "corpus.jsonl": _entry(archive, "corpus.jsonl", _corpus(version)),
+            "corpus.jsonl": _entry(archive, "corpus.jsonl", corpus),
             "queries.jsonl": _entry(archive, "queries.jsonl", _queries(version)),
             "qrels/test.tsv": _entry(archive, "qrels/test.tsv", _qrels(lines)),
         }
@@ -132,6 +175,8 @@ def write_beir_zip(version: QrelsVersion, out: IO[bytes]) -> dict[str, Any]:
             },
             "files_sha256": hashes,
         }
+        if chunking is not None:
+            meta["corpus"] = {"chunking": chunking.name, "spec": chunking.spec}
         body = (json.dumps(meta, indent=2, sort_keys=True) + "\n").encode()
         _entry(archive, "pooljudge.json", iter([body]))
     return meta

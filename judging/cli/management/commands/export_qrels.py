@@ -82,9 +82,14 @@ class Command(BaseCommand):
                     Path(output).mkdir(parents=True, exist_ok=True)
                     with zipfile.ZipFile(spool) as archive:
                         archive.extractall(output)
-            else:
-                with Path(output).open("wb") as out:
-                    meta = write_beir_zip(version, out)
+            else:  # written beside, then renamed: a refusal leaves no empty or partial zip
+                part = Path(f"{output}.part")
+                try:
+                    with part.open("wb") as out:
+                        meta = write_beir_zip(version, out)
+                    part.replace(output)
+                finally:
+                    part.unlink(missing_ok=True)
         except DomainError as exc:  # a sampled version; rows that fail their hash
             raise as_command_error(exc) from None
         self.stderr.write(
