@@ -169,10 +169,7 @@ def test_the_golden_set_unpacks_in_beirs_layout(
     admin: Client, collection: Campaign, tmp_path: Path
 ) -> None:
     (version,) = admin.qrels_versions(collection)
-    try:
-        golden = admin.export_golden_set(version, tmp_path / "golden")
-    except InvalidInput as refused:
-        pytest.skip(f"the service does not export format=beir yet: {refused}")
+    golden = admin.export_golden_set(version, tmp_path / "golden")
     assert set(golden.files) == {
         "corpus.jsonl",
         "queries.jsonl",
@@ -235,13 +232,7 @@ def test_the_guides_example_runs_as_printed(
     make_user("admin", "admin", password="admin-demo")  # the demo's admin
     monkeypatch.setenv("POOLJUDGE_URL", server)
     monkeypatch.chdir(tmp_path)
-    beir = True
-    try:
-        exec(compile(example, "docs/guide/client.md", "exec"), {})
-    except InvalidInput as refused:  # its last step, until the service exports format=beir
-        if "format=beir" not in refused.url:
-            raise
-        beir = False
+    exec(compile(example, "docs/guide/client.md", "exec"), {})
     printed = capsys.readouterr().out.splitlines()
     assert printed[1:5] == [
         "1.0 {'1': 1.0, '2': 1.0}",
@@ -257,8 +248,6 @@ def test_the_guides_example_runs_as_printed(
         "2 0 d2 1",
         "2 0 d3 0",
     ]
-    if not beir:
-        pytest.skip("the service does not export format=beir yet: the example's last step")
     assert printed[-1].startswith(
         "('corpus.jsonl', 'queries.jsonl', 'qrels/test.tsv', 'pooljudge.json') 1 "
     )
@@ -556,3 +545,19 @@ def test_a_campaign_is_created_with_its_measures_and_pool_depth(admin: Client) -
     with pytest.raises(InvalidInput) as refused:
         admin.create_campaign("Mismeasured", measures=["R@5", "Recall at five"])
     assert "Recall at five" in str(refused.value)
+
+
+def test_the_in_process_transport_answers_as_the_server_does(admin_user: Any) -> None:
+    """``load_demo --rag`` plays its story through the client in-process (judging.demo.inprocess):
+    the same answers, errors and pages as over HTTP."""
+    from judging.demo.inprocess import client_for
+
+    client = client_for(admin_user)
+    assert client.me().username == admin_user.username
+    made = client.create_campaign("In process", measures=["R@5"])
+    assert client.campaign("In process").id == made.id
+    with pytest.raises(NotFound):
+        client.campaign(10**9)
+    with pytest.raises(InvalidInput) as refused:
+        client.create_campaign("In process")  # the name is taken
+    assert refused.value.status == 400

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 
 import requests
 from django.core.handlers.wsgi import WSGIHandler
+from django.core.signals import request_finished, request_started
+from django.db import close_old_connections
 from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 from rest_framework.authtoken.models import Token
@@ -70,13 +72,21 @@ class WsgiAdapter(BaseAdapter):
             answered["status"], answered["headers"] = status, headers
             return lambda _: None
 
-        chunks = self.app(environ, start_response)
+        # the caller's connection serves the request: not closed after it, as a server's
+        # would be (the caller may hold a transaction; django.test's client does the same)
+        request_started.disconnect(close_old_connections)
+        request_finished.disconnect(close_old_connections)
         try:
-            content = b"".join(chunks)
+            chunks = self.app(environ, start_response)
+            try:
+                content = b"".join(chunks)
+            finally:
+                close = getattr(chunks, "close", None)
+                if close is not None:
+                    close()
         finally:
-            close = getattr(chunks, "close", None)
-            if close is not None:
-                close()
+            request_started.connect(close_old_connections)
+            request_finished.connect(close_old_connections)
         response = requests.Response()
         response.status_code = int(answered["status"].split(" ", 1)[0])
         response.headers = CaseInsensitiveDict(_joined(answered["headers"]))
