@@ -16,9 +16,7 @@ from judging.assessments.selectors import qrels_version
 from judging.campaigns.models import Campaign
 from judging.core.errors import NotFound
 from judging.core.params import query_int, query_text
-from judging.evaluation.incompleteness import IncompletenessAnswer, incompleteness
-
-MAX_K = 1000
+from judging.evaluation.incompleteness import MAX_K, IncompletenessAnswer, incompleteness
 
 
 class IncompletenessView(APIView):

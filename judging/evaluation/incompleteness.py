@@ -32,6 +32,7 @@ from metrics.problems import Problem
 __all__ = ["IncompletenessAnswer", "QuestionRow", "incompleteness", "visible_groups"]
 
 SHOWN_IDS = 10  # invisible item ids listed per question (the count is whole)
+MAX_K = 1000  # the deepest cut-off asked for
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,10 @@ from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.params import query_int
 from judging.core.roles import account, is_admin, is_researcher
-from judging.evaluation.incompleteness import incompleteness, visible_groups
+from judging.evaluation.incompleteness import MAX_K, incompleteness, visible_groups
 from judging.web.flash import flash, flash_error
 from judging.web.results import qrels_version_or_404
 from judging.workflows.pools import pool_requested
-
-MAX_K = 1000
 
 
 def _campaign(request: HttpRequest, campaign_id: int) -> Campaign:
