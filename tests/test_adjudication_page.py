@@ -343,3 +343,21 @@ def test_anonymous_assessors_are_lettered_like_spreadsheet_columns() -> None:
         "Assessor ZZ",
         "Assessor AAA",
     ]
+
+
+def test_a_passage_item_shows_the_passages_text(
+    campaign: Campaign, judges: list[Any], admin: Client
+) -> None:
+    from judging.workflows.passages import chunking_made
+
+    text = "Solar sails ride on light.\n\nRockets burn fuel instead."
+    Document.objects.create(campaign=campaign, docid="d7", title="Sails", text=text)
+    chunking_made(campaign=campaign, name="para", spec="paragraph")
+    topic = campaign.topics.get(qid="401")
+    for judge, grade in zip(judges, (0, 2), strict=True):
+        Judgment.objects.create(
+            campaign=campaign, topic=topic, docid="d7#para-1", annotator=judge, grade=grade
+        )
+    html = admin.get(url(campaign, "401", "d7#para-1")).content.decode()
+    assert "Rockets burn fuel instead." in html and "has no text" not in html
+    assert "Solar sails ride on light." not in html

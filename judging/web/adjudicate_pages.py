@@ -21,7 +21,8 @@ from django.views.decorators.http import require_http_methods
 from judging.assessments.adjudication import adjudication_item, next_undecided
 from judging.assessments.models import Judgment
 from judging.assessments.services import adjudicate as adjudicate_service
-from judging.campaigns.models import Campaign, Document
+from judging.campaigns.models import Campaign
+from judging.campaigns.passages import passage_text
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.params import parse_int
 from judging.web.access import admin_required
@@ -77,7 +78,10 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
     nxt = (item["next"]["topic"], item["next"]["docid"]) if item["next"] else None
     for j in item["judgments"]:
         j["spent"] = spent(j["active_seconds"])
-    doc = Document.objects.filter(campaign=campaign, docid=docid).first()
+    found = passage_text(campaign.pk, docid)  # a document, or a passage: its text only
+    doc = found.document if found else None
+    text = doc.text[slice(*found.passage)] if doc and found and found.passage else ""
+    text = text or (doc.text if doc else "")
     terms = topic_terms(campaign, topic)
     labels = campaign.grade_labels()
     context: dict[str, Any] = {
@@ -85,7 +89,7 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "topic": topic,
         "docid": docid,
         "item": item,
-        "doc_paragraphs": paragraphs(doc.text if doc else "", terms),
+        "doc_paragraphs": paragraphs(text, terms),
         "doc_title_marked": paragraphs(doc.title, terms)[0] if doc and doc.title else "",
         "grades": [
             {"grade": g, "label": label, "key": str(g) if 0 <= g <= 9 else ""}
