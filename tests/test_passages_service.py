@@ -278,3 +278,15 @@ def test_judgments_of_the_new_chunking_publish_onto_the_carried_version(
     mixed, _ = qrels_publish(campaign=with_docs)
     assert "mixes the items of several chunkings" in mixed.note
     assert "passages of 'para'" in mixed.note and "passages of 'sent'" in mixed.note
+
+
+def test_a_passage_can_be_a_gold_item(with_docs: Campaign) -> None:
+    from judging.assessments.gold import GoldRow, gold_import
+
+    chunking_made(campaign=with_docs, name="para", spec="paragraph")
+    rows = [GoldRow("401", "d1#para-1", 2, 1), GoldRow("401", "d1#para-9", 2, 2)]
+    with pytest.raises(InvalidInput) as caught:
+        gold_import(campaign=with_docs, rows=rows)
+    assert [p.line for p in caught.value.problems] == [2]  # no such passage; the first is known
+    made = gold_import(campaign=with_docs, rows=rows[:1])
+    assert made.created == 1

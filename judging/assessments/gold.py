@@ -35,7 +35,8 @@ from judging.assessments.models import (
     QrelsEntry,
     QrelsVersion,
 )
-from judging.campaigns.models import Campaign, Document
+from judging.campaigns.models import Campaign
+from judging.campaigns.passages import has_text, text_ids
 from judging.core import uploads
 from judging.core.errors import Conflict, InvalidInput, NotFound
 from judging.core.roles import Account
@@ -166,14 +167,7 @@ def gold_import(
     topics = dict(campaign.topics.values_list("qid", "id"))
     scale = campaign.grade_values()
     docids = {r.docid for r in rows}
-    known: set[str] = set()
-    listed = list(docids)
-    for i in range(0, len(listed), 5000):
-        known.update(
-            Document.objects.filter(campaign=campaign, docid__in=listed[i : i + 5000]).values_list(
-                "docid", flat=True
-            )
-        )
+    known = text_ids(campaign, docids)  # documents and passages
     problems: list[Problem] = []
     seen: dict[tuple[str, str], GoldRow] = {}
     for r in rows:
@@ -260,10 +254,9 @@ def gold_from_qrels(
     if version is None:
         raise NotFound(f"campaign {campaign.name!r} has no qrels version {number}")
     already = set(GoldItem.objects.filter(campaign=campaign).values_list("topic__qid", "docid"))
-    has_doc = Document.objects.filter(campaign=campaign, docid=OuterRef("docid"))
     entries = (
         QrelsEntry.objects.filter(version=version, grade__gte=0)
-        .filter(Exists(has_doc))
+        .filter(has_text(campaign))
         .order_by("topic__qid", "docid")
         .values_list("topic__qid", "docid", "grade")
     )
@@ -419,10 +412,9 @@ def gold_pick(
         gold_for__isnull=True,
         judged_at__isnull=True,
     )
-    has_doc = Document.objects.filter(campaign=campaign, docid=OuterRef("docid"))
     candidates = (
         GoldItem.objects.filter(campaign=campaign, topic_id=topic_id, active=True)
-        .filter(Exists(has_doc))
+        .filter(has_text(campaign))
         .exclude(Exists(judged))
         .exclude(Exists(pooled_open))
         .values_list("pk", "docid")

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from judging.campaigns.models import Campaign, Chunking, Document, Passage
 from judging.core import uploads
@@ -36,6 +36,7 @@ __all__ = [
     "PassageText",
     "chunker_help",
     "chunking_derive",
+    "has_text",
     "items_by_chunking",
     "passage_text",
     "passages_import",
@@ -298,6 +299,14 @@ def passages_import(
                 source=upload.name,
             )
         return _store(campaign, name, IMPORTED, rows, created_by)
+
+
+def has_text(campaign: Campaign, ref: str = "docid") -> Q:
+    """A filter: the row's item id (the field ``ref``) has text to show, as a document or as a
+    passage of the campaign (what ``text_ids`` answers, in SQL)."""
+    document = Document.objects.filter(campaign=campaign, docid=OuterRef(ref))
+    passage = Passage.objects.filter(campaign=campaign, passage_id=OuterRef(ref))
+    return Q(Exists(document)) | Q(Exists(passage))
 
 
 def text_kept(campaign: Campaign, replaced: dict[int, str]) -> list[str]:
