@@ -19,7 +19,7 @@ from judging.api.permissions import IsAdmin, IsAnnotator, IsResearcher
 from judging.api.result_schemas import ref
 from judging.api.serializers import NoteSerializer, QrelsVersionSerializer, note_of
 from judging.api.views import IntegerIdMixin
-from judging.assessments import planning, queue, selectors
+from judging.assessments import planning, queue, selectors, units
 from judging.assessments import services as qrels_services
 from judging.assessments.adjudication import decisions
 from judging.assessments.answers import (
@@ -77,8 +77,14 @@ class LeaseSerializer(serializers.Serializer[Any]):
     campaign = serializers.IntegerField(source="slot.campaign_id")
     expires_at = serializers.DateTimeField()
     state = serializers.CharField()
+    kind = serializers.CharField(
+        source="slot.kind",
+        help_text="What is judged: document (a document or passage; its relevance), "
+        "nugget_creation, nugget_assignment or citation_support (assessments.units).",
+    )
     topic = serializers.SerializerMethodField()
     document = serializers.SerializerMethodField()
+    unit = serializers.SerializerMethodField()
     scale = serializers.SerializerMethodField()
     suggestion = serializers.SerializerMethodField()
 
@@ -103,14 +109,37 @@ class LeaseSerializer(serializers.Serializer[Any]):
             "chunking": shown.chunking if shown else "",
         }
 
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "additionalProperties": True,
+            "description": "For a kind other than document, what its screen shows "
+            "(assessments.units): nugget_assignment: nugget_text, importance, answer "
+            "(sentences), bank, bank_number; citation_support: sentence, segment, "
+            "segment_text; nugget_creation: bank, bank_number, nuggets. Null for a document.",
+        }
+    )
+    def get_unit(self, lease: Lease) -> dict[str, Any] | None:
+        slot = lease.slot
+        return units.unit_shown(slot.campaign_id, slot.topic_id, slot.kind, slot.docid)
+
     def get_scale(self, lease: Lease) -> list[dict[str, Any]]:
-        return list(lease.slot.campaign.scale)
+        slot = lease.slot
+        if slot.kind == units.DOCUMENT:
+            return list(slot.campaign.scale)
+        return [{"grade": g, "label": label} for g, label in units.KINDS[slot.kind].grades.items()]
 
     @extend_schema_field(SuggestionSerializer(allow_null=True))
     def get_suggestion(self, lease: Lease) -> dict[str, Any] | None:
         slot = lease.slot
         found = suggestions.suggestion_for(
-            slot.campaign, slot.topic_id, slot.docid, slot.pk, gold=slot.gold_id is not None
+            slot.campaign,
+            slot.topic_id,
+            slot.docid,
+            slot.pk,
+            gold=slot.gold_id is not None,
+            kind=slot.kind,
         )
         if found is None or found["arm"] != suggestions.SHOWN:
             return None  # the hidden arm says nothing before the judgment is recorded
@@ -165,7 +194,8 @@ class JudgmentInSerializer(serializers.Serializer[Any]):
 class JudgmentOutSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     topic = serializers.CharField(source="topic.qid")
-    docid = serializers.CharField()
+    kind = serializers.CharField(help_text="What was judged (assessments.units)")
+    docid = serializers.CharField(help_text="The item's key in its kind: a document's id")
     grade = serializers.IntegerField()
     active_seconds = serializers.FloatField()
     spans = SpansSerializer(

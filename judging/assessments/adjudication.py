@@ -9,7 +9,7 @@ from __future__ import annotations
 import string
 from typing import Any
 
-from judging.assessments.models import Adjudication, AdjudicationChange, Judgment
+from judging.assessments.models import Adjudication, AdjudicationChange, Judgment, UnitKind
 from judging.assessments.selectors import disagreement_list
 from judging.campaigns.models import Campaign, Topic
 
@@ -31,7 +31,9 @@ def item_judgments(campaign: Campaign, topic: Topic, docid: str) -> list[dict[st
     the grade and its label, the time spent (active seconds) and when."""
     labels = campaign.grade_labels()
     rows = (
-        Judgment.objects.filter(campaign=campaign, topic=topic, docid=docid, gold__isnull=True)
+        Judgment.objects.filter(
+            campaign=campaign, topic=topic, kind=UnitKind.DOCUMENT, docid=docid, gold__isnull=True
+        )
         .order_by("created_at", "pk")
         .values_list("annotator__username", "grade", "active_seconds", "created_at", "updated_at")
     )

@@ -32,6 +32,7 @@ from judging.assessments.models import (
     QrelsKind,
     QrelsSource,
     QrelsVersion,
+    UnitKind,
 )
 from judging.assessments.services import current_human_grades, qrels_rows, qrels_store
 from judging.campaigns.models import Campaign, Chunking, Document, Passage
@@ -83,7 +84,9 @@ def _answers(
     latest: dict[tuple[str, str, int], tuple[int | None, Any]] = {}
     history = (
         JudgmentChange.objects.filter(
-            topic__campaign=version.campaign, changed_at__lte=version.created_at
+            topic__campaign=version.campaign,
+            kind=UnitKind.DOCUMENT,
+            changed_at__lte=version.created_at,
         )
         .filter(Q(judgment__isnull=True) | Q(judgment__gold__isnull=True))
         .order_by("changed_at", "pk")

@@ -34,6 +34,7 @@ from judging.assessments.models import (
     LeaseState,
     QrelsEntry,
     QrelsVersion,
+    UnitKind,
 )
 from judging.campaigns.models import Campaign
 from judging.campaigns.passages import has_text, text_ids
@@ -382,7 +383,7 @@ def gold_due(*, campaign: Campaign, annotator: Account) -> bool:
 
 
 def gold_pick(
-    *, campaign: Campaign, annotator: Account, now: Any, skipped: list[tuple[int, str]]
+    *, campaign: Campaign, annotator: Account, now: Any, skipped: list[tuple[int, str, str]]
 ) -> JudgingSlot | None:
     """A gold slot for the annotator when one is due (``gold_due``), or None.
 
@@ -404,33 +405,38 @@ def gold_pick(
         return None
     topic_id, pool_version_id = latest
     judged = Judgment.objects.filter(
-        topic_id=OuterRef("topic_id"), docid=OuterRef("docid"), annotator=annotator
+        topic_id=OuterRef("topic_id"),
+        kind=OuterRef("kind"),
+        docid=OuterRef("docid"),
+        annotator=annotator,
     )
     pooled_open = JudgingSlot.objects.filter(
         topic_id=OuterRef("topic_id"),
+        kind=OuterRef("kind"),
         docid=OuterRef("docid"),
         gold_for__isnull=True,
         judged_at__isnull=True,
     )
     candidates = (
         GoldItem.objects.filter(campaign=campaign, topic_id=topic_id, active=True)
-        .filter(has_text(campaign))
+        .filter(has_text(campaign) | ~Q(kind=UnitKind.DOCUMENT))
         .exclude(Exists(judged))
         .exclude(Exists(pooled_open))
-        .values_list("pk", "docid")
+        .values_list("pk", "kind", "docid")
     )
-    recent = {d for t, d in skipped if t == topic_id}
+    recent = {(k, d) for t, k, d in skipped if t == topic_id}
     options = sorted(
-        ((pk, docid) for pk, docid in candidates if docid not in recent),
-        key=lambda c: (zlib.crc32(f"{annotator.pk}\0{c[1]}".encode()), c[0]),
+        ((pk, kind, docid) for pk, kind, docid in candidates if (kind, docid) not in recent),
+        key=lambda c: (zlib.crc32(f"{annotator.pk}\0{c[2]}".encode()), c[0]),
     )
-    for pk, docid in options:
+    for pk, kind, docid in options:
         slot, _ = JudgingSlot.objects.get_or_create(
             gold_id=pk,
             gold_for=annotator,
             defaults={
                 "campaign": campaign,
                 "topic_id": topic_id,
+                "kind": kind,
                 "docid": docid,
                 "slot": 0,
                 "position": 0,

@@ -85,6 +85,7 @@ VERSION_COLUMNS_BEFORE_0008 = tuple(
 )
 HISTORY_COLUMNS = (
     "topic_id",
+    "kind",
     "docid",
     "annotator_id",
     "old_grade",
@@ -93,13 +94,18 @@ HISTORY_COLUMNS = (
     "undoes_id",
     "changed_at",
 )
-HISTORY_COLUMNS_BEFORE_0014 = tuple(c for c in HISTORY_COLUMNS if c != "spans")
-JUDGMENT_IDENTITY_COLUMNS = ("campaign_id", "topic_id", "docid", "annotator_id")
+HISTORY_COLUMNS_BEFORE_0016 = tuple(c for c in HISTORY_COLUMNS if c != "kind")
+HISTORY_COLUMNS_BEFORE_0014 = tuple(c for c in HISTORY_COLUMNS_BEFORE_0016 if c != "spans")
+JUDGMENT_IDENTITY_COLUMNS = ("campaign_id", "topic_id", "kind", "docid", "annotator_id")
 
-# The latest history row of the judgment OLD (by id: ids grow with time).
-_LATEST = (
+# The latest history row of the judgment OLD (by id: ids grow with time); before 0016 an item
+# had no kind.
+_LATEST_BEFORE_0016 = (
     "SELECT {col} FROM assessments_judgmentchange h WHERE h.topic_id = OLD.topic_id "
     "AND h.docid = OLD.docid AND h.annotator_id = OLD.annotator_id ORDER BY h.id DESC LIMIT 1"
+)
+_LATEST = _LATEST_BEFORE_0016.replace(
+    "AND h.docid = OLD.docid", "AND h.kind = OLD.kind AND h.docid = OLD.docid"
 )
 
 SQLITE_TRIGGERS = (
@@ -146,6 +152,14 @@ TABLES = {
 }
 
 
+def _item(kinds: bool) -> tuple[str, tuple[str, ...]]:
+    """The latest-history query and a judgment's identity columns, with the item's kind (from
+    0016) or without."""
+    if kinds:
+        return _LATEST, JUDGMENT_IDENTITY_COLUMNS
+    return _LATEST_BEFORE_0016, tuple(c for c in JUDGMENT_IDENTITY_COLUMNS if c != "kind")
+
+
 def _changed(columns: tuple[str, ...], distinct: str) -> str:
     return " OR ".join(f"NEW.{c} {distinct} OLD.{c}" for c in columns)
 
@@ -154,14 +168,17 @@ def _sqlite(
     version_columns: tuple[str, ...] = VERSION_COLUMNS,
     sealing: bool = True,
     history_columns: tuple[str, ...] = HISTORY_COLUMNS,
+    kinds: bool = True,
 ) -> list[str]:
+    latest_row, identity = _item(kinds)
+
     def trigger(name: str, event: str, when: str, message: str) -> str:
         return (
             f"CREATE TRIGGER IF NOT EXISTS {name} BEFORE {event} ON {TABLES[name]} FOR EACH ROW "
             f"WHEN pooljudge_guarded() AND ({when}) BEGIN SELECT RAISE(ABORT, '{message}'); END"
         )
 
-    latest_grade = _LATEST.format(col="h.new_grade")
+    latest_grade = latest_row.format(col="h.new_grade")
     unsealed = " OR (OLD.sealed AND NOT NEW.sealed)" if sealing else ""
     seal = [
         trigger(
@@ -193,7 +210,7 @@ def _sqlite(
         trigger(
             "pj_judgment_identity",
             "UPDATE",
-            _changed(JUDGMENT_IDENTITY_COLUMNS, "IS NOT"),
+            _changed(identity, "IS NOT"),
             JUDGMENT_IDENTITY,
         ),
         trigger(
@@ -205,7 +222,7 @@ def _sqlite(
         trigger(
             "pj_judgment_delete",
             "DELETE",
-            f"NOT EXISTS (SELECT 1 FROM ({_LATEST.format(col='h.new_grade AS g')}) "
+            f"NOT EXISTS (SELECT 1 FROM ({latest_row.format(col='h.new_grade AS g')}) "
             "WHERE g IS NULL)",
             JUDGMENT_DELETE,
         ),
@@ -216,6 +233,7 @@ def _postgresql(
     version_columns: tuple[str, ...] = VERSION_COLUMNS,
     sealing: bool = True,
     history_columns: tuple[str, ...] = HISTORY_COLUMNS,
+    kinds: bool = True,
 ) -> list[str]:
     """Functions with the conditions in their bodies, not in the triggers' WHEN: PostgreSQL
     refuses to alter the type of a column a WHEN clause names, which would block later
@@ -238,7 +256,8 @@ def _postgresql(
             f"{body}\n$$"
         )
 
-    latest_grade = _LATEST.format(col="h.new_grade")
+    latest_row, identity = _item(kinds)
+    latest_grade = latest_row.format(col="h.new_grade")
     unsealed = "\n     OR (OLD.sealed AND NOT NEW.sealed)" if sealing else ""
     seal = [
         function(
@@ -295,7 +314,7 @@ END""",
   latest integer;
 BEGIN
   IF TG_OP = 'UPDATE' THEN
-    IF {_changed(JUDGMENT_IDENTITY_COLUMNS, "IS DISTINCT FROM")} THEN
+    IF {_changed(identity, "IS DISTINCT FROM")} THEN
       {refuse(JUDGMENT_IDENTITY)}
     END IF;
     IF NEW.grade IS DISTINCT FROM OLD.grade THEN
@@ -307,7 +326,8 @@ BEGIN
     RETURN NEW;
   END IF;
   SELECT true, h.new_grade INTO found, latest FROM assessments_judgmentchange h
-    WHERE h.topic_id = OLD.topic_id AND h.docid = OLD.docid AND h.annotator_id = OLD.annotator_id
+    WHERE h.topic_id = OLD.topic_id{" AND h.kind = OLD.kind" if kinds else ""}
+      AND h.docid = OLD.docid AND h.annotator_id = OLD.annotator_id
     ORDER BY h.id DESC LIMIT 1;
   IF found IS NULL OR latest IS NOT NULL THEN
     {refuse(JUDGMENT_DELETE)}
@@ -329,18 +349,20 @@ def install(
     *,
     sealing: bool = True,
     history_columns: tuple[str, ...] = HISTORY_COLUMNS,
+    kinds: bool = True,
 ) -> None:
     """Create the triggers (and PostgreSQL's functions) if missing; safe to run again.
     ``version_columns``: what the qrels version guard covers, ``sealing``: whether the seal
     is guarded, ``history_columns``: what the history guard covers (a migration passes what its
-    time had: the column ``sealed`` came in 0010, a history row's ``spans`` in 0014)."""
+    time had: the column ``sealed`` came in 0010, a history row's ``spans`` in 0014, an item's
+    ``kind``, which ``kinds`` adds to the judgment's identity and history, in 0016)."""
     statements = {"sqlite": _sqlite, "postgresql": _postgresql}.get(connection.vendor)
     if statements is None:
         return
     if connection.vendor == "sqlite":
         register_sqlite_function(connection)
     with connection.cursor() as cursor:
-        for sql in statements(version_columns, sealing, history_columns):
+        for sql in statements(version_columns, sealing, history_columns, kinds):
             cursor.execute(sql)
 
 

@@ -32,6 +32,17 @@ class QrelsKind(models.TextChoices):
     HYBRID = "hybrid", "hybrid"
 
 
+class UnitKind(models.TextChoices):
+    """What a judging item is. One queue, one lease, one judgment history serve every kind:
+    an item is ``(topic, kind, key)``, the key held in the ``docid`` column (a document or
+    passage id for a document; the key of a ``JudgingUnit`` for the others)."""
+
+    DOCUMENT = "document", "document relevance"
+    NUGGET_CREATION = "nugget_creation", "nugget creation"
+    NUGGET_ASSIGNMENT = "nugget_assignment", "nugget assignment"
+    CITATION_SUPPORT = "citation_support", "citation support"
+
+
 class QrelsVersionQuerySet(models.QuerySet["QrelsVersion"]):
     def visible_to(self, user: UserLike) -> QrelsVersionQuerySet:
         """Qrels are results: admins and researchers read them, annotators do not."""
@@ -253,6 +264,12 @@ class JudgingSlot(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
     docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    kind = models.CharField(
+        max_length=20,
+        choices=UnitKind.choices,
+        default=UnitKind.DOCUMENT,
+        help_text="What is judged; ``docid`` is the item's key in its kind (assessments.units).",
+    )
     slot = models.PositiveSmallIntegerField(default=1)
     position = models.PositiveIntegerField(help_text="Serving order within the topic.")
     pool_version = models.ForeignKey(
@@ -292,7 +309,7 @@ class JudgingSlot(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["topic", "docid", "slot"],
+                fields=["topic", "kind", "docid", "slot"],
                 condition=models.Q(gold_for__isnull=True),
                 name="slot_unique",
             ),
@@ -344,6 +361,12 @@ class Judgment(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="judgments")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="judgments")
     docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    kind = models.CharField(
+        max_length=20,
+        choices=UnitKind.choices,
+        default=UnitKind.DOCUMENT,
+        help_text="What is judged; ``docid`` is the item's key in its kind (assessments.units).",
+    )
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgments"
     )
@@ -383,7 +406,9 @@ class Judgment(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["topic", "docid", "annotator"], name="judgment_unique"),
+            models.UniqueConstraint(
+                fields=["topic", "kind", "docid", "annotator"], name="judgment_unique"
+            ),
         ]
         indexes = [models.Index(fields=["annotator", "-updated_at"])]
 
@@ -399,6 +424,12 @@ class JudgmentChange(models.Model):
     )
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
     docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    kind = models.CharField(
+        max_length=20,
+        choices=UnitKind.choices,
+        default=UnitKind.DOCUMENT,
+        help_text="What is judged; ``docid`` is the item's key in its kind (assessments.units).",
+    )
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
     )
@@ -428,6 +459,12 @@ class Adjudication(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="+")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
     docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    kind = models.CharField(
+        max_length=20,
+        choices=UnitKind.choices,
+        default=UnitKind.DOCUMENT,
+        help_text="What is judged; ``docid`` is the item's key in its kind (assessments.units).",
+    )
     grade = models.IntegerField()
     note = models.TextField(blank=True)
     decided_by = models.ForeignKey(
@@ -437,7 +474,7 @@ class Adjudication(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["topic", "docid"], name="adjudication_unique"),
+            models.UniqueConstraint(fields=["topic", "kind", "docid"], name="adjudication_unique"),
         ]
 
     def __str__(self) -> str:
@@ -450,6 +487,12 @@ class AdjudicationChange(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="+")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
     docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    kind = models.CharField(
+        max_length=20,
+        choices=UnitKind.choices,
+        default=UnitKind.DOCUMENT,
+        help_text="What is judged; ``docid`` is the item's key in its kind (assessments.units).",
+    )
     old_grade = models.IntegerField(null=True, blank=True)
     new_grade = models.IntegerField()
     note = models.TextField(blank=True)
@@ -476,6 +519,12 @@ class GoldItem(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="gold_items")
     topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="gold_items")
     docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
+    kind = models.CharField(
+        max_length=20,
+        choices=UnitKind.choices,
+        default=UnitKind.DOCUMENT,
+        help_text="What is judged; ``docid`` is the item's key in its kind (assessments.units).",
+    )
     grade = models.IntegerField()
     source = models.CharField(max_length=10, choices=GoldSource.choices)
     qrels_version = models.ForeignKey(
@@ -489,7 +538,7 @@ class GoldItem(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["topic", "docid"], name="gold_item_unique"),
+            models.UniqueConstraint(fields=["topic", "kind", "docid"], name="gold_item_unique"),
         ]
 
     def __str__(self) -> str:
@@ -576,3 +625,123 @@ class TopUpItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.docid} (rank {self.rank}{', drawn' if self.sampled else ''})"
+
+
+class JudgingUnit(models.Model):
+    """What an item of a kind other than a document shows its assessor, keyed like the item:
+    ``(topic, kind, key)``. Built when the item is queued (``assessments.units``) and never
+    changed: the key is derived from the payload's content, so two runs' identical answers (or
+    sentences) are one item, judged once. Nothing here names a run."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=20, choices=UnitKind.choices)
+    key = models.CharField(max_length=1024)
+    payload = models.JSONField(help_text="What the screen shows (assessments.units).")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["topic", "kind", "key"], name="judging_unit_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.topic_id}/{self.kind}/{self.key}"
+
+
+class NuggetImportance(models.TextChoices):
+    VITAL = "vital", "vital"
+    OKAY = "okay", "okay"
+
+
+class NuggetBankState(models.TextChoices):
+    DRAFT = "draft", "draft (being edited)"
+    PUBLISHED = "published", "published (frozen)"
+
+
+class NuggetBank(models.Model):
+    """One version of a campaign's nugget banks (a bank per topic), numbered like qrels
+    versions: drafted (by an automatic judge, by sentence extraction, imported, or copied
+    from an earlier version), edited by assessors while a draft, frozen when published.
+    Assignments and scores name the version they used."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.PROTECT, related_name="nugget_banks")
+    number = models.PositiveIntegerField()
+    state = models.CharField(
+        max_length=10, choices=NuggetBankState.choices, default=NuggetBankState.DRAFT
+    )
+    source = models.CharField(
+        max_length=20, help_text="How the draft began: judge, extracted, imported, copied."
+    )
+    based_on = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    qrels = models.ForeignKey(
+        QrelsVersion,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The qrels version whose relevant segments it was drafted from.",
+    )
+    note = models.TextField(blank=True)
+    content_hash = models.CharField(max_length=64, blank=True, help_text="Set when published.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "number"], name="nugget_bank_number"),
+        ]
+
+    def __str__(self) -> str:
+        return f"nugget bank v{self.number} of {self.campaign_id} ({self.state})"
+
+
+class Nugget(models.Model):
+    """One nugget of a topic's bank in one bank version. ``key`` follows a nugget through
+    versions (copied with it; a split or merge makes new keys and records where they came
+    from in the edit history)."""
+
+    bank = models.ForeignKey(NuggetBank, on_delete=models.CASCADE, related_name="nuggets")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
+    key = models.CharField(max_length=40)
+    position = models.PositiveIntegerField()
+    text = models.TextField()
+    importance = models.CharField(max_length=5, choices=NuggetImportance.choices)
+    sources = models.JSONField(
+        default=list, blank=True, help_text="The segment ids it was drafted from."
+    )
+
+    class Meta:
+        ordering = ["topic_id", "position", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["bank", "topic", "key"], name="nugget_key_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.importance}): {self.text[:40]}"
+
+
+class NuggetEdit(models.Model):
+    """History of a draft bank's edits, one row per operation (add, reword, importance,
+    delete, merge, split, move): the nuggets it touched before and after, who and when."""
+
+    bank = models.ForeignKey(NuggetBank, on_delete=models.CASCADE, related_name="edits")
+    topic = models.ForeignKey(Topic, on_delete=models.PROTECT, related_name="+")
+    op = models.CharField(max_length=12)
+    before = models.JSONField(default=list)
+    after = models.JSONField(default=list)
+    editor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    edited_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["edited_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.op} in {self.bank_id}/{self.topic_id}"

@@ -46,7 +46,13 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from judging.assessments.models import Adjudication, AnnotatorExclusion, JudgingSlot, Judgment
+from judging.assessments.models import (
+    Adjudication,
+    AnnotatorExclusion,
+    JudgingSlot,
+    Judgment,
+    UnitKind,
+)
 from judging.assessments.services import current_human_grades
 from judging.campaigns.models import Campaign
 from judging.core.roles import ANNOTATOR
@@ -110,7 +116,9 @@ def _read(campaign: Campaign) -> _Campaign:
     }
     slots = [
         _Slot(t, d, s, p, j is not None, h)
-        for t, d, s, p, j, h in JudgingSlot.objects.filter(campaign=campaign, gold_for__isnull=True)
+        for t, d, s, p, j, h in JudgingSlot.objects.filter(
+            campaign=campaign, kind=UnitKind.DOCUMENT, gold_for__isnull=True
+        )
         .values_list("topic_id", "docid", "slot", "position", "judged_at", "has_text")
         .iterator(chunk_size=10_000)
     ]
@@ -122,7 +130,7 @@ def _read(campaign: Campaign) -> _Campaign:
         )
     )
     for pk, topic_id, docid, who, grade, at, active in (
-        Judgment.objects.filter(campaign=campaign, gold__isnull=True)
+        Judgment.objects.filter(campaign=campaign, kind=UnitKind.DOCUMENT, gold__isnull=True)
         .values_list(
             "pk", "topic_id", "docid", "annotator_id", "grade", "created_at", "active_seconds"
         )

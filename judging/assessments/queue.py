@@ -30,6 +30,7 @@ from django.db.models import Exists, F, Model, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from judging.assessments import spans as spans_
+from judging.assessments import units
 from judging.assessments.models import (
     JudgingSlot,
     Judgment,
@@ -37,6 +38,7 @@ from judging.assessments.models import (
     Lease,
     LeaseState,
     TopicAssignment,
+    UnitKind,
 )
 from judging.campaigns.models import Campaign, Document, RankedList, Topic
 from judging.campaigns.passages import PassageText, passage_text
@@ -46,6 +48,7 @@ from judging.pools.models import PoolDocument, PoolVersion
 from judging.pools.services import strategy_for_version
 from metrics.problems import Problem
 
+DOCUMENT = UnitKind.DOCUMENT
 MAX_ACTIVE_SECONDS = 3600.0
 # A skipped (released) item is not served again to the same annotator within their next
 # SKIP_MEMORY leases, unless nothing else is open for them.
@@ -66,7 +69,9 @@ def slots_enqueue(*, version: PoolVersion) -> int:
     """
     campaign = version.campaign
     existing = set(
-        JudgingSlot.objects.filter(campaign=campaign).values_list("topic_id", "docid", "slot")
+        JudgingSlot.objects.filter(campaign=campaign, kind=DOCUMENT).values_list(
+            "topic_id", "docid", "slot"
+        )
     )
     new: list[JudgingSlot] = []
     docs = PoolDocument.objects.filter(version=version, to_judge=True).values_list(
@@ -122,9 +127,9 @@ def _queue_first(
     that has none, and the open slots of every item moved to position 0 (served first in their
     topics); the slots created."""
     existing = set(
-        JudgingSlot.objects.filter(campaign=campaign, gold_for__isnull=True).values_list(
-            "topic_id", "docid"
-        )
+        JudgingSlot.objects.filter(
+            campaign=campaign, kind=DOCUMENT, gold_for__isnull=True
+        ).values_list("topic_id", "docid")
     )
     new = [
         JudgingSlot(
@@ -148,6 +153,7 @@ def _queue_first(
             JudgingSlot.objects.filter(
                 campaign=campaign,
                 topic_id=t,
+                kind=DOCUMENT,
                 docid__in=docids[i : i + 5000],
                 judged_at__isnull=True,
             ).update(position=0)
@@ -159,7 +165,7 @@ def slots_text_loaded(*, campaign: Campaign, docids: Iterable[str]) -> None:
     ids = list(docids)
     for i in range(0, len(ids), 5000):
         JudgingSlot.objects.filter(
-            campaign=campaign, has_text=False, docid__in=ids[i : i + 5000]
+            campaign=campaign, kind=DOCUMENT, has_text=False, docid__in=ids[i : i + 5000]
         ).update(has_text=True)
 
 
@@ -170,10 +176,14 @@ def _open_slots(campaign: Campaign, annotator: Account, now: Any) -> QuerySet[Ju
     """Slots this annotator may take now: unjudged, servable, not leased, not judged by them,
     and not the other slot of an item they hold."""
     judged_by_me = Judgment.objects.filter(
-        topic_id=OuterRef("topic_id"), docid=OuterRef("docid"), annotator=annotator
+        topic_id=OuterRef("topic_id"),
+        kind=OuterRef("kind"),
+        docid=OuterRef("docid"),
+        annotator=annotator,
     )
     held_by_me = JudgingSlot.objects.filter(
         topic_id=OuterRef("topic_id"),
+        kind=OuterRef("kind"),
         docid=OuterRef("docid"),
         lease__annotator=annotator,
         lease_expires_at__gt=now,
@@ -190,7 +200,7 @@ def _open_slots(campaign: Campaign, annotator: Account, now: Any) -> QuerySet[Ju
 
 def _lock_first(qs: QuerySet[JudgingSlot]) -> JudgingSlot | None:
     return (
-        qs.order_by("topic_id", "position", "slot")
+        qs.order_by("topic_id", "position", "slot", "pk")
         .select_for_update(skip_locked=True, of=("self",))[:1]
         .first()
     )
@@ -201,7 +211,7 @@ def _adaptive_pick(
 ) -> JudgingSlot | None:
     """Ask an adaptive strategy for the topic's next document, given its judgments so far."""
     judged = list(
-        Judgment.objects.filter(topic=topic, gold__isnull=True)  # gold items: QC only
+        Judgment.objects.filter(topic=topic, kind=DOCUMENT, gold__isnull=True)  # gold: QC only
         .order_by("created_at", "pk")
         .values_list("docid", "grade")
     )
@@ -225,10 +235,10 @@ def _adaptive_pick(
         relevance_level=campaign.relevance_threshold,
     )
     rank = {docid: i for i, docid in enumerate(order)}
-    open_docs = list(candidates.filter(topic=topic).values_list("docid", flat=True))
+    open_docs = list(candidates.filter(topic=topic, kind=DOCUMENT).values_list("docid", flat=True))
     for docid in sorted(open_docs, key=lambda d: rank.get(d, len(rank))):
         slot = (
-            candidates.filter(topic=topic, docid=docid)
+            candidates.filter(topic=topic, kind=DOCUMENT, docid=docid)
             .select_for_update(skip_locked=True, of=("self",))
             .first()
         )
@@ -257,7 +267,7 @@ def _from_row(row: Any, models: list[type[Model]]) -> tuple[list[Any], Any]:
 
 
 def _first_in_own_topics(
-    campaign: Campaign, annotator: Account, now: Any, skipped: list[tuple[int, str]]
+    campaign: Campaign, annotator: Account, now: Any, skipped: list[Item]
 ) -> tuple[JudgingSlot | None, bool]:
     """The common case of ``lease_next`` in one statement: the first open first slot of the
     annotator's current topic (their earliest handed-out topic with unjudged first slots),
@@ -274,7 +284,9 @@ def _first_in_own_topics(
     q = connection.ops.quote_name
     slot_t, topic_t = q(JudgingSlot._meta.db_table), q(Topic._meta.db_table)
     slot_sql, topic_sql = _columns(JudgingSlot, "s"), _columns(Topic, "t")
-    skip_sql = "".join(' AND NOT (s."topic_id" = %s AND s."docid" = %s)' for _ in skipped)
+    skip_sql = "".join(
+        ' AND NOT (s."topic_id" = %s AND s."kind" = %s AND s."docid" = %s)' for _ in skipped
+    )
     lock = " FOR UPDATE OF s SKIP LOCKED" if connection.features.has_select_for_update else ""
     # The pick (inner) touches only the serving index and the two anti-joins; topic, pool
     # version and document are joined to the one locked row.
@@ -296,9 +308,9 @@ def _first_in_own_topics(
               AND (s."lease_expires_at" IS NULL OR s."lease_expires_at" <= %s)
               AND NOT EXISTS (
                   SELECT 1 FROM {q(Judgment._meta.db_table)} j
-                  WHERE j."topic_id" = s."topic_id" AND j."docid" = s."docid"
-                    AND j."annotator_id" = %s){skip_sql}
-            ORDER BY s."position", s."slot"
+                  WHERE j."topic_id" = s."topic_id" AND j."kind" = s."kind"
+                    AND j."docid" = s."docid" AND j."annotator_id" = %s){skip_sql}
+            ORDER BY s."position", s."slot", s."id"
             LIMIT 1{lock}
         ) pick
         JOIN {slot_t} s ON s."id" = pick."id"
@@ -306,10 +318,12 @@ def _first_in_own_topics(
         LEFT JOIN {q(PoolVersion._meta.db_table)} v ON v."id" = s."pool_version_id"
         LEFT JOIN {q(Document._meta.db_table)} d
             ON d."campaign_id" = s."campaign_id" AND d."docid" = s."docid"
+            AND s."kind" = %s
     """
     params: list[Any] = [campaign.pk, annotator.pk, campaign.pk, now, annotator.pk]
-    for topic_id, docid in skipped:
-        params += [topic_id, docid]
+    for item in skipped:
+        params += list(item)
+    params.append(DOCUMENT.value)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
@@ -382,7 +396,8 @@ def prefetch() -> int:
 # 1 + POOLJUDGE_PREFETCH + IN_FLIGHT live leases, however the page counts its own.
 IN_FLIGHT = 2
 
-_Recent = tuple[int, str, Any, Any, int, str]
+_Recent = tuple[int, str, Any, Any, int, str, str]
+Item = tuple[int, str, str]  # (topic id, kind, key)
 
 
 def _lock_annotator(annotator: Account) -> None:
@@ -407,7 +422,13 @@ def _recent(campaign: Campaign, annotator: Account) -> list[_Recent]:
         Lease.objects.filter(annotator=annotator, slot__campaign=campaign)
         .order_by("-created_at", "-pk")
         .values_list(
-            "pk", "state", "expires_at", "slot__judged_at", "slot__topic_id", "slot__docid"
+            "pk",
+            "state",
+            "expires_at",
+            "slot__judged_at",
+            "slot__topic_id",
+            "slot__kind",
+            "slot__docid",
         )[: SKIP_MEMORY + 1 + prefetch() + IN_FLIGHT]
     )
 
@@ -426,9 +447,11 @@ def _lease_new(
     one they skipped lately unless nothing else is left, and never either slot of an item they
     hold (passed to ``_pick`` with the skipped ones, so its one-statement path excludes them
     too)."""
-    held = [(t, d) for _, _, _, _, t, d in _live(recent, now)]
+    held = [(t, k, d) for _, _, _, _, t, k, d in _live(recent, now)]
     skipped = [
-        (t, d) for _, state, _, _, t, d in recent[:SKIP_MEMORY] if state == LeaseState.RELEASED
+        (t, k, d)
+        for _, state, _, _, t, k, d in recent[:SKIP_MEMORY]
+        if state == LeaseState.RELEASED
     ]
     slot = _pick(campaign, annotator, now, skipped + held)
     if slot is None and skipped:
@@ -539,7 +562,7 @@ class _NothingOpen(Exception):
 
 
 def _pick(
-    campaign: Campaign, annotator: Account, now: Any, skipped: list[tuple[int, str]]
+    campaign: Campaign, annotator: Account, now: Any, skipped: list[Item]
 ) -> JudgingSlot | None:
     if campaign.gold_rate > 0:
         # quality control: a gold item of the annotator's current topic when one is due
@@ -555,7 +578,7 @@ def _pick(
     if skipped:
         # both slots of a skipped item: it must not come straight back as the other slot
         candidates = candidates.exclude(
-            reduce(operator.or_, (Q(topic_id=t, docid=d) for t, d in skipped))
+            reduce(operator.or_, (Q(topic_id=t, kind=k, docid=d) for t, k, d in skipped))
         )
     firsts = candidates.filter(slot=1)
     if undecided:
@@ -678,11 +701,12 @@ def lease_release(*, lease_id: int, annotator: Account) -> None:
 # --- judgments ----------------------------------------------------------------------------
 
 
-def _check_grade(campaign: Campaign, grade: Any) -> int:
-    grades = campaign.grade_values()
+def _check_grade(campaign: Campaign, kind: str, grade: Any) -> int:
+    grades = units.grade_values(campaign, kind)
     if isinstance(grade, bool) or not isinstance(grade, int) or grade not in grades:
+        scale = "the campaign's scale" if kind == DOCUMENT else f"the scale of a {kind} item"
         raise InvalidInput(
-            "the grade is not on the campaign's scale",
+            f"the grade is not on {scale}",
             [Problem.at("grade", f"grade {grade!r} is not one of {grades}")],
         )
     return int(grade)
@@ -724,8 +748,8 @@ def _lease_for_judgment(lease_id: int, annotator: Account) -> tuple[Lease, int |
     sql = f"""
         SELECT {selected}, (
             SELECT j."id" FROM {q(Judgment._meta.db_table)} j
-            WHERE j."topic_id" = s."topic_id" AND j."docid" = s."docid"
-              AND j."annotator_id" = l."annotator_id"
+            WHERE j."topic_id" = s."topic_id" AND j."kind" = s."kind"
+              AND j."docid" = s."docid" AND j."annotator_id" = l."annotator_id"
         )
         FROM {q(Lease._meta.db_table)} l
         JOIN {q(JudgingSlot._meta.db_table)} s ON s."id" = l."slot_id"
@@ -792,13 +816,13 @@ def judgment_record(
             raise NotFound(f"no lease {lease_id} of yours")
         lease, judgment_id = found
         slot = lease.slot
-        grade = _check_grade(slot.campaign, grade)
+        grade = _check_grade(slot.campaign, slot.kind, grade)
         if judgment_id is None and slot.judged_at is not None:
             # the slot lock may have been waited for: a judgment committed meanwhile (a
             # concurrent retry of this very submission) is visible to a new statement only
             judgment_id = (
                 Judgment.objects.filter(
-                    topic_id=slot.topic_id, docid=slot.docid, annotator=annotator
+                    topic_id=slot.topic_id, kind=slot.kind, docid=slot.docid, annotator=annotator
                 )
                 .values_list("pk", flat=True)
                 .first()
@@ -814,13 +838,12 @@ def judgment_record(
         why = _ended(lease, slot, now)
         if why is not None:
             raise Conflict(f"{why}; it records no judgment (ask for a new lease)")
-        spans = spans_.item_spans(
-            campaign_id=slot.campaign_id, item=slot.docid, grade=grade, answers=given
-        )
+        spans = _spans(slot.campaign_id, slot.kind, slot.docid, grade, given)
         seconds = min(max(float(active_seconds or 0.0), 0.0), MAX_ACTIVE_SECONDS)
         judgment = Judgment.objects.create(
             campaign=slot.campaign,
             topic=slot.topic,
+            kind=slot.kind,
             docid=slot.docid,
             annotator=annotator,
             grade=grade,
@@ -837,8 +860,22 @@ def judgment_record(
         return judgment, True
 
 
+def _spans(
+    campaign_id: int, kind: str, key: str, grade: int, answers: list[Any] | None
+) -> dict[str, Any] | None:
+    """A judgment's spans: a document's (``assessments.spans``); other kinds have none."""
+    if kind == DOCUMENT:
+        return spans_.item_spans(campaign_id=campaign_id, item=key, grade=grade, answers=answers)
+    if answers:
+        raise InvalidInput(
+            f"answer spans are marked in documents, not in a {kind} item; nothing was recorded",
+            [Problem.at("answers", "must be empty for this item")],
+        )
+    return None
+
+
 def _already_judged(campaign: Campaign, judgment: Judgment, grade: int) -> str:
-    labels = campaign.grade_labels()
+    labels = units.grade_labels(campaign, judgment.kind)
     return (
         f"{judgment.docid} is already judged {labels.get(judgment.grade, judgment.grade)} "
         f"(judgment {judgment.pk}), from another tab or window or an earlier copy of the page; "
@@ -874,6 +911,7 @@ def _history(
     return JudgmentChange.objects.create(
         judgment=judgment if keep_link else None,
         topic_id=judgment.topic_id,
+        kind=judgment.kind,
         docid=judgment.docid,
         annotator=annotator,
         old_grade=old_grade,
@@ -918,12 +956,10 @@ def judgment_change(
         )
         if judgment is None:
             raise NotFound(f"no judgment {judgment_id} of yours")
-        grade = _check_grade(judgment.campaign, grade)
+        grade = _check_grade(judgment.campaign, judgment.kind, grade)
         if given is None:
             given = spans_.answers_of(judgment.spans) if grade > 0 else []
-        spans = spans_.item_spans(
-            campaign_id=judgment.campaign_id, item=judgment.docid, grade=grade, answers=given
-        )
+        spans = _spans(judgment.campaign_id, judgment.kind, judgment.docid, grade, given)
         if judgment.grade != grade or judgment.spans != spans:
             _change(judgment, grade, annotator, spans)
         return judgment
@@ -1019,4 +1055,6 @@ def item_text(slot: JudgingSlot) -> PassageText | None:
     read: Document | None = getattr(slot, "_document", None)
     if read is not None:
         return PassageText(read, None)
+    if slot.kind != DOCUMENT:
+        return None
     return passage_text(slot.campaign_id, slot.docid)

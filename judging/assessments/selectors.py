@@ -21,6 +21,7 @@ from judging.assessments.models import (
     QrelsEntry,
     QrelsVersion,
     TopicAssignment,
+    UnitKind,
 )
 from judging.campaigns.models import Campaign, Topic
 from judging.core.roles import UserLike
@@ -55,9 +56,9 @@ def judged_documents(campaign: Campaign) -> dict[str, set[str]]:
     )
     for qid, docid in rows.iterator(chunk_size=10_000):
         out.setdefault(qid, set()).add(docid)
-    judged = Judgment.objects.filter(campaign=campaign, gold__isnull=True).values_list(
-        "topic__qid", "docid"
-    )
+    judged = Judgment.objects.filter(
+        campaign=campaign, kind=UnitKind.DOCUMENT, gold__isnull=True
+    ).values_list("topic__qid", "docid")
     for qid, docid in judged.iterator(chunk_size=10_000):
         out.setdefault(qid, set()).add(docid)
     return out
@@ -108,7 +109,10 @@ def annotator_progress(
     )
     now = timezone.now()
     judged_by_them = Judgment.objects.filter(
-        topic_id=OuterRef("topic_id"), docid=OuterRef("docid"), annotator_id=annotator.pk
+        topic_id=OuterRef("topic_id"),
+        kind=OuterRef("kind"),
+        docid=OuterRef("docid"),
+        annotator_id=annotator.pk,
     )
     open_slots = (
         JudgingSlot.objects.filter(topic_id__in=topic_ids, judged_at__isnull=True, has_text=True)
@@ -316,7 +320,10 @@ def waiting_for_text(campaign: Campaign, annotator: UserLike | None = None) -> i
     )
     if annotator is not None:
         judged_by_them = Judgment.objects.filter(
-            topic_id=OuterRef("topic_id"), docid=OuterRef("docid"), annotator_id=annotator.pk
+            topic_id=OuterRef("topic_id"),
+            kind=OuterRef("kind"),
+            docid=OuterRef("docid"),
+            annotator_id=annotator.pk,
         )
         slots = slots.exclude(Exists(judged_by_them))
     return slots.values("topic_id", "docid").distinct().count()
@@ -394,12 +401,16 @@ def judging_progress(campaign: Campaign) -> dict[str, Any]:
     }
 
 
-def current_judgments(campaign: Campaign) -> list[tuple[tuple[str, str], str, int]]:
-    """((qid, docid), annotator, grade) of every current judgment but those of gold items (quality
-    control, see ``assessments.gold``): the agreement input."""
+def current_judgments(
+    campaign: Campaign, kind: str = UnitKind.DOCUMENT
+) -> list[tuple[tuple[str, str], str, int]]:
+    """((qid, key), annotator, grade) of every current judgment of items of ``kind`` but those
+    of gold items (quality control, see ``assessments.gold``): the agreement input."""
     return [
         ((qid, docid), user, grade)
-        for qid, docid, user, grade in Judgment.objects.filter(campaign=campaign, gold__isnull=True)
+        for qid, docid, user, grade in Judgment.objects.filter(
+            campaign=campaign, kind=kind, gold__isnull=True
+        )
         .values_list("topic__qid", "docid", "annotator__username", "grade")
         .iterator(chunk_size=10_000)
     ]

@@ -20,6 +20,7 @@ from judging.assessments.models import (
     QrelsKind,
     QrelsSource,
     QrelsVersion,
+    UnitKind,
 )
 from judging.campaigns.models import Campaign
 from judging.core import uploads
@@ -313,7 +314,7 @@ def consensus(campaign: Campaign) -> dict[tuple[str, str], int]:
     excluded = AnnotatorExclusion.objects.filter(campaign=campaign, lifted_at__isnull=True)
     grades: dict[tuple[str, str], list[int]] = {}
     for qid, docid, grade in (
-        Judgment.objects.filter(campaign=campaign, gold__isnull=True)
+        Judgment.objects.filter(campaign=campaign, kind=UnitKind.DOCUMENT, gold__isnull=True)
         .exclude(annotator_id__in=excluded.values("annotator_id"))
         .values_list("topic__qid", "docid", "grade")
         .iterator(chunk_size=10_000)
@@ -458,7 +459,9 @@ def adjudicate(
             [Problem.at("grade", f"grade {grade!r} is not one of {campaign.grade_values()}")],
         )
     topic = campaign.topics.filter(qid=qid).first()
-    judged = Judgment.objects.filter(topic=topic, docid=docid, gold__isnull=True)
+    judged = Judgment.objects.filter(
+        topic=topic, kind=UnitKind.DOCUMENT, docid=docid, gold__isnull=True
+    )
     if topic is None or not judged.exists():
         raise InvalidInput(
             "nothing to adjudicate",

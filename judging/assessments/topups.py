@@ -27,7 +27,14 @@ import numpy as np
 from django.conf import settings
 from django.db import transaction
 
-from judging.assessments.models import Judgment, QrelsSource, QrelsVersion, TopUp, TopUpItem
+from judging.assessments.models import (
+    Judgment,
+    QrelsSource,
+    QrelsVersion,
+    TopUp,
+    TopUpItem,
+    UnitKind,
+)
 from judging.assessments.queue import slots_topup
 from judging.assessments.selectors import judged_documents
 from judging.assessments.services import current_human_grades, qrels_rows, qrels_store
@@ -245,7 +252,12 @@ def topup_publish(*, topup: TopUp, created_by: Account | None = None) -> QrelsVe
 def campaign_pace(campaign_id: int) -> float | None:
     """The median active seconds of the campaign's timed judgments (None before any)."""
     seconds = list(
-        Judgment.objects.filter(campaign_id=campaign_id, gold__isnull=True, active_seconds__gt=0)
+        Judgment.objects.filter(
+            campaign_id=campaign_id,
+            kind=UnitKind.DOCUMENT,
+            gold__isnull=True,
+            active_seconds__gt=0,
+        )
         .order_by()
         .values_list("active_seconds", flat=True)[:10_000]
     )

@@ -162,10 +162,12 @@ def _anchoring(judge: Judge) -> dict[str, Any] | None:
     """Agreement of the assessors with this judge's labels when its suggestions were shown and
     when they stayed hidden (``suggestions.anchoring_report``); None when no judgment of the
     campaign was recorded with a suggestion."""
-    from judging.assessments.models import Judgment
+    from judging.assessments.models import Judgment, UnitKind
     from judging.autojudge.suggestions import anchoring_report
 
-    recorded = Judgment.objects.filter(campaign_id=judge.campaign_id).exclude(suggestion_arm="")
+    recorded = Judgment.objects.filter(
+        campaign_id=judge.campaign_id, kind=UnitKind.DOCUMENT
+    ).exclude(suggestion_arm="")
     if not recorded.exists():
         return None
     return anchoring_report(judge.campaign, judge)

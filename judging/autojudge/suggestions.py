@@ -34,7 +34,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
-from judging.assessments.models import Judgment, JudgmentChange, Lease
+from judging.assessments.models import Judgment, JudgmentChange, Lease, UnitKind
 from judging.autojudge.models import AutoLabel, Judge, Suggestions
 from judging.campaigns.models import Campaign, Topic
 from judging.core.cache import cache_delete, cache_get, cache_set
@@ -170,13 +170,19 @@ def _suggestion(
 
 
 def suggestion_for(
-    campaign: Campaign, topic: Topic | int, docid: str, slot_id: int, *, gold: bool = False
+    campaign: Campaign,
+    topic: Topic | int,
+    docid: str,
+    slot_id: int,
+    *,
+    gold: bool = False,
+    kind: str = UnitKind.DOCUMENT,
 ) -> dict[str, Any] | None:
     """``{"grade", "label", "arm"}`` for the slot, or None when the campaign's suggestions are
     off or its judge has no grade for the (topic, document). Nothing else: never the judge, its
     model or anything about runs (the assessor reads this). ``gold``: the slot serves a gold
-    item, always in the hidden arm."""
-    if campaign.pk not in _enabled_campaigns():
+    item, always in the hidden arm. Only documents have suggestions (``kind``)."""
+    if campaign.pk not in _enabled_campaigns() or kind != UnitKind.DOCUMENT:
         return None
     topic_id = topic.pk if isinstance(topic, Topic) else topic
     label = AutoLabel.objects.filter(
@@ -210,6 +216,7 @@ def suggestion_for_lease(*, lease_id: int, annotator: UserLike) -> dict[str, Any
         Lease.objects.filter(
             pk=lease_id,
             annotator_id=annotator.pk,
+            slot__kind=UnitKind.DOCUMENT,  # judges suggest relevance grades only
             slot__campaign_id__in=enabled,
             slot__campaign__suggestions__enabled=True,
         )
@@ -283,7 +290,7 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
     the reveal, so those grades may have moved towards the judge's.
     """
     scale = campaign.grade_values()
-    base = Judgment.objects.filter(campaign=campaign)
+    base = Judgment.objects.filter(campaign=campaign, kind=UnitKind.DOCUMENT)
     counts = {
         "gold": base.filter(gold__isnull=False).exclude(suggestion_arm="").count(),
         "without_suggestion": base.filter(gold__isnull=True, suggestion_arm="").count(),
@@ -315,7 +322,7 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
         }
     # items whose history is more than their first grade: changed, or undone and judged again
     revised = set(
-        JudgmentChange.objects.filter(topic__campaign=campaign)
+        JudgmentChange.objects.filter(topic__campaign=campaign, kind=UnitKind.DOCUMENT)
         .exclude(old_grade__isnull=True, new_grade__isnull=False)
         .values_list("topic_id", "docid", "annotator_id")
     )

@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from judging.assessments.adjudication import adjudication_item, next_undecided
-from judging.assessments.models import Judgment
+from judging.assessments.models import Judgment, UnitKind
 from judging.assessments.services import adjudicate as adjudicate_service
 from judging.campaigns.models import Campaign
 from judging.campaigns.passages import passage_text
@@ -71,7 +71,9 @@ def adjudicate(request: HttpRequest, campaign_id: int) -> HttpResponse:
     topic = None if "\x00" in qid + docid else campaign.topics.filter(qid=qid).first()
     if (
         topic is None
-        or not Judgment.objects.filter(topic=topic, docid=docid, gold__isnull=True).exists()
+        or not Judgment.objects.filter(
+            topic=topic, kind=UnitKind.DOCUMENT, docid=docid, gold__isnull=True
+        ).exists()
     ):
         raise Http404(f"No judgment of document {docid!r} for topic {qid!r} in this campaign.")
     item = adjudication_item(campaign, topic, docid, relevance_only=relevance_only)

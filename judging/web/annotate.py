@@ -19,8 +19,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from judging.assessments import queue
-from judging.assessments.models import JudgingSlot, Judgment, JudgmentChange, Lease
+from judging.assessments import queue, units
+from judging.assessments.models import JudgingSlot, Judgment, JudgmentChange, Lease, UnitKind
 from judging.assessments.selectors import (
     annotator_place,
     annotator_position,
@@ -47,19 +47,32 @@ def _annotator_campaign(request: HttpRequest, campaign_id: int) -> Campaign:
     return get_object_or_404(Campaign.objects.visible_to(request.user), pk=campaign_id)
 
 
-def _grade_buttons(campaign: Campaign, current: int | None = None) -> list[dict[str, Any]]:
+def _grade_buttons(
+    campaign: Campaign, current: int | None = None, kind: str = units.DOCUMENT
+) -> list[dict[str, Any]]:
     return [
         {"grade": g, "label": label, "key": str(g) if 0 <= g <= 9 else "", "current": g == current}
-        for g, label in sorted(campaign.grade_labels().items())
+        for g, label in sorted(units.grade_labels(campaign, kind).items())
     ]
 
 
-def _item_context(campaign: Campaign, topic: Topic, docid: str) -> dict[str, Any]:
-    """The item's topic and text: a document, or a passage in its document's context."""
-    found = passage_text(campaign.pk, docid)
+def _kind(kind: str) -> dict[str, Any]:
+    """The item's kind as the page names it."""
+    return {"kind": kind, "kind_label": UnitKind(kind).label, "noun": units.noun(kind)}
+
+
+def _item_context(
+    campaign: Campaign, topic: Topic, docid: str, kind: str = units.DOCUMENT
+) -> dict[str, Any]:
+    """The item's topic and text: a document, or a passage in its document's context; for
+    another kind, what its screen shows (``assessments.units``) and no document."""
+    unit = units.unit_shown(campaign.pk, topic.pk, kind, docid)
+    found = passage_text(campaign.pk, docid) if unit is None else None
     doc = found.document if found else None
     terms = topic_terms(campaign, topic)
     return {
+        **_kind(kind),
+        "unit": unit,
         "topic": topic,
         "docid": docid,
         "doc_title": doc.title if doc else "",
@@ -73,7 +86,7 @@ def _shown_suggestion(campaign: Campaign, slot: JudgingSlot) -> dict[str, str] |
     """The automatic grade's label when the slot is in the shown arm; None otherwise (no
     suggestion, or the hidden arm: nothing of it on the page before the assessor commits)."""
     found = suggestions.suggestion_for(
-        campaign, slot.topic_id, slot.docid, slot.pk, gold=slot.gold_id is not None
+        campaign, slot.topic_id, slot.docid, slot.pk, gold=slot.gold_id is not None, kind=slot.kind
     )
     if found is None or found["arm"] != suggestions.SHOWN:
         return None
@@ -114,7 +127,7 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
     context = {
         "campaign": campaign,
         "lease": lease,
-        "grades": _grade_buttons(campaign),
+        "grades": _grade_buttons(campaign, kind=lease.slot.kind),
         "progress": progress,
         "position": position,
         "last": last,
@@ -122,7 +135,7 @@ def judge(request: HttpRequest, campaign_id: int) -> HttpResponse:
         "max_answers": settings.POOLJUDGE_JUDGING.max_answer_spans,
         "prefetch": queue.prefetch(),
         "suggestion": _shown_suggestion(campaign, lease.slot),
-        **_item_context(campaign, topic, lease.slot.docid),
+        **_item_context(campaign, topic, lease.slot.docid, lease.slot.kind),
     }
     return render(request, "annotate/judge.html", context)
 
@@ -136,9 +149,14 @@ def _item_json(campaign: Campaign, user: UserLike, lease: Lease) -> dict[str, An
     inserts them as they are and the escaping proof stays in one place; the topic's fields are
     plain text (the page sets them as text). ``offsets``: each paragraph's ``[start, end]`` in
     the document's text; ``passage``: the passage's (null: a whole document), whose paragraphs
-    are cut at its ends (``web.document_text``); ``length``: the text's, in characters."""
+    are cut at its ends (``web.document_text``); ``length``: the text's, in characters.
+
+    ``kind``: what is judged; ``unit``: for a kind other than a document, what its screen
+    shows (plain text fields, set as text by the page; ``assessments.units``), with no
+    document; ``grades``: the kind's grade keys."""
     slot = lease.slot
     topic = slot.topic
+    unit = units.unit_shown(campaign.pk, topic.pk, slot.kind, slot.docid)
     found: PassageText | None = queue.item_text(slot)
     doc = found.document if found else None
     terms = topic_terms(campaign, topic)
@@ -152,6 +170,9 @@ def _item_json(campaign: Campaign, user: UserLike, lease: Lease) -> dict[str, An
             "description": topic.description,
             "narrative": topic.narrative,
         },
+        **_kind(slot.kind),
+        "unit": unit,
+        "grades": _grade_buttons(campaign, kind=slot.kind),
         "docid": slot.docid,
         "title_html": str(paragraphs(doc.title, terms)[0]) if doc and doc.title else "",
         "paragraphs_html": [str(p.html) for p in shown.pieces],
@@ -381,7 +402,7 @@ def undo(request: HttpRequest, campaign_id: int) -> HttpResponse:
     before = undos.count()
     lease = queue.judgment_undo(campaign=campaign, annotator=user)
     if lease is not None:
-        message = f"Undone: document {lease.slot.docid} is back to judge."
+        message = f"Undone: {units.noun(lease.slot.kind)} {lease.slot.docid} is back to judge."
     elif undos.count() > before:
         message = "Undone: your last change of grade was reverted."
     else:
@@ -445,7 +466,7 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
         except DomainError as exc:
             flash_error(request, exc, messages.WARNING)
             return redirect("annotate-judged", campaign_id=campaign.pk, judgment_id=judgment.pk)
-        labels = campaign.grade_labels()
+        labels = units.grade_labels(campaign, judgment.kind)
         old_grade, new_grade = judgment.grade, changed.grade
         new_answers = answers_of(changed.spans)
         if old_grade == new_grade and old_answers != new_answers:
@@ -476,11 +497,11 @@ def judged(request: HttpRequest, campaign_id: int, judgment_id: int) -> HttpResp
         "judgment": judgment,
         "earlier": earlier,
         "later": later,
-        "grades": _grade_buttons(campaign, judgment.grade),
+        "grades": _grade_buttons(campaign, judgment.grade, judgment.kind),
         "progress": progress,
         "position": position,
         "answers_json": json.dumps([list(a) for a in answers_of(judgment.spans)]),
         "max_answers": settings.POOLJUDGE_JUDGING.max_answer_spans,
-        **_item_context(campaign, judgment.topic, judgment.docid),
+        **_item_context(campaign, judgment.topic, judgment.docid, judgment.kind),
     }
     return render(request, "annotate/judged.html", context)

@@ -14,6 +14,7 @@ def install(apps: Any, schema_editor: Any) -> None:
         version_columns=immutability.VERSION_COLUMNS_BEFORE_0008,
         sealing=False,  # the seal's column comes in 0010
         history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014,
+        kinds=False,
     )
 
 

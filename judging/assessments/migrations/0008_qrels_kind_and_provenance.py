@@ -16,6 +16,7 @@ def reinstall_triggers(apps: Any, schema_editor: Any) -> None:
         version_columns=immutability.VERSION_COLUMNS_BEFORE_0012,
         sealing=False,
         history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014,
+        kinds=False,
     )  # the seal's column: 0010
 
 

@@ -20,7 +20,9 @@ def triggers_now(apps: Any, schema_editor: Any) -> None:
 
     immutability.uninstall(schema_editor.connection)
     immutability.install(
-        schema_editor.connection, history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014
+        schema_editor.connection,
+        history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014,
+        kinds=False,
     )
 
 
@@ -32,6 +34,7 @@ def triggers_before(apps: Any, schema_editor: Any) -> None:
         schema_editor.connection,
         version_columns=immutability.VERSION_COLUMNS_BEFORE_0013,
         history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014,
+        kinds=False,
     )
 
 

@@ -18,7 +18,9 @@ def triggers_before(apps: Any, schema_editor: Any) -> None:
 
     immutability.uninstall(schema_editor.connection)
     immutability.install(
-        schema_editor.connection, history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014
+        schema_editor.connection,
+        history_columns=immutability.HISTORY_COLUMNS_BEFORE_0014,
+        kinds=False,
     )
 
 
@@ -26,7 +28,11 @@ def triggers_now(apps: Any, schema_editor: Any) -> None:
     from judging.assessments import immutability
 
     immutability.uninstall(schema_editor.connection)
-    immutability.install(schema_editor.connection)
+    immutability.install(
+        schema_editor.connection,
+        history_columns=immutability.HISTORY_COLUMNS_BEFORE_0016,
+        kinds=False,
+    )
 
 
 class Migration(migrations.Migration):

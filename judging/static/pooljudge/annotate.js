@@ -119,6 +119,9 @@
     initial: root.dataset.answers ? JSON.parse(root.dataset.answers) : [],
     most: parseInt(root.dataset.maxAnswers || "0", 10)
   }) : null;
+  // an item that is not a document has no text to mark answers in
+  function onUnit() { var u = document.getElementById("unit"); return !!u && !u.hidden; }
+  if (onUnit()) { var answersPanel = document.getElementById("answers"); if (answersPanel) answersPanel.hidden = true; }
   // answers mark relevant text: a grade of 0 with answers marked is refused here, before
   // anything is queued (the server would refuse it too, and the judgment would not be saved)
   function answersAllowed(grade) {
@@ -201,7 +204,7 @@
     }
     if (help && !help.hidden) return;
     if (key === "h") { ev.preventDefault(); setHighlight(!highlightOn()); return; }
-    if (S && (key === "m" || key === "x" || key === "[" || key === "]" || key === "c")) {
+    if (S && !onUnit() && (key === "m" || key === "x" || key === "[" || key === "]" || key === "c")) {
       ev.preventDefault();
       if (key === "m") S.mark();
       else if (key === "x") S.removeLast();
@@ -325,12 +328,72 @@
       document.querySelectorAll("input[name=lease]").forEach(function (i) { i.value = item.lease; });
       document.title = "Judging " + t.qid + " · Pooljudge";
       byId("loading").hidden = true;
-      document.querySelector(".document").hidden = false;
-      if (S) S.reveal();  // a passage: scrolled into view
+      var isDoc = !item.kind || item.kind === "document";
+      document.querySelector(".document").hidden = !isDoc;
+      showUnit(item);
+      setGrades(item.grades);
+      if (S && isDoc) S.reveal();  // a passage: scrolled into view
       activeMs = 0; lastTick = Date.now();
       if (changed) notice(t);
     }
     var lastQid = cur.qid;
+    // --- an item that is not a document (nugget creation or assignment, citation support):
+    // its parts are in the page (_unit.html); the one of its kind is filled, as text
+    function showUnit(item) {
+      var box = byId("unit"), u = item.unit;
+      var answersBox = byId("answers");
+      if (answersBox) answersBox.hidden = !!u || !S;
+      if (!box) return;
+      box.hidden = !u;
+      if (!u) return;
+      box.dataset.kind = item.kind;
+      text("unit-kind", item.kind_label.charAt(0).toUpperCase() + item.kind_label.slice(1));
+      text("unit-key", item.docid);
+      text("unit-question", u.question);
+      box.querySelectorAll(".unit-part").forEach(function (part) { part.hidden = part.dataset.part !== item.kind; });
+      function list(id, items, render) {
+        var el = byId(id); el.textContent = "";
+        items.forEach(function (x) { var li = document.createElement("li"); render(li, x); el.appendChild(li); });
+      }
+      if (item.kind === "nugget_assignment") {
+        text("unit-importance", u.importance);
+        text("unit-nugget-text", u.nugget_text);
+        list("unit-answer", u.answer || [], function (li, s) { li.textContent = s; });
+      } else if (item.kind === "citation_support") {
+        text("unit-sentence", u.sentence);
+        text("unit-segment", u.segment);
+        text("unit-segment-title", u.segment_title || ""); byId("unit-segment-title").hidden = !u.segment_title;
+        var seg = byId("unit-segment-text"); seg.textContent = "";
+        (u.segment_text || "").split(/\n\s*\n/).forEach(function (t) {
+          if (!t.trim()) return;
+          var p = document.createElement("p"); p.textContent = t; seg.appendChild(p);
+        });
+      } else if (item.kind === "nugget_creation") {
+        text("unit-bank", u.bank_number);
+        list("unit-nuggets", u.nuggets || [], function (li, n) {
+          var b = document.createElement("span"); b.className = "badge"; b.textContent = n.importance;
+          li.appendChild(b); li.appendChild(document.createTextNode(" " + n.text));
+        });
+      }
+    }
+    // the grade buttons of the item's kind (a document's scale, or a unit's labels)
+    function setGrades(grades) {
+      if (!form || !grades) return;
+      var buttons = form.querySelectorAll("button.grade");
+      var same = buttons.length === grades.length && grades.every(function (g, i) {
+        return buttons[i].value === String(g.grade) && buttons[i].dataset.label === g.label;
+      });
+      if (same) return;
+      buttons.forEach(function (b) { b.remove(); });
+      grades.forEach(function (g) {
+        var b = document.createElement("button");
+        b.type = "submit"; b.name = "grade"; b.value = String(g.grade); b.className = "grade";
+        b.dataset.key = g.key; b.dataset.label = g.label;
+        var k = document.createElement("kbd"); k.textContent = g.key;
+        b.appendChild(k); b.appendChild(document.createTextNode(" " + g.label));
+        form.appendChild(b);
+      });
+    }
     function loading() {
       cur = null;
       byId("loading").hidden = false;
