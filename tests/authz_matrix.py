@@ -68,6 +68,7 @@ ROUTES: dict[str, Route] = {
     "api-qrels-onto": QRELS_PK,
     "api-qrels-documents": QRELS_PK,
     "api-chunkings": CAMPAIGN,
+    "api-answer-items": CAMPAIGN,
     "api-incompleteness": CAMPAIGN,
     "incompleteness": CAMPAIGN,
     "incompleteness-judge-more": CAMPAIGN,
@@ -265,6 +266,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-qrels-carry", "POST"): s(401, 403, 403, 403, 403, 400),
     ("api-qrels-onto", "POST"): s(401, 403, 403, 403, 403, 400),
     ("api-qrels-documents", "POST"): s(401, 403, 403, 403, 403, 400),
+    # queuing answer runs' items for judging: admins (an empty body is a 400)
+    ("api-answer-items", "POST"): s(401, 403, 403, 403, 403, 400),
     ("api-chunkings", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-chunkings", "POST"): s(401, 403, 403, 403, 403, 400),
     ("api-chunking-passages", "GET"): s(401, 403, 403, 200, 200, 200),

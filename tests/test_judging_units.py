@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from io import StringIO
 from typing import Any
 
 import pytest
 from django.apps import apps
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import IntegrityError, transaction
 from django.test import Client
 
@@ -91,7 +94,9 @@ def rag(
     )
     assert made == 2
     made = units.units_enqueue(
-        campaign=campaign, kind=UnitKind.CITATION_SUPPORT, units=units.support_units(answers)
+        campaign=campaign,
+        kind=UnitKind.CITATION_SUPPORT,
+        units=units.support_units(answers, citations="all"),
     )
     assert made == 3  # A1 cites d1 and d3, A2 cites d2
     return campaign, bank
@@ -287,3 +292,75 @@ def test_the_judging_page_shows_each_kind(rag: tuple[Campaign, NuggetBank], anno
     assert [g["label"] for g in item["grades"]] == ["No support", "Partial support", "Full support"]
     assert item["unit"]["question"] == "Does the cited segment support the sentence?"
     assert "secret-system-x" not in json.dumps(ahead)
+
+
+def test_queuing_answer_items_through_the_api_and_the_command(
+    campaign: Campaign,
+    researcher: Any,
+    admin_user: Any,
+    annotator: Any,
+    api_client_for: Callable[[Any], Any],
+) -> None:
+    _submit(api_client_for(researcher), campaign, [ANSWER])
+    topic = campaign.topics.get(qid="401")
+    draft = NuggetBank.objects.create(campaign=campaign, number=1, source="imported")
+    Nugget.objects.create(
+        bank=draft, topic=topic, key="n1", position=0, text="x", importance="okay"
+    )
+    admin = api_client_for(admin_user)
+    url = f"/api/v1/campaigns/{campaign.pk}/answer-items/"
+    refused = admin.post(url, {"kind": "nugget_assignment", "bank": 1}, format="json")
+    assert refused.status_code == 400
+    assert "assignments refer to a frozen bank: publish it first" in refused.content.decode()
+    assert admin.post(url, {"kind": "nugget_assignment"}, format="json").status_code == 400
+    missing = admin.post(url, {"kind": "citation_support", "runs": [999]}, format="json")
+    assert missing.status_code == 400 and "999" in missing.content.decode()
+    # the first citation of each sentence (TREC 2024 RAG), then every citation: one more
+    made = admin.post(url, {"kind": "citation_support"}, format="json")
+    assert made.status_code == 201
+    assert made.json() == {"kind": "citation_support", "items": 2, "slots": 2, "bank": None}
+    again = admin.post(url, {"kind": "citation_support", "citations": "all"}, format="json")
+    assert again.json()["items"] == 3 and again.json()["slots"] == 1
+    # nugget creation: one item per topic of the draft, served and judged "reviewed"
+    created = admin.post(url, {"kind": "nugget_creation", "bank": 1}, format="json")
+    assert created.json() == {"kind": "nugget_creation", "items": 1, "slots": 1, "bank": 1}
+    assert api_client_for(annotator).post(url, {"kind": "citation_support"}).status_code == 403
+    out = StringIO()
+    call_command(
+        "queue_answer_items", campaign=str(campaign.pk), kind="citation_support", stdout=out
+    )
+    assert out.getvalue().strip() == "citation_support: 2 items, 0 slots queued now"
+    with pytest.raises(CommandError, match="no nugget bank v7"):
+        call_command(
+            "queue_answer_items", campaign=str(campaign.pk), kind="nugget_assignment", bank=7
+        )
+    served = {k for k, _ in _judge_all(campaign, annotator)}
+    assert served == {"citation_support", "nugget_creation"}  # no document pooled here
+
+
+def test_agreement_and_progress_per_kind(
+    rag: tuple[Campaign, NuggetBank], annotator: Any, make_user: Any, admin_user: Any
+) -> None:
+    campaign, _ = rag
+    campaign.overlap = 1.0  # every item gets a second slot: both annotators judge it
+    campaign.save(update_fields=["overlap"])
+    JudgingSlot.objects.all().delete()
+    answers = list(RunAnswer.objects.all())
+    units.units_enqueue(
+        campaign=campaign, kind=UnitKind.CITATION_SUPPORT, units=units.support_units(answers)
+    )
+    other = make_user("bob-annotator", "annotator")
+    _judge_all(campaign, annotator)
+    who = account(other)
+    while (lease := queue.lease_next(campaign=campaign, annotator=who)) is not None:
+        judgment_recorded(lease_id=lease.pk, annotator=who, grade=0)  # bob says none
+    report = selectors.agreement_report(campaign)
+    support = report["kinds"]["citation_support"]["overall"]
+    assert support["n_items"] == 2 and support["percent_agreement"] == 0.0
+    assert report["overall"]["n_items"] == 0  # no document judged twice
+    progress = selectors.judging_progress(campaign)
+    assert progress["kinds"] == {"citation_support": {"slots": 4, "judged": 4}}
+    web = Client()
+    web.force_login(admin_user)
+    page = web.get(f"/manage/{campaign.pk}/agreement/").content.decode()
+    assert 'id="agreement-citation_support"' in page and "Citation support" in page

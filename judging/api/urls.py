@@ -8,7 +8,7 @@ from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
 from judging.api import passage_views as pv
-from judging.api import plan_views, significance_views, views
+from judging.api import plan_views, significance_views, unit_views, views
 from judging.api import quality_views as qv
 from judging.api import suggestion_views as sv
 from judging.api import versus_views as vv
@@ -93,6 +93,11 @@ urlpatterns = [
         name="api-incompleteness",
     ),
     path("qrels/<int:pk>/documents/", pv.QrelsDocumentsView.as_view(), name="api-qrels-documents"),
+    path(
+        "campaigns/<int:campaign_id>/answer-items/",
+        unit_views.AnswerItemsView.as_view(),
+        name="api-answer-items",
+    ),
     path(
         "campaigns/<int:campaign_id>/chunkings/",
         pv.ChunkingsView.as_view(),

@@ -45,6 +45,14 @@ class AnnotatorProgress:
 
 
 @dataclass(frozen=True)
+class KindProgress:
+    """Items of one kind (document, nugget_assignment, ...): slots queued and judged."""
+
+    slots: int
+    judged: int
+
+
+@dataclass(frozen=True)
 class ProgressAnswer:
     """Judging progress per topic and annotator, lease states and throughput."""
 
@@ -61,6 +69,7 @@ class ProgressAnswer:
     lease_states: LeaseStates
     topics: list[TopicProgress]
     annotators: list[AnnotatorProgress]
+    kinds: dict[str, KindProgress]
 
 
 @dataclass(frozen=True)
@@ -89,11 +98,21 @@ class Agreement:
 
 
 @dataclass(frozen=True)
-class AgreementAnswer:
-    """Agreement overall and per topic."""
+class KindAgreement:
+    """Agreement on one kind of item, overall and per topic."""
 
     overall: Agreement
     topics: dict[str, Agreement]
+
+
+@dataclass(frozen=True)
+class AgreementAnswer:
+    """Agreement overall and per topic, on documents; ``kinds``: the same on each other kind
+    of item judged (nugget assignment, citation support), on its own scale."""
+
+    overall: Agreement
+    topics: dict[str, Agreement]
+    kinds: dict[str, KindAgreement]
 
 
 @dataclass(frozen=True)

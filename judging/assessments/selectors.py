@@ -12,6 +12,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, OuterRef, Q, Sum
 from django.utils import timezone
 
+from judging.assessments import units
 from judging.assessments.models import (
     Adjudication,
     JudgingSlot,
@@ -383,6 +384,13 @@ def judging_progress(campaign: Campaign) -> dict[str, Any]:
     ).count()
     lease_states[LeaseState.ACTIVE] -= expired_active
     lease_states[LeaseState.EXPIRED] += expired_active
+    kinds = {
+        kind: {"slots": n, "judged": done}
+        for kind, n, done in slots.values_list("kind")
+        .annotate(n=Count("pk"), done=Count("pk", filter=Q(judged_at__isnull=False)))
+        .values_list("kind", "n", "done")
+        .order_by("kind")
+    }
     total = slots.count()
     judged = slots.filter(judged_at__isnull=False).count()
     waiting = slots.filter(judged_at__isnull=True, has_text=False)
@@ -398,6 +406,7 @@ def judging_progress(campaign: Campaign) -> dict[str, Any]:
         "lease_states": {state: lease_states.get(state, 0) for state in LeaseState.values},
         "topics": topics,
         "annotators": annotators,
+        "kinds": kinds,
     }
 
 
@@ -416,16 +425,32 @@ def current_judgments(
     ]
 
 
-def agreement_report(campaign: Campaign) -> dict[str, Any]:
-    """Agreement on the items judged by several annotators, overall and per topic (admins)."""
-    rows = current_judgments(campaign)
-    scale = campaign.grade_values()
+def _agreement(rows: list[tuple[tuple[str, str], str, int]], scale: list[int]) -> dict[str, Any]:
     by_topic = agreement_by_topic(
         rows, topic_of=lambda item: cast(tuple[str, str], item)[0], scale=scale
     )
     return {
         "overall": agreement(rows, scale=scale).to_dict(),
         "topics": {qid: a.to_dict() for qid, a in sorted(by_topic.items())},
+    }
+
+
+def agreement_report(campaign: Campaign) -> dict[str, Any]:
+    """Agreement on the items judged by several annotators, overall and per topic (admins):
+    on documents, and (``kinds``) on each other kind of item judged in the campaign, on its
+    own scale (``assessments.units``)."""
+    judged = set(
+        Judgment.objects.filter(campaign=campaign)
+        .exclude(kind=UnitKind.DOCUMENT)
+        .values_list("kind", flat=True)
+        .distinct()
+    )
+    return {
+        **_agreement(current_judgments(campaign), campaign.grade_values()),
+        "kinds": {
+            kind: _agreement(current_judgments(campaign, kind), units.grade_values(campaign, kind))
+            for kind in sorted(judged)
+        },
     }
 
 

@@ -33,7 +33,14 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
-from judging.assessments.models import JudgingSlot, JudgingUnit, Nugget, NuggetBank, UnitKind
+from judging.assessments.models import (
+    JudgingSlot,
+    JudgingUnit,
+    Nugget,
+    NuggetBank,
+    NuggetBankState,
+    UnitKind,
+)
 from judging.campaigns.models import Campaign, RunAnswer
 from judging.campaigns.passages import passage_text
 from judging.core.errors import InvalidInput
@@ -158,15 +165,23 @@ def assignment_units(bank: NuggetBank, answers: Iterable[RunAnswer]) -> list[Uni
     return list(units.values())
 
 
-def support_units(answers: Iterable[RunAnswer]) -> list[Unit]:
-    """One item per (sentence, segment it cites); the same sentence citing the same segment in
-    several answers is one item."""
+def support_units(answers: Iterable[RunAnswer], citations: str = "first") -> list[Unit]:
+    """One item per (sentence, segment it cites) that the support measures score
+    (``metrics.answers.support``): the first citation of each sentence, as TREC 2024 RAG
+    judged (``citations="first"``), or every citation (``"all"``). The same sentence citing
+    the same segment in several answers is one item."""
+    if citations not in ("first", "all"):
+        raise InvalidInput(
+            f"citations must be 'first' or 'all', not {citations!r}",
+            [Problem.at("citations", "must be 'first' or 'all'")],
+        )
     units: dict[tuple[int, str], Unit] = {}
     for answer in answers:
         refs = list(answer.references)
         for sentence in answer.sentences:
             text = str(sentence.get("text", "")).strip()
-            for i in sentence.get("citations") or []:
+            cited = list(sentence.get("citations") or [])
+            for i in cited[:1] if citations == "first" else cited:
                 if not isinstance(i, int) or not 0 <= i < len(refs) or not text:
                     continue
                 key = support_key(text, refs[i])
@@ -175,6 +190,88 @@ def support_units(answers: Iterable[RunAnswer]) -> list[Unit]:
                     Unit(answer.topic_id, key, {"sentence": text, "segment": refs[i]}),
                 )
     return list(units.values())
+
+
+@dataclass(frozen=True)
+class Queued:
+    """What queuing a campaign's answer items did: the items of the kind it found, and the
+    slots it created (0: all were queued before)."""
+
+    kind: str
+    items: int
+    slots: int
+    bank: int | None
+
+
+def _bank(campaign: Campaign, number: int | None, kind: str) -> NuggetBank:
+    if number is None:
+        raise InvalidInput(
+            f"a {kind} item names a nugget bank version",
+            [Problem.at("bank", "required for this kind")],
+        )
+    bank = NuggetBank.objects.filter(campaign=campaign, number=number).first()
+    if bank is None:
+        raise InvalidInput(
+            f"campaign {campaign.pk} has no nugget bank v{number}",
+            [Problem.at("bank", f"no bank v{number}")],
+        )
+    wanted = (
+        NuggetBankState.DRAFT if kind == UnitKind.NUGGET_CREATION else NuggetBankState.PUBLISHED
+    )
+    if bank.state != wanted:
+        why = (
+            "nuggets are created and edited in a draft"
+            if kind == UnitKind.NUGGET_CREATION
+            else "assignments refer to a frozen bank: publish it first"
+        )
+        raise InvalidInput(
+            f"nugget bank v{number} is {bank.state}; {why}",
+            [Problem.at("bank", f"must be a {wanted} bank")],
+        )
+    return bank
+
+
+def answer_items_queue(
+    *,
+    campaign: Campaign,
+    kind: str,
+    bank: int | None = None,
+    runs: Sequence[int] | None = None,
+    citations: str = "first",
+) -> Queued:
+    """Queue every item of ``kind`` that the campaign's answer runs (``runs``: these run ids
+    only) need judged: each (answer, nugget of published bank v``bank``), each cited
+    (sentence, segment) pair, or (``nugget_creation``) each topic of draft bank v``bank``
+    that has nuggets or answers. Items already queued keep their slots."""
+    if kind not in KINDS:
+        raise InvalidInput(
+            f"{kind!r} is not a kind of answer item",
+            [Problem.at("kind", f"must be one of {sorted(KINDS)}")],
+        )
+    answers = RunAnswer.objects.filter(run__campaign=campaign)
+    if runs is not None:
+        stray = sorted(
+            set(runs) - set(campaign.runs.filter(pk__in=runs).values_list("pk", flat=True))
+        )
+        if stray:
+            raise InvalidInput(
+                f"runs {stray[:5]} are not runs of campaign {campaign.pk}",
+                [Problem.at("runs", f"unknown run {r}") for r in stray[:20]],
+            )
+        answers = answers.filter(run_id__in=runs)
+    found: NuggetBank | None = None
+    if kind == UnitKind.CITATION_SUPPORT:
+        items = support_units(answers, citations)
+    else:
+        found = _bank(campaign, bank, kind)
+        if kind == UnitKind.NUGGET_ASSIGNMENT:
+            items = assignment_units(found, answers)
+        else:
+            topics = set(answers.values_list("topic_id", flat=True))
+            topics |= set(Nugget.objects.filter(bank=found).values_list("topic_id", flat=True))
+            items = creation_units(found, sorted(topics))
+    slots = units_enqueue(campaign=campaign, kind=kind, units=items)
+    return Queued(kind, len(items), slots, found.number if found else None)
 
 
 def _positions(campaign: Campaign, topic_id: int, count: int) -> list[int]:

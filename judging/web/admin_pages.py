@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from judging.assessments import planning, quality, selectors
+from judging.assessments import planning, quality, selectors, units
 from judging.assessments.models import QrelsVersion
 from judging.campaigns.models import Campaign
 from judging.core.errors import InvalidInput
@@ -67,6 +67,10 @@ def agreement_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
             ],
             "only_relevance": only_relevance,
             "labels": sorted(campaign.grade_labels().items()),
+            "kinds": [
+                (kind, {**k, "labels": sorted(units.grade_labels(campaign, kind).items())})
+                for kind, k in report["kinds"].items()
+            ],
         },
     )
 

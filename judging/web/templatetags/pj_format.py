@@ -166,3 +166,14 @@ def get(mapping: Any, key: Any) -> Any:
     if isinstance(mapping, dict):
         return mapping.get(key, mapping.get(str(key)))
     return None
+
+
+@register.filter
+def kind_label(value: Any) -> str:
+    """A judging item's kind as people read it ("nugget assignment"); an unknown one as is."""
+    from judging.assessments.models import UnitKind
+
+    try:
+        return str(UnitKind(value).label)
+    except ValueError:
+        return str(value)
