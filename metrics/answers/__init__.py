@@ -5,6 +5,11 @@ support (:mod:`metrics.answers.support`: weighted precision and recall, as the t
 evaluation defines them) and answer length, each macro-averaged over topics with a confidence
 interval. Each module's docstring gives its definitions and sources; the judgments themselves
 (nugget assignments, support labels) come from elsewhere.
+
+Estimated scores (not imported here, so that scoring does not load scipy): the judging items of
+answer runs and the scores as linear functions of their labels (:mod:`metrics.answers.items`),
+and the scores estimated from an automatic assigner's labels corrected by a human sample
+(:mod:`metrics.answers.estimates`, prediction-powered inference with :mod:`metrics.sampling`).
 """
 
 from metrics.answers.averages import MacroAverage, macro_average

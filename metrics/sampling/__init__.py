@@ -13,6 +13,9 @@ sample; the method, its definitions and references are in :mod:`metrics.sampling
   item-level label functionals (not the registry's measures: see
   :mod:`metrics.measures.registry`), and :mod:`metrics.sampling.gradients`: their per-topic cells
   and per-item gradients;
+- :mod:`metrics.sampling.linear`: :class:`~metrics.sampling.linear.LinearStructure`, measures
+  linear in the labels of arbitrary items (answer runs' nugget and support scores), estimated
+  by the same machinery;
 - :mod:`metrics.sampling.calibration`: the calibrated predictor from the pilot;
 - :mod:`metrics.sampling.estimator`: the corrected estimate (plug-in or model-assisted per topic)
   and :mod:`metrics.sampling.variance`: its variance (P@k's averaged with the model's), degrees

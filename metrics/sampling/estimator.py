@@ -10,7 +10,7 @@ import numpy as np
 
 from metrics.sampling.calibration import _calibrated, _predictor
 from metrics.sampling.designs import DESIGNS
-from metrics.sampling.forms import PoolView, _f64, functionals
+from metrics.sampling.forms import LINEAR_KINDS, PoolView, _f64, functionals
 from metrics.sampling.gradients import measure_cells, point_gradients
 from metrics.sampling.second_order import second_order
 from metrics.sampling.topic_point import topic_point
@@ -182,9 +182,12 @@ def estimate_pass(
     labelled[:, cols] = Fy[:, cols]
     cells = np.stack([pt.cell for pt in measure_cells(ps, labelled, at_point=True)[0]])
     spread = np.zeros((len(ps.measures), len(ps.run_names), len(ps.run_names)))
-    if poor.any():
+    # a linear measure of arbitrary items (kind L) is its own expectation at the point: the
+    # model's draws would only add their Monte Carlo noise
+    drawn = np.array([kind != "L" for kind, _ in ps._parsed])
+    if poor.any() and drawn.any():
         exp_cells, spread = expected_cells(ps, Fp, Fy, cols, poor)
-        cells = np.where(poor[None, None, :], exp_cells, cells)
+        cells = np.where(poor[None, None, :] & drawn[:, None, None], exp_cells, cells)
     unknown_p = np.where((point > 0.0) & (point < 1.0), point * (1.0 - point), 0.0)
     count_var = _f64(np.stack([np.bincount(ps.topic_of, u, minlength=n_q) for u in unknown_p]))
     quad, shift = second_order(ps, pts0, aux0, cols, resid, w, count_var, ~poor)
@@ -214,7 +217,7 @@ def estimate_pass(
     )
     cells = cells + (first + pulled * (1.0 - moved.keep)) * n_q + quad
     value = cells.mean(axis=2).T  # (R, M)
-    ratio = np.array([kind != "P" for kind, _ in ps._parsed])
+    ratio = np.array([kind not in LINEAR_KINDS for kind, _ in ps._parsed])
     value[:, ratio] = np.clip(value[:, ratio], 0.0, 1.0)
     # the variance reads the gradient moved to the estimated point (the second-order term's
     # own first-order part), and v along it
@@ -232,7 +235,8 @@ def estimate_pass(
     unknown[ratio] = spread[ratio]
     # a topic judged with certainty throughout is its own point: nothing is left out there
     uncertain = np.bincount(ps.topic_of, p < 1.0, minlength=n_q) > 0
-    return value, v, grads, int((poor & uncertain).sum()), unknown, Fp
+    thin = int((poor & uncertain).sum()) if drawn.any() else 0
+    return value, v, grads, thin, unknown, Fp
 
 
 def estimate(
@@ -323,11 +327,12 @@ def estimate(
         cm = model_covariance(
             ps, grads, live, Fy, Fp, cols, p, cell_of, covariance, shift, point=Fp1
         )
-        # P@k only: the ratio measures' model variance, independent items at the calibrated
-        # (or moved) rates, was 1.3-1.5 times their estimates' variance under the uniform design
-        # and 2-3 times under the active one on Robust 2003 (P@10: 0.99-1.05), where their
-        # design variance was 0.8-1.3 times it; their thin topics have the model's spread below
-        linear = np.array([kind == "P" for kind, _ in ps._parsed])
+        # P@k and the linear measures only: the ratio measures' model variance, independent
+        # items at the calibrated (or moved) rates, was 1.3-1.5 times their estimates' variance
+        # under the uniform design and 2-3 times under the active one on Robust 2003 (P@10:
+        # 0.99-1.05), where their design variance was 0.8-1.3 times it; their thin topics have
+        # the model's spread below
+        linear = np.array([kind in LINEAR_KINDS for kind, _ in ps._parsed])
         floored = _floored(cov, cm, covariance)
         cov = np.where(linear[:, None, None] if covariance else linear[:, None], floored, cov)
     # Student's t at the design variance's degrees of freedom; z where the model's estimate

@@ -34,6 +34,12 @@ Bool = npt.NDArray[np.bool_]
 DEFAULT_MEASURES = ("P@10", "R@10", "nDCG@10", "AP")
 
 
+# the measure kinds linear in the item labels: P@k, and ``L``, a linear measure of arbitrary
+# items with known coefficients (:class:`~metrics.sampling.linear.LinearStructure`); the
+# others (R@k, nDCG@k, AP) are ratios with an estimated denominator
+LINEAR_KINDS = ("P", "L")
+
+
 _CUTOFF = re.compile(r"[1-9][0-9]*")
 
 
@@ -121,6 +127,8 @@ class PoolView(Protocol):
     _e_rank: F64
     _e_cell: I64
     _e_start: I64
+    # (measures of kind L, G, R, N) the coefficients of the linear measures; None: there are none
+    _linear: F64 | None
 
     @property
     def n_items(self) -> int: ...

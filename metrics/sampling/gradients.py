@@ -43,6 +43,8 @@ def measure_cells(
             dcg = dcg.reshape(n_r, n_q)
             ideal = _discount_sum(C, k).sum(axis=0)
             points.append(_Point(*_ratio(dcg, ideal, at_point=at_point)))
+        elif kind == "L":
+            points.append(_Point(_linear_cells(ps, k, F), np.ones(n_q)))
         else:
             g = rel[ps._e_item]
             cs = np.cumsum(g)
@@ -54,6 +56,17 @@ def measure_cells(
             aux["ap_before"] = before
             aux["ap_g"] = g
     return points, aux
+
+
+def _linear_cells(ps: PoolView, k: int, F: F64) -> F64:
+    """(R, Q) the ``k``-th linear measure's cells: per topic, sum over its items and the
+    functionals h of W_h,r,i F_h,i (:class:`~metrics.sampling.linear.LinearStructure`)."""
+    assert ps._linear is not None, "a measure of kind L needs the structure's coefficients"
+    w = ps._linear[k]
+    g = min(w.shape[0], F.shape[0])  # functionals beyond the coefficients' are 0 there
+    per_item = np.einsum("hrn,hn->rn", w[:g], F[:g])
+    n_q = len(ps.topics)
+    return _f64(np.stack([np.bincount(ps.topic_of, row, minlength=n_q) for row in per_item]))
 
 
 def item_influence(
@@ -81,6 +94,11 @@ def item_influence(
             den = p.denom[q]
             ok = den > 1e-9
             u = np.where(ok, (top - p.cell[:, q]) / np.where(ok, den, 1.0), 0.0) * r_rel
+        elif kind == "L":
+            assert ps._linear is not None
+            w = ps._linear[k][:, :, cols]
+            g = min(w.shape[0], resid.shape[0])
+            u = np.einsum("hrn,hn->rn", w[:g], resid[:g])
         elif kind == "nDCG":
             C = aux["C"]
             disc = np.where(top > 0, 1.0 / np.log2(np.maximum(rk, 1) + 1.0), 0.0)
@@ -160,11 +178,12 @@ def point_gradients(
 ) -> F64:
     """(G, M, R, n): d theta / d f_h,i for items ``cols``, one functional h at a time, so
     that v = sum_h grad_h resid_h (:meth:`_influence` is linear in each resid_h). Only
-    nDCG's gain reads the functionals above the threshold; the other measures are 0 there."""
+    nDCG's gain and the linear measures (kind L) read the functionals above the threshold; the
+    other measures are 0 there."""
     out = np.zeros((depth, len(ps.measures), len(ps.run_names), cols.size))
     for h in range(depth):
         e = np.zeros((depth, cols.size))
         e[h] = 1.0
-        only = None if h == ps.threshold - 1 else ("nDCG",)
+        only = None if h == ps.threshold - 1 else ("nDCG", "L")
         out[h] = item_influence(ps, points, aux, cols, e, only=only)
     return out

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from metrics.sampling.forms import _discount_slope, _f64
+from metrics.sampling.forms import LINEAR_KINDS, _discount_slope, _f64
 from metrics.sampling.gradients import ap_numerator_gradient
 
 if TYPE_CHECKING:
@@ -118,7 +118,8 @@ def second_order(
     (M, R, Q) the correction per topic, and (G, M, R, n) per item and functional h the
     shift sum_{j != i in S} H_(i,h),j r_j w_j of its gradient (the quadratic term's own
     first-order part, for the variance: the gradient moved to the estimated point, without
-    dividing by an estimated denominator). Both in per-topic units. P@k is linear: 0."""
+    dividing by an estimated denominator). Both in per-topic units. P@k and the linear measures
+    (kind L) are linear: 0."""
     n_g = resid.shape[0]
     n_q = len(ps.topics)
     q = ps.topic_of[cols]
@@ -129,7 +130,7 @@ def second_order(
     out = np.zeros((len(points), n_r, n_q))
     shift = np.zeros((n_g, len(points), n_r, cols.size))
     for m, ((kind, k), pt) in enumerate(zip(ps._parsed, points, strict=True)):
-        if kind == "P":
+        if kind in LINEAR_KINDS:
             continue
         den = np.broadcast_to(pt.denom, pt.cell.shape)
         ok = den > 1e-9

@@ -34,6 +34,8 @@ class PoolStructure:
     by topic in the pool's order (:attr:`items`).
     """
 
+    _linear: F64 | None = None  # no linear measure of arbitrary items (:mod:`.linear`)
+
     def __init__(
         self,
         runs: Mapping[str, Mapping[str, Sequence[str]]],
