@@ -69,6 +69,7 @@ ROUTES: dict[str, Route] = {
     "api-qrels-documents": QRELS_PK,
     "api-chunkings": CAMPAIGN,
     "api-answer-items": CAMPAIGN,
+    "api-answer-board": CAMPAIGN_PK,
     "api-incompleteness": CAMPAIGN,
     "incompleteness": CAMPAIGN,
     "incompleteness-judge-more": CAMPAIGN,
@@ -268,6 +269,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-qrels-documents", "POST"): s(401, 403, 403, 403, 403, 400),
     # queuing answer runs' items for judging: admins (an empty body is a 400)
     ("api-answer-items", "POST"): s(401, 403, 403, 403, 403, 400),
+    # answer runs' scores: results (researchers, admins); 404 while the campaign has none
+    ("api-answer-board", "GET"): s(401, 403, 403, 404, 404, 404),
     ("api-chunkings", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-chunkings", "POST"): s(401, 403, 403, 403, 403, 400),
     ("api-chunking-passages", "GET"): s(401, 403, 403, 200, 200, 200),

@@ -78,6 +78,14 @@ def _grade_labels(page: Any) -> list[str]:
     ]
 
 
+def _unit_shown(page: Any, kind: str, more: str = "") -> None:
+    """Wait until the page shows an item of ``kind`` (and ``more``, a JavaScript condition)."""
+    page.wait_for_function(
+        "() => { const u = document.getElementById('unit');"
+        f" return !u.hidden && u.dataset.kind === '{kind}'{more}; }}"
+    )
+
+
 def test_a_mixed_queue_is_judged_by_keyboard_on_one_page(
     page: Any, live_server: Any, mixed: tuple[Any, Any]
 ) -> None:
@@ -91,9 +99,7 @@ def test_a_mixed_queue_is_judged_by_keyboard_on_one_page(
     assert _grade_labels(page) == ["No", "Some", "Yes"]
     page.keyboard.press("2")
     # 2. the nugget assignment, shown at once from what was leased ahead
-    page.wait_for_function(
-        "() => document.getElementById('unit').dataset.kind === 'nugget_assignment' && !document.getElementById('unit').hidden"
-    )
+    _unit_shown(page, "nugget_assignment")
     assert not page.is_visible(".document")
     assert page.inner_text("#unit-question") == "Does the answer contain this nugget?"
     assert page.inner_text("#unit-nugget-text") == "Light pushes sails"
@@ -104,9 +110,7 @@ def test_a_mixed_queue_is_judged_by_keyboard_on_one_page(
     _ready(page)
     page.keyboard.press("1")
     # 3. a citation: the sentence and the cited segment's text
-    page.wait_for_function(
-        "() => document.getElementById('unit').dataset.kind === 'citation_support'"
-    )
+    _unit_shown(page, "citation_support")
     assert page.inner_text("#unit-sentence") == A1
     assert page.inner_text("#unit-segment") == "d1"
     assert page.inner_text("#unit-segment-text") == "Light pushes."
@@ -115,15 +119,15 @@ def test_a_mixed_queue_is_judged_by_keyboard_on_one_page(
     page.keyboard.press("2")
     # 4. back to a document, with the document's scale again
     page.wait_for_function(
-        "() => document.getElementById('docid').textContent === 'd2' && !document.querySelector('.document').hidden"
+        "() => document.getElementById('docid').textContent === 'd2'"
+        " && !document.querySelector('.document').hidden"
     )
     assert not page.is_visible("#unit")
     assert _grade_labels(page) == ["No", "Some", "Yes"]
     _ready(page)
     page.keyboard.press("0")
-    page.wait_for_function(
-        "() => document.getElementById('unit').dataset.kind === 'citation_support' && document.getElementById('unit-sentence').textContent === "
-        + repr(A2)
+    _unit_shown(
+        page, "citation_support", f" && u.querySelector('#unit-sentence').textContent === {A2!r}"
     )
     _ready(page)
     page.keyboard.press("0")

@@ -68,6 +68,34 @@ class LeaseDocumentSerializer(serializers.Serializer[Any]):
     chunking = serializers.CharField(help_text="The passage's chunking; empty for a document.")
 
 
+class UnitNuggetSerializer(serializers.Serializer[Any]):
+    key = serializers.CharField()
+    text = serializers.CharField()
+    importance = serializers.CharField()
+
+
+class UnitSerializer(serializers.Serializer[Any]):
+    """For an item that is not a document, what its screen shows (``assessments.units``); the
+    fields of its kind only."""
+
+    question = serializers.CharField(help_text="What the assessor is asked")
+    bank = serializers.IntegerField(required=False, help_text="The nugget bank's id")
+    bank_number = serializers.IntegerField(required=False, help_text="Its version number")
+    nugget = serializers.CharField(required=False, help_text="nugget_assignment: its key")
+    nugget_text = serializers.CharField(required=False)
+    importance = serializers.CharField(required=False, help_text="vital or okay")
+    answer = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="The answer's sentences"
+    )
+    sentence = serializers.CharField(required=False, help_text="citation_support")
+    segment = serializers.CharField(required=False, help_text="The cited segment's id")
+    segment_title = serializers.CharField(required=False)
+    segment_text = serializers.CharField(required=False)
+    nuggets = UnitNuggetSerializer(
+        many=True, required=False, help_text="nugget_creation: the draft's nuggets of the topic"
+    )
+
+
 class LeaseSerializer(serializers.Serializer[Any]):
     """What an annotator sees of a leased item: topic and document, nothing about systems; and,
     when the campaign suggests automatic grades and the item is in the shown arm, the grade
@@ -109,17 +137,7 @@ class LeaseSerializer(serializers.Serializer[Any]):
             "chunking": shown.chunking if shown else "",
         }
 
-    @extend_schema_field(
-        {
-            "type": "object",
-            "nullable": True,
-            "additionalProperties": True,
-            "description": "For a kind other than document, what its screen shows "
-            "(assessments.units): nugget_assignment: nugget_text, importance, answer "
-            "(sentences), bank, bank_number; citation_support: sentence, segment, "
-            "segment_text; nugget_creation: bank, bank_number, nuggets. Null for a document.",
-        }
-    )
+    @extend_schema_field(UnitSerializer(allow_null=True))
     def get_unit(self, lease: Lease) -> dict[str, Any] | None:
         slot = lease.slot
         return units.unit_shown(slot.campaign_id, slot.topic_id, slot.kind, slot.docid)

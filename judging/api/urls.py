@@ -2,6 +2,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
+from judging.api import answer_board_views as abv
 from judging.api import autojudge_results_views as ar
 from judging.api import autojudge_views as aj
 from judging.api import collection_views as cv
@@ -93,6 +94,9 @@ urlpatterns = [
         name="api-incompleteness",
     ),
     path("qrels/<int:pk>/documents/", pv.QrelsDocumentsView.as_view(), name="api-qrels-documents"),
+    path(
+        "campaigns/<int:pk>/answer-board/", abv.AnswerBoardView.as_view(), name="api-answer-board"
+    ),
     path(
         "campaigns/<int:campaign_id>/answer-items/",
         unit_views.AnswerItemsView.as_view(),

@@ -102,9 +102,16 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+def collapsed(text: str) -> str:
+    """White space collapsed to single spaces: how two answers' (or sentences') texts are
+    compared, as ``metrics.answers.items`` compares them."""
+    return " ".join(text.split())
+
+
 def answer_text(sentences: Sequence[dict[str, Any]]) -> str:
-    """An answer's text as its sentences joined by single spaces (what a nugget is sought in)."""
-    return " ".join(str(s.get("text", "")).strip() for s in sentences).strip()
+    """An answer's text: its sentences' texts, white space collapsed, joined by one space
+    (what a nugget is sought in; ``metrics.answers.items``' item text)."""
+    return " ".join(collapsed(str(s.get("text", ""))) for s in sentences)
 
 
 def creation_key(bank: NuggetBank) -> str:
@@ -116,7 +123,7 @@ def assignment_key(bank: NuggetBank, nugget_key: str, text: str) -> str:
 
 
 def support_key(sentence: str, segment: str) -> str:
-    return f"{_digest(sentence.strip())}@{segment}"
+    return f"{_digest(collapsed(sentence))}@{segment}"
 
 
 @dataclass(frozen=True)

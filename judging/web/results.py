@@ -27,8 +27,10 @@ from judging.core import csvfiles
 from judging.core.downloads import content_disposition, lines_download
 from judging.core.errors import DomainError, InvalidInput, NotAllowed
 from judging.core.models import JobState
+from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import is_admin, is_researcher
 from judging.evaluation import exports
+from judging.evaluation.answer_board import NUGGET_MEASURES, SUPPORT_MEASURES, answer_board_for
 from judging.evaluation.board import PARAMS as BOARD_PARAMS
 from judging.evaluation.board import BoardQuery, board_query
 from judging.evaluation.exports import ExportOptions, export_options
@@ -152,6 +154,24 @@ def _page_board(
         return query, leaderboard(campaign=campaign, version=version, user=request.user), False
 
 
+def _answers(
+    request: HttpRequest, campaign: Campaign, version: QrelsVersion
+) -> dict[str, Any] | None:
+    """The answer runs' scores for the page (``?bank=N``: that nugget bank version), with the
+    measures in the order the table shows them; None without an answer run."""
+    raw = request.GET.get("bank", "")
+    try:
+        bank = parse_int(raw, "bank", minimum=1, maximum=MAX_ID) if raw else None
+        board = answer_board_for(campaign=campaign, user=request.user, version=version, bank=bank)
+    except DomainError as exc:
+        return {"error": exc.message}
+    if board is None:
+        return None
+    board["nugget_measures"] = list(NUGGET_MEASURES)
+    board["support_measures"] = list(SUPPORT_MEASURES)
+    return board
+
+
 @login_required
 def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase:
     _researcher(request)
@@ -243,6 +263,7 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
         request,
         "results/leaderboard.html",
         {
+            "answers": _answers(request, campaign, version),
             "campaign": campaign,
             "version": version,
             "versions": versions,
