@@ -160,6 +160,7 @@ def build() -> Dataset:
     judge, embedding_judge, judge_run = _judges(campaign, pool, admin)
     audit, sample = _audit_and_sample(judge, qrels, pool)
     calibration = _calibration(embedding_judge, qrels, pool)
+    _nugget_banks(campaign, qrels, admin)
     assert judgment is not None
     WorkerHeartbeat.objects.create(hostname="matrix-host", token="matrix-token")
 
@@ -239,3 +240,16 @@ def _calibration(judge: Any, qrels: Any, pool: Any) -> Any:
         error="Conflict: nothing to fit",
     )
     return JudgeCalibration.objects.create(judge=judge, human=qrels, pool=pool, job=failed)
+
+
+def _nugget_banks(campaign: Any, qrels: Any, admin: Any) -> None:
+    """Nugget bank v1 (published, one nugget of topic 401) and v2, a draft copy of it."""
+    from judging.assessments.nuggets import bank_create, bank_publish
+    from metrics.io.nuggets import DraftNugget
+
+    nuggets = {"401": [DraftNugget("the matrix's nugget", "vital", ("d401-1",))]}
+    first = bank_create(
+        campaign=campaign, by=admin, source="imported", nuggets=nuggets, qrels=qrels
+    )
+    bank_publish(bank=first, by=admin)
+    bank_create(campaign=campaign, by=admin, source="copied", based_on=first)

@@ -186,6 +186,15 @@ ROUTES: dict[str, Route] = {
     # suggestions for assessors (issue 17, point 5)
     "suggestions": CAMPAIGN,
     "api-suggestions": CAMPAIGN,
+    # nugget banks (issue 34, point 3): the dataset's v2 is a draft, v1 published
+    "api-nugget-banks": CAMPAIGN,
+    "api-nugget-bank": Route({"campaign_id": "campaign", "number": "=2"}),
+    "api-nugget-edits": Route({"campaign_id": "campaign", "number": "=2"}, ("?topic=401",)),
+    "api-nugget-bank-publish": Route({"campaign_id": "campaign", "number": "=2"}),
+    "nugget-banks": CAMPAIGN,
+    "nugget-bank": Route({"campaign_id": "campaign", "number": "=2"}),
+    "nugget-bank-publish": Route({"campaign_id": "campaign", "number": "=2"}),
+    "nugget-topic": Route({"campaign_id": "campaign", "number": "=2", "qid": "=401"}),
 }
 
 # --- the matrix -----------------------------------------------------------------------------
@@ -457,6 +466,21 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("suggestions", "POST"): s(302, 403, 403, 403, 403, 302),
     ("api-suggestions", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-suggestions", "PUT"): s(401, 403, 403, 403, 403, 200),
+    # --- nugget banks: admins draft and publish; annotators and admins edit drafts; researchers
+    # read published versions (the dataset's draft is not found for them) -----------------
+    ("api-nugget-banks", "GET"): s(401, 200, 200, 200, 200, 200),
+    ("api-nugget-banks", "POST"): s(401, 403, 403, 403, 403, 201),
+    ("api-nugget-bank", "GET"): s(401, 200, 200, 404, 404, 200),
+    ("api-nugget-edits", "GET"): s(401, 200, 200, 404, 404, 200),
+    ("api-nugget-edits", "POST"): s(401, 201, 201, 403, 403, 201),
+    ("api-nugget-bank-publish", "POST"): s(401, 403, 403, 403, 403, 200),
+    ("nugget-banks", "GET"): s(302, 200, 200, 200, 200, 200),
+    ("nugget-banks", "POST"): s(302, 403, 403, 403, 403, 302),  # drafted: to its page
+    ("nugget-bank", "GET"): s(302, 200, 200, 404, 404, 200),
+    ("nugget-bank-publish", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("nugget-bank-publish", "POST"): s(302, 403, 403, 403, 403, 302),
+    ("nugget-topic", "GET"): s(302, 200, 200, 404, 404, 200),
+    ("nugget-topic", "POST"): s(302, 302, 302, 403, 403, 302),  # edited: back to the page
     # --- the admin site: everything but its login and logout is for staff ---------------
     ("admin:index", "GET"): s(302, 302, 302, 302, 302, 200),
     ("admin:app_list", "GET"): s(302, 302, 302, 302, 302, 200),
@@ -628,6 +652,20 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
         return "json", {"human": d.qrels.number, "pool": d.pool.number}
     if key == ("autojudge-audit-compute", "POST"):
         return "form", {"qrels": str(d.qrels.number), "pool": str(d.pool.number)}
+    if key == ("api-nugget-banks", "POST"):
+        return "json", {"source": "copied", "based_on": 1}
+    if key == ("nugget-banks", "POST"):
+        return "form", {"source": "copied", "based_on": "1"}
+    if key in {("api-nugget-edits", "POST"), ("nugget-topic", "POST")}:
+        from judging.assessments.models import NuggetBank
+        from judging.assessments.nugget_selectors import bank_topics
+
+        draft = NuggetBank.objects.get(campaign=d.campaign, number=2)
+        (shown,) = bank_topics(draft, qid="401")
+        add = {"topic": "401", "op": "add", "text": "a new nugget", "importance": "okay"}
+        if name.startswith("api-"):
+            return "json", add | {"base": shown.last_edit}
+        return "form", add | {"base": str(shown.last_edit)}
     if key == ("api-judge-samples", "POST"):
         return "json", {"pool": d.pool.number, "design": "uniform", "budget": 2}
     if key == ("autojudge-samples-create", "POST"):

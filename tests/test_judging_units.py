@@ -364,3 +364,25 @@ def test_agreement_and_progress_per_kind(
     web.force_login(admin_user)
     page = web.get(f"/manage/{campaign.pk}/agreement/").content.decode()
     assert 'id="agreement-citation_support"' in page and "Citation support" in page
+
+
+def test_a_nugget_creation_item_links_to_its_topic_in_the_draft(
+    campaign: Campaign, admin_user: Any, annotator: Any
+) -> None:
+    topic = campaign.topics.get(qid="401")
+    draft = NuggetBank.objects.create(campaign=campaign, number=1, source="imported")
+    Nugget.objects.create(
+        bank=draft, topic=topic, key="n1", position=0, text="Sails need light", importance="vital"
+    )
+    units.answer_items_queue(campaign=campaign, kind=UnitKind.NUGGET_CREATION, bank=1)
+    lease = queue.lease_next(campaign=campaign, annotator=account(annotator))
+    assert lease is not None and lease.slot.kind == "nugget_creation"
+    web = Client()
+    web.force_login(annotator)
+    page = web.get(f"/annotate/{campaign.pk}/").content.decode()
+    editor = f"/campaigns/{campaign.pk}/nuggets/1/topics/401/"
+    assert f'id="unit-editor" href="{editor}"' in page
+    assert "Sails need light" in page
+    assert web.get(editor).status_code == 200  # the assessor may edit the draft there
+    recorded = judgment_recorded(lease_id=lease.pk, annotator=account(annotator), grade=1)
+    assert (recorded.judgment.kind, recorded.judgment.grade) == ("nugget_creation", 1)

@@ -8,6 +8,7 @@ from judging.api import autojudge_views as aj
 from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
+from judging.api import nugget_views as nv
 from judging.api import passage_views as pv
 from judging.api import plan_views, significance_views, unit_views, views
 from judging.api import quality_views as qv
@@ -172,5 +173,26 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/suggestions/",
         sv.SuggestionsView.as_view(),
         name="api-suggestions",
+    ),
+    # nugget banks, versioned; drafts edited by assessors (issue 34, point 3)
+    path(
+        "campaigns/<int:campaign_id>/nugget-banks/",
+        nv.NuggetBanksView.as_view(),
+        name="api-nugget-banks",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/nugget-banks/<int:number>/",
+        nv.NuggetBankView.as_view(),
+        name="api-nugget-bank",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/nugget-banks/<int:number>/edits/",
+        nv.NuggetEditsView.as_view(),
+        name="api-nugget-edits",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/nugget-banks/<int:number>/publish/",
+        nv.NuggetBankPublishView.as_view(),
+        name="api-nugget-bank-publish",
     ),
 ]

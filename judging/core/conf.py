@@ -382,6 +382,23 @@ class Judging(Group):
         help="The most answer spans an assessor may mark in one judgment (the judging page's "
         "`m` key, `answers` in the API); more is a `400` naming the field.",
     )
+    max_nuggets_per_topic: int = knob(
+        30,
+        env="POOLJUDGE_MAX_NUGGETS_PER_TOPIC",
+        minimum=1,
+        maximum=1000,
+        help="The most nuggets one topic's bank may hold, however they come (a draft, an "
+        "imported file, an assessor's add or split); more is a `400` naming the topic (30 is "
+        "the TREC 2024 RAG Track's cap, nuggetizer's default).",
+    )
+    max_nugget_chars: int = knob(
+        500,
+        env="POOLJUDGE_MAX_NUGGET_CHARS",
+        minimum=1,
+        maximum=100_000,
+        help="The longest text of one nugget, in characters (a nugget is an atomic fact of a "
+        "dozen words or so); longer is a `400` naming the nugget.",
+    )
 
 
 @dataclasses.dataclass(frozen=True)

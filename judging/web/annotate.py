@@ -16,6 +16,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -56,6 +57,18 @@ def _grade_buttons(
     ]
 
 
+def _unit(campaign: Campaign, topic: Topic, kind: str, key: str) -> dict[str, Any] | None:
+    """What an item that is not a document shows (``assessments.units``), with, for nugget
+    creation, the address of the topic's screen in the draft bank (opened beside the judging
+    page: its leases stay renewed meanwhile)."""
+    unit = units.unit_shown(campaign.pk, topic.pk, kind, key)
+    if unit is not None and kind == UnitKind.NUGGET_CREATION:
+        unit["editor_url"] = reverse(
+            "nugget-topic", args=[campaign.pk, unit["bank_number"], topic.qid]
+        )
+    return unit
+
+
 def _kind(kind: str) -> dict[str, Any]:
     """The item's kind as the page names it."""
     return {"kind": kind, "kind_label": UnitKind(kind).label, "noun": units.noun(kind)}
@@ -66,7 +79,7 @@ def _item_context(
 ) -> dict[str, Any]:
     """The item's topic and text: a document, or a passage in its document's context; for
     another kind, what its screen shows (``assessments.units``) and no document."""
-    unit = units.unit_shown(campaign.pk, topic.pk, kind, docid)
+    unit = _unit(campaign, topic, kind, docid)
     found = passage_text(campaign.pk, docid) if unit is None else None
     doc = found.document if found else None
     terms = topic_terms(campaign, topic)
@@ -156,7 +169,7 @@ def _item_json(campaign: Campaign, user: UserLike, lease: Lease) -> dict[str, An
     document; ``grades``: the kind's grade keys."""
     slot = lease.slot
     topic = slot.topic
-    unit = units.unit_shown(campaign.pk, topic.pk, slot.kind, slot.docid)
+    unit = _unit(campaign, topic, slot.kind, slot.docid)
     found: PassageText | None = queue.item_text(slot)
     doc = found.document if found else None
     terms = topic_terms(campaign, topic)

@@ -12,6 +12,7 @@ from judging.web import (
     incompleteness_pages,
     judge_pages,
     my_work,
+    nugget_pages,
     quality_pages,
     results,
     significance_pages,
@@ -207,5 +208,22 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/suggestions/",
         suggestion_pages.suggestions_page,
         name="suggestions",
+    ),
+    # nugget banks, versioned; a topic's editing screen (issue 34, point 3)
+    path("campaigns/<int:campaign_id>/nuggets/", nugget_pages.banks_page, name="nugget-banks"),
+    path(
+        "campaigns/<int:campaign_id>/nuggets/<int:number>/",
+        nugget_pages.bank_page,
+        name="nugget-bank",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/nuggets/<int:number>/publish/",
+        nugget_pages.bank_publish_page,
+        name="nugget-bank-publish",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/nuggets/<int:number>/topics/<path:qid>/",
+        nugget_pages.topic_page,
+        name="nugget-topic",
     ),
 ]

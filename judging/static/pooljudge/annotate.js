@@ -204,6 +204,10 @@
     }
     if (help && !help.hidden) return;
     if (key === "h") { ev.preventDefault(); setHighlight(!highlightOn()); return; }
+    var editorLink = document.getElementById("unit-editor");
+    if (key === "e" && onUnit() && editorLink && editorLink.offsetParent !== null) {
+      ev.preventDefault(); window.open(editorLink.href, "_blank", "noopener"); return;
+    }
     if (S && !onUnit() && (key === "m" || key === "x" || key === "[" || key === "]" || key === "c")) {
       ev.preventDefault();
       if (key === "m") S.mark();
@@ -370,6 +374,7 @@
         });
       } else if (item.kind === "nugget_creation") {
         text("unit-bank", u.bank_number);
+        var editor = byId("unit-editor"); if (editor && u.editor_url) editor.href = u.editor_url;
         list("unit-nuggets", u.nuggets || [], function (li, n) {
           var b = document.createElement("span"); b.className = "badge"; b.textContent = n.importance;
           li.appendChild(b); li.appendChild(document.createTextNode(" " + n.text));
