@@ -70,6 +70,9 @@ ROUTES: dict[str, Route] = {
     "api-chunkings": CAMPAIGN,
     "api-answer-items": CAMPAIGN,
     "api-answer-board": CAMPAIGN_PK,
+    "api-judge-answer-samples": Route({"pk": "judge"}),
+    "api-answer-sample": Route({"pk": "sample"}),
+    "api-answer-sample-advance": Route({"pk": "sample"}),
     "api-incompleteness": CAMPAIGN,
     "incompleteness": CAMPAIGN,
     "incompleteness-judge-more": CAMPAIGN,
@@ -280,6 +283,11 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-answer-items", "POST"): s(401, 403, 403, 403, 403, 400),
     # answer runs' scores: results (researchers, admins); 404 while the campaign has none
     ("api-answer-board", "GET"): s(401, 403, 403, 404, 404, 404),
+    # human samples of answer items: admins draw and advance them, researchers read; the
+    # dataset's sample is of pool documents, which these endpoints do not serve (404)
+    ("api-judge-answer-samples", "POST"): s(401, 403, 403, 403, 403, 400),
+    ("api-answer-sample", "GET"): s(401, 403, 403, 404, 404, 404),
+    ("api-answer-sample-advance", "POST"): s(401, 403, 403, 403, 403, 404),
     ("api-chunkings", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-chunkings", "POST"): s(401, 403, 403, 403, 403, 400),
     ("api-chunking-passages", "GET"): s(401, 403, 403, 200, 200, 200),

@@ -6,12 +6,10 @@ anonymised."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from judging.assessments import queue, units
@@ -20,6 +18,7 @@ from judging.campaigns.models import Campaign
 from judging.core.roles import account
 from judging.evaluation.answer_board import answer_board_for
 from judging.workflows.judgments import judgment_recorded
+from tests._answer_runs import submit_answers
 
 pytestmark = pytest.mark.django_db
 
@@ -53,16 +52,6 @@ RUN_B = [
 ]
 
 
-def _submit(client: Any, campaign: Campaign, lines: list[dict[str, Any]]) -> None:
-    body = "".join(json.dumps(x) + "\n" for x in lines).encode()
-    made = client.post(
-        f"/api/v1/campaigns/{campaign.pk}/runs/",
-        {"file": SimpleUploadedFile("answers.jsonl", body)},
-        format="multipart",
-    )
-    assert made.status_code == 201, made.content
-
-
 @pytest.fixture
 def scored(
     campaign: Campaign,
@@ -74,8 +63,8 @@ def scored(
 ) -> Campaign:
     """Bank v1: 401 has n1 (vital) and n2 (okay), 402 has n1 (vital). Judged: (X, n1) support,
     (X, n2) partial; (Y, n1) not yet. Citations: (X1, d1) full, (X2, d2) partial."""
-    _submit(api_client_for(researcher), campaign, RUN_A)
-    _submit(api_client_for(other_researcher), campaign, RUN_B)
+    submit_answers(api_client_for(researcher), campaign, RUN_A)
+    submit_answers(api_client_for(other_researcher), campaign, RUN_B)
     bank = NuggetBank.objects.create(
         campaign=campaign, number=1, state="published", source="imported", content_hash="ab" * 32
     )
@@ -183,5 +172,6 @@ def test_the_api_and_the_page_name_bank_and_anonymise_runs(
     web = Client()
     web.force_login(researcher)
     page = web.get(f"/campaigns/{scored.pk}/leaderboard/").content.decode()
-    # no qrels version yet: the leaderboard page says so and has no answers section
-    assert 'id="answers-board"' not in page
+    # no qrels version yet: the retrieval scores wait for one, the answers are shown
+    assert "No qrels version yet" in page and 'id="answers-board"' in page
+    assert "nugget bank v1" in page and "team-a" in page and "team-b" not in page

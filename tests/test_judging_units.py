@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from django.apps import apps
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import IntegrityError, transaction
@@ -36,6 +35,7 @@ from judging.core.roles import account
 from judging.workflows.judgments import judgment_recorded
 from judging.workflows.pools import pool_requested
 from judging.workflows.qrels import qrels_published
+from tests._answer_runs import submit_answers
 
 pytestmark = pytest.mark.django_db
 
@@ -48,16 +48,6 @@ ANSWER = {
     "answer": [{"text": A1, "citations": [0, 2]}, {"text": A2, "citations": [1]}],
 }
 NUGGETS = [("n1", "vital", "Sunlight pushes a solar sail"), ("n2", "okay", "It takes months")]
-
-
-def _submit(client: Any, campaign: Campaign, lines: list[dict[str, Any]]) -> None:
-    body = "".join(json.dumps(x) + "\n" for x in lines).encode()
-    made = client.post(
-        f"/api/v1/campaigns/{campaign.pk}/runs/",
-        {"file": SimpleUploadedFile("answers.jsonl", body)},
-        format="multipart",
-    )
-    assert made.status_code == 201, made.content
 
 
 @pytest.fixture
@@ -73,7 +63,7 @@ def rag(
     queued."""
     for docid, text in [("d1", "Sails ride on light."), ("d2", "Months."), ("d3", "Push.")]:
         Document.objects.create(campaign=campaign, docid=docid, title=docid, text=text)
-    _submit(api_client_for(researcher), campaign, [ANSWER])
+    submit_answers(api_client_for(researcher), campaign, [ANSWER])
     with as_committed():
         version, _ = pool_requested(campaign=campaign, strategy="depth", depth=10)
     version.refresh_from_db()
@@ -212,7 +202,7 @@ def test_identical_answers_of_two_runs_are_one_item(
     rag: tuple[Campaign, NuggetBank], researcher: Any, api_client_for: Callable[[Any], Any]
 ) -> None:
     campaign, bank = rag
-    _submit(api_client_for(researcher), campaign, [{**ANSWER, "run_id": "another-system"}])
+    submit_answers(api_client_for(researcher), campaign, [{**ANSWER, "run_id": "another-system"}])
     answers = list(RunAnswer.objects.all())
     assert len(answers) == 2
     assert len(units.assignment_units(bank, answers)) == 2
@@ -301,7 +291,7 @@ def test_queuing_answer_items_through_the_api_and_the_command(
     annotator: Any,
     api_client_for: Callable[[Any], Any],
 ) -> None:
-    _submit(api_client_for(researcher), campaign, [ANSWER])
+    submit_answers(api_client_for(researcher), campaign, [ANSWER])
     topic = campaign.topics.get(qid="401")
     draft = NuggetBank.objects.create(campaign=campaign, number=1, source="imported")
     Nugget.objects.create(

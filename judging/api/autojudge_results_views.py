@@ -110,7 +110,7 @@ def _sample_summary(hs: HumanSample) -> dict[str, Any]:
     return {
         "id": hs.pk,
         "judge": hs.judge.describe(),
-        "pool": hs.pool.number,
+        "pool": hs.pool.number if hs.pool is not None else None,
         "design": hs.design,
         "budget": hs.budget,
         "seed": hs.seed,

@@ -9,6 +9,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from judging.autojudge.answer_labels import ANSWER_KINDS
 from judging.autojudge.models import JudgeKind
 from judging.autojudge.services import LABEL_FORMATS
 from judging.core.params import MAX_ID
@@ -64,6 +65,19 @@ class JudgeCreateSerializer(serializers.Serializer[Any]):
     max_chars = serializers.IntegerField(
         required=False, min_value=100, max_value=100_000, help_text="embedding: text cut"
     )
+    t_partial = FiniteFloatField(
+        required=False,
+        min_value=-1,
+        max_value=1,
+        help_text="embedding, answer items: the cosine from which a nugget or citation is "
+        "partially supported (default 0.5)",
+    )
+    t_support = FiniteFloatField(
+        required=False,
+        min_value=-1,
+        max_value=1,
+        help_text="embedding, answer items: the cosine from which it is supported (default 0.75)",
+    )
 
 
 class JudgeRunRequestSerializer(serializers.Serializer[Any]):
@@ -73,6 +87,25 @@ class JudgeRunRequestSerializer(serializers.Serializer[Any]):
         max_value=MAX_ID,
         help_text="the pool version's number (default: the latest built)",
     )
+    kind = serializers.ChoiceField(
+        choices=["document", *ANSWER_KINDS],
+        default="document",
+        help_text="document: a pool's documents; nugget_assignment or citation_support: every "
+        "item of that kind of the campaign's answer runs (instead of a pool)",
+    )
+    bank = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="nugget_assignment: the published nugget bank version's number",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["kind"] != "document" and attrs.get("pool") is not None:
+            raise serializers.ValidationError({"pool": "a run over answer items has no pool"})
+        if attrs["kind"] != "nugget_assignment" and attrs.get("bank") is not None:
+            raise serializers.ValidationError({"bank": "only nugget_assignment names a bank"})
+        return attrs
 
 
 class JudgeLabelsImportSerializer(serializers.Serializer[Any]):
@@ -183,9 +216,19 @@ class JudgeRunSerializer(serializers.Serializer[Any]):
     judge = serializers.IntegerField()
     judge_label = serializers.CharField()
     pool = serializers.IntegerField(
-        allow_null=True, help_text="the pool version's number (null: a top-up's documents)"
+        allow_null=True,
+        help_text="the pool version's number (null: a top-up's documents, or answer items)",
     )
-    over = serializers.CharField(help_text="what it labels: pool v2, the top-up of run X")
+    kind = serializers.ChoiceField(
+        choices=["document", *ANSWER_KINDS],
+        help_text="what it labels: documents, or the answer runs' items of this kind",
+    )
+    bank = serializers.IntegerField(
+        allow_null=True, help_text="nugget_assignment: the nugget bank version's number"
+    )
+    over = serializers.CharField(
+        help_text="what it labels: pool v2, the top-up of run X, the answers' citations"
+    )
     state = serializers.ChoiceField(choices=["queued", "running", "done", "failed"])
     live = serializers.BooleanField(help_text="queued or running: poll again")
     total = serializers.IntegerField(help_text="documents to label")

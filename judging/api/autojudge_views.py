@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 from judging.api import autojudge_serializers as s
 from judging.api.serializers import ErrorSerializer, QrelsVersionSerializer
 from judging.api.stored import stored_response
-from judging.autojudge import selectors, services
+from judging.autojudge import answer_labels, selectors, services
 from judging.autojudge.models import Judge
 from judging.campaigns.models import Campaign
 from judging.core import uploads
@@ -102,7 +102,13 @@ class JudgesView(APIView):
             params["endpoint"] = v["endpoint"]
         if v.get("mapping") is not None:
             params["mapping"] = {str(k): int(g) for k, g in v["mapping"].items()}
-        for key in ("price_prompt_per_1k", "price_completion_per_1k", "max_chars"):
+        for key in (
+            "price_prompt_per_1k",
+            "price_completion_per_1k",
+            "max_chars",
+            "t_partial",
+            "t_support",
+        ):
             if v.get(key) is not None:
                 params[key] = v[key]
         before = set(
@@ -142,16 +148,27 @@ class JudgeRunsView(APIView):
         request=s.JudgeRunRequestSerializer,
         responses={202: s.JudgeRunSerializer, **ERRORS},
         description="Run the judge over a pool version (admins; default: the latest built): "
-        "a task labels every document the version has not graded yet. Answers 202 with the "
-        "run (poll GET /api/v1/judge-runs/{id}/); a run already queued or running over the "
-        "same pool is returned instead of a second one. An imported judge does not run (409).",
+        "a task labels every document the version has not graded yet. With kind "
+        "nugget_assignment (and bank, a published nugget bank version's number) or "
+        "citation_support instead, it labels every (answer, nugget) or (sentence, first cited "
+        "segment) of the campaign's answer runs, 2/1/0. Answers 202 with the run (poll GET "
+        "/api/v1/judge-runs/{id}/); a run already queued or running over the same pool, or "
+        "the same kind and bank, is returned instead of a second one. An imported judge does "
+        "not run, nor does a campaign without answer runs label answers (409); an unknown or "
+        "draft bank is a 400 naming bank.",
     )
     def post(self, request: Request, pk: int) -> Response:
         judge = selectors.judge_for(request.user, pk)
         ser = s.JudgeRunRequestSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
-        pool = selectors.pool_by_number(judge.campaign, ser.validated_data.get("pool"))
-        run = services.judge_run_request(judge=judge, pool=pool, requested_by=account(request.user))
+        v = ser.validated_data
+        by = account(request.user)
+        if v["kind"] != "document":
+            bank = answer_labels.bank_by_number(judge.campaign, v.get("bank"))
+            run = answer_labels.answer_run_request(judge=judge, kind=v["kind"], bank=bank, by=by)
+        else:
+            pool = selectors.pool_by_number(judge.campaign, v.get("pool"))
+            run = services.judge_run_request(judge=judge, pool=pool, requested_by=by)
         run.refresh_from_db()
         body = s.JudgeRunSerializer(selectors.judge_run_progress(run)).data
         return Response(body, status=status.HTTP_202_ACCEPTED)

@@ -3,6 +3,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.routers import DefaultRouter
 
 from judging.api import answer_board_views as abv
+from judging.api import answer_sample_views as asv
 from judging.api import autojudge_results_views as ar
 from judging.api import autojudge_views as aj
 from judging.api import collection_views as cv
@@ -97,6 +98,17 @@ urlpatterns = [
     path("qrels/<int:pk>/documents/", pv.QrelsDocumentsView.as_view(), name="api-qrels-documents"),
     path(
         "campaigns/<int:pk>/answer-board/", abv.AnswerBoardView.as_view(), name="api-answer-board"
+    ),
+    path(
+        "judges/<int:pk>/answer-samples/",
+        asv.JudgeAnswerSamplesView.as_view(),
+        name="api-judge-answer-samples",
+    ),
+    path("answer-samples/<int:pk>/", asv.AnswerSampleView.as_view(), name="api-answer-sample"),
+    path(
+        "answer-samples/<int:pk>/advance/",
+        asv.AnswerSampleAdvanceView.as_view(),
+        name="api-answer-sample-advance",
     ),
     path(
         "campaigns/<int:campaign_id>/answer-items/",

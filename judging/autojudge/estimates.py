@@ -38,6 +38,14 @@ DesignKind = Literal["uniform", "stratified", "active"]
 Allocation = Literal["neyman", "proportional"]
 
 
+def _pool_of(hs: HumanSample) -> PoolVersion:
+    """The pool a sample of pool documents was drawn from (a sample of answer items has none:
+    ``autojudge.answer_samples`` reads those)."""
+    if hs.pool is None:
+        raise Conflict(f"sample {hs.pk} is of answer items ({hs.kind}), not of a pool")
+    return hs.pool
+
+
 def _pool_map(pool: PoolVersion) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for q, d in pool_pairs(pool):
@@ -135,7 +143,7 @@ def _store_items(
         ignore_conflicts=True,
     )
     slots_first(
-        version=hs.pool, items=[(topic_ids[st.items[i][0]], st.items[i][1]) for i in indices]
+        version=_pool_of(hs), items=[(topic_ids[st.items[i][0]], st.items[i][1]) for i in indices]
     )
 
 
@@ -199,7 +207,7 @@ def sample_advance(hs: HumanSample) -> HumanSample:
             f"{progress['queued'] - progress['graded']} of the pilot's {progress['queued']} "
             "documents are not graded yet"
         )
-    st, _, auto, _ = _structure(hs.judge, hs.pool)
+    st, _, auto, _ = _structure(hs.judge, _pool_of(hs))
     d = Design(
         kind=cast(DesignKind, hs.design),
         budget=hs.budget,
@@ -263,7 +271,7 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
         "design": hs.design,
         "budget": hs.budget,
         "judge": hs.judge.describe(),
-        "pool": hs.pool.number,
+        "pool": _pool_of(hs).number,
         "progress": progress,
         "measures": list(ESTIMATED_MEASURES),
         "without_auto_grade": hs.design_info.get("without_auto_grade", 0),
@@ -279,7 +287,7 @@ def estimate(hs: HumanSample, *, level: float = 0.95) -> dict[str, Any]:
     if cached is not None:
         return {**out, **cached}
     runs = {r.tag: rankings(r) for r in run_rows}
-    pool_map = _pool_map(hs.pool)
+    pool_map = _pool_map(_pool_of(hs))
     # the judge's grade of every pool document (0 where it gave none, as the sample was drawn)
     auto_map = {q: {d: graded.get((q, d), 0) for d in ds} for q, ds in pool_map.items()}
     # the judge's raw scores calibrate the predictor when every pool document has one (an

@@ -36,8 +36,10 @@ register(
 register(
     Computation(
         kind="judge_run",
-        reads="a judge version and a pool version's documents and texts (key judge-run:RUN; a "
-        "new row each time one is asked for while none over the same pool is live)",
+        reads="a judge version and a pool version's documents and texts, a top-up's, or (no "
+        "pool, no top-up) the answer runs' items of the run's kind and bank "
+        "(autojudge.answer_labels) (key judge-run:RUN; a new row each time one is asked for "
+        "while none over the same pool, or kind and bank, is live)",
         compute=services.judge_run_compute,  # the judge's labeller; counts saved per batch
         store=lambda job, result: None,  # the labels (AutoLabel, its cache) and JudgeRun's counts
         row="autojudge.JudgeRun",

@@ -131,5 +131,8 @@ class EmbeddingLabeller:
 
 
 def register() -> None:
+    from judging.autojudge import answer_labellers
+
     register_labeller(JudgeKind.OPENAI, ChatLabeller)
     register_labeller(JudgeKind.EMBEDDING, EmbeddingLabeller)
+    answer_labellers.register()  # the same kinds over answer items

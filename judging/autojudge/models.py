@@ -125,6 +125,20 @@ class JudgeRun(models.Model):
         related_name="judge_runs",
         help_text="The top-up whose unjudged documents it labels (instead of a pool).",
     )
+    kind = models.CharField(
+        max_length=20,
+        default="document",
+        help_text="Without pool or top-up, the answer items it labels: nugget_assignment or "
+        "citation_support (assessments.UnitKind).",
+    )
+    bank = models.ForeignKey(
+        "assessments.NuggetBank",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="For nugget assignment: the bank version whose nuggets are assigned.",
+    )
     job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="%(class)s")
     total = models.PositiveIntegerField(default=0, help_text="Pool documents to label.")
     done = models.PositiveIntegerField(default=0, help_text="Labelled (any status) so far.")
@@ -153,7 +167,12 @@ class JudgeRun(models.Model):
         """What it labels: ``pool v2`` or ``the top-up of run X``."""
         if self.pool is not None:
             return f"pool v{self.pool.number}"
-        return f"the top-up of run {self.topup.run.tag}" if self.topup else "nothing"
+        if self.topup is not None:
+            return f"the top-up of run {self.topup.run.tag}"
+        if self.kind == "nugget_assignment":
+            number = self.bank.number if self.bank else "?"
+            return f"the answers' nugget assignments (bank v{number})"
+        return "the answers' citations" if self.kind == "citation_support" else "nothing"
 
     # its job (``autojudge.jobs``, kind ``judge_run``) holds the lifecycle (its error stored
     # with endpoints and keys blanked); the counts stay here, saved after each batch
@@ -191,8 +210,16 @@ class AutoLabel(models.Model):
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="labels")
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(
+        max_length=20,
+        default="document",
+        help_text="The kind of item (assessments.UnitKind): document, or an answer run's "
+        "nugget_assignment or citation_support; docid holds the item's key.",
+    )
     docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
-    grade = models.IntegerField(null=True, blank=True, help_text="On the campaign's scale.")
+    grade = models.IntegerField(
+        null=True, blank=True, help_text="On the campaign's scale (a unit's: 0-2)."
+    )
     status = models.CharField(max_length=10, choices=LabelStatus.choices, default=LabelStatus.OK)
     score = models.FloatField(
         null=True, blank=True, help_text="The judge's raw score (UMBRELA's 0-3, a similarity)."
@@ -205,7 +232,9 @@ class AutoLabel(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["judge", "topic", "docid"], name="autolabel_unique"),
+            models.UniqueConstraint(
+                fields=["judge", "topic", "kind", "docid"], name="autolabel_unique"
+            ),
         ]
         indexes = [models.Index(fields=["judge", "status"], name="autolabel_status")]
 
@@ -346,7 +375,28 @@ class HumanSample(models.Model):
     the human grades (prediction-powered inference, ``metrics.sampling.ppi``)."""
 
     judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="samples")
-    pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="+")
+    pool = models.ForeignKey(
+        PoolVersion,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="The pool sampled (empty: answer items, ``kind``).",
+    )
+    kind = models.CharField(
+        max_length=20,
+        default="document",
+        help_text="The kind of item (assessments.UnitKind): document, or an answer run's "
+        "nugget_assignment or citation_support; docid holds the item's key.",
+    )
+    bank = models.ForeignKey(
+        "assessments.NuggetBank",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="For nugget assignment: the bank version whose items are sampled.",
+    )
     design = models.CharField(max_length=12, choices=SampleDesign.choices)
     budget = models.PositiveIntegerField(help_text="Documents people judge.")
     seed = models.PositiveIntegerField(default=0)
@@ -369,6 +419,13 @@ class HumanSample(models.Model):
 class SampleItem(models.Model):
     sample = models.ForeignKey(HumanSample, on_delete=models.CASCADE, related_name="items")
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(
+        max_length=20,
+        default="document",
+        help_text="The kind of item (assessments.UnitKind): document, or an answer run's "
+        "nugget_assignment or citation_support; docid holds the item's key.",
+    )
+
     docid = models.CharField(max_length=1024)  # POOLJUDGE_MAX_DOCID_BYTES is at most this
     order = models.PositiveIntegerField(help_text="Queue order (active: most informative first).")
     pi = models.FloatField(help_text="Inclusion probability.")

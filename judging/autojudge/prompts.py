@@ -84,6 +84,7 @@ __all__ = [
     "check_template",
     "default_mapping",
     "parse_answer",
+    "reads_as_refusal",
     "render",
 ]
 
@@ -165,6 +166,12 @@ _REFUSAL = re.compile(
 )
 
 
+def reads_as_refusal(text: str) -> bool:
+    """Whether an answer reads as the model declining ("I can't help with that", "I'm
+    sorry", "as an AI", ...; "I cannot find the answer" does not)."""
+    return _REFUSAL.search(text) is not None
+
+
 @dataclass(frozen=True)
 class ParsedAnswer:
     """What an answer says: ``raw_grade`` (UMBRELA 0..3) or None; ``refused`` when it has no
@@ -198,7 +205,7 @@ def parse_answer(text: str) -> ParsedAnswer:
         lone = _LONE.match(lines[-1])
         if lone:
             return _grade(lone.group(1), "grade")
-    if _REFUSAL.search(text):
+    if reads_as_refusal(text):
         return ParsedAnswer(None, refused=True, problem="the model declined to grade")
     if not text.strip():
         return ParsedAnswer(None, problem="the answer is empty")

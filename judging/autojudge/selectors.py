@@ -44,6 +44,8 @@ SHOWN_PARAMS = (
     "thresholds",
     "max_chars",
     "calibration",
+    "t_partial",
+    "t_support",
 )
 
 
@@ -66,7 +68,7 @@ def judge_run_for(user: UserLike, run_id: int) -> JudgeRun | None:
     """Judge run ``run_id`` if the user may read its judge, else None (a 404)."""
     return (
         JudgeRun.objects.filter(judge__in=judges_visible(user))
-        .select_related("judge", "judge__campaign", "pool", "job")
+        .select_related("judge", "judge__campaign", "pool", "bank", "job")
         .filter(pk=run_id)
         .first()
     )
@@ -165,7 +167,7 @@ def _grades(judge: Judge) -> list[dict[str, Any]]:
     """Every grade of the campaign's scale with its label and how many pairs the judge gave it."""
     labels = judge.campaign.grade_labels()
     rows = (
-        AutoLabel.objects.filter(judge=judge, grade__isnull=False)
+        AutoLabel.objects.filter(judge=judge, kind="document", grade__isnull=False)
         .values("grade")
         .annotate(n=Count("id"))
     )
@@ -208,7 +210,9 @@ def judge_detail(judge: Judge) -> dict[str, Any]:
     versions = Judge.objects.filter(campaign_id=judge.campaign_id, name=judge.name).order_by(
         "version"
     )
-    runs = JudgeRun.objects.filter(judge=judge).select_related("judge", "pool", "job", "topup__run")
+    runs = JudgeRun.objects.filter(judge=judge).select_related(
+        "judge", "pool", "bank", "job", "topup__run"
+    )
     out = judge_summary(judge)
     out.update(
         prompt=judge.prompt,
@@ -242,6 +246,8 @@ def judge_run_progress(run: JudgeRun) -> dict[str, Any]:
         "judge": run.judge_id,
         "judge_label": str(run.judge),
         "pool": run.pool.number if run.pool is not None else None,
+        "kind": run.kind,
+        "bank": run.bank.number if run.bank is not None else None,
         "over": run.over,
         "state": run.state,
         "live": run.job.state in LIVE_STATES,

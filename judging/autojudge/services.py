@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from judging.assessments import units
 from judging.assessments.models import QrelsEntry, QrelsKind, QrelsSource, QrelsVersion, TopUp
 from judging.assessments.services import qrels_store
 from judging.autojudge.models import (
@@ -38,6 +39,9 @@ log = logging.getLogger(__name__)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,99}$")
 
 
+DOCUMENT = "document"  # assessments.models.UnitKind.DOCUMENT
+
+
 def invalid(field: str, message: str) -> InvalidInput:
     """Bad input in one named field: the one error shape of the autojudge services."""
     return InvalidInput(f"{field}: {message}", [Problem.at(field, message)])
@@ -53,6 +57,14 @@ def _check(kind: str, model: str, params: dict[str, Any], prompt: str, scale: li
         raise invalid("kind", f"must be one of {', '.join(JudgeKind.values)}")
     if not model.strip():
         raise invalid("model", "is required (the model that grades, or that the file declares)")
+    if kind == JudgeKind.EMBEDDING:
+        from judging.autojudge.answer_labellers import answer_thresholds
+
+        try:
+            answer_thresholds(params)
+        except ValueError as exc:
+            name = str(exc).split(" ", 1)[0]  # the message begins with the parameter's name
+            raise invalid(f"params.{name}", str(exc)) from None
     if kind == JudgeKind.OPENAI:
         endpoint = params.get("endpoint")
         if endpoint not in settings.POOLJUDGE_AUTOJUDGE.llm_endpoints:
@@ -153,13 +165,15 @@ class Label:
     cost: float = 0.0
 
 
-def store_labels(judge: Judge, labels: Sequence[Label]) -> int:
+def store_labels(judge: Judge, labels: Sequence[Label], *, kind: str = DOCUMENT) -> int:
     """Write labels of ``judge`` (one transaction; a pair labelled before is replaced only when
-    its stored label has no grade) and lock the version. Grades must be on the campaign's scale;
-    unknown topics are refused. Returns the number written."""
+    its stored label has no grade) and lock the version. Grades must be on the campaign's scale
+    (for items of another ``kind`` than documents, that kind's: ``assessments.units``; a
+    label's ``docid`` is then the item's key); unknown topics are refused. Returns the number
+    written."""
     campaign = judge.campaign
     topic_ids = dict(campaign.topics.values_list("qid", "id"))
-    scale = set(campaign.grade_values())
+    scale = set(units.grade_values(campaign, kind))
     problems = []
     for label in labels:
         if label.qid not in topic_ids:
@@ -181,7 +195,7 @@ def store_labels(judge: Judge, labels: Sequence[Label]) -> int:
         keys = {(topic_ids[x.qid], x.docid) for x in labels}
         graded = set(
             AutoLabel.objects.filter(
-                judge=judge, topic_id__in={t for t, _ in keys}, grade__isnull=False
+                judge=judge, kind=kind, topic_id__in={t for t, _ in keys}, grade__isnull=False
             ).values_list("topic_id", "docid")
         )
         fresh = [x for x in labels if (topic_ids[x.qid], x.docid) not in graded]
@@ -190,6 +204,7 @@ def store_labels(judge: Judge, labels: Sequence[Label]) -> int:
         replaced = {(topic_ids[x.qid], x.docid) for x in fresh}
         failed = AutoLabel.objects.filter(
             judge=judge,
+            kind=kind,
             topic_id__in={t for t, _ in replaced},
             docid__in={d for _, d in replaced},
             grade__isnull=True,
@@ -200,6 +215,7 @@ def store_labels(judge: Judge, labels: Sequence[Label]) -> int:
                 AutoLabel(
                     judge=judge,
                     topic_id=topic_ids[x.qid],
+                    kind=kind,
                     docid=x.docid,
                     grade=x.grade,
                     status=x.status,
@@ -222,7 +238,7 @@ def labels(
 ) -> dict[tuple[str, str], int]:
     """(qid, docid) -> grade of every pair the version graded (of the pairs ``only``, when
     given: read by their topics and documents, not the judge's every label)."""
-    found = AutoLabel.objects.filter(judge=judge, grade__isnull=False)
+    found = AutoLabel.objects.filter(judge=judge, kind=DOCUMENT, grade__isnull=False)
     if only is not None:
         found = found.filter(topic__qid__in={q for q, _ in only}, docid__in={d for _, d in only})
     rows = found.values_list("topic__qid", "docid", "grade")
@@ -237,7 +253,7 @@ def label_scores(judge: Judge) -> dict[tuple[str, str], float]:
     """(qid, docid) -> the judge's raw score of every graded pair that has one (a similarity,
     UMBRELA's 0-3); the estimates calibrate on it when every pool document has one."""
     rows = AutoLabel.objects.filter(
-        judge=judge, grade__isnull=False, score__isnull=False
+        judge=judge, kind=DOCUMENT, grade__isnull=False, score__isnull=False
     ).values_list("topic__qid", "docid", "score")
     return {(q, d): float(x) for q, d, x in rows.iterator(chunk_size=10_000) if x is not None}
 
@@ -352,7 +368,10 @@ def judge_run_compute(job: Job) -> None:
         pairs = pool_pairs(run.pool)
     elif run.topup is not None:
         pairs = topup_pairs(run.topup)
-    else:
+    else:  # neither: the items of the campaign's answer runs (``run.kind``)
+        from judging.autojudge.answer_labels import answer_run_compute
+
+        answer_run_compute(run)
         return
     done = set(labels(judge))
     todo = [p for p in pairs if p not in done]
@@ -366,17 +385,27 @@ def judge_run_compute(job: Job) -> None:
         labeller = labeller_for(judge)
     except Exception as exc:  # the labeller cannot start: the run fails, saying why
         raise StageFailed(safe_message(exc)) from exc
+    labels_saved(run.pk, judge, lambda: labeller.label(todo))
+
+
+def labels_saved(
+    run_id: int, judge: Judge, produce: Callable[[], Iterable[Label]], *, kind: str = DOCUMENT
+) -> None:
+    """Store the labels ``produce`` yields for run ``run_id`` in batches of
+    POOLJUDGE_AUTOJUDGE_BATCH (counts, tokens and cost saved with each); whatever fails while
+    they are produced fails the run with the reason, endpoints and keys blanked, the labels
+    yielded before it kept."""
     batch: list[Label] = []
     size = settings.POOLJUDGE_AUTOJUDGE.autojudge_batch
     try:
-        for label in labeller.label(todo):
+        for label in produce():
             batch.append(label)
             if len(batch) >= size:
-                _save_batch(run.pk, judge, batch)
+                _save_batch(run_id, judge, batch, kind)
                 batch = []
-        _save_batch(run.pk, judge, batch)
+        _save_batch(run_id, judge, batch, kind)
     except Exception as exc:
-        _save_batch(run.pk, judge, batch)
+        _save_batch(run_id, judge, batch, kind)
         raise StageFailed(safe_message(exc)) from exc
 
 
@@ -426,14 +455,14 @@ def endpoint_key(endpoint: dict[str, str]) -> str:
     return endpoint.get("api_key") or _env_key(endpoint)
 
 
-def _save_batch(run_id: int, judge: Judge, batch: list[Label]) -> None:
+def _save_batch(run_id: int, judge: Judge, batch: list[Label], kind: str = DOCUMENT) -> None:
     if not batch:
         return
     from django.db.models import F
 
     counts = {s: sum(1 for x in batch if x.status == s) for s in LabelStatus.values}
     with transaction.atomic():
-        store_labels(judge, batch)
+        store_labels(judge, batch, kind=kind)
         JudgeRun.objects.filter(pk=run_id).update(
             done=F("done") + len(batch),
             ok=F("ok") + counts[LabelStatus.OK],

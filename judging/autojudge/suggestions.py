@@ -186,7 +186,11 @@ def suggestion_for(
         return None
     topic_id = topic.pk if isinstance(topic, Topic) else topic
     label = AutoLabel.objects.filter(
-        judge_id=OuterRef("judge_id"), topic_id=topic_id, docid=docid, grade__isnull=False
+        judge_id=OuterRef("judge_id"),
+        topic_id=topic_id,
+        kind=UnitKind.DOCUMENT,
+        docid=docid,
+        grade__isnull=False,
     ).values("grade")[:1]
     row = (
         Suggestions.objects.filter(campaign_id=campaign.pk, enabled=True)
@@ -209,6 +213,7 @@ def suggestion_for_lease(*, lease_id: int, annotator: UserLike) -> dict[str, Any
     label = AutoLabel.objects.filter(
         judge_id=OuterRef("slot__campaign__suggestions__judge_id"),
         topic_id=OuterRef("slot__topic_id"),
+        kind=UnitKind.DOCUMENT,
         docid=OuterRef("slot__docid"),
         grade__isnull=False,
     ).values("grade")[:1]
@@ -316,7 +321,10 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
         auto = {
             (t, d): g
             for t, d, g in AutoLabel.objects.filter(
-                judge=judge, grade__isnull=False, topic_id__in={t for t, _ in wanted}
+                judge=judge,
+                kind=UnitKind.DOCUMENT,
+                grade__isnull=False,
+                topic_id__in={t for t, _ in wanted},
             ).values_list("topic_id", "docid", "grade")
             if (t, d) in wanted and g is not None
         }

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from judging.assessments.models import QrelsVersion
 from judging.assessments.selectors import qrels_version
+from judging.autojudge.answer_samples import latest_answer_reports
 from judging.autojudge.selectors import judges_visible
 from judging.campaigns.models import Campaign, Run
 from judging.campaigns.selectors import run_label
@@ -155,7 +156,7 @@ def _page_board(
 
 
 def _answers(
-    request: HttpRequest, campaign: Campaign, version: QrelsVersion
+    request: HttpRequest, campaign: Campaign, version: QrelsVersion | None
 ) -> dict[str, Any] | None:
     """The answer runs' scores for the page (``?bank=N``: that nugget bank version), with the
     measures in the order the table shows them; None without an answer run."""
@@ -169,6 +170,7 @@ def _answers(
         return None
     board["nugget_measures"] = list(NUGGET_MEASURES)
     board["support_measures"] = list(SUPPORT_MEASURES)
+    board["corrected"] = latest_answer_reports(campaign, request.user)
     return board
 
 
@@ -182,7 +184,12 @@ def leaderboard_page(request: HttpRequest, campaign_id: int) -> HttpResponseBase
         return render(
             request,
             "results/leaderboard.html",
-            {"campaign": campaign, "versions": versions, "new_runs": new_runs_note(campaign)},
+            {
+                "campaign": campaign,
+                "versions": versions,
+                "new_runs": new_runs_note(campaign),
+                "answers": _answers(request, campaign, None),
+            },
         )
     query, board, valid = _page_board(request, campaign, version)
     if request.GET.get("format") == "csv" and valid:
