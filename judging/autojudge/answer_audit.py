@@ -2,9 +2,10 @@
 agreement with people on the items both labelled (kappa, confusion, overall and per topic: a
 judge that agrees at run level can still disagree topic by topic, arXiv 2504.15068), and how it
 ranks the answer runs against people's labels (Kendall's tau-b, tau_AP, tau among the top 10),
-per measure. People's labels are the consensus of the items' judgments; the ranking comparison
-needs every item judged by people (a partial judging would rank runs by a lower bound), and says
-so when it is not.
+per measure; and, where the judge's labels were suggested to the assessors, the anchoring
+control (agreement in the shown arm and in the hidden arm). People's labels are the consensus
+of the items' judgments; the ranking comparison needs every item judged by people (a partial
+judging would rank runs by a lower bound), and says so when it is not.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from judging.assessments.models import Judgment
 from judging.autojudge.answer_samples import _auto, _bank, _items
 from judging.autojudge.models import Judge
+from judging.autojudge.suggestions import anchoring_report
 from judging.evaluation.answer_board import consensus_labels
 from metrics.judges.audit import label_agreement, ranking_agreement
 
@@ -54,6 +57,10 @@ def answer_audit(*, judge: Judge, kind: str, bank: int | None = None) -> dict[st
         "rankings": {},
         "rankings_note": "",
     }
+    if Judgment.objects.filter(campaign=campaign, kind=kind).exclude(suggestion_arm="").exists():
+        # the anchoring control, as for documents: agreement where the judge's label was shown
+        # before the assessor judged and where it stayed hidden until they had
+        out["anchoring"] = anchoring_report(campaign, judge, kind)
     order = [(it.topic_id, k) for it, k in zip(items.items, keys, strict=True)]
     missing_people = sum(key not in human for key in order)
     missing_judge = sum(key not in machine for key in order)

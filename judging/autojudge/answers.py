@@ -196,6 +196,7 @@ class Anchoring:
     setting: SuggestionsShown | None
     automatic: str
     judge: JudgeDescription | None
+    kind: str  # the items compared: document, nugget_assignment or citation_support
     scale: list[int]
     excluded: AnchoringExcluded
     changed_after_commit: dict[str, int]

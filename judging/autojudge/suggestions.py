@@ -34,6 +34,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
+from judging.assessments import units
 from judging.assessments.models import Judgment, JudgmentChange, Lease, UnitKind
 from judging.autojudge.models import AutoLabel, Judge, Suggestions
 from judging.campaigns.models import Campaign, Topic
@@ -154,11 +155,16 @@ def suggestion_setting(campaign: Campaign) -> dict[str, Any] | None:
 
 
 def _suggestion(
-    campaign: Campaign, slot_id: int, hidden_share: float, grade: int | None, gold: bool
+    campaign: Campaign,
+    slot_id: int,
+    hidden_share: float,
+    grade: int | None,
+    gold: bool,
+    kind: str = UnitKind.DOCUMENT,
 ) -> dict[str, Any] | None:
     if grade is None:
         return None
-    labels = campaign.grade_labels()
+    labels = units.grade_labels(campaign, kind)
     # a gold item measures the assessor, so its grade must not lean on the judge's: always the
     # hidden arm (revealed after the commit, like any hidden-arm item, so that it does not stand
     # out as the one document without a suggestion)
@@ -181,14 +187,15 @@ def suggestion_for(
     """``{"grade", "label", "arm"}`` for the slot, or None when the campaign's suggestions are
     off or its judge has no grade for the (topic, document). Nothing else: never the judge, its
     model or anything about runs (the assessor reads this). ``gold``: the slot serves a gold
-    item, always in the hidden arm. Only documents have suggestions (``kind``)."""
-    if campaign.pk not in _enabled_campaigns() or kind != UnitKind.DOCUMENT:
+    item, always in the hidden arm. ``kind``: the item's (a nugget assignment or a citation is
+    suggested the judge's label of that item, on its kind's scale)."""
+    if campaign.pk not in _enabled_campaigns() or kind == UnitKind.NUGGET_CREATION:
         return None
     topic_id = topic.pk if isinstance(topic, Topic) else topic
     label = AutoLabel.objects.filter(
         judge_id=OuterRef("judge_id"),
         topic_id=topic_id,
-        kind=UnitKind.DOCUMENT,
+        kind=kind,
         docid=docid,
         grade__isnull=False,
     ).values("grade")[:1]
@@ -200,7 +207,7 @@ def suggestion_for(
     )
     if row is None:
         return None
-    return _suggestion(campaign, slot_id, row[0], row[1], gold)
+    return _suggestion(campaign, slot_id, row[0], row[1], gold, kind)
 
 
 def suggestion_for_lease(*, lease_id: int, annotator: UserLike) -> dict[str, Any] | None:
@@ -213,7 +220,7 @@ def suggestion_for_lease(*, lease_id: int, annotator: UserLike) -> dict[str, Any
     label = AutoLabel.objects.filter(
         judge_id=OuterRef("slot__campaign__suggestions__judge_id"),
         topic_id=OuterRef("slot__topic_id"),
-        kind=UnitKind.DOCUMENT,
+        kind=OuterRef("slot__kind"),
         docid=OuterRef("slot__docid"),
         grade__isnull=False,
     ).values("grade")[:1]
@@ -221,7 +228,6 @@ def suggestion_for_lease(*, lease_id: int, annotator: UserLike) -> dict[str, Any
         Lease.objects.filter(
             pk=lease_id,
             annotator_id=annotator.pk,
-            slot__kind=UnitKind.DOCUMENT,  # judges suggest relevance grades only
             slot__campaign_id__in=enabled,
             slot__campaign__suggestions__enabled=True,
         )
@@ -233,14 +239,15 @@ def suggestion_for_lease(*, lease_id: int, annotator: UserLike) -> dict[str, Any
             "slot__campaign__suggestions__hidden_share",
             "grade",
             "slot__gold_id",
+            "slot__kind",
         )
         .first()
     )
     if row is None:
         return None
-    slot_id, campaign_id, scale, share, grade, gold_id = row
+    slot_id, campaign_id, scale, share, grade, gold_id, kind = row
     campaign = Campaign(pk=campaign_id, scale=scale)
-    return _suggestion(campaign, slot_id, share, grade, gold_id is not None)
+    return _suggestion(campaign, slot_id, share, grade, gold_id is not None, kind)
 
 
 def recorded(suggestion: dict[str, Any] | None) -> dict[str, Any]:
@@ -281,7 +288,9 @@ def report_judge(campaign: Campaign, judge_id: int | None) -> Judge | None:
     return found
 
 
-def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str, Any]:
+def anchoring_report(
+    campaign: Campaign, judge: Judge | None = None, kind: str = UnitKind.DOCUMENT
+) -> dict[str, Any]:
     """Human-automatic agreement in the shown and the hidden arm, and the difference with its
     95% interval (``metrics.judges.robustness.anchoring``), from the recorded judgments.
 
@@ -292,10 +301,11 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
     two). Gold items are left out (quality control only), as are judgments recorded with no
     suggestion. ``changed_after_commit`` counts, per arm, the judgments whose grade was changed
     after it was first committed, or undone and given again: in the hidden arm that is after
-    the reveal, so those grades may have moved towards the judge's.
+    the reveal, so those grades may have moved towards the judge's. ``kind``: the items compared
+    (documents, or an answer run's nugget assignments or citations, on their own scale).
     """
-    scale = campaign.grade_values()
-    base = Judgment.objects.filter(campaign=campaign, kind=UnitKind.DOCUMENT)
+    scale = units.grade_values(campaign, kind)
+    base = Judgment.objects.filter(campaign=campaign, kind=kind)
     counts = {
         "gold": base.filter(gold__isnull=False).exclude(suggestion_arm="").count(),
         "without_suggestion": base.filter(gold__isnull=True, suggestion_arm="").count(),
@@ -322,7 +332,7 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
             (t, d): g
             for t, d, g in AutoLabel.objects.filter(
                 judge=judge,
-                kind=UnitKind.DOCUMENT,
+                kind=kind,
                 grade__isnull=False,
                 topic_id__in={t for t, _ in wanted},
             ).values_list("topic_id", "docid", "grade")
@@ -330,7 +340,7 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
         }
     # items whose history is more than their first grade: changed, or undone and judged again
     revised = set(
-        JudgmentChange.objects.filter(topic__campaign=campaign, kind=UnitKind.DOCUMENT)
+        JudgmentChange.objects.filter(topic__campaign=campaign, kind=kind)
         .exclude(old_grade__isnull=True, new_grade__isnull=False)
         .values_list("topic_id", "docid", "annotator_id")
     )
@@ -357,6 +367,7 @@ def anchoring_report(campaign: Campaign, judge: Judge | None = None) -> dict[str
             else f"the labels of judge {judge.name} v{judge.version}"
         ),
         "judge": judge.describe() if judge is not None else None,
+        "kind": kind,
         "scale": scale,
         "excluded": {**counts, "not_graded_by_judge": not_graded},
         "changed_after_commit": changed,

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from judging.assessments import queue, units
-from judging.assessments.models import Nugget, NuggetBank, UnitKind
+from judging.assessments.models import Judgment, Nugget, NuggetBank, UnitKind
 from judging.autojudge.answer_samples import (
     answer_estimate,
     answer_sample_advance,
@@ -332,3 +332,48 @@ def test_from_submission_to_a_corrected_score_with_the_embedding_assigner(
         cell = row.measures["all_score"].ppi
         want = true[row.run.name].nuggets["all_score"].mean
         assert cell is not None and cell.low <= want <= cell.high, (row.run, cell, want)
+
+
+def test_the_anchoring_arm_on_answer_items(
+    answered: tuple[Campaign, NuggetBank, Judge, dict[str, int]],
+    annotator: Any,
+    admin_user: Any,
+) -> None:
+    """The assigner's labels suggested to assessors of answer items, a share hidden until they
+    commit; agreement with the judge in both arms, as TREC 2024 RAG compared post-editing with
+    judging from scratch."""
+    from django.test import Client
+
+    from judging.autojudge.answer_audit import answer_audit
+    from judging.autojudge.suggestions import suggestions_configure
+
+    campaign, _, judge, truth = answered
+    suggestions_configure(campaign=campaign, judge=judge, hidden_share=0.5, by=admin_user)
+    units.answer_items_queue(campaign=campaign, kind=UnitKind.CITATION_SUPPORT)
+    who = account(annotator)
+    lease = queue.lease_next(campaign=campaign, annotator=who)
+    assert lease is not None
+    web = Client()
+    web.force_login(annotator)
+    page = web.get(f"/annotate/{campaign.pk}/").content.decode()
+    auto = dict(
+        AutoLabel.objects.filter(judge=judge, kind=UnitKind.CITATION_SUPPORT).values_list(
+            "docid", "grade"
+        )
+    )
+    label = {0: "No support", 1: "Partial support", 2: "Full support"}[auto[lease.slot.docid]]
+    shown = f'<strong id="suggestion-label">{label}</strong>' in page
+    hidden = 'id="suggestion" class="suggestion-hint" hidden' in page
+    assert shown != hidden  # one arm or the other, on the kind's scale
+    _judge_queue(campaign, annotator, truth)
+    arms = set(
+        Judgment.objects.filter(kind=UnitKind.CITATION_SUPPORT).values_list(
+            "suggestion_arm", flat=True
+        )
+    )
+    assert arms == {"shown", "hidden"}
+    audit = answer_audit(judge=judge, kind=UnitKind.CITATION_SUPPORT)
+    anchoring = audit["anchoring"]
+    assert anchoring["kind"] == "citation_support" and anchoring["scale"] == [0, 1, 2]
+    n = anchoring["shown"]["n"] + anchoring["hidden"]["n"]
+    assert n == sum("@" in k for k in truth)
