@@ -176,6 +176,7 @@ ROUTES: dict[str, Route] = {
     "api-sample": Route({"pk": "sample"}),
     "api-sample-advance": Route({"pk": "sample"}),
     "autojudge-audit": Route({"campaign_id": "campaign", "judge_id": "judge"}),
+    "autojudge-answer-audit": Route({"campaign_id": "campaign", "judge_id": "judge"}),
     "autojudge-audit-compute": Route({"campaign_id": "campaign", "judge_id": "judge"}),
     "autojudge-samples": CAMPAIGN,
     "autojudge-samples-create": CAMPAIGN,
@@ -461,6 +462,9 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # the sample is drawn in full already: refused, saying why
     ("api-sample-advance", "POST"): s(401, 403, 403, 403, 403, 409),
     ("autojudge-audit", "GET"): s(302, 403, 403, 200, 200, 200),
+    # the audit of a judge's answer labels names every run: admins only (the dataset has no
+    # answer run: the page says so)
+    ("autojudge-answer-audit", "GET"): s(302, 403, 403, 403, 403, 200),
     ("autojudge-audit-compute", "GET"): s(302, 405, 405, 405, 405, 405),
     ("autojudge-audit-compute", "POST"): s(302, 403, 403, 403, 403, 302),
     ("autojudge-samples", "GET"): s(302, 403, 403, 200, 200, 200),

@@ -6,6 +6,7 @@ from judging.web import (
     adjudicate_pages,
     admin_pages,
     annotate,
+    answer_audit_pages,
     autojudge_pages,
     bias_pages,
     collection_pages,
@@ -150,6 +151,11 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/judges/<int:judge_id>/audit/",
         autojudge_pages.audit_page,
         name="autojudge-audit",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/judges/<int:judge_id>/answer-audit/",
+        answer_audit_pages.answer_audit_page,
+        name="autojudge-answer-audit",
     ),
     path(
         "campaigns/<int:campaign_id>/judges/<int:judge_id>/audit/compute/",

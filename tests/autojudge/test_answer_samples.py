@@ -377,3 +377,27 @@ def test_the_anchoring_arm_on_answer_items(
     assert anchoring["kind"] == "citation_support" and anchoring["scale"] == [0, 1, 2]
     n = anchoring["shown"]["n"] + anchoring["hidden"]["n"]
     assert n == sum("@" in k for k in truth)
+
+
+def test_the_audit_page(
+    answered: tuple[Campaign, NuggetBank, Judge, dict[str, int]],
+    annotator: Any,
+    admin_user: Any,
+    researcher: Any,
+) -> None:
+    from django.test import Client
+
+    campaign, _, judge, truth = answered
+    url = f"/campaigns/{campaign.pk}/judges/{judge.pk}/answer-audit/"
+    web = Client()
+    web.force_login(researcher)
+    assert web.get(url).status_code == 403  # it names every run
+    web.force_login(admin_user)
+    page = web.get(url).content.decode()
+    assert "Nugget assignment under nugget bank v1" in page
+    assert 'id="answer-audit-rankings-note">undefined: ' in page
+    _true_scores(campaign, annotator, truth)
+    page = web.get(url + "?kind=citation_support").content.decode()
+    assert 'id="answer-audit-rankings"' in page and 'id="answer-audit-topics"' in page
+    bad = web.get(url + "?kind=document").content.decode()
+    assert 'id="answer-audit-error">kind must be one of' in bad
