@@ -20,6 +20,7 @@ from django.test import Client
 
 from judging.assessments import queue, selectors, units
 from judging.assessments.models import (
+    GoldItem,
     JudgingSlot,
     Judgment,
     JudgmentChange,
@@ -376,3 +377,42 @@ def test_a_nugget_creation_item_links_to_its_topic_in_the_draft(
     assert web.get(editor).status_code == 200  # the assessor may edit the draft there
     recorded = judgment_recorded(lease_id=lease.pk, annotator=account(annotator), grade=1)
     assert (recorded.judgment.kind, recorded.judgment.grade) == ("nugget_creation", 1)
+
+
+def test_gold_items_of_an_answer_kind_are_drawn_from_agreement_and_served(
+    rag: tuple[Campaign, NuggetBank], annotator: Any, make_user: Any
+) -> None:
+    campaign, _ = rag
+    campaign.overlap = 1.0
+    campaign.save(update_fields=["overlap"])
+    JudgingSlot.objects.all().delete()
+    answers = list(RunAnswer.objects.all())
+    units.units_enqueue(
+        campaign=campaign, kind=UnitKind.CITATION_SUPPORT, units=units.support_units(answers)
+    )
+    bob = make_user("bob-annotator", "annotator")
+    _judge_all(campaign, annotator)  # grade 1 each
+    _judge_all(campaign, bob)  # grade 1 each: both items agreed
+    out = StringIO()
+    call_command("import_gold", campaign=str(campaign.pk), agreed="citation_support", stdout=out)
+    assert out.getvalue().strip() == "gold items: 2 added, 0 updated"
+    gold = list(GoldItem.objects.values_list("kind", "grade", "source"))
+    assert gold == [("citation_support", 1, "agreed")] * 2
+    # served to a third assessor as quality control, on the kind's screen and scale
+    campaign.gold_rate = 0.5
+    campaign.save(update_fields=["gold_rate"])
+    carol = account(make_user("carol-annotator", "annotator"))
+    units.units_enqueue(
+        campaign=campaign,
+        kind=UnitKind.CITATION_SUPPORT,
+        units=units.support_units(answers, citations="all"),
+    )
+    served = []
+    while (lease := queue.lease_next(campaign=campaign, annotator=carol)) is not None:
+        served.append((lease.slot.kind, lease.slot.gold_id is not None))
+        judgment_recorded(lease_id=lease.pk, annotator=carol, grade=2)
+    assert ("citation_support", True) in served
+    judged = Judgment.objects.filter(annotator=carol, gold__isnull=False)
+    assert judged.exists() and all(j.kind == "citation_support" for j in judged)
+    with pytest.raises(CommandError, match="one of a gold file"):
+        call_command("import_gold", campaign=str(campaign.pk))

@@ -25,6 +25,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from django.utils import timezone
 
 from judging.assessments.models import (
+    Adjudication,
     AnnotatorExclusion,
     GoldItem,
     GoldSource,
@@ -191,7 +192,9 @@ def gold_import(
     with transaction.atomic():
         existing = {
             (t, d): item
-            for item in GoldItem.objects.select_for_update().filter(campaign=campaign)
+            for item in GoldItem.objects.select_for_update().filter(
+                campaign=campaign, kind=UnitKind.DOCUMENT
+            )
             for t, d in [(item.topic_id, item.docid)]
         }
         new = []
@@ -254,7 +257,11 @@ def gold_from_qrels(
     version = QrelsVersion.objects.filter(campaign=campaign, number=number).first()
     if version is None:
         raise NotFound(f"campaign {campaign.name!r} has no qrels version {number}")
-    already = set(GoldItem.objects.filter(campaign=campaign).values_list("topic__qid", "docid"))
+    already = set(
+        GoldItem.objects.filter(campaign=campaign, kind=UnitKind.DOCUMENT).values_list(
+            "topic__qid", "docid"
+        )
+    )
     entries = (
         QrelsEntry.objects.filter(version=version, grade__gte=0)
         .filter(has_text(campaign))
@@ -294,6 +301,80 @@ def gold_from_qrels(
         origin=GoldSource.QRELS,
         qrels_version=version,
     )
+
+
+def gold_from_agreement(
+    *,
+    campaign: Campaign,
+    kind: str,
+    per_topic: int,
+    seed: int = 0,
+    created_by: Account | None = None,
+) -> GoldImport:
+    """Gold items of an answer kind (``nugget_assignment``, ``citation_support``): ``per_topic``
+    per topic drawn from the items two or more assessors judged alike, or an admin adjudicated,
+    stratified by label as ``gold_from_qrels`` draws them (highest first, ``seed``). They are
+    served and scored like document gold items (quality control, never in scores)."""
+    from judging.assessments import units
+
+    if kind not in units.KINDS or kind == UnitKind.NUGGET_CREATION:
+        raise InvalidInput(
+            f"{kind!r} has no gold items",
+            [Problem.at("kind", "must be nugget_assignment or citation_support")],
+        )
+    if isinstance(per_topic, bool) or not isinstance(per_topic, int) or not 1 <= per_topic <= 1000:
+        raise InvalidInput(
+            "bad sample size",
+            [Problem.at("per_topic", f"{per_topic!r} is not a whole number from 1 to 1000")],
+        )
+    grades: dict[tuple[int, str], set[int]] = {}
+    counts: dict[tuple[int, str], int] = {}
+    for t, key, grade in Judgment.objects.filter(
+        campaign=campaign, kind=kind, gold__isnull=True
+    ).values_list("topic_id", "docid", "grade"):
+        grades.setdefault((t, key), set()).add(grade)
+        counts[(t, key)] = counts.get((t, key), 0) + 1
+    agreed = {item: min(g) for item, g in grades.items() if len(g) == 1 and counts[item] >= 2}
+    for t, key, grade in Adjudication.objects.filter(campaign=campaign, kind=kind).values_list(
+        "topic_id", "docid", "grade"
+    ):
+        agreed[(t, key)] = grade
+    already = set(
+        GoldItem.objects.filter(campaign=campaign, kind=kind).values_list("topic_id", "docid")
+    )
+    by_topic: dict[int, dict[int, list[str]]] = {}
+    for (t, key), grade in sorted(agreed.items()):
+        if (t, key) not in already:
+            by_topic.setdefault(t, {}).setdefault(grade, []).append(key)
+    rng = random.Random(seed)
+    new: list[GoldItem] = []
+    for t in sorted(by_topic):
+        strata = {g: rng.sample(ks, len(ks)) for g, ks in sorted(by_topic[t].items())}
+        while sum(1 for item in new if item.topic_id == t) < per_topic and any(strata.values()):
+            for g in sorted(strata, reverse=True):
+                if strata[g] and sum(1 for item in new if item.topic_id == t) < per_topic:
+                    new.append(
+                        GoldItem(
+                            campaign=campaign,
+                            topic_id=t,
+                            kind=kind,
+                            docid=strata[g].pop(),
+                            grade=g,
+                            source=GoldSource.AGREED,
+                            created_by=created_by,
+                        )
+                    )
+    if not new:
+        raise InvalidInput(
+            "nothing to draw",
+            [
+                Problem.at(
+                    "kind", f"no {kind} item agreed by two assessors that is not gold already"
+                )
+            ],
+        )
+    GoldItem.objects.bulk_create(new, batch_size=5000)
+    return GoldImport(created=len(new), updated=0, queued_as_pooled=0)
 
 
 # --- settings -------------------------------------------------------------------------------

@@ -511,6 +511,7 @@ class AdjudicationChange(models.Model):
 class GoldSource(models.TextChoices):
     IMPORTED = "imported", "Imported by an admin"
     QRELS = "qrels", "Taken from a published qrels version"
+    AGREED = "agreed", "Agreed by two or more assessors, or adjudicated"
 
 
 class GoldItem(models.Model):
