@@ -72,6 +72,7 @@ ROUTES: dict[str, Route] = {
     "api-answer-board": CAMPAIGN_PK,
     "api-judge-answer-samples": Route({"pk": "judge"}),
     "api-answer-sample": Route({"pk": "sample"}),
+    "api-judge-answer-audit": Route({"pk": "judge"}, ("?kind=citation_support",)),
     "api-answer-sample-advance": Route({"pk": "sample"}),
     "api-incompleteness": CAMPAIGN,
     "incompleteness": CAMPAIGN,
@@ -288,6 +289,9 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # dataset's sample is of pool documents, which these endpoints do not serve (404)
     ("api-judge-answer-samples", "POST"): s(401, 403, 403, 403, 403, 400),
     ("api-answer-sample", "GET"): s(401, 403, 403, 404, 404, 404),
+    # the audit of a judge's answer labels names every run: admins (the dataset has no answer
+    # run: a conflict says so)
+    ("api-judge-answer-audit", "GET"): s(401, 403, 403, 403, 403, 409),
     ("api-answer-sample-advance", "POST"): s(401, 403, 403, 403, 403, 404),
     ("api-chunkings", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-chunkings", "POST"): s(401, 403, 403, 403, 403, 400),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,15 +15,21 @@ from rest_framework.views import APIView
 from judging.api.permissions import IsAdmin, IsResearcher
 from judging.api.result_schemas import ref
 from judging.api.serializers import ErrorSerializer
+from judging.assessments.models import NuggetBank
+from judging.autojudge.answer_audit import answer_audit
 from judging.autojudge.answer_samples import (
     AnswerSampleReport,
     answer_estimate,
     answer_sample_advance,
     answer_sample_create,
 )
+from judging.autojudge.answers import AnswerAudit
 from judging.autojudge.models import HumanSample, Judge, SampleDesign
+from judging.core.errors import InvalidInput
+from judging.core.params import MAX_ID, parse_int
 from judging.core.roles import UserLike, account
 from judging.evaluation.selectors import report_viewer
+from metrics.problems import Problem
 from metrics.results import render
 
 
@@ -107,3 +113,41 @@ class AnswerSampleAdvanceView(APIView):
     def post(self, request: Request, pk: int) -> Response:
         hs = answer_sample_advance(_sample(request, pk))
         return Response(_report(hs, request.user))
+
+
+class JudgeAnswerAuditView(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "kind", str, required=True, description="nugget_assignment or citation_support"
+            ),
+            OpenApiParameter("bank", int, description="Nugget bank version (latest published)"),
+        ],
+        responses={200: ref(AnswerAudit), 400: ErrorSerializer, 404: ErrorSerializer},
+        description="The judge's labels of answer items against people's (admins: the "
+        "rankings name every run): agreement (exact, weighted and binary kappa, confusion) "
+        "overall and per topic; the runs' rankings under its labels and people's per measure "
+        "(tau-b, tau_AP, top-10 tau; empty, with rankings_note, until people judged every "
+        "item; a tied or too-small ranking is null, never 0); and the anchoring control where "
+        "its labels were suggested to the assessors.",
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        judge = get_object_or_404(Judge.objects.visible_to(request.user), pk=pk)
+        kind = request.query_params.get("kind") or ""
+        if kind not in ("nugget_assignment", "citation_support"):
+            raise InvalidInput(
+                f"kind must be nugget_assignment or citation_support, not {kind[:40]!r}",
+                [Problem.at("kind", "nugget_assignment or citation_support")],
+            )
+        raw = request.query_params.get("bank")
+        bank = parse_int(raw, "bank", minimum=1, maximum=MAX_ID) if raw else None
+        if kind == "nugget_assignment" and bank is None:
+            latest = (
+                NuggetBank.objects.filter(campaign=judge.campaign, state="published")
+                .order_by("-number")
+                .first()
+            )
+            bank = latest.number if latest is not None else None
+        return Response(answer_audit(judge=judge, kind=kind, bank=bank))

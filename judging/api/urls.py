@@ -104,6 +104,11 @@ urlpatterns = [
         asv.JudgeAnswerSamplesView.as_view(),
         name="api-judge-answer-samples",
     ),
+    path(
+        "judges/<int:pk>/answer-audit/",
+        asv.JudgeAnswerAuditView.as_view(),
+        name="api-judge-answer-audit",
+    ),
     path("answer-samples/<int:pk>/", asv.AnswerSampleView.as_view(), name="api-answer-sample"),
     path(
         "answer-samples/<int:pk>/advance/",

@@ -56,6 +56,7 @@ def answer_audit(*, judge: Judge, kind: str, bank: int | None = None) -> dict[st
         "topics": topics,
         "rankings": {},
         "rankings_note": "",
+        "anchoring": None,
     }
     if Judgment.objects.filter(campaign=campaign, kind=kind).exclude(suggestion_arm="").exists():
         # the anchoring control, as for documents: agreement where the judge's label was shown

@@ -358,3 +358,23 @@ class SuggestionsAnswer:
 
     setting: SuggestionsShown | None
     report: Anchoring
+
+
+@dataclass(frozen=True)
+class AnswerAudit:
+    """An automatic judge's labels of answer items against people's (``autojudge.answer_audit``):
+    agreement overall and per topic, the runs' rankings per measure (empty with
+    ``rankings_note`` until people judged every item) and the anchoring control where its labels
+    were suggested (null otherwise)."""
+
+    judge: str
+    kind: str
+    bank: int | None
+    items: int
+    judged_by_people: int
+    labelled_by_judge: int
+    labels: LabelAgreement
+    topics: dict[str, LabelAgreement]
+    rankings: dict[str, RankingAgreement]
+    rankings_note: str
+    anchoring: Anchoring | None

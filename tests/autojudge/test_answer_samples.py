@@ -401,3 +401,21 @@ def test_the_audit_page(
     assert 'id="answer-audit-rankings"' in page and 'id="answer-audit-topics"' in page
     bad = web.get(url + "?kind=document").content.decode()
     assert 'id="answer-audit-error">kind must be one of' in bad
+
+
+def test_the_audit_api(
+    answered: tuple[Campaign, NuggetBank, Judge, dict[str, int]],
+    annotator: Any,
+    admin_user: Any,
+    api_client_for: Callable[[Any], Any],
+) -> None:
+    campaign, _, judge, truth = answered
+    admin = api_client_for(admin_user)
+    url = f"/api/v1/judges/{judge.pk}/answer-audit/"
+    assert admin.get(url).status_code == 400  # no kind
+    waiting = admin.get(url + "?kind=nugget_assignment").json()
+    assert waiting["bank"] == 1 and waiting["rankings"] == {} and waiting["anchoring"] is None
+    _true_scores(campaign, annotator, truth)
+    audit = admin.get(url + "?kind=nugget_assignment").json()
+    assert audit["judged_by_people"] == audit["items"] == sum("@" not in k for k in truth)
+    assert set(audit["rankings"]) >= {"strict_vital_score", "all_score"}
