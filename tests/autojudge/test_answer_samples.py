@@ -356,11 +356,12 @@ def test_the_anchoring_arm_on_answer_items(
     web = Client()
     web.force_login(annotator)
     page = web.get(f"/annotate/{campaign.pk}/").content.decode()
-    auto = dict(
-        AutoLabel.objects.filter(judge=judge, kind=UnitKind.CITATION_SUPPORT).values_list(
-            "docid", "grade"
-        )
-    )
+    auto = {
+        key: int(grade or 0)
+        for key, grade in AutoLabel.objects.filter(
+            judge=judge, kind=UnitKind.CITATION_SUPPORT
+        ).values_list("docid", "grade")
+    }
     label = {0: "No support", 1: "Partial support", 2: "Full support"}[auto[lease.slot.docid]]
     shown = f'<strong id="suggestion-label">{label}</strong>' in page
     hidden = 'id="suggestion" class="suggestion-hint" hidden' in page
