@@ -556,3 +556,132 @@ class Client:
         ``pooljudge.json`` (the qrels version and its sha256), each file checked against the
         sha256 ``pooljudge.json`` names for it. A sampled version has no BEIR form (400)."""
         return exports.export_golden_set(self._http, _id(qrels), Path(path))
+
+    # --- answers: nugget banks, answer items, automatic judges, samples, the board ---------
+
+    def create_nugget_bank(
+        self, campaign: CampaignRef, nuggets: PathLike | bytes, *, note: str = ""
+    ) -> Mapping[str, Any]:
+        """Draft the campaign's next nugget bank version from a nugget file (admins): its path,
+        or its content (nuggetizer's JSON lines, or ``qid<TAB>importance<TAB>text`` lines).
+        Validated whole: an ``InvalidInput`` lists every problem with its line."""
+        upload = (
+            payloads.packed("nuggets.jsonl", nuggets)
+            if isinstance(nuggets, bytes)
+            else payloads.file_upload(nuggets)
+        )
+        path = f"campaigns/{self._campaign_id(campaign)}/nugget-banks/"
+        drafted: Mapping[str, Any] = self._upload(
+            path, upload, {"source": "imported", "note": note}
+        ).json()
+        return drafted
+
+    def publish_nugget_bank(self, campaign: CampaignRef, number: int) -> Mapping[str, Any]:
+        """Publish (freeze) draft nugget bank version ``number`` (admins); a published one is
+        a ``Conflict``."""
+        path = f"campaigns/{self._campaign_id(campaign)}/nugget-banks/{int(number)}/publish/"
+        published: Mapping[str, Any] = self._http.request("POST", path).json()
+        return published
+
+    def queue_answer_items(
+        self, campaign: CampaignRef, kind: str, *, bank: int | None = None
+    ) -> Mapping[str, Any]:
+        """Queue every item of ``kind`` (``nugget_assignment`` with a published ``bank``
+        version, ``citation_support``, ``nugget_creation`` with a draft) that the campaign's
+        answer runs need judged (admins): the items found and the slots queued now."""
+        body: dict[str, Any] = {"kind": kind}
+        if bank is not None:
+            body["bank"] = int(bank)
+        path = f"campaigns/{self._campaign_id(campaign)}/answer-items/"
+        queued: Mapping[str, Any] = self._http.request("POST", path, json=body).json()
+        return queued
+
+    def create_judge(
+        self, campaign: CampaignRef, *, kind: str, name: str, model: str, **options: Any
+    ) -> Mapping[str, Any]:
+        """Create the next version of an automatic judge (admins): ``kind`` ``embedding`` or
+        ``openai-compatible`` (with ``endpoint``, a configured endpoint's name), and the
+        options the API takes (``t_partial``, ``t_support``, ``prompt``, ...)."""
+        body = {"kind": kind, "name": name, "model": model, **options}
+        path = f"campaigns/{self._campaign_id(campaign)}/judges/"
+        created: Mapping[str, Any] = self._http.request("POST", path, json=body).json()
+        return created
+
+    def run_judge(
+        self,
+        judge: int,
+        *,
+        kind: str = "document",
+        bank: int | None = None,
+        pool: int | None = None,
+        timeout: float = 600,
+        poll: float = 1,
+    ) -> Mapping[str, Any]:
+        """Run judge version ``judge`` (its id; admins) over a pool's documents (``kind``
+        ``document``, ``pool`` its number, default the latest) or every item of ``kind`` of
+        the campaign's answer runs (``nugget_assignment`` with a published ``bank`` version,
+        or ``citation_support``), and wait until it is done: its counts. A failed run raises
+        ``PooljudgeError`` with the service's error."""
+        body: dict[str, Any] = {"kind": kind}
+        if bank is not None:
+            body["bank"] = int(bank)
+        if pool is not None:
+            body["pool"] = int(pool)
+        started = self._http.request("POST", f"judges/{int(judge)}/runs/", json=body).json()
+        path = f"judge-runs/{int(started['id'])}/"
+        done: Mapping[str, Any] = waits.until(
+            lambda: self._http.get_json(path),
+            lambda r: not r.get("live", False),
+            timeout=timeout,
+            poll=poll,
+            what=f"judge run {started['id']}",
+        )
+        if done.get("state") == "failed":
+            raise PooljudgeError(
+                f"judge run {started['id']} failed: {done.get('error', '')}", code="run_failed"
+            )
+        return done
+
+    def create_answer_sample(
+        self,
+        judge: int,
+        *,
+        kind: str,
+        budget: int,
+        bank: int | None = None,
+        design: str = "uniform",
+        seed: int = 0,
+        allocation: str = "proportional",
+    ) -> Mapping[str, Any]:
+        """Draw a human sample of ``budget`` answer items of ``kind`` for judge version
+        ``judge`` (admins; it must have labelled every item), by ``design`` (uniform,
+        stratified, active); its items are queued ahead of their topics' others. Its report
+        (``answer_sample``) gives the corrected scores once every sampled item is judged."""
+        body: dict[str, Any] = {
+            "kind": kind,
+            "budget": int(budget),
+            "design": design,
+            "seed": int(seed),
+            "allocation": allocation,
+        }
+        if bank is not None:
+            body["bank"] = int(bank)
+        path = f"judges/{int(judge)}/answer-samples/"
+        drawn: Mapping[str, Any] = self._http.request("POST", path, json=body).json()
+        return drawn
+
+    def answer_sample(self, sample: int) -> Mapping[str, Any]:
+        """A human sample's progress and, once it is judged, every answer run's scores
+        corrected by it (``runs``: per measure ``ppi``, ``auto_only``, ``human_only``)."""
+        report: Mapping[str, Any] = self._http.get_json(f"answer-samples/{int(sample)}/")
+        return report
+
+    def answer_board(
+        self, campaign: CampaignRef, *, bank: int | None = None, qrels_version: int | None = None
+    ) -> Mapping[str, Any]:
+        """Every answer run's nugget recall under published bank version ``bank`` (default:
+        the latest), citation support and length, with 95% intervals, beside its first
+        campaign measure under qrels version ``qrels_version`` (default: the latest)."""
+        path = f"campaigns/{self._campaign_id(campaign)}/answer-board/"
+        board: Mapping[str, Any] = self._http.get_json(path, {"bank": bank, "qrels": qrels_version})
+        return board
