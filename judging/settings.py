@@ -209,6 +209,22 @@ SPECTACULAR_SETTINGS = {
         "JudgeQrelsKindEnum": [("automatic", "automatic"), ("hybrid", "hybrid")],
         # a judge run's and a calibration's state: one set of choices, one name
         "TaskStateEnum": "judging.autojudge.models.TASK_STATES",
+        # the kinds of judging item (assessments.units): those queued for answer runs, those
+        # an automatic judge labels, and what a judge run labels (documents or either)
+        "AnswerItemKindEnum": [
+            ("nugget_creation", "nugget_creation"),
+            ("nugget_assignment", "nugget_assignment"),
+            ("citation_support", "citation_support"),
+        ],
+        "AnswerLabelKindEnum": [
+            ("nugget_assignment", "nugget_assignment"),
+            ("citation_support", "citation_support"),
+        ],
+        "JudgeRunKindEnum": [
+            ("document", "document"),
+            ("nugget_assignment", "nugget_assignment"),
+            ("citation_support", "citation_support"),
+        ],
     },
 }
 
