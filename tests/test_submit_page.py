@@ -586,3 +586,31 @@ def test_a_json_run_file_is_submitted_from_the_page_with_its_tag(
     run = Run.objects.get(campaign=judged, owner=researcher)
     assert r.status_code == 302 and r["Location"] == f"/runs/{run.pk}/"
     assert run.num_entries == 4 and run.topic_counts == {"401": 3, "402": 1}
+
+
+def test_an_answer_run_is_submitted_on_the_page_too(
+    judged: Campaign, researcher: Any, as_committed: Any
+) -> None:
+    """TREC RAG's answer format through the same form: its references are the ranked run, its
+    answers are kept beside it; a bad line is named as the API names it."""
+    import json
+
+    from judging.campaigns.models import RunAnswer
+
+    line = {
+        "run_id": "page-rag",
+        "topic_id": "401",
+        "references": ["d1", "d2"],
+        "answer": [{"text": "Sails ride on light.", "citations": [0]}],
+    }
+    upload = SimpleUploadedFile("answers.jsonl", (json.dumps(line) + "\n").encode())
+    with as_committed():
+        r = web(researcher).post(submit_url(judged), {"file": upload})
+    run = Run.objects.get(campaign=judged, owner=researcher)
+    assert r.status_code == 302 and run.name == "page-rag" and run.topic_counts == {"401": 2}
+    assert list(RunAnswer.objects.filter(run=run).values_list("references", flat=True)) == [
+        ["d1", "d2"]
+    ]
+    bad = SimpleUploadedFile("bad.jsonl", (json.dumps({**line, "answer": "x"}) + "\n").encode())
+    refused = web(researcher).post(submit_url(judged), {"file": bad, "tag": "other"})
+    assert refused.status_code == 400 and "line 1" in refused.content.decode()
