@@ -1,7 +1,9 @@
 """The retrieval team's story, end to end through the Python client, from a fresh database
 against a live server (issue 33, point 5): three setups on passages, pooled and judged with
 answer spans marked, re-chunked with the judgments carried over, compared with intervals and
-sliced by question type, and a regression check that fails the change that loses recall."""
+sliced by question type, and a regression check that fails the change that loses recall; then
+(issue 34, point 7) the team's answers, when the embedding extra is installed: checked by
+tests/_answer_story_checks.py in the same play, so that the retrieval story runs once."""
 
 from __future__ import annotations
 
@@ -11,9 +13,12 @@ from typing import Any
 
 import pytest
 
+from judging.autojudge.embedding import available
+from judging.demo.rag.answer_story import play_answers
 from judging.demo.rag.story import FIRST, JUDGED, SECOND, play
-from judging.demo.rag_load import rag_assessor, service_judging
+from judging.demo.rag_load import rag_assessor, service_judging, service_unit_judging
 from pooljudge.client import Client
+from tests._answer_story_checks import check_the_answers
 
 PASSWORD = "pw-for-tests-only"
 
@@ -33,12 +38,21 @@ def story(live_server: Any, admin_user: Any, researcher: Any) -> Any:
         Client.login(url, admin_user.username, PASSWORD) as admin,
         Client.login(url, researcher.username, PASSWORD) as team,
     ):
+        assessor = rag_assessor()
         figures = play(
             admin,
             team,
-            service_judging(rag_assessor()),
+            service_judging(assessor),
             say=lambda s: lines.append(f"{time.perf_counter() - start:5.1f} {s}"),
         )
+        if available():
+            figures.answers = play_answers(
+                admin,
+                team,
+                service_unit_judging(assessor),
+                campaign=figures.campaign,
+                say=lambda s: lines.append(f"{time.perf_counter() - start:5.1f} {s}"),
+            )
     print("\n".join(lines), f"\n({time.perf_counter() - start:.1f} s)")
     return figures
 
@@ -86,6 +100,8 @@ def test_the_retrieval_teams_story(story: Any) -> None:
         > _row(paraphrase, "bm25-windows")["R@5"]["value"]
     )
     check_the_guide(story)
+    if available():  # CI installs the extra: the answers' story is checked there
+        check_the_answers(story.answers)
 
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "guide" / "rag.md"

@@ -49,6 +49,7 @@ class StoryFigures:
     boards: dict[str, Leaderboard] = field(default_factory=dict)  # chunking -> board
     slices: dict[str, Leaderboard] = field(default_factory=dict)  # tag -> board on SECOND
     checks: dict[str, Any] = field(default_factory=dict)  # run -> CheckResult
+    answers: Any = None  # the answers' story that may follow (rag.answer_story.AnswerFigures)
 
 
 def _tag(setup: str, chunking: str) -> str:

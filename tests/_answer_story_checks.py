@@ -1,63 +1,24 @@
-"""The retrieval team's answers, end to end through the Python client against a live server
-(issue 34, point 7): after the retrieval story, extractive answer runs over each setup's top
-paragraphs and one that cites carelessly, a nugget bank imported and published, the embedding
-judge over every item, a stratified human sample correcting its scores, every item judged, and
-the Answers board with intervals; docs/guide/answers.md quotes what it gives."""
+"""The checks of the retrieval team's answers (issue 34, point 7), played end to end through the
+Python client against a live server by tests/test_rag_story.py right after the retrieval story
+(one play of both: the retrieval story is most of the time): extractive answer runs over each
+setup's top paragraphs and one that cites carelessly, a nugget bank imported and published, the
+embedding judge over every item, a stratified human sample correcting its scores, every item
+judged, and the Answers board with intervals; docs/guide/answers.md quotes what it gives."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from judging.autojudge.embedding import available
-from judging.demo.rag.answer_story import play_answers
 from judging.demo.rag.answers import CARELESS
-from judging.demo.rag.story import play
-from judging.demo.rag_load import rag_assessor, service_judging, service_unit_judging
-from pooljudge.client import Client
-
-PASSWORD = "pw-for-tests-only"
-
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(not available(), reason="the embedding extra is not installed"),
-]
-
-
-@pytest.fixture
-def story(live_server: Any, admin_user: Any, researcher: Any) -> Any:
-    """The retrieval story, then the answers' story; the admin and the team work through the
-    client against the live server, the assessor judges in-process through the workflow the
-    API's judgment POST takes (as tests/test_rag_story.py: 536 judgments over HTTP would take a
-    minute of the suite)."""
-    url = str(live_server.url)
-    lines: list[str] = []
-    start = time.perf_counter()
-
-    def say(s: str) -> None:
-        lines.append(f"{time.perf_counter() - start:5.1f} {s}")
-
-    with (
-        Client.login(url, admin_user.username, PASSWORD) as admin,
-        Client.login(url, researcher.username, PASSWORD) as team,
-    ):
-        assessor = rag_assessor()
-        retrieval = play(admin, team, service_judging(assessor), say=say)
-        figures = play_answers(
-            admin, team, service_unit_judging(assessor), campaign=retrieval.campaign, say=say
-        )
-    print("\n".join(lines), f"\n({time.perf_counter() - start:.1f} s)")
-    return figures
 
 
 def _rows(board: Any) -> dict[str, Any]:
     return {row["run"]: row for row in board["rows"]}
 
 
-def test_the_teams_answers(story: Any) -> None:
+def check_the_answers(story: Any) -> None:
+    """What the answers' story gives, and docs/guide/answers.md quoting it."""
     rows = _rows(story.board)
     assert set(rows) == {"bm25-answers", "dense-answers", "hybrid-answers", CARELESS}
     for row in rows.values():
