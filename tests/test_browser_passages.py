@@ -263,8 +263,10 @@ def test_the_page_marks_no_more_answers_than_the_setting_allows(
     with override_knobs(max_answer_spans=1):
         _log_in(page, live_server.url, f"/annotate/{campaign.pk}/")
         page.wait_for_selector("#passage")
+        _ready(page)  # the page's scripts hold the keys from here (a loaded machine is slow)
         page.keyboard.press("]")
         page.keyboard.press("m")
+        page.wait_for_selector("#answer-list li")
         page.keyboard.press("]")
         page.keyboard.press("m")
         page.wait_for_selector("#toast:has-text('At most 1 answer can')")
