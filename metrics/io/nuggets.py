@@ -43,6 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import IO, Any, Literal
 
+from metrics.io._json import kind_of, no_twice, text_problem
 from metrics.io.limits import DEFAULT_LIMITS, Limits, control_character, id_problem, line_problem
 from metrics.io.trec import Source, _open_out, read_head
 from metrics.problems import Problems
@@ -123,7 +124,7 @@ class _Reader:
         if isinstance(value, int) and not isinstance(value, bool):
             value = str(value)
         if not isinstance(value, str):
-            self.bad(line, where, f"the topic id must be a string, not {_kind(value)}")
+            self.bad(line, where, f"the topic id must be a string, not {kind_of(value)}")
             return None
         if not value:
             self.bad(line, where, "the topic id is empty")
@@ -145,7 +146,7 @@ class _Reader:
             self.bad(line, where, "missing: 'vital' or 'okay'")
             return None
         if not isinstance(value, str):
-            self.bad(line, where, f"must be 'vital' or 'okay', not {_kind(value)}")
+            self.bad(line, where, f"must be 'vital' or 'okay', not {kind_of(value)}")
             return None
         label = value.strip().lower()
         if label == "failed":
@@ -158,10 +159,10 @@ class _Reader:
 
     def text(self, line: int, where: str | None, value: Any) -> str | None:
         if not isinstance(value, str):
-            self.bad(line, where, f"must be a string, not {_kind(value)}")
+            self.bad(line, where, f"must be a string, not {kind_of(value)}")
             return None
         text = value.strip()
-        why = _text_problem(text)
+        why = text_problem(text)
         if why is None and not text:
             why = "is blank"
         if why is None and self.max_chars is not None and len(text) > self.max_chars:
@@ -186,7 +187,7 @@ class _Reader:
         if value is None:
             return ()
         if not isinstance(value, list):
-            self.bad(line, where, f"must be a list of segment ids, not {_kind(value)}")
+            self.bad(line, where, f"must be a list of segment ids, not {kind_of(value)}")
             return None
         out: list[str] = []
         for i, item in enumerate(value):
@@ -221,43 +222,10 @@ class _Reader:
         topic.nuggets.append(nugget)
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "missing (or null)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return {int: "an integer", float: "a number", str: "a string", list: "a list"}.get(
-        type(value), "an object"
-    )
-
-
-def _text_problem(value: str) -> str | None:
-    if "\x00" in value:
-        return "holds a NUL character"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "holds a lone surrogate (not a character)"
-    return None
-
-
-def _no_twice(reader: _Reader, number: int) -> Any:
-    """A JSON ``object_pairs_hook`` naming every key given twice in one object."""
-
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                reader.bad(number, key, "given twice in one object")
-            out[key] = value
-        return out
-
-    return hook
-
-
 def _json_line(reader: _Reader, number: int, text: str, first: dict[str, int]) -> None:
     try:
-        record = json.loads(text, object_pairs_hook=_no_twice(reader, number))
+        twice = no_twice(lambda key: reader.bad(number, key, "given twice in one object"))
+        record = json.loads(text, object_pairs_hook=twice)
     except RecursionError:
         reader.bad(number, None, "not JSON: nested too deeply")
         return
@@ -266,7 +234,7 @@ def _json_line(reader: _Reader, number: int, text: str, first: dict[str, int]) -
         reader.bad(number, None, f"not JSON: {what[:80]}")
         return
     if not isinstance(record, dict):
-        reader.bad(number, None, f"expected a JSON object, found {_kind(record)}")
+        reader.bad(number, None, f"expected a JSON object, found {kind_of(record)}")
         return
     qid = reader.qid(number, "qid", record.get("qid"))
     if qid is not None and qid in first:
@@ -276,13 +244,13 @@ def _json_line(reader: _Reader, number: int, text: str, first: dict[str, int]) -
         first[qid] = number
     nuggets = record.get("nuggets")
     if not isinstance(nuggets, list):
-        reader.bad(number, "nuggets", f"must be a list of nuggets, not {_kind(nuggets)}")
+        reader.bad(number, "nuggets", f"must be a list of nuggets, not {kind_of(nuggets)}")
         nuggets = []
     topic = reader.topic(qid, number) if qid is not None else _Topic("", number)
     for i, item in enumerate(nuggets):
         at = f"nuggets[{i}]"
         if not isinstance(item, dict):
-            reader.bad(number, at, f"must be an object {{text, importance}}, not {_kind(item)}")
+            reader.bad(number, at, f"must be an object {{text, importance}}, not {kind_of(item)}")
             continue
         said = reader.text(number, f"{at}.text", item.get("text"))
         importance = reader.importance(number, f"{at}.importance", item.get("importance"))

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
+from metrics.io._json import kind_of, no_twice, text_problem
 from metrics.io._pieces import read_pieces
 from metrics.io.answers.model import (
     DUPLICATE_CITATION,
@@ -89,16 +91,6 @@ def _shown(value: str) -> str:
     return show(value.encode("utf-8", "surrogatepass"))
 
 
-def _text_problem(value: str) -> str | None:
-    if "\x00" in value:
-        return "holds a NUL character"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "holds a lone surrogate (not a character)"
-    return None
-
-
 class _Line:
     """One line's checks: each problem recorded with the line and the field it is in."""
 
@@ -119,7 +111,7 @@ class _Line:
         if kind == "topic id" and isinstance(value, int) and not isinstance(value, bool):
             value = str(value)
         if not isinstance(value, str):
-            self.bad(field, f"must be a string, not {_kind(value)}")
+            self.bad(field, f"must be a string, not {kind_of(value)}")
             return None
         if not value:
             self.bad(field, f"the {kind} is empty")
@@ -128,7 +120,7 @@ class _Line:
             self.bad(field, f"{kind} {_shown(value)} contains white space (no TREC id can)")
             return None
         why = id_problem(kind, value, limit) or (
-            None if (t := _text_problem(value)) is None else f"{kind} {t}"
+            None if (t := text_problem(value)) is None else f"{kind} {t}"
         )
         if why is not None:
             self.bad(field, why)
@@ -139,39 +131,17 @@ class _Line:
         if value is None and not required:
             return None
         if not isinstance(value, str):
-            self.bad(field, f"must be a string, not {_kind(value)}")
+            self.bad(field, f"must be a string, not {kind_of(value)}")
             return None
-        why = _text_problem(value)
+        why = text_problem(value)
         if why is not None:
             self.bad(field, why)
             return None
         return value
 
 
-def _kind(value: Any) -> str:
-    """What a JSON value is, for a message (None: the field is missing or null)."""
-    if value is None:
-        return "missing (or null)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"the number {value!r}"
-    return {int: "an integer", str: "a string", list: "a list"}.get(type(value), "an object")
-
-
-def _no_twice(problems: Problems, number: int) -> Any:
-    """An ``object_pairs_hook`` naming every key given twice in one object."""
-
-    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for key, value in pairs:
-            if key in out:
-                problems.add(number, f"{key}: given twice in one object", key)
-            else:
-                out[key] = value
-        return out
-
-    return hook
+def _twice(problems: Problems, number: int, key: str) -> None:
+    problems.add(number, f"{key}: given twice in one object", key)
 
 
 def looks_like_answer_run(data: bytes) -> bool:
@@ -228,7 +198,7 @@ def read_answer_run(
             problems.add(number, f"not UTF-8 (byte {e.start + 1} of the line)")
             continue
         try:
-            value = json.loads(text, object_pairs_hook=_no_twice(problems, number))
+            value = json.loads(text, object_pairs_hook=no_twice(partial(_twice, problems, number)))
         except RecursionError:
             problems.add(number, "not JSON: nested too deeply")
             continue
@@ -241,7 +211,7 @@ def read_answer_run(
             problems.add(number, f"not JSON: {str(e).split(':')[0][:80]}")
             continue
         if not isinstance(value, dict):
-            problems.add(number, f"expected a JSON object, found {_kind(value)}")
+            problems.add(number, f"expected a JSON object, found {kind_of(value)}")
             continue
         line = _Line(number, problems, limits)
         answer = _answer(line, value, warnings, max_references, max_sentences, max_sentence_chars)
@@ -284,7 +254,7 @@ def _answer(
     if "metadata" in record:  # the 2025 layout
         meta = record["metadata"]
         if not isinstance(meta, dict):
-            line.bad("metadata", f"must be an object, not {_kind(meta)}")
+            line.bad("metadata", f"must be an object, not {kind_of(meta)}")
             return None
         known = _NESTED
         line.run_field, line.topic_field = "metadata.run_id", "metadata.narrative_id"
@@ -331,7 +301,7 @@ def _answer(
 
 def _references(line: _Line, value: Any, limit: int | None) -> tuple[str, ...] | None:
     if not isinstance(value, list):
-        line.bad("references", f"must be a list of segment ids, not {_kind(value)}")
+        line.bad("references", f"must be a list of segment ids, not {kind_of(value)}")
         return None
     if not value:
         line.bad("references", "is empty: an answer cites from at least one segment")
@@ -360,7 +330,7 @@ def _sentences(
     max_chars: int | None,
 ) -> tuple[AnswerSentence, ...]:
     if not isinstance(value, list):
-        line.bad("answer", f"must be a list of sentences, not {_kind(value)}")
+        line.bad("answer", f"must be a list of sentences, not {kind_of(value)}")
         return ()
     if not value:
         line.bad("answer", "has no sentences")
@@ -372,7 +342,7 @@ def _sentences(
     for i, item in enumerate(value):
         where = f"answer[{i}]"
         if not isinstance(item, dict):
-            line.bad(where, f"must be an object {{text, citations}}, not {_kind(item)}")
+            line.bad(where, f"must be an object {{text, citations}}, not {kind_of(item)}")
             continue
         if set(item) - _SENTENCE:
             warnings.add(UNKNOWN_FIELDS, line.number)
@@ -383,7 +353,7 @@ def _sentences(
             line.bad(f"{where}.text", f"{len(text):,} characters; the limit is {max_chars:,}")
         cites = item.get("citations")
         if not isinstance(cites, list):
-            line.bad(f"{where}.citations", f"must be a list, not {_kind(cites)}")
+            line.bad(f"{where}.citations", f"must be a list, not {kind_of(cites)}")
             continue
         kept: list[int] = []
         seen: set[int] = set()
@@ -401,7 +371,9 @@ def _sentences(
                     continue
                 n = index.get(cite, -1)
             else:
-                line.bad(at, f"must be an index into references or a segment id, not {_kind(cite)}")
+                line.bad(
+                    at, f"must be an index into references or a segment id, not {kind_of(cite)}"
+                )
                 continue
             if n in seen:
                 warnings.add(DUPLICATE_CITATION, line.number)
