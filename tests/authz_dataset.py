@@ -40,7 +40,7 @@ class Dataset:
     lease: Any  # the annotator's active lease
     judgment: Any  # one of the annotator's judgments
     objects: dict[str, Any] = field(default_factory=dict)  # admin: one object per model
-    judge: Any = None  # an imported judge with labels over the pool
+    judge: Any = None  # an imported judge with labels over the pool, the researcher's submission
     embedding_judge: Any = None  # a judge that runs (no endpoint needed)
     judge_run: Any = None  # a finished run of the embedding judge
     audit: Any = None  # a stored audit of the imported judge
@@ -157,7 +157,7 @@ def build() -> Dataset:
         bias_report_request(campaign=campaign, measure="P@2", topics="401")
     judgment = Judgment.objects.filter(annotator=annotator).order_by("pk").first()
     chunking = chunking_made(campaign=campaign, name="para", spec="paragraph", created_by=admin)
-    judge, embedding_judge, judge_run = _judges(campaign, pool, admin)
+    judge, embedding_judge, judge_run = _judges(campaign, pool, admin, users["researcher"])
     audit, sample = _audit_and_sample(judge, qrels, pool)
     calibration = _calibration(embedding_judge, qrels, pool)
     _nugget_banks(campaign, qrels, admin)
@@ -192,14 +192,22 @@ def build() -> Dataset:
     return data
 
 
-def _judges(campaign: Any, pool: Any, admin: Any) -> tuple[Any, Any, Any]:
-    """An imported judge with labels over the pool, an embedding judge and a finished run of it
-    (the matrix configures no chat endpoint)."""
+def _judges(campaign: Any, pool: Any, admin: Any, participant: Any) -> tuple[Any, Any, Any]:
+    """An imported judge with labels over the pool, submitted by the researcher (a participant
+    of a judges' track: the other researcher never reads it), the organisers' embedding judge
+    and a finished run of it (the matrix configures no chat endpoint)."""
     from judging.autojudge.models import JudgeKind, JudgeRun
     from judging.autojudge.services import judge_create, labels_import
 
     judge = judge_create(
-        campaign=campaign, name="matrix-file", kind=JudgeKind.IMPORTED, model="m", created_by=admin
+        campaign=campaign,
+        name="matrix-file",
+        kind=JudgeKind.IMPORTED,
+        model="m",
+        created_by=participant,
+        owner=participant,
+        pool=pool,
+        saw_human_qrels=False,
     )
     labels_import(judge=judge, data=b"401 0 d401-1 2\n401 0 d401-2 1\n402 0 d402-1 0\n")
     embedding = judge_create(

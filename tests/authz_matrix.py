@@ -158,6 +158,7 @@ ROUTES: dict[str, Route] = {
     "manage-missing-text-import": Route({"campaign_id": "campaign", "number": "=1"}),
     # --- automatic judges
     "api-judges": CAMPAIGN,
+    "api-judge-submissions": CAMPAIGN,
     "api-judge-detail": Route({"pk": "judge"}),
     "api-judge-runs": Route({"pk": "embedding_judge"}),
     "api-judge-labels": Route({"pk": "judge"}),
@@ -435,9 +436,15 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("manage-exclusion-lift", "GET"): s(302, 403, 403, 403, 403, 405),
     ("manage-exclusion-lift", "POST"): s(302, 403, 403, 403, 403, 302),
     # --- automatic judges: researchers read them, admins change them; annotators never ----
+    # (the imported judge is the researcher's submission: the other researcher gets 404 on it,
+    # its audit and its sample, as on another's run)
     ("api-judges", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-judges", "POST"): s(401, 403, 403, 403, 403, 201),
-    ("api-judge-detail", "GET"): s(401, 403, 403, 200, 200, 200),
+    # a judges' track: researchers submit judges and list their own (the dataset's imported
+    # judge is the researcher's submission: the other researcher never reads it, below)
+    ("api-judge-submissions", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-judge-submissions", "POST"): s(401, 403, 403, 201, 201, 201),
+    ("api-judge-detail", "GET"): s(401, 403, 403, 200, 404, 200),
     ("api-judge-runs", "POST"): s(401, 403, 403, 403, 403, 202),
     ("api-judge-run", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-judge-labels", "POST"): s(401, 403, 403, 403, 403, 201),
@@ -448,7 +455,7 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-judge-qrels", "POST"): s(401, 403, 403, 403, 403, 201),
     ("judge-list", "GET"): s(302, 403, 403, 200, 200, 200),
     ("judge-list", "POST"): s(302, 403, 403, 403, 403, 302),  # created: to its page
-    ("judge-detail", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("judge-detail", "GET"): s(302, 403, 403, 200, 404, 200),
     ("judge-import", "GET"): s(302, 405, 405, 405, 405, 405),
     ("judge-import", "POST"): s(302, 403, 403, 403, 403, 302),
     ("judge-run", "GET"): s(302, 405, 405, 405, 405, 405),
@@ -460,12 +467,12 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("judge-qrels", "POST"): s(302, 403, 403, 403, 403, 302),
     # --- audits and human samples: researchers read, admins ask and draw ----------------
     ("api-judge-audits", "POST"): s(401, 403, 403, 403, 403, 202),
-    ("api-audit", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-audit", "GET"): s(401, 403, 403, 200, 404, 200),
     ("api-judge-samples", "POST"): s(401, 403, 403, 403, 403, 201),
-    ("api-sample", "GET"): s(401, 403, 403, 200, 200, 200),
+    ("api-sample", "GET"): s(401, 403, 403, 200, 404, 200),
     # the sample is drawn in full already: refused, saying why
     ("api-sample-advance", "POST"): s(401, 403, 403, 403, 403, 409),
-    ("autojudge-audit", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("autojudge-audit", "GET"): s(302, 403, 403, 200, 404, 200),
     # the audit of a judge's answer labels names every run: admins only (the dataset has no
     # answer run: the page says so)
     ("autojudge-answer-audit", "GET"): s(302, 403, 403, 403, 403, 200),
@@ -645,6 +652,14 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
         return "form", {"pooled": "no"}
     if key == ("bias-compute", "POST"):
         return "form", {"depth": "2"}
+    if key == ("api-judge-submissions", "POST"):
+        upload = SimpleUploadedFile("labels.txt", b"401 0 d401-1 1\n")
+        return "multipart", {
+            "name": f"matrix-{role.replace('_', '-')}",
+            "model": "m",
+            "saw_human_qrels": "false",
+            "file": upload,
+        }
     if key == ("api-judges", "POST"):
         return "json", {"kind": "imported", "name": "matrix-new", "model": "m"}
     if key == ("judge-list", "POST"):

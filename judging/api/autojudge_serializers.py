@@ -209,6 +209,91 @@ class JudgeSerializer(serializers.Serializer[Any]):
     prompt_tokens = serializers.IntegerField()
     completion_tokens = serializers.IntegerField()
     cost = serializers.FloatField(help_text="spent by its runs, in its prices' currency")
+    owner = serializers.CharField(
+        allow_null=True, help_text="the participant who submitted it; null: the organisers'"
+    )
+    pool = serializers.IntegerField(
+        allow_null=True, help_text="the pool version a submission labels"
+    )
+    family = serializers.CharField(allow_blank=True, help_text="the declared model family")
+    open_weights = serializers.BooleanField(allow_null=True, help_text="declared")
+    saw_human_qrels = serializers.BooleanField(
+        allow_null=True,
+        help_text="declared: it saw some of people's judgments (its agreement is not independent)",
+    )
+
+
+class JudgeSubmissionSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(
+        max_length=100, help_text="lower-case letters, digits, '-' and '_'; yours in the campaign"
+    )
+    kind = serializers.ChoiceField(
+        choices=[JudgeKind.IMPORTED, JudgeKind.OPENAI],
+        default=JudgeKind.IMPORTED,
+        help_text="imported: its labels in 'file'; openai-compatible: the service calls 'endpoint'",
+    )
+    model = serializers.CharField(max_length=200, help_text="the model that grades")
+    saw_human_qrels = serializers.BooleanField(
+        help_text="whether it saw any of people's judgments (few-shot, calibration, training)"
+    )
+    pool = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="the pool version it labels (default: the latest built)",
+    )
+    family = serializers.CharField(
+        required=False, allow_blank=True, max_length=100, help_text="the model family"
+    )
+    open_weights = serializers.BooleanField(
+        required=False, allow_null=True, default=None, help_text="whether its weights are open"
+    )
+    prompt = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=MAX_PROMPT_CHARS,
+        trim_whitespace=False,
+        help_text="the prompt it used (imported: declared; openai-compatible: the template with "
+        "{query} and {passage}, default UMBRELA's)",
+    )
+    description = serializers.CharField(required=False, allow_blank=True, max_length=5000)
+    file = serializers.FileField(required=False, help_text="imported: the label file")
+    format = serializers.ChoiceField(
+        choices=list(LABEL_FORMATS),
+        default="trec",
+        help_text="trec: qrels lines on the campaign's scale; umbrela: UMBRELA's JSONL output",
+    )
+    requests = serializers.FileField(
+        required=False, help_text="umbrela: the request file it judged (ties records to ids)"
+    )
+    endpoint = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="openai-compatible: the NAME of an endpoint the organisers opened to you",
+    )
+    calls = FiniteFloatField(required=False, min_value=0, help_text="imported: declared calls")
+    prompt_tokens = FiniteFloatField(required=False, min_value=0, help_text="declared")
+    completion_tokens = FiniteFloatField(required=False, min_value=0, help_text="declared")
+    cost = FiniteFloatField(
+        required=False, min_value=0, help_text="declared, in the track's currency"
+    )
+    seconds = FiniteFloatField(required=False, min_value=0, help_text="declared wall seconds")
+
+
+class JudgeSubmittedSerializer(serializers.Serializer[Any]):
+    judge = JudgeSerializer()
+    run = serializers.IntegerField(
+        allow_null=True, help_text="openai-compatible: its run over the pool (poll judge-runs)"
+    )
+
+
+class JudgeSubmissionsSerializer(serializers.Serializer[Any]):
+    count = serializers.IntegerField()
+    results = JudgeSerializer(many=True)
+    endpoints = serializers.ListField(
+        child=serializers.CharField(), help_text="the endpoints you may name"
+    )
 
 
 class JudgeRunSerializer(serializers.Serializer[Any]):
@@ -269,6 +354,7 @@ class JudgeStatusesSerializer(serializers.Serializer[Any]):
     refused = serializers.IntegerField()
     malformed = serializers.IntegerField()
     error = serializers.IntegerField()
+    deferred = serializers.IntegerField(help_text="a jury's items deferred to people, not judged")
 
 
 class JudgeQrelsSerializer(serializers.Serializer[Any]):

@@ -321,3 +321,86 @@ class JudgeQrelsView(APIView):
                     judge=judge, pool=pool, human=human, note=note, created_by=who
                 )
         return Response(QrelsVersionSerializer(version).data, status=status.HTTP_201_CREATED)
+
+
+class SubmitResearcher(BasePermission):
+    """A judges' track: researchers (participants) and admins submit judges and list theirs."""
+
+    message = "only researchers and admins submit judges"
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return is_researcher(request.user)
+
+
+class JudgeSubmissionsView(APIView):
+    permission_classes = [SubmitResearcher]
+    parser_classes = [MultiPartParser, FormParser]
+
+    @extend_schema(
+        responses={200: s.JudgeSubmissionsSerializer},
+        description="Your judge submissions in the campaign (an admin: every participant's), "
+        "and the chat endpoints you may name. Another participant's never appear.",
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        from judging.autojudge.submissions import endpoints_for, submissions_of
+
+        campaign = _campaign(request, campaign_id)
+        user = account(request.user)
+        rows = [selectors.judge_summary(j) for j in submissions_of(campaign, user)]
+        body = {"count": len(rows), "results": rows, "endpoints": endpoints_for(user)}
+        return Response(s.JudgeSubmissionsSerializer(body).data)
+
+    @extend_schema(
+        request={"multipart/form-data": s.JudgeSubmissionSerializer},
+        responses={201: s.JudgeSubmittedSerializer, **ERRORS},
+        description="Submit a judge for a pool version (researchers, as a participant of a "
+        "judges' track; admins too). kind=imported: its labels in 'file' (TREC qrels on the "
+        "campaign's scale, or UMBRELA's JSONL with format=umbrela and its 'requests' file), "
+        "read whole: every label must be for a pair of the pool version, and on any problem "
+        "nothing is stored, each problem named. kind=openai-compatible: 'endpoint' names a "
+        "configured endpoint the organisers opened to you; the service runs it over the pool "
+        "('run': poll GET /api/v1/judge-runs/{id}/). Declare what it is (model, family, open "
+        "weights, prompt) and whether it saw any of people's judgments; an imported judge may "
+        "declare its cost (calls, tokens, cost, seconds). Other participants never read your "
+        "judge; the meta-evaluation shows them its row anonymised. The same name again makes "
+        "your next version.",
+    )
+    def post(self, request: Request, campaign_id: int) -> Response:
+        from judging.autojudge.submissions import judge_submit
+
+        campaign = _campaign(request, campaign_id)
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
+            what="the label file",
+        )
+        ser = s.JudgeSubmissionSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        v = ser.validated_data
+        upload = v.get("file")
+        ledger = {
+            k: v[k]
+            for k in ("calls", "prompt_tokens", "completion_tokens", "cost", "seconds")
+            if v.get(k) is not None
+        }
+        judge, run = judge_submit(
+            campaign=campaign,
+            owner=account(request.user),
+            name=v["name"],
+            kind=v["kind"],
+            model=v["model"],
+            saw_human_qrels=v["saw_human_qrels"],
+            pool=v.get("pool"),
+            family=v.get("family", ""),
+            open_weights=v.get("open_weights"),
+            prompt=v.get("prompt", ""),
+            description=v.get("description", ""),
+            data=upload,
+            format=v["format"],
+            requests=v.get("requests"),
+            endpoint=v.get("endpoint", ""),
+            ledger=ledger,
+        )
+        judge.refresh_from_db()
+        body = {"judge": selectors.judge_summary(judge), "run": run.pk if run else None}
+        return Response(s.JudgeSubmittedSerializer(body).data, status=status.HTTP_201_CREATED)

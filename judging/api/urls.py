@@ -177,6 +177,11 @@ urlpatterns = [
     path("samples/<int:pk>/advance/", ar.SampleAdvanceView.as_view(), name="api-sample-advance"),
     # --- automatic judges -----------------------------------------------------------------
     path("campaigns/<int:campaign_id>/judges/", aj.JudgesView.as_view(), name="api-judges"),
+    path(
+        "campaigns/<int:campaign_id>/judge-submissions/",
+        aj.JudgeSubmissionsView.as_view(),
+        name="api-judge-submissions",
+    ),
     path("judges/<int:pk>/", aj.JudgeDetailView.as_view(), name="api-judge-detail"),
     path("judges/<int:pk>/runs/", aj.JudgeRunsView.as_view(), name="api-judge-runs"),
     path("judges/<int:pk>/labels/", aj.JudgeLabelsView.as_view(), name="api-judge-labels"),

@@ -28,6 +28,14 @@ class JudgeKind(models.TextChoices):
     OPENAI = "openai-compatible", "OpenAI-compatible chat endpoint"
     EMBEDDING = "embedding", "Local sentence-embedding similarity"
     IMPORTED = "imported", "Labels imported from a file"
+    JURY = "jury", "A jury combining other judges' labels"
+
+
+class JuryMethod(models.TextChoices):
+    MAJORITY = "majority", "Majority grade (ties to the lower grade)"
+    MEAN = "mean", "Mean grade, rounded to the scale"
+    DAWID_SKENE = "dawid-skene", "Dawid-Skene (each judge's confusion estimated)"
+    DEFER = "defer", "Agreed grade; people's grade where the judges disagree"
 
 
 # What a judge version says: none of these change once it has labelled anything.
@@ -36,12 +44,18 @@ IDENTITY_FIELDS = ("campaign_id", "name", "version", "kind", "model", "prompt", 
 
 class JudgeQuerySet(models.QuerySet["Judge"]):
     def visible_to(self, user: UserLike) -> JudgeQuerySet:
-        """Judges and their labels are results: admins and researchers read them; annotators
-        never see a judge (the anchoring arm shows them a grade, not a judge)."""
+        """Judges and their labels are results: admins read every judge; researchers read the
+        organisers' judges (no owner) and the ones they submitted, never another participant's
+        (as with runs); annotators never see a judge (the anchoring arm shows them a grade, not
+        a judge)."""
+        from django.db.models import Q
+
         from judging.core.roles import is_admin, is_researcher
 
-        if is_admin(user) or is_researcher(user):
+        if is_admin(user):
             return self.all()
+        if is_researcher(user):
+            return self.filter(Q(owner__isnull=True) | Q(owner_id=user.pk))
         return self.none()
 
 
@@ -62,6 +76,35 @@ class Judge(models.Model):
         "grade mapping, the embedding thresholds, prices.",
     )
     description = models.TextField(blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="submitted_judges",
+        help_text="The participant who submitted it (a judges' track); none: the organisers'. "
+        "Other participants never read it, and see its row anonymised.",
+    )
+    pool = models.ForeignKey(
+        PoolVersion,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The pool version a submission labels.",
+    )
+    family = models.CharField(
+        max_length=100, blank=True, help_text="The declared model family (e.g. llama, gpt)."
+    )
+    open_weights = models.BooleanField(
+        null=True, blank=True, help_text="Whether the model's weights are open (declared)."
+    )
+    saw_human_qrels = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="Whether it saw any of people's judgments (few-shot examples, calibration, "
+        "training): its agreement with them is then not independent.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -202,6 +245,7 @@ class LabelStatus(models.TextChoices):
     REFUSED = "refused", "refused"
     MALFORMED = "malformed", "malformed answer"
     ERROR = "error", "endpoint error"
+    DEFERRED = "deferred", "deferred to people, not judged yet"
 
 
 class AutoLabel(models.Model):

@@ -135,13 +135,23 @@ def _summary(judge: Judge, totals: dict[str, Any]) -> dict[str, Any]:
         "prompt_tokens": totals["prompt_tokens"],
         "completion_tokens": totals["completion_tokens"],
         "cost": totals["cost"],
+        "owner": judge.owner.get_username() if judge.owner_id and judge.owner else None,
+        "pool": judge.pool.number if judge.pool_id and judge.pool else None,
+        "family": judge.family,
+        "open_weights": judge.open_weights,
+        "saw_human_qrels": judge.saw_human_qrels,
     }
 
 
 def judge_list(*, campaign: Campaign, user: UserLike) -> list[dict[str, Any]]:
     """The campaign's judge versions the user may read, by name then version, each with its
     graded labels, runs, tokens and cost."""
-    judges = list(judges_visible(user).filter(campaign=campaign).order_by("name", "version"))
+    judges = list(
+        judges_visible(user)
+        .filter(campaign=campaign)
+        .select_related("owner", "pool")
+        .order_by("name", "version")
+    )
     totals = _totals(j.pk for j in judges)
     return [_summary(j, totals[j.pk]) for j in judges]
 

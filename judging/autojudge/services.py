@@ -55,6 +55,8 @@ def endpoint_names() -> list[str]:
 def _check(kind: str, model: str, params: dict[str, Any], prompt: str, scale: list[int]) -> None:
     if kind not in JudgeKind.values:
         raise invalid("kind", f"must be one of {', '.join(JudgeKind.values)}")
+    if kind == JudgeKind.JURY and not params.get("members"):
+        raise invalid("kind", "a jury is made from its members' labels: POST it to juries")
     if not model.strip():
         raise invalid("model", "is required (the model that grades, or that the file declares)")
     if kind == JudgeKind.EMBEDDING:
@@ -103,12 +105,18 @@ def judge_create(
     params: dict[str, Any] | None = None,
     description: str = "",
     created_by: Account | None = None,
+    owner: Account | None = None,
+    pool: PoolVersion | None = None,
+    family: str = "",
+    open_weights: bool | None = None,
+    saw_human_qrels: bool | None = None,
 ) -> Judge:
     """The next version of judge ``name`` in the campaign (version 1 for a new name).
 
     When the latest version has never labelled anything and says the same, it is returned
     instead of a duplicate. A version that has labelled something never changes: a different
-    prompt, model or parameters make a new version."""
+    prompt, model or parameters make a new version. A name belongs to one owner (a participant
+    of a judges' track, or the organisers: ``owner`` None): another owner's name is refused."""
     if not _NAME.match(name or ""):
         raise invalid("name", "use lower-case letters, digits, '-' and '_' (at most 100)")
     params = dict(params or {})
@@ -120,6 +128,9 @@ def judge_create(
     with transaction.atomic():
         Campaign.objects.select_for_update().filter(pk=campaign.pk).first()
         versions = Judge.objects.filter(campaign=campaign, name=name)
+        others = versions.exclude(owner=owner) if owner else versions.exclude(owner__isnull=True)
+        if others.exists():
+            raise Conflict(f"the judge name {name!r} is taken in this campaign: choose another")
         latest = versions.order_by("-version").first()
         same = latest is not None and (latest.kind, latest.model, latest.prompt, latest.params) == (
             kind,
@@ -140,6 +151,11 @@ def judge_create(
             params=params,
             description=description,
             created_by=created_by,
+            owner=owner,
+            pool=pool,
+            family=family.strip()[:100],
+            open_weights=open_weights,
+            saw_human_qrels=saw_human_qrels,
         )
 
 
@@ -566,22 +582,45 @@ def labels_import(
     requests: uploads.Source | None = None,
     source: str = "labels",
 ) -> int:
-    """Store an imported judge's labels from a file: TREC qrels (grades on the campaign's scale)
-    or UMBRELA's JSONL output (grades 0-3, mapped to the scale by the judge's ``mapping`` or
-    UMBRELA's default; ``requests`` is the request file UMBRELA judged, which ties its records
-    to topic and document ids). Validated whole first; on any problem nothing is stored.
-    Returns the number of labels stored (pairs already labelled by the version are kept)."""
+    """Store an imported judge's labels from a file (:func:`labels_read`). Validated whole
+    first; on any problem nothing is stored. Returns the number of labels stored (pairs already
+    labelled by the version are kept)."""
+    if judge.kind != JudgeKind.IMPORTED:
+        raise Conflict(f"judge {judge} is {judge.kind}: only an imported judge takes a file")
+    rows = labels_read(
+        campaign=judge.campaign,
+        mapping=judge.params.get("mapping"),
+        data=data,
+        format=format,
+        requests=requests,
+        source=source,
+    )
+    return store_labels(judge, rows)
+
+
+def labels_read(
+    *,
+    campaign: Campaign,
+    mapping: dict[str, int] | None,
+    data: uploads.Source,
+    format: str = "trec",
+    requests: uploads.Source | None = None,
+    source: str = "labels",
+) -> list[Label]:
+    """A label file read whole: TREC qrels (grades on the campaign's scale) or UMBRELA's JSONL
+    output (grades 0-3, mapped to the scale by ``mapping`` or UMBRELA's default; ``requests``
+    is the request file UMBRELA judged, which ties its records to topic and document ids).
+    Raises with every problem named by line; stores nothing."""
     from judging.autojudge.prompts import check_mapping, default_mapping
     from metrics.io.autolabels import read_trec_labels, read_umbrela_jsonl
 
-    if judge.kind != JudgeKind.IMPORTED:
-        raise Conflict(f"judge {judge} is {judge.kind}: only an imported judge takes a file")
     if format not in LABEL_FORMATS:
         raise invalid("format", f"must be one of {', '.join(LABEL_FORMATS)}")
     what = "the label file"
     limit = settings.POOLJUDGE_UPLOADS.max_upload_bytes
     upload = uploads.read(data, what=what, limit=limit, source=source)
-    scale = judge.campaign.grade_values()
+    scale = campaign.grade_values()
+    grades: dict[int, int] | None = None
     with uploads.reading(what):
         if format == "trec":
             table = read_trec_labels(
@@ -591,7 +630,6 @@ def labels_import(
                 limits=uploads.record_limits(),
                 scale=scale,
             )
-            mapping: dict[int, int] | None = None
         else:
             extra = None
             if requests is not None:
@@ -603,10 +641,9 @@ def labels_import(
                 limits=uploads.record_limits(),
                 requests=extra,
             )
-            given = judge.params.get("mapping")
-            mapping = (
-                check_mapping({int(k): int(v) for k, v in given.items()}, scale)
-                if given
+            grades = (
+                check_mapping({int(k): int(v) for k, v in mapping.items()}, scale)
+                if mapping
                 else default_mapping(scale)
             )
     if len(table) > settings.POOLJUDGE_AUTOJUDGE.autojudge_max_labels:
@@ -615,11 +652,11 @@ def labels_import(
             f"{len(table):,} labels; at most {settings.POOLJUDGE_AUTOJUDGE.autojudge_max_labels:,} "
             "(POOLJUDGE_AUTOJUDGE_MAX_LABELS)",
         )
-    rows = [
+    return [
         Label(
             row.qid,
             row.docid,
-            (mapping[row.grade] if mapping is not None else row.grade)
+            (grades[row.grade] if grades is not None else row.grade)
             if row.parsed is not False
             else None,
             status=LabelStatus.OK if row.parsed is not False else LabelStatus.MALFORMED,
@@ -628,7 +665,6 @@ def labels_import(
         )
         for row in table
     ]
-    return store_labels(judge, rows)
 
 
 # ---- the embedding judge's calibration -----------------------------------------------------

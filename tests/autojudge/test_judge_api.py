@@ -88,7 +88,7 @@ def test_an_admin_creates_an_imported_judge_imports_its_labels_and_reads_their_s
     assert detail.status_code == 200
     d = detail.json()
     assert d["locked"] is True and d["labels"] == 11 and d["runs"] == 0
-    assert d["statuses"] == {"ok": 11, "refused": 0, "malformed": 0, "error": 0}
+    assert d["statuses"] == {"ok": 11, "refused": 0, "malformed": 0, "error": 0, "deferred": 0}
     # hand-counted from LABELS: six 0s, three 1s, two 2s
     assert [(g["grade"], g["label"], g["count"]) for g in d["grades"]] == [
         (0, "No", 6),
