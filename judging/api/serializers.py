@@ -35,6 +35,7 @@ from judging.evaluation.selectors import (
     qrels_evaluation_status,
     run_evaluation_status,
 )
+from judging.pools.models import SEGMENTS_HELP, PoolSegments
 from judging.pools.selectors import pool_status
 
 
@@ -653,6 +654,12 @@ class PoolRequestSerializer(serializers.Serializer[Any]):
         required=False,
         help_text='Strategy parameters, e.g. {"per_group": 1} for depth, {"beta": 0.1} for hedge',
     )
+    segments = serializers.ChoiceField(
+        choices=PoolSegments.choices,
+        required=False,
+        help_text=f"{SEGMENTS_HELP} Default: ranked. received and cited need an answer run "
+        "among the contributing runs and a strategy that does not sample.",
+    )
 
 
 class PoolStatusSerializer(serializers.Serializer[Any]):
@@ -689,6 +696,7 @@ class PoolVersionSerializer(serializers.ModelSerializer[Any]):
             "params",
             "depth",
             "budget",
+            "segments",
             "adaptive",
             "run_tags",
             "base",

@@ -40,12 +40,12 @@ from judging.assessments.models import (
     TopicAssignment,
     UnitKind,
 )
-from judging.campaigns.models import Campaign, Document, RankedList, Topic
+from judging.campaigns.models import Campaign, Document, Topic
 from judging.campaigns.passages import PassageText, passage_text
 from judging.core.errors import Conflict, InvalidInput, NotFound
 from judging.core.roles import Account, UserLike
 from judging.pools.models import PoolDocument, PoolVersion
-from judging.pools.services import strategy_for_version
+from judging.pools.services import pool_rankings, strategy_for_version
 from metrics.problems import Problem
 
 DOCUMENT = UnitKind.DOCUMENT
@@ -218,11 +218,10 @@ def _adaptive_pick(
     if version.budget is not None and len({d for d, _ in judged}) >= version.budget:
         return None
     strategy = strategy_for_version(version)
-    runs = {
-        tag: docids.split("\n", version.depth)[: version.depth]
-        for tag, docids in RankedList.objects.filter(
-            run__campaign=campaign, run__tag__in=version.run_tags, topic=topic
-        ).values_list("run__tag", "docids")
+    runs = {  # the lists the version was built from (cut to its depth, or its answers' segments)
+        tag: by_topic[topic.qid]
+        for tag, by_topic in pool_rankings(version, topic=topic).items()
+        if by_topic.get(topic.qid)
     }
     history: dict[str, int] = {}
     for docid, grade in judged:

@@ -20,6 +20,7 @@ class PoolVersionAdmin(admin.ModelAdmin[PoolVersion]):
         "build",
         "progress",
         "strategy",
+        "segments",
         "depth",
         "budget",
         "num_documents",
@@ -28,7 +29,7 @@ class PoolVersionAdmin(admin.ModelAdmin[PoolVersion]):
         "num_missing_text",
         "created_at",
     )
-    list_filter = ("campaign", "state", "strategy")
+    list_filter = ("campaign", "state", "strategy", "segments")
     readonly_fields = [f.name for f in PoolVersion._meta.fields] + ["build", "progress", "runs"]
     actions = ["cancel_builds"]
 

@@ -29,6 +29,24 @@ class PoolState(models.TextChoices):
 PENDING = (PoolState.QUEUED, PoolState.BUILDING)
 
 
+class PoolSegments(models.TextChoices):
+    """What an answer run contributes for a topic it answered (``metrics.pooling.answers``)."""
+
+    RANKED = "ranked", "Ranked lists"
+    RECEIVED = "received", "What the generator received"
+    CITED = "cited", "What the answers cite"
+
+
+SEGMENTS_HELP = (
+    "What an answer run contributes for a topic it answered. ranked: its ranked list (its "
+    "references) cut to the depth, as any run. received: every reference of its answer, "
+    "whatever the depth (what the generator received). cited: only the references some sentence "
+    "of its answer cites, in reference order, whatever the depth (what the reader saw). Runs "
+    "without an answer for the topic contribute their ranked list cut to the depth; the "
+    "strategy and the budget apply as usual."
+)
+
+
 class PoolVersionQuerySet(models.QuerySet["PoolVersion"]):
     def visible_to(self, user: UserLike) -> PoolVersionQuerySet:
         """Pools name runs: admins and researchers may read them, annotators may not."""
@@ -50,7 +68,17 @@ class PoolVersion(models.Model):
     state = models.CharField(max_length=10, choices=PoolState.choices, default=PoolState.QUEUED)
     strategy = models.CharField(max_length=20)
     params = models.JSONField(default=dict, blank=True, help_text="Strategy parameters.")
-    depth = models.PositiveIntegerField(help_text="Ranks 1..depth of every contributing run.")
+    depth = models.PositiveIntegerField(
+        help_text="Ranks 1..depth of every contributing run (an answer run's answered topics "
+        "under segments received or cited: its answer's whole list)."
+    )
+    segments = models.CharField(
+        max_length=10,
+        choices=PoolSegments.choices,
+        default=PoolSegments.RANKED,
+        db_default=PoolSegments.RANKED,
+        help_text=SEGMENTS_HELP,
+    )
     budget = models.PositiveIntegerField(
         null=True,
         blank=True,

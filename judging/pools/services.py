@@ -20,13 +20,14 @@ from django.db import DatabaseError, IntegrityError, transaction
 from django.db.models import Max, Q
 from django.utils import timezone
 
-from judging.campaigns.models import Campaign, Document, Passage, RankedList, Run
+from judging.campaigns.models import Campaign, Document, Passage, RankedList, Run, RunAnswer, Topic
 from judging.campaigns.passages import text_ids
 from judging.core.bulk import insert_rows
 from judging.core.errors import Conflict, InvalidInput
 from judging.core.outbox import beating
 from judging.core.roles import Account
-from judging.pools.models import PENDING, PoolDocument, PoolState, PoolVersion
+from judging.pools.models import PENDING, PoolDocument, PoolSegments, PoolState, PoolVersion
+from metrics.pooling.answers import answer_segments
 from metrics.pooling.base import Strategy
 from metrics.pooling.runs import topic_sort_key
 from metrics.pooling.strategies import STRATEGIES, make_strategy
@@ -99,23 +100,29 @@ def pool_request(
     budget: int | None = None,
     runs: Iterable[Run] | None = None,
     params: dict[str, Any] | None = None,
+    segments: str | None = None,
     requested_by: Account | None = None,
 ) -> tuple[PoolVersion, bool]:
     """Ask for the next pool version of ``campaign``; returns ``(version, created)``.
 
-    Defaults come from the campaign (strategy, depth, budget) and its pooled runs. While a build
-    is queued or running, asking again returns that build (``created`` False) instead of starting
+    Defaults come from the campaign (strategy, depth, budget) and its pooled runs; ``segments``
+    (``PoolSegments``, default ``ranked``) says what answer runs contribute. While a build is
+    queued or running, asking again returns that build (``created`` False) instead of starting
     a second one. Sending the build to a worker is the caller's (``workflows.pool_requested``).
     """
     strategy = strategy or campaign.pool_strategy
     depth = depth or campaign.pool_depth
     budget = budget if budget is not None else campaign.pool_budget
+    segments = segments or PoolSegments.RANKED
     params = dict(params or {})
     problems = []
     if strategy not in STRATEGIES:
         problems.append(
             Problem.at("strategy", f"unknown strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
         )
+    if segments not in PoolSegments.values:
+        known = ", ".join(PoolSegments.values)
+        problems.append(Problem.at("segments", f"unknown segments {segments!r}; known: {known}"))
     if depth < 1:
         problems.append(Problem.at("depth", "depth must be at least 1"))
     if budget is not None and budget < 1:
@@ -130,6 +137,7 @@ def pool_request(
         raise InvalidInput("the pool request is not valid", problems)
     strat, _ = _strategy_for(strategy, params, chosen)
     tags = strat.contributing(r.tag for r in chosen)
+    _check_segments(segments, strat, [r for r in chosen if r.tag in set(tags)])
 
     with transaction.atomic():
         # Serialise requests per campaign: two triggers at once produce one build.
@@ -145,6 +153,7 @@ def pool_request(
                     params=params,
                     depth=depth,
                     budget=budget,
+                    segments=segments,
                     adaptive=strat.adaptive,
                     run_tags=tags,
                     requested_by=requested_by,
@@ -154,6 +163,38 @@ def pool_request(
             return pending, False
         version.runs.set([r for r in chosen if r.tag in set(tags)])
     return version, True
+
+
+def _check_segments(segments: str, strategy: Strategy, runs: Sequence[Run]) -> None:
+    """A restriction to what answers received or cite needs an answer run among the
+    contributing runs (else there is nothing to restrict), and a pool that is not a sample (a
+    sample's inclusion probabilities, by rank over the restricted lists, would not describe the
+    runs' ranked lists that infAP and statAP estimate from)."""
+    if segments == PoolSegments.RANKED:
+        return
+    if hasattr(strategy, "universe"):
+        raise InvalidInput(
+            "the pool request is not valid",
+            [
+                Problem.at(
+                    "segments",
+                    f"segments {segments!r} does not apply to the sampling strategy "
+                    f"{strategy.name!r}: its estimates need the runs' ranked lists; use ranked",
+                )
+            ],
+        )
+    if not RunAnswer.objects.filter(run__in=runs).exists():
+        raise InvalidInput(
+            "the pool request is not valid",
+            [
+                Problem.at(
+                    "segments",
+                    f"segments {segments!r} restricts answer runs to what their answers "
+                    "received or cite, but none of the contributing runs is an answer run: "
+                    "nothing to restrict; use ranked",
+                )
+            ],
+        )
 
 
 JudgedDocuments = Callable[[Campaign], dict[str, set[str]]]
@@ -212,17 +253,39 @@ def pool_build(
         return None
 
 
-def _load_rankings(version: PoolVersion) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
-    """run tag -> qid -> top-``depth`` docids, and the topics to pool (campaign order)."""
+def pool_rankings(
+    version: PoolVersion, *, topic: Topic | None = None
+) -> dict[str, dict[str, list[str]]]:
+    """run tag -> qid -> the list the version pools from (every topic, or ``topic`` alone).
+
+    A run's ranked list cut to the version's depth; under ``segments`` ``received`` or
+    ``cited``, a topic an answer run answered takes its answer's segments instead
+    (``metrics.pooling.answers``), whole: the answer already bounds them (TREC RAG allows 20 or
+    100 references), and a depth cut would make ``received`` the ranked list again. The build
+    and the judging queue (an adaptive strategy, at lease time) read the same lists."""
     depth = version.depth
     runs: dict[str, dict[str, list[str]]] = {tag: {} for tag in version.run_tags}
-    rows = RankedList.objects.filter(
-        run__campaign=version.campaign_id, run__tag__in=version.run_tags
-    ).values_list("run__tag", "topic__qid", "docids")
-    qids: set[str] = set()
+    mine: dict[str, Any] = {"run__campaign": version.campaign_id, "run__tag__in": version.run_tags}
+    if topic is not None:
+        mine["topic"] = topic
+    rows = RankedList.objects.filter(**mine).values_list("run__tag", "topic__qid", "docids")
     for tag, qid, docids in rows.iterator(chunk_size=200):
         runs[tag][qid] = docids.split("\n", depth)[:depth]
-        qids.add(qid)
+    if version.segments != PoolSegments.RANKED:
+        answers = RunAnswer.objects.filter(**mine).values_list(
+            "run__tag", "topic__qid", "references", "sentences"
+        )
+        for tag, qid, references, sentences in answers.iterator(chunk_size=200):
+            cites = (s["citations"] for s in sentences)
+            runs[tag][qid] = answer_segments(version.segments, references, cites)
+    return runs
+
+
+def _load_rankings(version: PoolVersion) -> tuple[dict[str, dict[str, list[str]]], list[str]]:
+    """``pool_rankings`` of every topic, and the topics to pool (campaign order): those some
+    run contributes a document to."""
+    runs = pool_rankings(version)
+    qids = {qid for by_topic in runs.values() for qid, docids in by_topic.items() if docids}
     return runs, sorted(qids, key=topic_sort_key)
 
 
@@ -335,9 +398,11 @@ def _topic_documents(
 
     A sampled pool (a strategy with ``universe``, ``stratified``) lists the drawn documents,
     then those judged before (its certainty stratum), then those not sampled; the others list
-    their pool with no stratum, every document to be judged."""
+    their pool with no stratum, every document to be judged. The lists are cut already
+    (``pool_rankings``): the strategy is given the longest as its depth, which cuts nothing."""
+    depth = max([version.depth, *(len(r[qid]) for r in runs.values() if qid in r)])
     if hasattr(strategy, "universe"):
-        drawn, members = strategy.universe(runs, depth=version.depth, topic=qid, judged=judged)
+        drawn, members = strategy.universe(runs, depth=depth, topic=qid, judged=judged)
         if version.budget is not None and len(drawn) > version.budget:
             raise ValueError(
                 f"topic {qid}: the stratified sample has {len(drawn)} documents, more than the "
@@ -351,7 +416,7 @@ def _topic_documents(
         return [(d, members[d].pi, members[d].stratum, members[d].sampled) for d in order]
     pool = strategy.pool(
         runs,
-        depth=version.depth,
+        depth=depth,
         topics=[qid],
         budget=version.budget,
         relevance_level=version.campaign.relevance_threshold,

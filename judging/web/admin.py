@@ -19,7 +19,7 @@ from judging.campaigns.models import Campaign
 from judging.core.errors import DomainError, InvalidInput
 from judging.core.roles import account
 from judging.evaluation.bias import topic_filter
-from judging.pools.models import PoolVersion
+from judging.pools.models import PoolSegments, PoolVersion
 from judging.pools.selectors import pool_status
 from judging.web.login import AdminLoginForm
 from judging.workflows.pools import pool_requested
@@ -84,6 +84,8 @@ def pool_message(version: PoolVersion, *, created: bool) -> tuple[int, str]:
     status = pool_status(version)
     url = reverse("admin:pools_poolversion_change", args=[version.pk])
     what = f"{version.strategy}, depth {version.depth}"
+    if version.segments != PoolSegments.RANKED:
+        what += f", answer runs' {version.segments} segments"
     if status["status"] == "built":
         return messages.SUCCESS, format_html(
             "{}: pool version {} built ({}): {} documents, {} new, {} to judge. "

@@ -39,6 +39,7 @@ def pool_requested(
     budget: int | None = None,
     runs: Iterable[Run] | None = None,
     params: dict[str, Any] | None = None,
+    segments: str | None = None,
     requested_by: Account | None = None,
 ) -> tuple[PoolVersion, bool]:
     """Ask for the next pool version (``pools.services.pool_request``, same arguments and
@@ -54,6 +55,7 @@ def pool_requested(
             budget=budget,
             runs=runs,
             params=params,
+            segments=segments,
             requested_by=requested_by,
         )
         if created or not outbox.is_live(pool_build_key(version.pk)):

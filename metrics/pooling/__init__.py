@@ -5,5 +5,6 @@ registry of strategies); :mod:`~metrics.pooling.base` defines a strategy and the
 :mod:`~metrics.pooling.static` and :mod:`~metrics.pooling.adaptive` the strategies,
 :mod:`~metrics.pooling.state` the adaptive ones' judging state, :mod:`~metrics.pooling.runs` the
 runs cut to a depth, :mod:`~metrics.pooling.simulation` judging simulated with the qrels as the
-oracle, and :mod:`~metrics.pooling.inference` how an existing qrels was pooled.
+oracle, :mod:`~metrics.pooling.inference` how an existing qrels was pooled, and
+:mod:`~metrics.pooling.answers` the segments an answer received or cites.
 """

@@ -11,7 +11,7 @@ from judging.cli.management.commands._common import (
     get_campaign,
 )
 from judging.core.errors import DomainError
-from judging.pools.models import PoolState, PoolVersion
+from judging.pools.models import PoolSegments, PoolState, PoolVersion
 from judging.workflows.pools import pool_built, pool_requested
 
 
@@ -28,6 +28,13 @@ class Command(BaseCommand):
         parser.add_argument("--budget", type=int)
         parser.add_argument("--runs", help="comma-separated run tags; default: the pooled runs")
         parser.add_argument("--params", help='strategy parameters as JSON, e.g. {"beta": 0.1}')
+        parser.add_argument(
+            "--segments",
+            choices=PoolSegments.values,
+            help="what answer runs contribute: ranked (default: their ranked list to the depth), "
+            "received (every reference of their answer) or cited (the references their answer "
+            "cites); runs without answers contribute their ranked list",
+        )
         parser.add_argument(
             "--now", action="store_true", help="build here and now instead of queueing a task"
         )
@@ -53,6 +60,7 @@ class Command(BaseCommand):
                 budget=opts["budget"],
                 runs=runs,
                 params=params,
+                segments=opts["segments"],
             )
         except DomainError as exc:
             raise as_command_error(exc) from None
@@ -63,7 +71,8 @@ class Command(BaseCommand):
             self.stdout.write(f"a build is already {version.state}: #{version.pk}")
         if version.state == PoolState.BUILT:
             self.stdout.write(
-                f"pool version {version.number} built: {version.num_documents} documents "
+                f"pool version {version.number} built{_segments(version)}: "
+                f"{version.num_documents} documents "
                 f"({version.num_added} new, {version.num_to_judge} to judge, "
                 f"{version.num_missing_text} without text)"
             )
@@ -74,3 +83,10 @@ class Command(BaseCommand):
                 f"pool build #{version.pk} is {version.state}; follow it at "
                 f"/api/v1/pools/{version.pk}/"
             )
+
+
+def _segments(version: PoolVersion) -> str:
+    """What answer runs contributed, when not their ranked lists."""
+    if version.segments == PoolSegments.RANKED:
+        return ""
+    return f" (answer runs' {version.segments} segments)"
