@@ -159,6 +159,9 @@ ROUTES: dict[str, Route] = {
     # --- automatic judges
     "api-judges": CAMPAIGN,
     "api-judge-submissions": CAMPAIGN,
+    "api-meta-evaluation": CAMPAIGN,
+    "meta-evaluation": CAMPAIGN,
+    "meta-evaluation-compute": CAMPAIGN,
     "api-judge-detail": Route({"pk": "judge"}),
     "api-judge-runs": Route({"pk": "embedding_judge"}),
     "api-judge-labels": Route({"pk": "judge"}),
@@ -444,6 +447,13 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # judge is the researcher's submission: the other researcher never reads it, below)
     ("api-judge-submissions", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-judge-submissions", "POST"): s(401, 403, 403, 201, 201, 201),
+    # the judges' meta-evaluation: researchers and admins read it and ask for it (the dataset
+    # has none computed: GET says so); another participant's judge is anonymised in it
+    ("api-meta-evaluation", "GET"): s(401, 403, 403, 404, 404, 404),
+    ("api-meta-evaluation", "POST"): s(401, 403, 403, 202, 202, 202),
+    ("meta-evaluation", "GET"): s(302, 403, 403, 200, 200, 200),
+    ("meta-evaluation-compute", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("meta-evaluation-compute", "POST"): s(302, 403, 403, 302, 302, 302),
     ("api-judge-detail", "GET"): s(401, 403, 403, 200, 404, 200),
     ("api-judge-runs", "POST"): s(401, 403, 403, 403, 403, 202),
     ("api-judge-run", "GET"): s(401, 403, 403, 200, 200, 200),
@@ -660,6 +670,10 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
             "saw_human_qrels": "false",
             "file": upload,
         }
+    if key == ("api-meta-evaluation", "POST"):
+        return "json", {"measure": "P@2"}
+    if key == ("meta-evaluation-compute", "POST"):
+        return "form", {"qrels": str(d.qrels.number), "pool": str(d.pool.number)}
     if key == ("api-judges", "POST"):
         return "json", {"kind": "imported", "name": "matrix-new", "model": "m"}
     if key == ("judge-list", "POST"):

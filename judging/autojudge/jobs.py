@@ -4,7 +4,7 @@ is stored and what makes it out of date."""
 
 from __future__ import annotations
 
-from judging.autojudge import audit, services
+from judging.autojudge import audit, meta_eval, services
 from judging.core.jobs import Computation, register
 
 register(
@@ -44,5 +44,18 @@ register(
         store=lambda job, result: None,  # the labels (AutoLabel, its cache) and JudgeRun's counts
         row="autojudge.JudgeRun",
         stale="never in place: a run labels what its judge version has not graded yet",
+    )
+)
+
+register(
+    Computation(
+        kind="meta_evaluation",
+        reads="every judge's labels on a pool version, a human qrels version, the campaign's "
+        "runs and a measure (key meta-evaluation:META; the row is unique per qrels, pool and "
+        "measure)",
+        compute=meta_eval.meta_compute,  # metrics.judges.meta and meta_labels
+        store=meta_eval.meta_store,  # MetaEvaluation.result
+        row="autojudge.MetaEvaluation",
+        stale="asked again: judges, labels or runs added later are read by the next computation",
     )
 )

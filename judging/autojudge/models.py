@@ -502,3 +502,38 @@ class TopUpCorrection(models.Model):
 
     def __str__(self) -> str:
         return f"{self.judge} correcting {self.topup}"
+
+
+class MetaEvaluation(models.Model):
+    """The meta-evaluation of every judge of a campaign against one human qrels version over one
+    pool version, ranking the runs by one measure (issue 35, point 2): label agreement and
+    system-ranking agreement with intervals over topics, and each judge's cost; computed by its
+    job (kind ``meta_evaluation``)."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    human = models.ForeignKey(
+        "assessments.QrelsVersion", on_delete=models.PROTECT, related_name="+"
+    )
+    pool = models.ForeignKey(PoolVersion, on_delete=models.CASCADE, related_name="+")
+    measure = models.CharField(max_length=50, help_text="The measure the runs are ranked by.")
+    job = models.OneToOneField(Job, on_delete=models.CASCADE, related_name="%(class)s")
+    result = models.JSONField(default=dict, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["human", "pool", "measure"], name="meta_evaluation_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"meta-evaluation against qrels v{self.human.number} ({self.measure})"
+
+    @property
+    def state(self) -> str:
+        return TASK_WORDS[JobState(self.job.state)]

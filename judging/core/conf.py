@@ -572,6 +572,14 @@ class Autojudge(Group):
         help="Pool documents people judged not relevant that each robustness probe of a judge "
         "audit alters and asks the judge about again.",
     )
+    autojudge_meta_resamples: int = knob(
+        1000,
+        env="POOLJUDGE_AUTOJUDGE_META_RESAMPLES",
+        minimum=100,
+        maximum=100_000,
+        help="Bootstrap resamples of the topics behind every interval of the judges' "
+        "meta-evaluation (label and ranking agreement).",
+    )
     autojudge_max_labels: int = knob(
         2_000_000,
         env="POOLJUDGE_AUTOJUDGE_MAX_LABELS",

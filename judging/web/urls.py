@@ -12,6 +12,7 @@ from judging.web import (
     collection_pages,
     incompleteness_pages,
     judge_pages,
+    meta_pages,
     my_work,
     nugget_pages,
     quality_pages,
@@ -161,6 +162,16 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/judges/<int:judge_id>/audit/compute/",
         autojudge_pages.audit_compute,
         name="autojudge-audit-compute",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/judges/meta-evaluation/",
+        meta_pages.meta_page,
+        name="meta-evaluation",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/judges/meta-evaluation/compute/",
+        meta_pages.meta_compute,
+        name="meta-evaluation-compute",
     ),
     path(
         "campaigns/<int:campaign_id>/samples/",
