@@ -206,6 +206,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "QrelsKindEnum": "judging.assessments.models.QrelsKind",
         "JudgeKindEnum": "judging.autojudge.models.JudgeKind",
+        "JuryMethodEnum": "judging.autojudge.models.JuryMethod",
         "JudgeQrelsKindEnum": [("automatic", "automatic"), ("hybrid", "hybrid")],
         # a judge run's and a calibration's state: one set of choices, one name
         "TaskStateEnum": "judging.autojudge.models.TASK_STATES",

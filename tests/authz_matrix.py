@@ -158,6 +158,7 @@ ROUTES: dict[str, Route] = {
     "manage-missing-text-import": Route({"campaign_id": "campaign", "number": "=1"}),
     # --- automatic judges
     "api-judges": CAMPAIGN,
+    "api-juries": CAMPAIGN,
     "api-judge-submissions": CAMPAIGN,
     "api-meta-evaluation": CAMPAIGN,
     "meta-evaluation": CAMPAIGN,
@@ -443,6 +444,8 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     # its audit and its sample, as on another's run)
     ("api-judges", "GET"): s(401, 403, 403, 200, 200, 200),
     ("api-judges", "POST"): s(401, 403, 403, 403, 403, 201),
+    # a jury of the campaign's judges (admins make them; researchers read them as judges)
+    ("api-juries", "POST"): s(401, 403, 403, 403, 403, 201),
     # a judges' track: researchers submit judges and list their own (the dataset's imported
     # judge is the researcher's submission: the other researcher never reads it, below)
     ("api-judge-submissions", "GET"): s(401, 403, 403, 200, 200, 200),
@@ -676,6 +679,9 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
         return "form", {"qrels": str(d.qrels.number), "pool": str(d.pool.number)}
     if key == ("api-judges", "POST"):
         return "json", {"kind": "imported", "name": "matrix-new", "model": "m"}
+    if key == ("api-juries", "POST"):
+        members = [d.judge.pk, d.embedding_judge.pk]
+        return "json", {"name": "matrix-jury", "members": members, "method": "majority"}
     if key == ("judge-list", "POST"):
         return "form", {"kind": "imported", "name": "matrix-page", "model": "m"}
     if key == ("api-judge-runs", "POST"):

@@ -10,7 +10,7 @@ from typing import Any
 from rest_framework import serializers
 
 from judging.autojudge.answer_labels import ANSWER_KINDS
-from judging.autojudge.models import JudgeKind
+from judging.autojudge.models import JudgeKind, JuryMethod
 from judging.autojudge.services import LABEL_FORMATS
 from judging.core.params import MAX_ID
 
@@ -390,3 +390,35 @@ class JudgeListSerializer(serializers.Serializer[Any]):
 class JudgeLabelsImportedSerializer(serializers.Serializer[Any]):
     stored = serializers.IntegerField(help_text="labels stored (pairs already graded are kept)")
     judge = JudgeSerializer()
+
+
+# ---- juries (api.jury_views) --------------------------------------------------------------
+
+
+class JuryCreateSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(
+        max_length=100, help_text="lower-case letters, digits, '-' and '_'; versions share it"
+    )
+    members = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=MAX_ID),
+        max_length=100,
+        help_text="the ids of the judges it combines: two or more of the campaign, none a jury",
+    )
+    method = serializers.ChoiceField(choices=JuryMethod.choices)
+    human = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="defer only: the human qrels version whose grades settle disagreements",
+    )
+    pool = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="the pool version it runs over (default: the latest built)",
+    )
+
+
+class JuryCreatedSerializer(serializers.Serializer[Any]):
+    judge = JudgeSerializer()
+    run = serializers.IntegerField(help_text="its run over the pool (poll judge-runs)")

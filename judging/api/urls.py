@@ -9,9 +9,9 @@ from judging.api import autojudge_views as aj
 from judging.api import collection_views as cv
 from judging.api import evaluation_views as ev
 from judging.api import judging_views as jv
+from judging.api import jury_views, meta_views, plan_views, significance_views, unit_views, views
 from judging.api import nugget_views as nv
 from judging.api import passage_views as pv
-from judging.api import meta_views, plan_views, significance_views, unit_views, views
 from judging.api import quality_views as qv
 from judging.api import suggestion_views as sv
 from judging.api import versus_views as vv
@@ -177,6 +177,7 @@ urlpatterns = [
     path("samples/<int:pk>/advance/", ar.SampleAdvanceView.as_view(), name="api-sample-advance"),
     # --- automatic judges -----------------------------------------------------------------
     path("campaigns/<int:campaign_id>/judges/", aj.JudgesView.as_view(), name="api-judges"),
+    path("campaigns/<int:campaign_id>/juries/", jury_views.JuriesView.as_view(), name="api-juries"),
     path(
         "campaigns/<int:campaign_id>/meta-evaluation/",
         meta_views.MetaEvaluationView.as_view(),

@@ -228,6 +228,8 @@ def answer_run_request(
     bank = check_bank(campaign, kind, bank)
     if judge.kind == JudgeKind.IMPORTED:
         raise Conflict(f"judge {judge} is imported: its labels come from a file, it does not run")
+    if judge.kind == JudgeKind.JURY:
+        raise Conflict(f"judge {judge} is a jury: it combines its members' labels of documents")
     if not RunAnswer.objects.filter(run__campaign=campaign).exists():
         raise Conflict(
             f"campaign {campaign.name!r} has no answer runs: submit one (TREC RAG's answer "

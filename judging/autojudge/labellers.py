@@ -131,8 +131,9 @@ class EmbeddingLabeller:
 
 
 def register() -> None:
-    from judging.autojudge import answer_labellers
+    from judging.autojudge import answer_labellers, juries
 
     register_labeller(JudgeKind.OPENAI, ChatLabeller)
     register_labeller(JudgeKind.EMBEDDING, EmbeddingLabeller)
+    juries.register()  # a jury combines its members' labels
     answer_labellers.register()  # the same kinds over answer items

@@ -46,6 +46,11 @@ SHOWN_PARAMS = (
     "calibration",
     "t_partial",
     "t_support",
+    "members",
+    "method",
+    "human",
+    "deferred_judged",
+    "declared",
 )
 
 
