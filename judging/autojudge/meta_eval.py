@@ -135,7 +135,8 @@ def ledger(judge: Judge, labelled: int, deferred_judged: int = 0) -> dict[str, A
     prices' currency) and ``seconds`` (its runs' computing time); ``source`` says whether they
     were counted by the service, declared by the participant, or summed over a jury's members
     (``people``: the judgments of people a deferring jury used). ``cost_per_1k`` and
-    ``seconds_per_label`` are per graded label (None without labels)."""
+    ``seconds_per_label`` are per graded label (None without labels, or for an imported judge
+    that declared nothing: unknown, not free)."""
     keys = ("calls", "prompt_tokens", "completion_tokens", "cost", "seconds")
     out: dict[str, Any] = dict.fromkeys(keys, 0.0)
     people = 0
@@ -170,8 +171,9 @@ def ledger(judge: Judge, labelled: int, deferred_judged: int = 0) -> dict[str, A
     out["source"] = source
     out["people"] = people
     out["labels"] = labelled
-    out["cost_per_1k"] = out["cost"] / labelled * 1000 if labelled else None
-    out["seconds_per_label"] = out["seconds"] / labelled if labelled else None
+    known = labelled and source != "not declared"
+    out["cost_per_1k"] = out["cost"] / labelled * 1000 if known else None
+    out["seconds_per_label"] = out["seconds"] / labelled if known else None
     return out
 
 

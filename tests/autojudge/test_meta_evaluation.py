@@ -78,6 +78,7 @@ def test_every_judge_against_people_with_hand_worked_kappas_and_its_cost(
     low, high = file["labels"]["kappa"]["low"], file["labels"]["kappa"]["high"]
     assert low <= 64 / 75 <= high
     assert file["ledger"]["source"] == "not declared"
+    assert file["ledger"]["cost_per_1k"] is None  # unknown, not free
     assert file["agreement_per_cost"]["undefined"] == "no cost recorded or declared"
 
     copy = rows["copy"]
