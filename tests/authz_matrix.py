@@ -162,6 +162,7 @@ ROUTES: dict[str, Route] = {
     "api-judge-submissions": CAMPAIGN,
     "api-meta-evaluation": CAMPAIGN,
     "meta-evaluation": CAMPAIGN,
+    "judge-submit": CAMPAIGN,
     "meta-evaluation-compute": CAMPAIGN,
     "api-judge-detail": Route({"pk": "judge"}),
     "api-judge-runs": Route({"pk": "embedding_judge"}),
@@ -455,6 +456,9 @@ MATRIX: dict[tuple[str, str], dict[str, int]] = {
     ("api-meta-evaluation", "GET"): s(401, 403, 403, 404, 404, 404),
     ("api-meta-evaluation", "POST"): s(401, 403, 403, 202, 202, 202),
     ("meta-evaluation", "GET"): s(302, 403, 403, 200, 200, 200),
+    # a participant's submission from the judges' page: to the judge's page once stored
+    ("judge-submit", "GET"): s(302, 405, 405, 405, 405, 405),
+    ("judge-submit", "POST"): s(302, 403, 403, 302, 302, 302),
     ("meta-evaluation-compute", "GET"): s(302, 405, 405, 405, 405, 405),
     ("meta-evaluation-compute", "POST"): s(302, 403, 403, 302, 302, 302),
     ("api-judge-detail", "GET"): s(401, 403, 403, 200, 404, 200),
@@ -673,6 +677,10 @@ def body(name: str, method: str, role: str, d: Any) -> tuple[str, Any] | None:
             "saw_human_qrels": "false",
             "file": upload,
         }
+    if key == ("judge-submit", "POST"):
+        upload = SimpleUploadedFile("labels.txt", b"401 0 d401-1 1\n")
+        name = f"matrix-page-{role.replace('_', '-')}"
+        return "multipart", {"name": name, "model": "m", "saw_human_qrels": "no", "file": upload}
     if key == ("api-meta-evaluation", "POST"):
         return "json", {"measure": "P@2"}
     if key == ("meta-evaluation-compute", "POST"):

@@ -561,3 +561,67 @@ def test_the_in_process_transport_answers_as_the_server_does(admin_user: Any) ->
     with pytest.raises(InvalidInput) as refused:
         client.create_campaign("In process")  # the name is taken
     assert refused.value.status == 400
+
+
+# --- a judges' track (issue 35): participants submit their judges' labels, the organisers make a
+# jury, and a participant reads the meta-evaluation with their own judge by name and the other
+# participant's anonymised. A perfect judge's labels equal people's (kappa 1); the other
+# participant's judge calls every ``b`` not relevant.
+
+
+def judge_labels(grades: dict[str, int]) -> bytes:
+    return "".join(f"{q} 0 {q}-{d} {g}\n" for q in TOPICS for d, g in grades.items()).encode()
+
+
+def test_a_judges_track_through_the_client(
+    server: str,
+    admin: Client,
+    collection: Campaign,
+    researcher: Any,
+    other_researcher: Any,
+) -> None:
+    admin.submit_run(collection, STRONG, tag="strong")
+    weak = {q: {f"{q}-{d}": 5.0 - i for i, d in enumerate(o)} for q, o in WEAK_ORDER.items()}
+    admin.submit_run(collection, weak, tag="weak")
+    pool = admin.request_pool(collection, depth=5)
+    with Client.login(server, researcher.username, PASSWORD) as rita:
+        mine = rita.submit_judge(
+            collection,
+            judge_labels(GRADES),
+            name="rita-perfect",
+            model="m",
+            saw_human_qrels=False,
+            family="llama",
+            open_weights=True,
+            cost=0.3,
+            calls=30,
+        )
+    with Client.login(server, other_researcher.username, PASSWORD) as oscar:
+        theirs = oscar.submit_judge(
+            collection,
+            judge_labels(GRADES | {"b": 0}),
+            name="oscar",
+            model="m2",
+            saw_human_qrels=True,
+        )
+    jury = admin.create_jury(
+        collection,
+        name="jury",
+        members=[mine["judge"]["id"], theirs["judge"]["id"]],
+        method="dawid-skene",
+        pool=pool.number,
+    )
+    assert jury["run"] is not None
+    with Client.login(server, researcher.username, PASSWORD) as rita:
+        meta = rita.meta_evaluation(collection, measure="AP", sort="kappa")
+    assert meta["state"] == "done"
+    rows = {r["judge"]["name"]: r for r in meta["result"]["judges"]}
+    assert set(rows) == {"rita-perfect", "anonymous judge #1", "jury"}
+    assert rows["rita-perfect"]["labels"]["kappa"]["value"] == 1.0
+    assert rows["rita-perfect"]["ledger"]["cost_per_1k"] == 10.0  # 0.3 over 30 labels
+    hidden = rows["anonymous judge #1"]
+    assert hidden["judge"]["saw_human_qrels"] is True and hidden["judge"]["model"] == ""
+    assert hidden["labels"]["kappa"]["value"] < 1.0
+    assert rows["jury"]["jury"]["method"] == "dawid-skene"
+    # the first row has the best kappa; two runs: tau-b is 1 under every judge that ranks them
+    assert meta["result"]["judges"][0]["labels"]["kappa"]["value"] == 1.0

@@ -11,10 +11,10 @@ from rest_framework import serializers
 
 from judging.autojudge.answer_labels import ANSWER_KINDS
 from judging.autojudge.models import JudgeKind, JuryMethod
+from judging.autojudge.prompts import MAX_PROMPT_CHARS
 from judging.autojudge.services import LABEL_FORMATS
 from judging.core.params import MAX_ID
 
-MAX_PROMPT_CHARS = 20_000
 MAX_GRADE = 1_000_000
 MAX_PRICE = 1e6
 

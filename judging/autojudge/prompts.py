@@ -125,6 +125,8 @@ UMBRELA_GRADES = (0, 1, 2, 3)
 
 _PLACEHOLDER = re.compile(r"\{(query|passage)\}")
 
+MAX_PROMPT_CHARS = 20_000  # the longest prompt template a judge takes
+
 
 def check_template(template: str) -> None:
     """Raise ``ValueError`` unless ``template`` has both ``{query}`` and ``{passage}``."""

@@ -22,11 +22,13 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from judging.autojudge import selectors, services
 from judging.autojudge.models import Judge, JudgeKind
-from judging.autojudge.prompts import UMBRELA, UMBRELA_GRADES, default_mapping
+from judging.autojudge.prompts import MAX_PROMPT_CHARS, UMBRELA, UMBRELA_GRADES, default_mapping
+from judging.autojudge.submissions import endpoints_for
 from judging.campaigns.models import Campaign
 from judging.core import uploads
 from judging.core.errors import DomainError, InvalidInput
@@ -97,7 +99,10 @@ class JudgeForm(forms.Form):
     description = forms.CharField(required=False, max_length=5000)
     endpoint = forms.ChoiceField(required=False, choices=[])
     prompt = forms.CharField(
-        required=False, max_length=20_000, strip=False, widget=forms.Textarea(attrs={"rows": 12})
+        required=False,
+        max_length=MAX_PROMPT_CHARS,
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 12}),
     )
     mapping = forms.CharField(required=False, max_length=500)
     price_prompt_per_1k = forms.FloatField(required=False, min_value=0, max_value=1e6)
@@ -176,6 +181,8 @@ def _list_context(request: HttpRequest, campaign: Campaign, form: JudgeForm) -> 
         "endpoints": services.endpoint_names(),
         "can_manage": is_admin(request.user),
         "umbrela_grades": UMBRELA_GRADES,
+        "pools": list(selectors.built_pools(campaign)),
+        "my_endpoints": endpoints_for(account(request.user)),
     }
 
 
@@ -287,6 +294,61 @@ def judge_import(request: HttpRequest, campaign_id: int) -> HttpResponse:
         return here
     flash(request, messages.SUCCESS, f"{stored:,} label(s) of {judge} imported.")
     return here
+
+
+@login_required
+@require_POST
+def judge_submit_page(request: HttpRequest, campaign_id: int) -> HttpResponse:
+    """A participant's judge submission from the judges' page (``autojudge.submissions``): its
+    label file, or an endpoint opened to them; then its page, or the refusal flashed."""
+    from judging.autojudge.submissions import judge_submit
+
+    campaign = campaign_of(request, campaign_id)
+    post = request.POST
+    back = redirect(reverse("judge-list", args=[campaign.pk]) + "#submit")
+    answer = {"yes": True, "no": False}
+    try:
+        uploads.check_request_size(
+            request.META.get("CONTENT_LENGTH"),
+            limit=settings.POOLJUDGE_UPLOADS.max_upload_bytes,
+            what="the label file",
+        )
+        if post.get("saw_human_qrels") not in answer:
+            raise services.invalid("saw_human_qrels", "say whether it saw people's judgments")
+        pool = post.get("pool") or ""
+        upload = request.FILES.get("file")
+        ledger = {k: post[k] for k in ("calls", "cost", "seconds") if post.get(k)}
+        judge, _ = judge_submit(
+            campaign=campaign,
+            owner=account(request.user),
+            name=(post.get("name") or "").strip(),
+            kind=JudgeKind.OPENAI if post.get("endpoint") else JudgeKind.IMPORTED,
+            model=(post.get("model") or "").strip()[:200],
+            saw_human_qrels=answer[post["saw_human_qrels"]],
+            pool=parse_int(pool, "pool", minimum=1, maximum=MAX_ID) if pool else None,
+            family=(post.get("family") or "")[:100],
+            open_weights=answer.get(post.get("open_weights") or ""),
+            prompt=(post.get("prompt") or "")[:MAX_PROMPT_CHARS],
+            description=(post.get("description") or "")[:5000],
+            data=upload,
+            format=post.get("format") or "trec",
+            requests=request.FILES.get("requests"),
+            endpoint=post.get("endpoint") or "",
+            ledger={k: _ledger_number(k, v) for k, v in ledger.items()},
+        )
+    except DomainError as exc:
+        flash(request, messages.ERROR, f"Nothing was submitted: {_refusal(exc)}")
+        return back
+    flash(request, messages.SUCCESS, f"{judge} submitted: other participants never see it.")
+    return redirect("judge-detail", campaign_id=campaign.pk, judge_id=judge.pk)
+
+
+def _ledger_number(field: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise services.invalid(f"ledger.{field}", "must be a number") from None
+    return value
 
 
 def _refusal(exc: DomainError) -> str:

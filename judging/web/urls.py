@@ -196,6 +196,11 @@ urlpatterns = [
     # --- automatic judges ---------------------------------------------------------------
     path("campaigns/<int:campaign_id>/judges/", judge_pages.judges_page, name="judge-list"),
     path(
+        "campaigns/<int:campaign_id>/judges/submit/",
+        judge_pages.judge_submit_page,
+        name="judge-submit",
+    ),
+    path(
         "campaigns/<int:campaign_id>/judges/import/",
         judge_pages.judge_import,
         name="judge-import",

@@ -685,3 +685,100 @@ class Client:
         path = f"campaigns/{self._campaign_id(campaign)}/answer-board/"
         board: Mapping[str, Any] = self._http.get_json(path, {"bank": bank, "qrels": qrels_version})
         return board
+
+    # --- a judges' track: submissions, juries, the meta-evaluation ----------------------------
+
+    def submit_judge(
+        self,
+        campaign: CampaignRef,
+        labels: PathLike | bytes,
+        *,
+        name: str,
+        model: str,
+        saw_human_qrels: bool,
+        format: str = "trec",
+        pool: int | None = None,
+        **declared: Any,
+    ) -> Mapping[str, Any]:
+        """Submit a judge's labels of a pool version (researchers, as a participant of a
+        judges' track): a TREC qrels file (``format="trec"``) or UMBRELA's JSONL output
+        (``"umbrela"``), its path or content, read whole (every label must be for a pair of
+        the pool version). Declare whether it ``saw_human_qrels`` and, as ``declared``, what
+        else the API takes: ``family``, ``open_weights``, ``prompt``, ``description``, and its
+        cost (``calls``, ``prompt_tokens``, ``completion_tokens``, ``cost``, ``seconds``).
+        Answers ``{"judge": ..., "run": None}``; other participants never read it."""
+        upload = (
+            payloads.packed("labels.txt", labels)
+            if isinstance(labels, bytes)
+            else payloads.file_upload(labels)
+        )
+        fields: dict[str, Any] = {
+            "name": name,
+            "model": model,
+            "saw_human_qrels": "true" if saw_human_qrels else "false",
+            "format": format,
+        }
+        if pool is not None:
+            fields["pool"] = int(pool)
+        for key, value in declared.items():
+            fields[key] = ("true" if value else "false") if isinstance(value, bool) else value
+        path = f"campaigns/{self._campaign_id(campaign)}/judge-submissions/"
+        submitted: Mapping[str, Any] = self._upload(path, upload, fields).json()
+        return submitted
+
+    def create_jury(
+        self,
+        campaign: CampaignRef,
+        *,
+        name: str,
+        members: list[int],
+        method: str = "majority",
+        human: int | None = None,
+        pool: int | None = None,
+    ) -> Mapping[str, Any]:
+        """Combine judge versions ``members`` (their ids) into a jury (admins): ``method``
+        majority, mean, dawid-skene or defer (``human``: the qrels version of people whose
+        grades settle disagreements). Its run over the pool is queued: ``{"judge", "run"}``."""
+        body: dict[str, Any] = {"name": name, "members": [int(m) for m in members]}
+        body["method"] = method
+        if human is not None:
+            body["human"] = int(human)
+        if pool is not None:
+            body["pool"] = int(pool)
+        path = f"campaigns/{self._campaign_id(campaign)}/juries/"
+        created: Mapping[str, Any] = self._http.request("POST", path, json=body).json()
+        return created
+
+    def meta_evaluation(
+        self,
+        campaign: CampaignRef,
+        *,
+        qrels_version: int | None = None,
+        pool: int | None = None,
+        measure: str = "nDCG@10",
+        sort: str = "tau_b",
+        timeout: float = 600,
+        poll: float = 1,
+    ) -> Mapping[str, Any]:
+        """Every judge of the campaign against people's qrels (default: the latest of people)
+        over ``pool`` (default: the latest built), the runs ranked by ``measure``: asked for
+        when there is none, then waited for. Rows sorted by ``sort``; each figure has its
+        interval, or ``undefined`` saying why."""
+        path = f"campaigns/{self._campaign_id(campaign)}/meta-evaluation/"
+        body: dict[str, Any] = {"measure": measure}
+        if qrels_version is not None:
+            body["qrels"] = int(qrels_version)
+        if pool is not None:
+            body["pool"] = int(pool)
+        asked = self._http.request("POST", path, json=body).json()
+        query = {"qrels": asked["human_qrels"], "pool": asked["pool"], "measure": measure}
+        done: Mapping[str, Any] = waits.until(
+            lambda: self._http.get_json(path, {**query, "sort": sort}),
+            lambda r: r.get("state") in ("done", "failed"),
+            timeout=timeout,
+            poll=poll,
+            what="the meta-evaluation",
+        )
+        if done.get("state") == "failed":
+            raise PooljudgeError(f"the meta-evaluation failed: {done.get('error', '')}")
+        return done

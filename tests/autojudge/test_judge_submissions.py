@@ -160,3 +160,23 @@ def test_a_participant_names_only_an_endpoint_opened_to_them(
         assert_no_secret(made.content, "a submission's answer")
         run = JudgeRun.objects.get(pk=made.json()["run"])
         assert run.pool_id == pooled.pk and run.judge.owner == researcher
+
+
+def test_a_participant_submits_from_the_judges_page(
+    campaign: Campaign, pooled: PoolVersion, researcher: Any
+) -> None:
+    client = signed_in(researcher)
+    page = client.get(f"/campaigns/{campaign.pk}/judges/").content.decode()
+    assert 'id="judge-submit"' in page
+    url = f"/campaigns/{campaign.pk}/judges/submit/"
+    form = {"name": "rita-page", "model": "m", "saw_human_qrels": "no", "open_weights": "yes"}
+    refused = client.post(url, form | {"file": SimpleUploadedFile("l.txt", b"401 0 nope 1\n")})
+    assert refused.status_code == 302 and refused["Location"].endswith("#submit")
+    assert not Judge.objects.exists()
+    made = client.post(url, form | {"file": SimpleUploadedFile("l.txt", LABELS), "cost": "0.2"})
+    judge = Judge.objects.get(name="rita-page")
+    assert made["Location"] == f"/campaigns/{campaign.pk}/judges/{judge.pk}/"
+    assert (judge.owner, judge.open_weights, judge.saw_human_qrels) == (researcher, True, False)
+    assert judge.params["declared"] == {"cost": 0.2}
+    unsaid = client.post(url, form | {"saw_human_qrels": "", "name": "other"})
+    assert unsaid.status_code == 302 and not Judge.objects.filter(name="other").exists()
