@@ -114,3 +114,32 @@ def test_a_server_error_under_the_api_is_an_error_body_that_says_no_more(rf: Any
     }
     page = server_error(rf.get("/campaigns/"))
     assert page.status_code == 500 and page["Content-Type"].startswith("text/html")
+
+
+def test_two_result_types_of_one_name_are_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A component is keyed by its class' name: a second result type of that name (another
+    module's) would silently get the first one's schema, as the human sample's progress once
+    did (``autojudge.answers`` and ``autojudge.answer_samples`` each had a ``SampleProgress``)."""
+    from dataclasses import dataclass
+
+    from judging.api import result_schemas
+
+    monkeypatch.setattr(result_schemas, "COMPONENTS", {})
+    monkeypatch.setattr(result_schemas, "_SOURCES", {})
+
+    @dataclass(frozen=True)
+    class Progress:
+        graded: int
+
+    def elsewhere() -> type:
+        @dataclass(frozen=True)
+        class Progress:
+            judged: int
+
+        return Progress
+
+    assert result_schemas.ref(Progress) == {"$ref": "#/components/schemas/Progress"}
+    assert result_schemas.ref(Progress) == {"$ref": "#/components/schemas/Progress"}
+    with pytest.raises(TypeError, match="two result types are named 'Progress'"):
+        result_schemas.ref(elsewhere())
+    assert result_schemas.COMPONENTS["Progress"]["required"] == ["graded"]

@@ -82,6 +82,7 @@ PATH_KINDS = (  # the first path segment after /api/v1/ names what its id is
     ("judgments", "judgment"),
     ("judges", "judge"),
     ("judge-runs", "judge_run"),
+    ("samples", "sample"),
 )
 
 
@@ -181,6 +182,14 @@ def module_ids(demo_data: None, django_db_blocker: Any) -> dict[str, list[int]]:
             ),
         }
         ids["judge"], ids["judge_run"] = _judges(demo)
+        # The demo's human sample, whatever its id (1 on SQLite, which rolls its sequence back
+        # with the transaction; not on PostgreSQL once another module has built the demo).
+        from judging.autojudge.models import HumanSample
+
+        ids["sample"] = sorted(
+            HumanSample.objects.filter(kind="document").values_list("pk", flat=True)
+        )
+        assert ids["sample"], "the demo samples pool version 1 for its judge"
     return ids
 
 

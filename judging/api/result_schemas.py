@@ -24,6 +24,9 @@ from typing import Any
 from metrics.results import GroupLabel, RunLabel, Sentence, UnitLabel
 
 COMPONENTS: dict[str, dict[str, Any]] = {}
+# The class each component was read from, by name: two result types of one name (in two modules)
+# would share one component, every $ref to it describing one of them.
+_SOURCES: dict[str, str] = {}
 
 _STRINGS: dict[Any, str] = {
     RunLabel: "a run: its tag, its name to its owner, else anonymised",
@@ -34,8 +37,14 @@ _STRINGS: dict[Any, str] = {
 
 
 def ref(cls: type) -> dict[str, Any]:
-    """The ``$ref`` to ``cls``'s component (registered with those it refers to)."""
+    """The ``$ref`` to ``cls``'s component (registered with those it refers to); a name already
+    taken by another result type is an error (not the first one's schema for both)."""
     name = cls.__name__
+    source = f"{cls.__module__}.{cls.__qualname__}"
+    if _SOURCES.setdefault(name, source) != source:
+        raise TypeError(
+            f"two result types are named {name!r} ({_SOURCES[name]} and {source}): rename one"
+        )
     if name not in COMPONENTS:
         COMPONENTS[name] = {}  # a placeholder while its fields are read (recursion)
         COMPONENTS[name] = _dataclass_schema(cls)

@@ -238,17 +238,19 @@ def _people(hs: HumanSample) -> dict[tuple[str, str], int]:
 
 
 @dataclass(frozen=True)
-class SampleProgress:
+class AnswerSampleProgress:
+    """How many of a sample's answer items are queued and judged by people."""
+
     phase: str | None
     queued: int
     judged: int
     complete: bool
 
 
-def answer_sample_progress(hs: HumanSample) -> SampleProgress:
+def answer_sample_progress(hs: HumanSample) -> AnswerSampleProgress:
     people = _people(hs)
     total = hs.items.count()
-    return SampleProgress(
+    return AnswerSampleProgress(
         hs.design_info.get("phase"), total, len(people), total > 0 and len(people) == total
     )
 
@@ -337,7 +339,7 @@ class AnswerSampleReport:
     design: str
     budget: int
     judge: str
-    progress: SampleProgress
+    progress: AnswerSampleProgress
     ready: bool
     level: float | None = None
     n_items: int | None = None
