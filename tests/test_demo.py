@@ -46,10 +46,11 @@ def test_load_demo_creates_users_campaign_and_runs_once(capsys: pytest.CaptureFi
     assert annotator is not None and is_annotator(annotator) and not is_researcher(annotator)
 
     _the_sampled_campaign_shows_inferred_measures(out)
+    assert "Loaded the judges' track demo" in out and "three judges and a jury" in out
 
     n_runs = Run.objects.count()
     call_command("load_demo", force=True)
-    assert Campaign.objects.count() == 2 and Run.objects.count() == n_runs
+    assert Campaign.objects.count() == 3 and Run.objects.count() == n_runs
     assert "already has campaigns" in capsys.readouterr().out
 
 

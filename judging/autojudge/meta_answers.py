@@ -17,8 +17,9 @@ META_RESULT_VERSION = 1
 @dataclass(frozen=True)
 class Figure:
     """A figure and its percentile bootstrap interval over topics; ``value`` None and
-    ``undefined`` its reason when it cannot be computed (never 0.0); no interval when fewer
-    than 90% of the ``resamples`` were ``defined``."""
+    ``undefined`` its reason when it cannot be computed (never 0.0); no interval, and
+    ``no_interval`` saying why, where the interval is not validated (``meta_eval.
+    VALIDATED_FROM``) or fewer than 90% of the ``resamples`` were ``defined``."""
 
     value: float | None
     undefined: str | None
@@ -27,6 +28,7 @@ class Figure:
     resamples: int
     defined: int
     level: float
+    no_interval: str | None = None
 
 
 @dataclass(frozen=True)

@@ -125,15 +125,21 @@ def meta_view(meta: MetaEvaluation, user: UserLike, *, sort: str = DEFAULT_SORT)
 # ---- exports -------------------------------------------------------------------------------
 
 
-def _cell(figure: dict[str, Any] | None, *, interval: bool = True) -> str:
+Cell = tuple[str, str | None]  # a cell's text, and the note it refers to
+
+
+def _cell(figure: dict[str, Any] | None) -> Cell:
+    """A figure as text (value [low, high]) and, when it is undefined or has no interval, the
+    note saying why."""
     if figure is None:
-        return ""
+        return "", None
     if figure.get("value") is None:
-        return f"undefined: {figure.get('undefined') or 'not computed'}"
+        return "undefined", f"undefined: {figure.get('undefined') or 'not computed'}"
     text = f"{figure['value']:.3f}"
-    if interval and figure.get("low") is not None and figure.get("high") is not None:
-        text += f" [{figure['low']:.3f}, {figure['high']:.3f}]"
-    return text
+    if figure.get("low") is not None and figure.get("high") is not None:
+        return f"{text} [{figure['low']:.3f}, {figure['high']:.3f}]", None
+    why = figure.get("no_interval")
+    return text, f"no interval: {why}" if why else None
 
 
 def _name(row: dict[str, Any]) -> str:
@@ -142,16 +148,17 @@ def _name(row: dict[str, Any]) -> str:
     return name + (" *" if judge.get("saw_human_qrels") else "")
 
 
-def export_rows(view: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """The table's heading and rows, as the reader sees them."""
+def export_rows(view: dict[str, Any]) -> tuple[list[str], list[list[Cell]]]:
+    """The table's heading and rows (cells with their notes), as the reader sees them."""
     heading = ["judge", "kind", "labelled"] + [h for h, _ in COLUMNS] + ["cost per 1k labels"]
     rows = []
     for row in view["result"]["judges"]:
         cost = row["ledger"]["cost_per_1k"]
+        spent = "" if cost is None else f"{cost:.4g} ({row['ledger']['source']})"
         rows.append(
-            [_name(row), row["judge"]["kind"], str(row["labelled"])]
+            [(_name(row), None), (row["judge"]["kind"], None), (str(row["labelled"]), None)]
             + [_cell(figure(row, key)) for _, key in COLUMNS]
-            + ["" if cost is None else f"{cost:.4g} ({row['ledger']['source']})"]
+            + [(spent, None if cost is not None else "no cost recorded or declared")]
         )
     return heading, rows
 
@@ -166,35 +173,57 @@ def _header(view: dict[str, Any]) -> str:
     )
 
 
+def _noted(rows: list[list[Cell]]) -> tuple[list[list[tuple[str, int | None]]], list[str]]:
+    """Each cell's text and the number of its note, the notes numbered once each."""
+    notes: list[str] = []
+    out = []
+    for row in rows:
+        cells: list[tuple[str, int | None]] = []
+        for text, note in row:
+            if note is not None and note not in notes:
+                notes.append(note)
+            cells.append((text, notes.index(note) + 1 if note is not None else None))
+        out.append(cells)
+    return out, notes
+
+
 def export(view: dict[str, Any], fmt: str) -> tuple[str, str, str]:
-    """(text, content type, file name) of the table in ``fmt`` (csv, markdown, latex)."""
+    """(text, content type, file name) of the table in ``fmt``: CSV (each note beside its
+    value), Markdown or LaTeX (notes numbered under the table)."""
     heading, rows = export_rows(view)
     r = view["result"]
     name = f"meta-evaluation-qrels-v{r['human_qrels']['number']}-pool-v{r['pool']}"
     if fmt == "csv":
-        text = f"# {_header(view)}\n" + csvfiles.text([heading, *rows])
-    elif fmt == "markdown":
+        plain = [[f"{t} ({n})" if n else t for t, n in row] for row in rows]
+        return (
+            f"# {_header(view)}\n" + csvfiles.text([heading, *plain]),
+            CONTENT_TYPES[fmt],
+            f"{name}.csv",
+        )
+    cells, notes = _noted(rows)
+    if fmt == "markdown":
         lines = [
             _header(view),
             "",
             "| " + " | ".join(markdown_escape(h) for h in heading) + " |",
             "|" + "---|" * len(heading),
         ]
-        lines += ["| " + " | ".join(markdown_escape(c) for c in row) + " |" for row in rows]
+        lines += [
+            "| " + " | ".join(markdown_escape(t) + (f" [{n}]" if n else "") for t, n in row) + " |"
+            for row in cells
+        ]
+        lines += ["", *[f"[{i}] {markdown_escape(n)}  " for i, n in enumerate(notes, 1)]]
         text = "\n".join(lines) + "\n"
     else:
-        notes = []
-        body = []
-        for row in rows:
-            cells = []
-            for c in row:
-                if c.startswith("undefined: "):
-                    notes.append(c)
-                    c = f"--\\textsuperscript{{{len(notes)}}}"
-                else:
-                    c = latex_escape(c)
-                cells.append(c)
-            body.append(" & ".join(cells) + r" \\")
+        body = [
+            " & ".join(
+                ("--" if t == "undefined" else latex_escape(t))
+                + (rf"\textsuperscript{{{n}}}" if n else "")
+                for t, n in row
+            )
+            + r" \\"
+            for row in cells
+        ]
         text = "\n".join(
             [
                 "% " + _header(view),

@@ -177,6 +177,51 @@ def ledger(judge: Judge, labelled: int, deferred_judged: int = 0) -> dict[str, A
     return out
 
 
+# The fewest topics from which each figure's percentile bootstrap interval holds its 95% (about
+# 90% or more) in benchmarks/meta_intervals.py (its README section "Meta-evaluation intervals"):
+# None, not up to 50 topics; below, the figure is shown without its interval, saying why.
+VALIDATED_FROM: dict[str, int | None] = {
+    "kappa": 10,
+    "binary_kappa": 10,
+    "kappa_linear": 10,
+    "kappa_quadratic": 10,
+    "krippendorff_alpha": 10,
+    "kendall_tau_b": 25,
+    "tau_top_k": 10,  # conservative: 99-100% at every size
+    "tau_ap": None,  # 79% at 25-50 topics, every miss below: biased low
+    "spearman": None,  # 86-89% at 25-50 topics, every miss below
+    "significant_kept": None,  # no population value to validate against
+}
+
+
+def validated(figures: dict[str, Any], n_topics: int) -> dict[str, Any]:
+    """``figures`` (a ``to_dict`` of label or ranking agreement) with the interval of every
+    figure not validated at ``n_topics`` topics taken out, and why."""
+    out = dict(figures)
+    for name, least in VALIDATED_FROM.items():
+        figure = out.get(name)
+        if not isinstance(figure, dict) or figure.get("low") is None:
+            continue
+        if least is None:
+            why = (
+                "its bootstrap interval is not validated: it under-covers up to 50 topics "
+                "(benchmarks/meta_intervals.py)"
+                if name != "significant_kept"
+                else "its bootstrap interval is not validated (no population value to check "
+                "it against: benchmarks/meta_intervals.py)"
+            )
+        elif n_topics < least:
+            why = (
+                f"{n_topics} topic{'' if n_topics == 1 else 's'}: its bootstrap interval is "
+                f"validated from {least} "
+                "(benchmarks/meta_intervals.py)"
+            )
+        else:
+            continue
+        out[name] = dict(figure, low=None, high=None, no_interval=why)
+    return out
+
+
 def per_cost(kappa: Any, cost_per_1k: float | None) -> dict[str, Any]:
     """Linear weighted kappa per unit of cost per 1,000 labels, undefined (with its reason) for
     a judge without a recorded cost or an undefined kappa."""
@@ -253,8 +298,8 @@ def compute_meta(
                 },
                 "jury": jury,
                 "labelled": len(auto),
-                "labels": label.to_dict(),
-                "ranking": ranking.to_dict(),
+                "labels": validated(label.to_dict(), label.n_topics),
+                "ranking": validated(ranking.to_dict(), ranking.n_topics),
                 "ledger": spent,
                 "agreement_per_cost": per_cost(label.kappa_linear.value, spent["cost_per_1k"]),
                 "notes": notes,

@@ -534,7 +534,7 @@ class Autojudge(Group):
         help='The chat-completions endpoints automatic judges may use, as JSON `{"name": '
         '{"base_url": "http://host:8000/v1", "api_key_env": "VARIABLE"}}` (or `"api_key"` '
         "inline). `POOLJUDGE_LLM_BASE_URL` and `POOLJUDGE_LLM_API_KEY` are a shorthand for one "
-        "endpoint named `default`. An endpoint with `\"participants\": \"alice,bob\"` may "
+        'endpoint named `default`. An endpoint with `"participants": "alice,bob"` may '
         "also be named by those researchers' judge submissions (a judges' track: the URL and "
         "key stay here, never in a submission); without it only admins use it.",
     )

@@ -277,7 +277,6 @@ def demo_autojudge(campaign: Campaign, pool: Any) -> None:
     human = QrelsVersion.objects.filter(campaign=campaign).human().latest_first().first()
     if human is not None:
         audit_request(judge=judge, human=human, pool=pool, requested_by=users["admin"])
-        demo_judges_track(campaign, pool, human)
     sample_create(
         judge=judge,
         pool=pool,
@@ -287,78 +286,6 @@ def demo_autojudge(campaign: Campaign, pool: Any) -> None:
         seed=1,
         created_by=users["admin"],
     )
-
-
-# A judges' track on the same pool: two participants submit their judges' labels of pool v1
-# (TREC qrels lines, simulated from the generator's truth with their own errors), the organisers
-# combine the three judges into a majority jury, and the meta-evaluation ranks all four against
-# people's qrels v1. "team-judges" is a second participant: the demo researcher sees its judge
-# only as "anonymous judge #1".
-DEMO_PARTICIPANT = "team-judges"
-DEMO_JURY = "demo-jury"
-# name, owner, model, family, open weights, (too generous, too strict) out of 40
-DEMO_TRACK = (
-    ("qwen-strict", RESEARCHER, "qwen2.5-72b-instruct (simulated)", "qwen", True, (2, 12)),
-    ("overlap-baseline", DEMO_PARTICIPANT, "term overlap (simulated)", "", True, (10, 20)),
-)
-
-
-def _track_grade(name: str, qid: str, docid: str, truth: int, errors: tuple[int, int]) -> int:
-    h = zlib.crc32(f"{name}/{qid}/{docid}".encode()) % 40
-    generous, strict = errors
-    if h < generous:
-        return min(3, truth + 1)
-    if h < generous + strict:
-        return max(0, truth - 1)
-    return truth
-
-
-def demo_judges_track(campaign: Campaign, pool: Any, human: Any) -> None:
-    """The participants' judges, the jury and the meta-evaluation (see DEMO_TRACK)."""
-    from judging.autojudge.juries import jury_request
-    from judging.autojudge.meta_eval import meta_request
-    from judging.autojudge.models import Judge, JuryMethod
-    from judging.autojudge.services import pool_pairs
-    from judging.autojudge.submissions import judge_submit
-    from judging.core.jobs import compute_here
-
-    users = demo_users_ensure()
-    participant, _ = Account.objects.get_or_create(username=DEMO_PARTICIPANT)
-    participant.set_unusable_password()
-    participant.save()
-    grant(participant, RESEARCHER)
-    owners = {RESEARCHER: users[RESEARCHER], DEMO_PARTICIPANT: participant}
-    truth = build().truth
-    pairs = pool_pairs(pool)
-    members = [Judge.objects.get(campaign=campaign, name=DEMO_JUDGE)]
-    for name, owner, model, family, open_weights, errors in DEMO_TRACK:
-        lines = [
-            f"{q} 0 {d} {_track_grade(name, q, d, truth[q].get(d, 0), errors)}" for q, d in pairs
-        ]
-        judge, _ = judge_submit(
-            campaign=campaign,
-            owner=owners[owner],
-            name=name,
-            model=model,
-            family=family,
-            open_weights=open_weights,
-            saw_human_qrels=False,
-            pool=pool.number,
-            data=("\n".join(lines) + "\n").encode(),
-            description="Simulated labels of pool v1, submitted to the demo's judges' track.",
-            ledger={"calls": len(lines), "cost": 0.0004 * len(lines), "seconds": 0.8 * len(lines)},
-        )
-        members.append(judge)
-    _, run = jury_request(
-        campaign=campaign,
-        name=DEMO_JURY,
-        members=members,
-        method=JuryMethod.MAJORITY,
-        pool=pool,
-        requested_by=users["admin"],
-    )
-    compute_here(run.job)  # its labels before the meta-evaluation reads them
-    meta_request(campaign=campaign, human=human, pool=pool, requested_by=users["admin"])
 
 
 @transaction.atomic

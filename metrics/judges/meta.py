@@ -98,15 +98,18 @@ class Estimate:
     resamples: int
     defined: int
     level: float
+    no_interval: str | None = None  # why a defined value has no interval
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"value", "undefined", "low", "high", "resamples", "defined", "level"}``, JSON-safe."""
+        """``{"value", "undefined", "low", "high", "resamples", "defined", "level",
+        "no_interval"}``, JSON-safe."""
         return value_dict(self.value) | {
             "low": self.low,
             "high": self.high,
             "resamples": self.resamples,
             "defined": self.defined,
             "level": self.level,
+            "no_interval": self.no_interval,
         }
 
 
@@ -136,12 +139,23 @@ def blocks(resamples: int, width: int) -> list[slice]:
 
 
 def estimate(
-    value: float | Undefined, draws: FloatArray, *, level: float, min_defined: float
+    value: float | Undefined,
+    draws: FloatArray,
+    *,
+    level: float,
+    min_defined: float,
 ) -> Estimate:
-    """The :class:`Estimate` of ``value`` from its resampled ``draws`` (NaN: undefined there)."""
+    """The :class:`Estimate` of ``value`` from its resampled ``draws`` (NaN: undefined there);
+    no interval, saying why, when fewer than ``min_defined`` of the resamples are defined."""
     found = draws[np.isfinite(draws)]
-    if isinstance(value, Undefined) or not found.size or found.size < min_defined * draws.size:
+    if isinstance(value, Undefined):
         return Estimate(value, None, None, draws.size, found.size, level)
+    if not found.size or found.size < min_defined * draws.size:
+        why = (
+            f"defined in {found.size} of {draws.size} resamples: an interval needs "
+            f"{min_defined:.0%}"
+        )
+        return Estimate(value, None, None, draws.size, found.size, level, why)
     tail = (1.0 - level) / 2
     low, high = np.quantile(found, [tail, 1.0 - tail])
     return Estimate(value, float(low), float(high), draws.size, found.size, level)
@@ -382,8 +396,9 @@ def ranking_meta(
     :func:`score_matrices` (a run missing a topic scores 0.0 there, as ``trec_eval -c``).
 
     Each figure has a percentile bootstrap interval over topics (``resamples``, ``seed``,
-    ``level``, ``min_defined`` as :func:`estimate`); the significant-pair share recomputes the
-    t-tests on every resample, with the critical value of t at n_topics - 1 degrees of freedom.
+    ``level``, ``min_defined`` as :func:`estimate`); the significant-pair share
+    recomputes the t-tests on every resample, with the critical value of t at n_topics - 1
+    degrees of freedom.
     ``ValueError`` for a non-finite score, ``top_k`` < 2 or ``alpha`` outside (0, 1).
     """
     if top_k < 2:
@@ -429,7 +444,12 @@ def ranking_meta(
                 draws["share"][part] = keep.sum(axis=1) / sig.sum(axis=1)
 
     found = {
-        name: estimate(values[name], draws[name], level=level, min_defined=min_defined)
+        name: estimate(
+            values[name],
+            draws[name],
+            level=level,
+            min_defined=min_defined,
+        )
         for name in values
     }
     return RankingMeta(

@@ -220,8 +220,8 @@ def label_meta(
     ordinal Krippendorff's alpha of the ``judge``'s grades against people's (``human``) on the
     keys both hold, each with a percentile bootstrap over topics (``resamples`` resamples of the
     topics with replacement, ``seed``, ``level``; no interval when fewer than ``min_defined`` of
-    them are defined); and per topic its confusion table and kappas. ``ValueError`` for a shared
-    item's grade outside ``scale``."""
+    them are defined); and per topic its
+    confusion table and kappas. ``ValueError`` for a shared item's grade outside ``scale``."""
     check_bootstrap(level, resamples, min_defined)
     overall = label_agreement(human, judge, scale, threshold)  # checks the grades
     grades = overall.scale
@@ -264,7 +264,12 @@ def label_meta(
             draws["kappa_quadratic"][part] = kappa_rows(stack, quadratic)
             draws["krippendorff_alpha"][part] = alpha_rows(stack, grades, "ordinal")
     found = {
-        name: estimate(values[name], draws[name], level=level, min_defined=min_defined)
+        name: estimate(
+            values[name],
+            draws[name],
+            level=level,
+            min_defined=min_defined,
+        )
         for name in values
     }
     return LabelMeta(

@@ -168,6 +168,9 @@ def test_no_interval_when_too_few_resamples_are_defined() -> None:
     assert isinstance(found.kappa.value, float)
     assert found.kappa.low is None and found.kappa.high is None
     assert 0.55 * 400 < found.kappa.defined < 0.75 * 400
+    assert (
+        found.kappa.no_interval is not None and "an interval needs 90%" in found.kappa.no_interval
+    )
     found = label_meta(human, judge, SCALE, threshold=1, resamples=400, min_defined=0.5)
     assert found.kappa.low is not None
 
@@ -185,6 +188,7 @@ def test_degenerate_inputs_are_undefined_with_their_reason() -> None:
         "resamples": 0,
         "defined": 0,
         "level": 0.95,
+        "no_interval": None,  # the value is undefined: its reason says why
     }
     found = label_meta({("q1", "a"): 1}, {("q1", "a"): 1}, SCALE, threshold=1)
     assert found.kappa_linear.value == Undefined(

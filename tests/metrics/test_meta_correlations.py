@@ -75,6 +75,7 @@ def test_an_estimate_is_json_safe_and_says_why_it_is_undefined() -> None:
         "resamples": 20,
         "defined": 0,
         "level": 0.95,
+        "no_interval": None,  # the value is undefined: its reason says why
     }
     json.dumps(found, allow_nan=False)
     found = correlation_interval("kendall_tau_b", people, people, resamples=20).to_dict()
@@ -92,6 +93,9 @@ def test_no_interval_when_too_few_resamples_are_defined() -> None:
     assert found.value == pytest.approx(1.0)
     assert found.low is None and found.high is None
     assert 0.55 * 400 < found.defined < 0.75 * 400
+    assert (
+        found.no_interval == f"defined in {found.defined} of 400 resamples: an interval needs 90%"
+    )
     # asking for only half of them defined gives the interval of the defined ones
     found = correlation_interval("kendall_tau_b", people, judge, resamples=400, min_defined=0.5)
     assert found.low == pytest.approx(1.0) and found.high == pytest.approx(1.0)

@@ -13,7 +13,9 @@ from judging.demo.services import (
     demo_load,
     demo_sampled_judge,
     demo_sampled_load,
+    demo_users_ensure,
 )
+from judging.demo.track import track_judge, track_load
 
 
 class Command(BaseCommand):
@@ -73,6 +75,19 @@ class Command(BaseCommand):
                         "stratified pool and published sampled qrels version 1."
                         if made
                         else " (its stratified pool is not built yet: a Celery worker builds it)."
+                    )
+                )
+            users = demo_users_ensure()
+            track = track_load(users)
+            if track is not None:
+                judged = track_judge(track, users)
+                self.stdout.write(
+                    f"Loaded the judges' track demo {track.name!r}"
+                    + (
+                        ": three judges and a jury ranked against people's grades "
+                        "(Judges' meta-evaluation)."
+                        if judged
+                        else " (its pool is not built yet: a Celery worker builds it)."
                     )
                 )
         self._users()
