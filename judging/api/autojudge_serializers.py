@@ -10,7 +10,7 @@ from typing import Any
 from rest_framework import serializers
 
 from judging.autojudge.answer_labels import ANSWER_KINDS
-from judging.autojudge.models import JudgeKind, JuryMethod
+from judging.autojudge.models import CREATED_KINDS, JudgeKind, JuryMethod
 from judging.autojudge.prompts import MAX_PROMPT_CHARS
 from judging.autojudge.services import LABEL_FORMATS
 from judging.core.params import MAX_ID
@@ -33,7 +33,7 @@ class FiniteFloatField(serializers.FloatField):
 
 
 class JudgeCreateSerializer(serializers.Serializer[Any]):
-    kind = serializers.ChoiceField(choices=JudgeKind.choices)
+    kind = serializers.ChoiceField(choices=CREATED_KINDS)
     name = serializers.CharField(
         max_length=100, help_text="lower-case letters, digits, '-' and '_'; versions share it"
     )

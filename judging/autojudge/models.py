@@ -31,6 +31,10 @@ class JudgeKind(models.TextChoices):
     JURY = "jury", "A jury combining other judges' labels"
 
 
+# The kinds a judge is created as (a jury is made from its members: ``autojudge.juries``).
+CREATED_KINDS = [(k, label) for k, label in JudgeKind.choices if k != JudgeKind.JURY]
+
+
 class JuryMethod(models.TextChoices):
     MAJORITY = "majority", "Majority grade (ties to the lower grade)"
     MEAN = "mean", "Mean grade, rounded to the scale"

@@ -26,7 +26,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from judging.autojudge import selectors, services
-from judging.autojudge.models import Judge, JudgeKind
+from judging.autojudge.models import CREATED_KINDS, Judge, JudgeKind
 from judging.autojudge.prompts import MAX_PROMPT_CHARS, UMBRELA, UMBRELA_GRADES, default_mapping
 from judging.autojudge.submissions import endpoints_for
 from judging.campaigns.models import Campaign
@@ -93,7 +93,7 @@ class JudgeForm(forms.Form):
     and prices for openai-compatible; the mapping for openai-compatible and imported (UMBRELA
     files); an imported judge may bring its label file along."""
 
-    kind = forms.ChoiceField(choices=JudgeKind.choices)
+    kind = forms.ChoiceField(choices=CREATED_KINDS)
     name = forms.CharField(max_length=100)
     model = forms.CharField(max_length=200)
     description = forms.CharField(required=False, max_length=5000)
@@ -176,7 +176,7 @@ def _list_context(request: HttpRequest, campaign: Campaign, form: JudgeForm) -> 
         "judges": judges,
         "imported": [j for j in judges if j["kind"] == JudgeKind.IMPORTED],
         "form": form,
-        "kinds": JudgeKind.choices,
+        "kinds": CREATED_KINDS,
         "formats": services.LABEL_FORMATS,
         "endpoints": services.endpoint_names(),
         "can_manage": is_admin(request.user),
