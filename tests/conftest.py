@@ -228,30 +228,19 @@ def as_committed(django_capture_on_commit_callbacks: Any) -> Callable[[], Any]:
     return functools.partial(django_capture_on_commit_callbacks, execute=True)
 
 
-@pytest.fixture(scope="module")
-def demo_data(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
-    """The demo campaign, built once per test module the way Django's ``setUpTestData`` does it:
-    inside an outer transaction that each test's own transaction (a savepoint) nests in and is
-    rolled back to, so a test that changes the demo leaves the original to the next one; the
-    outer transaction is rolled back after the module. Not for ``transactional_db`` tests."""
+def built_for_the_module(django_db_blocker: Any, build: Callable[[], None]) -> Iterator[None]:
+    """``build`` run once per test module the way Django's ``setUpTestData`` does it: inside an
+    outer transaction that each test's own transaction (a savepoint) nests in and is rolled back
+    to, so a test that changes the data leaves the original to the next one; the outer
+    transaction is rolled back after the module. Not for ``transactional_db`` tests. A module
+    fixture's body: ``yield from built_for_the_module(django_db_blocker, build)``."""
     from django.db import transaction
-    from django.test import TestCase
-
-    from judging.demo.services import demo_judge, demo_load
 
     with django_db_blocker.unblock():
         outer = transaction.atomic()
         outer.__enter__()
         try:
-            # `load_demo`'s two steps, each followed by the commit its callbacks wait for: the
-            # pool is built after demo_load's, the evaluations and bias report after demo_judge's
-            # (TestCase.captureOnCommitCallbacks is pytest-django's capture fixture).
-            with TestCase.captureOnCommitCallbacks(execute=True):
-                campaign = demo_load()
-            assert campaign is not None, "the test database already had a campaign"
-            with TestCase.captureOnCommitCallbacks(execute=True):
-                made = demo_judge(campaign)
-            assert made > 0, "pool version 1 of the demo was not built"
+            build()
         except BaseException:
             transaction.set_rollback(True)
             outer.__exit__(None, None, None)
@@ -260,6 +249,27 @@ def demo_data(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
     with django_db_blocker.unblock():
         transaction.set_rollback(True)
         outer.__exit__(None, None, None)
+
+
+@pytest.fixture(scope="module")
+def demo_data(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """The demo campaign, built once per test module (``built_for_the_module``)."""
+    from django.test import TestCase
+
+    from judging.demo.services import demo_judge, demo_load
+
+    def build() -> None:
+        # `load_demo`'s two steps, each followed by the commit its callbacks wait for: the pool
+        # is built after demo_load's, the evaluations and bias report after demo_judge's
+        # (TestCase.captureOnCommitCallbacks is pytest-django's capture fixture).
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            campaign = demo_load()
+        assert campaign is not None, "the test database already had a campaign"
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            made = demo_judge(campaign)
+        assert made > 0, "pool version 1 of the demo was not built"
+
+    yield from built_for_the_module(django_db_blocker, build)
 
 
 @pytest.fixture

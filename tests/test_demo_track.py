@@ -16,34 +16,24 @@ from judging.autojudge.meta_board import meta_view
 from judging.autojudge.models import MetaEvaluation
 from judging.campaigns.models import Campaign
 from judging.demo import track
+from tests.conftest import built_for_the_module
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(scope="module")
 def track_data(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
-    from django.db import transaction
-
     from judging.demo.services import demo_users_ensure
 
-    with django_db_blocker.unblock():
-        outer = transaction.atomic()
-        outer.__enter__()
-        try:
-            users = demo_users_ensure()
-            with TestCase.captureOnCommitCallbacks(execute=True):
-                campaign = track.track_load(users)
-            assert campaign is not None
-            with TestCase.captureOnCommitCallbacks(execute=True):
-                assert track.track_judge(campaign, users), "pool v1 was not built"
-        except BaseException:
-            transaction.set_rollback(True)
-            outer.__exit__(None, None, None)
-            raise
-    yield
-    with django_db_blocker.unblock():
-        transaction.set_rollback(True)
-        outer.__exit__(None, None, None)
+    def build() -> None:
+        users = demo_users_ensure()
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            campaign = track.track_load(users)
+        assert campaign is not None
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            assert track.track_judge(campaign, users), "pool v1 was not built"
+
+    yield from built_for_the_module(django_db_blocker, build)
 
 
 def test_three_judges_and_a_jury_with_validated_intervals(track_data: None) -> None:

@@ -16,6 +16,15 @@ from judging.autojudge.services import LABEL_FORMATS
 from judging.core.params import MAX_ID
 
 MAX_GRADE = 1_000_000
+
+
+def optional_number(help_text: str) -> serializers.IntegerField:
+    """A version's number or an id that may be left out (then the default its help says)."""
+    return serializers.IntegerField(
+        required=False, min_value=1, max_value=MAX_ID, help_text=help_text
+    )
+
+
 MAX_PRICE = 1e6
 
 
@@ -81,24 +90,14 @@ class JudgeCreateSerializer(serializers.Serializer[Any]):
 
 
 class JudgeRunRequestSerializer(serializers.Serializer[Any]):
-    pool = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_ID,
-        help_text="the pool version's number (default: the latest built)",
-    )
+    pool = optional_number("the pool version's number (default: the latest built)")
     kind = serializers.ChoiceField(
         choices=["document", *ANSWER_KINDS],
         default="document",
         help_text="document: a pool's documents; nugget_assignment or citation_support: every "
         "item of that kind of the campaign's answer runs (instead of a pool)",
     )
-    bank = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_ID,
-        help_text="nugget_assignment: the published nugget bank version's number",
-    )
+    bank = optional_number("nugget_assignment: the published nugget bank version's number")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs["kind"] != "document" and attrs.get("pool") is not None:
@@ -124,12 +123,7 @@ class JudgeCalibrateSerializer(serializers.Serializer[Any]):
     human = serializers.IntegerField(
         min_value=1, max_value=MAX_ID, help_text="the human qrels version's number"
     )
-    pool = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_ID,
-        help_text="the pool version's number (default: the latest built)",
-    )
+    pool = optional_number("the pool version's number (default: the latest built)")
     sample = serializers.IntegerField(
         required=False,
         min_value=2,
@@ -162,18 +156,8 @@ class CalibrationSerializer(serializers.Serializer[Any]):
 
 class JudgeQrelsRequestSerializer(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(choices=["automatic", "hybrid"])
-    pool = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_ID,
-        help_text="the pool version's number (default: the latest built)",
-    )
-    human = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_ID,
-        help_text="hybrid: the human qrels version whose grades are kept",
-    )
+    pool = optional_number("the pool version's number (default: the latest built)")
+    human = optional_number("hybrid: the human qrels version whose grades are kept")
     note = serializers.CharField(required=False, allow_blank=True, max_length=1000)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -236,12 +220,7 @@ class JudgeSubmissionSerializer(serializers.Serializer[Any]):
     saw_human_qrels = serializers.BooleanField(
         help_text="whether it saw any of people's judgments (few-shot, calibration, training)"
     )
-    pool = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_ID,
-        help_text="the pool version it labels (default: the latest built)",
-    )
+    pool = optional_number("the pool version it labels (default: the latest built)")
     family = serializers.CharField(
         required=False, allow_blank=True, max_length=100, help_text="the model family"
     )
@@ -405,18 +384,8 @@ class JuryCreateSerializer(serializers.Serializer[Any]):
         help_text="the ids of the judges it combines: two or more of the campaign, none a jury",
     )
     method = serializers.ChoiceField(choices=JuryMethod.choices)
-    human = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_ID,
-        help_text="defer only: the human qrels version whose grades settle disagreements",
-    )
-    pool = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_ID,
-        help_text="the pool version it runs over (default: the latest built)",
-    )
+    human = optional_number("defer only: the human qrels version whose grades settle disagreements")
+    pool = optional_number("the pool version it runs over (default: the latest built)")
 
 
 class JuryCreatedSerializer(serializers.Serializer[Any]):

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from judging.api.autojudge_serializers import optional_number
 from judging.api.evaluation_views import download
 from judging.api.permissions import IsResearcher
 from judging.api.result_schemas import ref
@@ -28,18 +29,8 @@ from judging.core.roles import account
 
 
 class MetaRequestSerializer(serializers.Serializer[Any]):
-    qrels = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_ID,
-        help_text="people's qrels version (default: the latest human one)",
-    )
-    pool = serializers.IntegerField(
-        required=False,
-        min_value=1,
-        max_value=MAX_ID,
-        help_text="the pool version (default: the latest built)",
-    )
+    qrels = optional_number("people's qrels version (default: the latest human one)")
+    pool = optional_number("the pool version (default: the latest built)")
     measure = serializers.CharField(
         required=False, max_length=50, default=DEFAULT_MEASURE, help_text="ranks the runs"
     )

@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judging.assessments.models import QrelsKind, QrelsVersion
@@ -25,7 +24,7 @@ from judging.autojudge.answers import AUDIT_RESULT_VERSION
 from judging.autojudge.models import Judge, JudgeAudit, JudgeKind
 from judging.autojudge.services import human_grades, invalid, labels, pool_pairs
 from judging.core import jobs
-from judging.core.models import Job, JobState
+from judging.core.models import Job
 from judging.core.roles import Account
 from judging.pools.models import PoolVersion
 
@@ -50,27 +49,14 @@ def audit_request(
         raise invalid("human", f"qrels v{human.number} is {human.kind}, not human")
     if not (judge.campaign_id == human.campaign_id == pool.campaign_id):
         raise invalid("pool", "judge, pool and qrels belong to different campaigns")
-    asked = {"judge": judge, "human": human, "pool": pool}
-    audit = JudgeAudit.objects.filter(**asked).select_related("job").first()
-    created = False
-    if audit is None:
-        try:
-            with transaction.atomic():
-                job = jobs.new("judge_audit", "")
-                audit = JudgeAudit.objects.create(**asked, requested_by=requested_by, job=job)
-                job.key = audit_task_key(audit.pk)
-                job.save(update_fields=["key"])
-                created = True
-        except IntegrityError:
-            audit = JudgeAudit.objects.select_related("job").get(**asked)
-    with transaction.atomic():
-        if created or again:
-            # asked again: a done audit is computed again (its result kept until then)
-            Job.objects.filter(pk=audit.job_id, state=JobState.DONE).update(state=JobState.PENDING)
-            jobs.enqueue(audit.job)
-        else:
-            jobs.again(audit.job)  # a failed audit: computed again
-    return JudgeAudit.objects.select_related("job").get(pk=audit.pk)
+    return jobs.row_requested(
+        JudgeAudit,
+        {"judge": judge, "human": human, "pool": pool},
+        "judge_audit",
+        audit_task_key,
+        again_done=again,
+        requested_by=requested_by,
+    )
 
 
 def audit_compute(job: Job) -> dict[str, Any] | None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
@@ -38,7 +37,7 @@ from judging.autojudge.models import (
 from judging.autojudge.services import human_grades, invalid, labels, pool_pairs
 from judging.campaigns.models import Campaign
 from judging.core import jobs
-from judging.core.models import Job, JobState
+from judging.core.models import Job
 from judging.core.roles import Account
 from judging.pools.models import PoolVersion
 
@@ -71,25 +70,14 @@ def meta_request(
         parse_measure(measure)
     except ValueError as exc:
         raise invalid("measure", str(exc)) from None
-    asked = {"campaign": campaign, "human": human, "pool": pool, "measure": measure}
-    meta = MetaEvaluation.objects.filter(**asked).select_related("job").first()
-    created = False
-    if meta is None:
-        try:
-            with transaction.atomic():
-                job = jobs.new("meta_evaluation", "")
-                meta = MetaEvaluation.objects.create(**asked, requested_by=requested_by, job=job)
-                job.key = meta_task_key(meta.pk)
-                job.save(update_fields=["key"])
-                created = True
-        except IntegrityError:
-            meta = MetaEvaluation.objects.select_related("job").get(**asked)
-    with transaction.atomic():
-        if created or again:
-            Job.objects.filter(pk=meta.job_id, state=JobState.DONE).update(state=JobState.PENDING)
-            jobs.enqueue(meta.job)
-        else:
-            jobs.again(meta.job)
+    meta = jobs.row_requested(
+        MetaEvaluation,
+        {"campaign": campaign, "human": human, "pool": pool, "measure": measure},
+        "meta_evaluation",
+        meta_task_key,
+        again_done=again,
+        requested_by=requested_by,
+    )
     return MetaEvaluation.objects.select_related("job", "human", "pool").get(pk=meta.pk)
 
 

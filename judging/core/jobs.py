@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.apps import apps
 from django.db import InterfaceError, OperationalError, transaction
@@ -138,6 +138,46 @@ def again(job: Job) -> bool:
     )
     enqueue(job)
     return True
+
+
+M = TypeVar("M")
+
+
+def row_requested(
+    model: type[M],
+    asked: dict[str, Any],
+    kind: str,
+    key: Callable[[int], str],
+    *,
+    again_done: bool = False,
+    **extra: Any,
+) -> M:
+    """The stored row of ``model`` that ``asked`` (its unique fields) names, with its job: made
+    and computed (after commit) when there is none, computed again when its last attempt failed,
+    or when ``again_done`` even if done (its result kept until then). ``key(row.pk)`` is the
+    job's key; ``extra`` fields are set on a new row only. Two requests at once make one row."""
+    from django.db import IntegrityError
+
+    row = model.objects.filter(**asked).select_related("job").first()  # type: ignore[attr-defined]
+    created = False
+    if row is None:
+        try:
+            with transaction.atomic():
+                job = new(kind, "")
+                row = model.objects.create(**asked, **extra, job=job)  # type: ignore[attr-defined]
+                job.key = key(row.pk)
+                job.save(update_fields=["key"])
+                created = True
+        except IntegrityError:
+            row = model.objects.select_related("job").get(**asked)  # type: ignore[attr-defined]
+    with transaction.atomic():
+        if created or again_done:
+            Job.objects.filter(pk=row.job_id, state=JobState.DONE).update(state=JobState.PENDING)
+            enqueue(row.job)
+        else:
+            again(row.job)
+    found: M = model.objects.select_related("job").get(pk=row.pk)  # type: ignore[attr-defined]
+    return found
 
 
 # --- running ----------------------------------------------------------------------------------

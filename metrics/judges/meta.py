@@ -161,6 +161,20 @@ def estimate(
     return Estimate(value, float(low), float(high), draws.size, found.size, level)
 
 
+def estimates(
+    values: Mapping[str, float | Undefined],
+    draws: Mapping[str, FloatArray],
+    *,
+    level: float,
+    min_defined: float,
+) -> dict[str, Estimate]:
+    """Each named value's :class:`Estimate` from its draws (:func:`estimate`)."""
+    return {
+        name: estimate(value, draws[name], level=level, min_defined=min_defined)
+        for name, value in values.items()
+    }
+
+
 def _spearman(x: Sequence[float], y: Sequence[float]) -> float:
     from scipy.stats import spearmanr
 
@@ -443,15 +457,7 @@ def ranking_meta(
             with np.errstate(invalid="ignore", divide="ignore"):
                 draws["share"][part] = keep.sum(axis=1) / sig.sum(axis=1)
 
-    found = {
-        name: estimate(
-            values[name],
-            draws[name],
-            level=level,
-            min_defined=min_defined,
-        )
-        for name in values
-    }
+    found = estimates(values, draws, level=level, min_defined=min_defined)
     return RankingMeta(
         n_runs=n,
         n_topics=t,

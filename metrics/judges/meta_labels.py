@@ -45,7 +45,7 @@ from metrics.judges.meta import (
     Undefined,
     blocks,
     check_bootstrap,
-    estimate,
+    estimates,
     topic_weights,
     value_dict,
 )
@@ -263,15 +263,7 @@ def label_meta(
             draws["kappa_linear"][part] = kappa_rows(stack, linear)
             draws["kappa_quadratic"][part] = kappa_rows(stack, quadratic)
             draws["krippendorff_alpha"][part] = alpha_rows(stack, grades, "ordinal")
-    found = {
-        name: estimate(
-            values[name],
-            draws[name],
-            level=level,
-            min_defined=min_defined,
-        )
-        for name in values
-    }
+    found = estimates(values, draws, level=level, min_defined=min_defined)
     return LabelMeta(
         scale=grades,
         threshold=int(threshold),
