@@ -112,7 +112,9 @@ def test_another_participant_never_reads_the_judge_or_its_labels(
     assert other.get(f"/api/v1/judges/{judge_id}/").status_code == 404
     page = f"/campaigns/{campaign.pk}/judges/{judge_id}/"
     assert signed_in(other_researcher).get(page).status_code == 404
-    assert signed_in(researcher).get(page).status_code == 200
+    own = signed_in(researcher).get(page)
+    assert own.status_code == 200 and 'id="judge-submission"' in own.content.decode()
+    assert "it saw none of people's judgments" in own.content.decode()
     assert other.get(f"/api/v1/campaigns/{campaign.pk}/judges/").json()["count"] == 0
     assert other.get(f"/api/v1/campaigns/{campaign.pk}/judge-submissions/").json()["count"] == 0
     # the name is the participant's: another cannot add a version to it
