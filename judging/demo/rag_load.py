@@ -17,7 +17,11 @@ from judging.core.roles import ANNOTATOR, RESEARCHER, Account, grant
 from judging.demo.inprocess import client_for
 from judging.demo.rag.answer_story import UnitDecision, UnitJudging, play_answers
 from judging.demo.rag.story import CAMPAIGN, Decision, Judging, StoryFigures, play
-from judging.demo.services import demo_users_ensure
+from judging.demo.services import (
+    STATISTICS_EVERY,
+    demo_users_ensure,
+    judging_statistics_refresh,
+)
 from judging.workflows.judgments import judgment_recorded
 
 __all__ = ["RAG_ASSESSOR", "demo_rag_load", "service_judging", "service_unit_judging"]
@@ -34,6 +38,7 @@ def service_judging(annotator: Account) -> Judging:
     ) -> tuple[int, int]:
         campaign = Campaign.objects.get(pk=campaign_id)
         judged = marked = 0
+        judging_statistics_refresh()
         while (lease := lease_next(campaign=campaign, annotator=annotator)) is not None:
             slot = lease.slot
             shown = item_text(slot)
@@ -48,6 +53,8 @@ def service_judging(annotator: Account) -> Judging:
                 answers=[list(a) for a in answers] or None,
             )
             judged, marked = judged + 1, marked + len(answers)
+            if judged % STATISTICS_EVERY == 0:
+                judging_statistics_refresh()
         return judged, marked
 
     return judge_all
@@ -60,6 +67,7 @@ def service_unit_judging(annotator: Account) -> UnitJudging:
     def judge_all(campaign_id: int, decision: UnitDecision) -> int:
         campaign = Campaign.objects.get(pk=campaign_id)
         judged = 0
+        judging_statistics_refresh()
         while (lease := lease_next(campaign=campaign, annotator=annotator)) is not None:
             slot = lease.slot
             shown = unit_shown(slot.campaign_id, slot.topic_id, slot.kind, slot.docid) or {}
@@ -70,6 +78,8 @@ def service_unit_judging(annotator: Account) -> UnitJudging:
                 active_seconds=20.0,
             )
             judged += 1
+            if judged % STATISTICS_EVERY == 0:
+                judging_statistics_refresh()
         return judged
 
     return judge_all

@@ -3,7 +3,8 @@
 The service never computes on a GET (``judging/README.md``, "Stored computations"): a stored
 computation answers 404 when it was never asked for, 202 while it is being computed and 200 once
 stored, done or failed. These loops poll until the 200, ask (POST) for what was never asked
-for, and give up after a deadline with :class:`PooljudgeTimeout`.
+for (and look again at once after asking), and give up after a deadline with
+:class:`PooljudgeTimeout`.
 """
 
 from __future__ import annotations
@@ -76,6 +77,7 @@ def wait_for_evaluation(
             if not _on_its_way(http, run_id, qrels_version, mode):
                 http.request("POST", path, json={k: v for k, v in params.items() if v})
                 asked = True
+                continue  # look again at once: a service computing inline has stored it
         else:
             if response.status_code == 200:
                 answer = response.json()
@@ -119,6 +121,7 @@ def wait_for_check(
                 raise
             _ask_for_missing(http, refused.body)
             asked = True
+            continue  # look again at once: a service computing inline has stored them
         else:
             if response.status_code == 200:
                 return CheckResult.from_api(response.json())
