@@ -49,6 +49,22 @@ def _flush_past_the_sqlite_triggers() -> Iterator[None]:
     operations.execute_sql_flush = original  # type: ignore[method-assign]
 
 
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None,
+    django_db_use_migrations: bool,
+    django_db_blocker: Any,
+) -> None:
+    """pytest-django's, then on PostgreSQL each test process's database is made as a copy of a
+    migrated template rather than migrated itself (tests/_db_template.py; not with
+    ``--nomigrations``)."""
+    from tests._db_template import use_a_migrated_template
+
+    if django_db_use_migrations:
+        with django_db_blocker.unblock():
+            use_a_migrated_template()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> Iterator[None]:
     """Each test starts with an empty cache (the tests' is per process memory): failed sign-ins

@@ -20,7 +20,9 @@ from tests.knobs import override_knobs
 from tests.test_annotator_pages import _lease, _page, judging_campaign  # noqa: F401
 from tests.test_api_errors import assert_shape
 
-pytestmark = [pytest.mark.django_db, pytest.mark.follow_ups]
+# The tests of bias reports read qrels version 1's default report (``world``): they are marked
+# ``follow_ups``; the others never read a report, and ``world`` computes none for them.
+pytestmark = pytest.mark.django_db
 
 RUNS = {
     "alpha": {"401": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "402": {"d5": 2.0, "d4": 1.0}},
@@ -31,8 +33,8 @@ QRELS = "401 0 d1 1\n401 0 d2 0\n401 0 d3 2\n402 0 d4 1\n402 0 d5 0\n402 0 d8 1\
 
 @pytest.fixture
 def world(campaign: Any, researcher: Any, as_committed: Any) -> Any:
-    """Two runs, qrels version 1 (every run evaluated, the default bias report computed) and a
-    built pool version 1."""
+    """Two runs, qrels version 1 (every run evaluated; its default bias report computed for
+    the tests marked ``follow_ups``) and a built pool version 1."""
     for tag, results in RUNS.items():
         run_submitted(campaign=campaign, owner=researcher, tag=tag, results=results)
     docids = sorted({d for run in RUNS.values() for ranked in run.values() for d in ranked})
@@ -287,6 +289,7 @@ def test_a_bad_judgment_body_is_400_and_records_nothing(
     assert Judgment.objects.count() == 0
 
 
+@pytest.mark.follow_ups
 def test_no_get_of_a_bias_report_stores_one_or_queues_a_task(
     world: Any, api_client_for: Any, researcher: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
@@ -318,6 +321,7 @@ BAD_BIAS = [
 ]
 
 
+@pytest.mark.follow_ups
 @pytest.mark.parametrize(("params", "location"), BAD_BIAS)
 def test_a_bad_bias_parameter_is_400_naming_it_on_get_and_post(
     world: Any, api_client_for: Any, researcher: Any, params: dict[str, str], location: str
@@ -330,6 +334,7 @@ def test_a_bad_bias_parameter_is_400_naming_it_on_get_and_post(
     assert BiasReport.objects.count() == before
 
 
+@pytest.mark.follow_ups
 def test_the_campaigns_own_pool_depth_is_allowed_above_the_maximum(
     world: Any, api_client_for: Any, researcher: Any
 ) -> None:
@@ -341,6 +346,7 @@ def test_the_campaigns_own_pool_depth_is_allowed_above_the_maximum(
     assert problem_at(client.post(url, {"depth": 2001}, format="json"), "depth")
 
 
+@pytest.mark.follow_ups
 @override_knobs(bias_reports_per_hour=2)
 def test_new_bias_reports_per_user_and_hour_are_limited_with_retry_after(
     world: Any, api_client_for: Any, researcher: Any, other_researcher: Any
@@ -363,6 +369,7 @@ def test_new_bias_reports_per_user_and_hour_are_limited_with_retry_after(
     assert other.post(url, {"depth": 7}, format="json").status_code == 202
 
 
+@pytest.mark.follow_ups
 @override_knobs(bias_reports_per_hour=1)
 def test_the_allowance_frees_up_an_hour_after_a_request(
     world: Any, api_client_for: Any, researcher: Any
@@ -379,6 +386,7 @@ def test_the_allowance_frees_up_an_hour_after_a_request(
     assert client.post(url, {"depth": 6}, format="json").status_code == 202
 
 
+@pytest.mark.follow_ups
 @override_knobs(bias_reports_per_hour=1)
 def test_the_compute_button_is_limited_too_and_says_when_to_try_again(
     world: Any, researcher: Any
@@ -394,6 +402,7 @@ def test_the_compute_button_is_limited_too_and_says_when_to_try_again(
     assert not BiasReport.objects.filter(depth=6).exists()
 
 
+@pytest.mark.follow_ups
 def test_the_compute_button_with_a_bad_depth_says_so_and_stores_nothing(
     world: Any, researcher: Any
 ) -> None:
@@ -674,6 +683,7 @@ def test_a_topic_filter_with_a_nul_byte_or_over_long_is_400(
     assert body["count"] > 0 and {d["topic"] for d in body["results"]} == {"401"}
 
 
+@pytest.mark.follow_ups
 def test_the_bias_report_command_names_a_bad_parameter_without_a_traceback(world: Any) -> None:
     from django.core.management import call_command
     from django.core.management.base import CommandError
