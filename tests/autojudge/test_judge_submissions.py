@@ -10,10 +10,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from judging.autojudge.models import AutoLabel, Judge, JudgeRun
+from judging.autojudge import services
+from judging.autojudge.models import AutoLabel, Judge, JudgeKind, JudgeRun
 from judging.campaigns.models import Campaign
 from judging.pools.models import PoolVersion
-from tests.autojudge.judge_setup import FAKE_KEY, FAKE_URL, LABELS, assert_no_secret
+from tests.autojudge.judge_setup import FAKE_KEY, FAKE_URL, LABELS, Scripted, assert_no_secret
 from tests.knobs import override_knobs
 
 pytestmark = pytest.mark.django_db
@@ -132,7 +133,10 @@ def test_a_participant_names_only_an_endpoint_opened_to_them(
     researcher: Any,
     other_researcher: Any,
     as_committed: Any,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # the run is labelled by a scripted labeller: no request leaves the test
+    monkeypatch.setitem(services._LABELLERS, JudgeKind.OPENAI, Scripted)
     with override_knobs(llm_endpoints=ENDPOINTS):
         listed = api_client_for(researcher).get(
             f"/api/v1/campaigns/{campaign.pk}/judge-submissions/"
@@ -162,6 +166,7 @@ def test_a_participant_names_only_an_endpoint_opened_to_them(
         assert_no_secret(made.content, "a submission's answer")
         run = JudgeRun.objects.get(pk=made.json()["run"])
         assert run.pool_id == pooled.pk and run.judge.owner == researcher
+        assert run.state == "done" and run.ok == 12  # every pool document, by the labeller
 
 
 def test_a_participant_submits_from_the_judges_page(
