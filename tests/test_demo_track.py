@@ -74,3 +74,44 @@ def test_the_researcher_reads_the_page_with_the_other_participant_hidden(
     assert "anonymous judge #1" in page and "overlap-baseline" not in page
     assert "qwen-strict v1" in page and f"{track.JURY} v1" in page
     assert "no interval" in page and 'id="validated"' in page
+
+
+def test_the_guides_demo_table_is_the_export_the_researcher_gets(track_data: None) -> None:
+    """docs/guide/judges-track.md prints the track's meta-evaluation (Markdown export, sorted by
+    kappa, as the researcher) and the Dawid-Skene jury's kappa: both are what the service gives."""
+    from pathlib import Path
+
+    from judging.autojudge.juries import jury_request
+    from judging.autojudge.meta_board import export
+    from judging.autojudge.meta_eval import meta_request
+    from judging.autojudge.models import Judge, JuryMethod
+    from judging.core.jobs import compute_here
+
+    guide = (Path(__file__).parents[1] / "docs" / "guide" / "judges-track.md").read_text()
+    meta = MetaEvaluation.objects.get(campaign__name=track.CAMPAIGN)
+    researcher = get_user_model().objects.get(username="researcher")
+    text, _, _ = export(meta_view(meta, researcher, sort="kappa"), "markdown")
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    shown = [line for line in guide.splitlines() if line.startswith("| ") and " v1 |" in line]
+    assert rows[2:] and shown == [r for r in rows[2:] if " v1 |" in r]
+    assert next(r for r in rows[2:] if "anonymous judge #1" in r) in guide
+    # section 3's Dawid-Skene jury of the track's three judges
+    campaign = meta.campaign
+    members = list(Judge.objects.filter(campaign=campaign).exclude(kind="jury").order_by("pk"))
+    _, run = jury_request(
+        campaign=campaign,
+        name="three-way",
+        members=members,
+        method=JuryMethod.DAWID_SKENE,
+        pool=meta.pool,
+    )
+    compute_here(run.job)
+    again = meta_request(
+        campaign=campaign, human=meta.human, pool=meta.pool, measure=meta.measure, again=True
+    )
+    compute_here(again.job)
+    again.refresh_from_db()
+    row = next(r for r in again.result["judges"] if r["judge"]["name"] == "three-way")
+    kappa = row["labels"]["kappa"]
+    shown_kappa = f"{kappa['value']:.3f} [{kappa['low']:.3f}, {kappa['high']:.3f}]"
+    assert shown_kappa == "0.776 [0.727, 0.824]" and shown_kappa in guide
